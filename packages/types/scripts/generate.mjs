@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// Generates src/generated/openapi.ts (openapi-typescript) and src/generated/scopes.ts (the scope
+// names of the oauth2 security scheme) from the bundled contract of @tenant-integration/openapi.
+// With --check it writes nothing and exits 1 when the committed files differ from a fresh run.
+import { readFile, writeFile, mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import openapiTS, { astToString } from "openapi-typescript";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const outDir = join(here, "..", "src", "generated");
+const check = process.argv.includes("--check");
+const require = createRequire(import.meta.url);
+const bundlePath = require.resolve("@tenant-integration/openapi/openapi.json");
+const contract = JSON.parse(await readFile(bundlePath, "utf8"));
+
+const header = (what) =>
+  [
+    "/**",
+    ` * ${what}`,
+    " *",
+    " * GENERATED FILE: do not edit by hand. Change the contract in spec/ and run",
+    " * `pnpm --filter @tenant-integration/types generate`.",
+    " */",
+    "",
+  ].join("\n");
+
+function scopesModule() {
+  const schemes = contract.components?.securitySchemes ?? {};
+  const oauth = Object.entries(schemes).filter(([, s]) => s.type === "oauth2");
+  if (oauth.length !== 1) throw new Error(`expected one oauth2 security scheme, found ${oauth.length}`);
+  const [name, scheme] = oauth[0];
+  const scopes = scheme.flows?.authorizationCode?.scopes ?? {};
+  const names = Object.keys(scopes);
+  if (names.length === 0) throw new Error(`security scheme ${name} lists no scopes`);
+  const lines = [
+    header(`Scope names of the \`${name}\` security scheme of the Tenant Integration Service contract.`),
+    "/**",
+    " * Every scope name of the service, exactly as the service description writes them.",
+    " *",
+    " * @see RFC 6749 §3.3 (access token scope)",
+    " */",
+    "export const scopes = [",
+    ...names.map((n) => `  ${JSON.stringify(n)},`),
+    "] as const;",
+    "",
+    "/** One scope name of the service (RFC 6749 §3.3). */",
+    "export type Scope = (typeof scopes)[number];",
+    "",
+    "/** What each scope grants, as the contract describes it. */",
+    "export const scopeDescriptions: Readonly<Record<Scope, string>> = {",
+    ...names.map((n) => `  ${JSON.stringify(n)}: ${JSON.stringify(scopes[n])},`),
+    "};",
+    "",
+  ];
+  return lines.join("\n");
+}
+
+async function openapiModule() {
+  const ast = await openapiTS(new URL(`file://${bundlePath}`), { exportType: false });
+  return header("Types of the Tenant Integration Service contract, from openapi-typescript.") + astToString(ast);
+}
+
+const files = {
+  "openapi.ts": await openapiModule(),
+  "scopes.ts": scopesModule(),
+};
+
+let stale = [];
+for (const [file, content] of Object.entries(files)) {
+  const path = join(outDir, file);
+  const current = await readFile(path, "utf8").catch(() => null);
+  if (current === content) continue;
+  if (check) stale.push(relative(process.cwd(), path));
+  else {
+    await mkdir(outDir, { recursive: true });
+    await writeFile(path, content);
+    console.log(`wrote ${relative(process.cwd(), path)}`);
+  }
+}
+if (check) {
+  if (stale.length) {
+    console.error(`Generated types are stale: ${stale.join(", ")}.`);
+    console.error("Run `pnpm --filter @tenant-integration/types generate` and commit the result.");
+    process.exit(1);
+  }
+  console.log("Generated types are up to date with the contract.");
+}
