@@ -278,7 +278,7 @@ export interface components {
          */
         Unauthorized: {
             headers: {
-                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "WWW-Authenticate": components["headers"]["InvalidTokenChallenge"];
                 [name: string]: unknown;
             };
             content: {
@@ -291,7 +291,7 @@ export interface components {
          */
         Forbidden: {
             headers: {
-                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "WWW-Authenticate": components["headers"]["InsufficientScopeChallenge"];
                 [name: string]: unknown;
             };
             content: {
@@ -337,7 +337,12 @@ export interface components {
          * @description The bearer challenge of RFC 6750 §3, e.g. `Bearer error="insufficient_scope", scope="profile:read"`.
          *     For 403 it names the scope the route requires.
          */
-        "WWW-Authenticate": string;
+        InvalidTokenChallenge: string;
+        /**
+         * @description The bearer challenge of RFC 6750 §3, e.g. `Bearer error="insufficient_scope", scope="profile:read"`.
+         *     For 403 it names the scope the route requires.
+         */
+        InsufficientScopeChallenge: string;
     };
     pathItems: never;
 }

@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// Validates the contract: Redocly lint on the multi-file root, Spectral (OWASP) on the bundle, and
+// a breaking-change check with optic against the contract of the last release. Each step prints
+// its own findings; the first failing step stops the run with exit code 1.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { checkBreakingChanges } from "./breaking-changes.mjs";
+
+const specDir = join(dirname(fileURLToPath(import.meta.url)), "..");
+const bin = (name) => join(specDir, "node_modules", ".bin", name);
+
+function step(title, command, args) {
+  console.log(`\n▶ ${title}`);
+  const result = spawnSync(command, args, { cwd: specDir, stdio: "inherit", env: { ...process.env, NO_COLOR: "1" } });
+  if (result.status !== 0) {
+    console.error(`\n✖ ${title} failed.`);
+    process.exit(1);
+  }
+  console.log(`✔ ${title}`);
+}
+
+step("Redocly lint (recommended-strict and the stricter rules of redocly.yaml)", bin("redocly"), ["lint", "openapi.yaml", "--format=codeframe"]);
+if (!existsSync(join(specDir, "dist", "openapi.yaml"))) {
+  console.error("dist/openapi.yaml is missing: run `pnpm --filter @tenant-integration/openapi bundle` (turbo's lint runs build first).");
+  process.exit(1);
+}
+step("Spectral with the OWASP ruleset, warnings included", bin("spectral"), ["lint", "dist/openapi.yaml", "--fail-severity=warn"]);
+
+console.log("\n▶ Breaking changes against the last release (optic)");
+const outcome = await checkBreakingChanges({ specDir });
+if (!outcome.ok) {
+  console.error(`\n✖ ${outcome.message}`);
+  process.exit(1);
+}
+console.log(`✔ ${outcome.message}`);

@@ -1,0 +1,125 @@
+// Every operation of the contract, against a Prism mock of the bundle: once with a valid request
+// (the documented status and a body matching its schema) and once with an invalid one (rejected,
+// with the violations named). Prism is stopped afterwards, also when a test fails.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startPrism, violations, type RunningPrism } from "./support/prism.js";
+import { schemaErrors } from "./support/schema.js";
+
+const CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"; // RFC 7636 Appendix B
+const VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const json = { "Content-Type": "application/json", Accept: "application/json" };
+
+let prism: RunningPrism;
+beforeAll(async () => {
+  prism = await startPrism();
+});
+afterAll(async () => {
+  await prism?.stop();
+});
+
+const authorizeQuery = (overrides: Record<string, string> = {}) =>
+  new URLSearchParams({
+    response_type: "code",
+    client_id: "demo",
+    redirect_uri: "http://127.0.0.1:53682/callback",
+    scope: "profile:read tickets:read",
+    state: "5h2QmQd3yK0Zr2zJ7xX1pA",
+    code_challenge: CHALLENGE,
+    code_challenge_method: "S256",
+    ...overrides,
+  });
+
+describe("GET /oauth/authorize", () => {
+  it("accepts the seven parameters and shows the approval page", async () => {
+    const res = await fetch(`${prism.url}/oauth/authorize?${authorizeQuery()}`, { redirect: "manual" });
+    expect(violations(res)).toEqual([]);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/text\/html/);
+  });
+
+  it("rejects code_challenge_method=plain and a short challenge, naming both", async () => {
+    const res = await fetch(`${prism.url}/oauth/authorize?${authorizeQuery({ code_challenge_method: "plain", code_challenge: "short" })}`, { redirect: "manual" });
+    expect(res.status).toBe(400);
+    const named = violations(res).map((v) => v.location.join("."));
+    expect(named).toContain("request.query.code_challenge_method");
+    expect(named).toContain("request.query.code_challenge");
+  });
+
+  it("rejects a request without state", async () => {
+    const query = authorizeQuery();
+    query.delete("state");
+    const res = await fetch(`${prism.url}/oauth/authorize?${query}`, { redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(violations(res).map((v) => v.message).join("\n")).toMatch(/state/);
+  });
+});
+
+describe("POST /oauth/token", () => {
+  it("exchanges a code for the four token fields", async () => {
+    const res = await fetch(`${prism.url}/oauth/token`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ grant_type: "authorization_code", client_id: "demo", redirect_uri: "http://127.0.0.1:53682/callback", code: "SplxlOBeZQQYbYS6WxSbIA", code_verifier: VERIFIER }),
+    });
+    expect(violations(res)).toEqual([]);
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(schemaErrors("#/components/schemas/TokenResponse", body)).toEqual([]);
+  });
+
+  it("refreshes with the refresh_token grant", async () => {
+    const res = await fetch(`${prism.url}/oauth/token`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ grant_type: "refresh_token", refresh_token: "rt_tGzv3JOkF0XG5Qx2TlKWIA", client_id: "demo" }),
+    });
+    expect(violations(res)).toEqual([]);
+    expect(res.status).toBe(200);
+    expect(schemaErrors("#/components/schemas/RefreshTokenResponse", await res.json())).toEqual([]);
+  });
+
+  it("rejects a verifier shorter than 43 characters with an OAuth error body", async () => {
+    const res = await fetch(`${prism.url}/oauth/token`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ grant_type: "authorization_code", client_id: "demo", redirect_uri: "http://127.0.0.1:53682/callback", code: "c", code_verifier: "x".repeat(42) }),
+    });
+    expect(res.status).toBe(400);
+    expect(violations(res).map((v) => v.location.join("."))).toContain("request.body.code_verifier");
+    expect(schemaErrors("#/components/schemas/OAuthError", await res.json())).toEqual([]);
+  });
+});
+
+describe("POST /oauth/revoke", () => {
+  it("revokes a token sent form-encoded (RFC 7009)", async () => {
+    const res = await fetch(`${prism.url}/oauth/revoke`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: "at_2YotnFZFEjr1zCsicMWpAA", token_type_hint: "access_token", client_id: "demo" }),
+    });
+    expect(violations(res)).toEqual([]);
+    expect(res.status).toBe(200);
+  });
+
+  it("rejects a request without the token", async () => {
+    const res = await fetch(`${prism.url}/oauth/revoke`, { method: "POST", headers: json, body: JSON.stringify({ client_id: "demo" }) });
+    expect(res.status).toBe(400);
+    expect(violations(res).map((v) => v.message).join("\n")).toMatch(/token/);
+  });
+});
+
+describe("GET /api/v1/auth/user", () => {
+  it("returns an open user object for a bearer token", async () => {
+    const res = await fetch(`${prism.url}/api/v1/auth/user`, { headers: { Authorization: "Bearer at_2YotnFZFEjr1zCsicMWpAA", Accept: "application/json" } });
+    expect(violations(res)).toEqual([]);
+    expect(res.status).toBe(200);
+    expect(schemaErrors("#/components/schemas/User", await res.json())).toEqual([]);
+  });
+
+  it("answers 401 with a bearer challenge when the token is missing", async () => {
+    const res = await fetch(`${prism.url}/api/v1/auth/user`, { headers: { Accept: "application/json" } });
+    expect(res.status).toBe(401);
+    expect(violations(res).map((v) => v.message).join("\n")).toMatch(/security/i);
+    expect(res.headers.get("www-authenticate")).toMatch(/^Bearer /);
+  });
+});
