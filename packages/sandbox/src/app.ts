@@ -1,0 +1,159 @@
+/**
+ * `createSandbox`: the Hono app of one in-memory tenant, plus its state and controls. Web APIs
+ * only (fetch `Request`/`Response`, WebCrypto), so it runs on Node, Deno, Bun and workers.
+ *
+ * @module
+ */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { MAX_BODY_BYTES } from "./body.js";
+import { ClientRegistry, type ClientRegistration } from "./clients.js";
+import { createClock, type Clock } from "./clock.js";
+import { CodeStore } from "./codes.js";
+import { BadRequestError, methodNotAllowed, notFound, oauthError } from "./errors.js";
+import { EventLog, type SandboxEvent } from "./events.js";
+import { PendingRequests } from "./pending.js";
+import { CLOCK_PATH, EVENTS_PATH, registerAdminRoutes } from "./routes/admin.js";
+import { authorizeRoute, CONSENT_PATH } from "./routes/authorize.js";
+import { consentRoute } from "./routes/consent.js";
+import { revokeRoute } from "./routes/revoke.js";
+import { tokenRoute } from "./routes/token.js";
+import { DEMO_USER, USER_SCOPE, userRoute } from "./routes/user.js";
+import type { SandboxState } from "./state.js";
+import { TokenStore, type IssuedTokens } from "./tokens.js";
+import { checkScope } from "./scopes.js";
+
+/** Options of {@link createSandbox}. */
+export interface SandboxOptions {
+  /** The registered OAuth clients. */
+  readonly clients?: readonly ClientRegistration[];
+  /** Approve every valid authorization request at once (302 with a code) instead of showing the consent page. */
+  readonly autoApprove?: boolean;
+  /** Add the test routes `/__sandbox/clock` and `/__sandbox/events`; without it they answer 404. */
+  readonly testClock?: boolean;
+  /** The base time source in milliseconds (default `Date.now`); the clock adds its offset to it. */
+  readonly now?: () => number;
+  /** The record `GET /api/v1/auth/user` returns (default {@link DEMO_USER}). */
+  readonly user?: Readonly<Record<string, unknown>>;
+  /** Scopes granted when a request has no `scope` and the client no allow-list (default `["profile:read"]`). */
+  readonly defaultScopes?: readonly string[];
+  /** Called with an unexpected error before the sandbox answers it with 500 (a bug in the sandbox). */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** One sandbox: the app and everything tests may look at or move. */
+export interface Sandbox {
+  /** The Hono app; `app.request(path, init)` calls it without a server. */
+  readonly app: Hono;
+  /** The app's fetch handler, for `Deno.serve`, `Bun.serve` or a worker's `fetch` export. */
+  readonly fetch: (request: Request) => Response | Promise<Response>;
+  /** The sandbox's clock; `clock.advance(seconds)` works whether or not `testClock` is set. */
+  readonly clock: Clock;
+  /** The registered clients; register or remove clients at run time. */
+  readonly clients: ClientRegistry;
+  /** Whether the test routes exist. */
+  readonly testClock: boolean;
+  /** Whether authorization requests are approved at once; may be changed at run time. */
+  autoApprove: boolean;
+  /** The token-endpoint and revocation calls so far, oldest first (no token values). */
+  events(): SandboxEvent[];
+  /** Clears the event log; returns how many events were removed. */
+  clearEvents(): number;
+  /**
+   * Issues tokens for a registered client directly, without the authorization flow, e.g. to test
+   * an API call with a given scope.
+   *
+   * @throws Error when the client is unknown or a scope is not allowed.
+   */
+  issueTokens(clientId: string, scopes?: readonly string[]): IssuedTokens;
+  /** Counts of what the sandbox holds in memory. */
+  stats(): { families: number; accessTokens: number; refreshTokens: number; codes: number; pendingRequests: number };
+}
+
+const JSON_404 = (c: { req: { method: string; path: string } }): Response => notFound(c.req.method, c.req.path);
+
+/**
+ * Creates a sandbox tenant.
+ *
+ * @example
+ * const sandbox = createSandbox({
+ *   clients: [{ id: "demo", redirectUris: ["http://localhost:5173/callback"] }],
+ *   autoApprove: true,
+ *   testClock: true,
+ * });
+ * const res = await sandbox.app.request("/api/v1/auth/user"); // 401
+ * @see RFC 6749 §4.1 (authorization code grant), RFC 7636 (PKCE), RFC 7009 (revocation), RFC 6750 (bearer tokens)
+ */
+export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  const clock = createClock(options.now);
+  const state: SandboxState = {
+    clock,
+    clients: new ClientRegistry(options.clients ?? []),
+    codes: new CodeStore(clock),
+    tokens: new TokenStore(clock),
+    events: new EventLog(clock),
+    pending: new PendingRequests(clock),
+    user: options.user ?? DEMO_USER,
+    defaultScopes: options.defaultScopes ?? [USER_SCOPE],
+    autoApprove: options.autoApprove ?? false,
+  };
+  const testClock = options.testClock ?? false;
+  const app = new Hono();
+
+  const limit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => oauthError("invalid_request", `The body is larger than ${MAX_BODY_BYTES} bytes.`),
+  });
+
+  app.get("/oauth/authorize", authorizeRoute(state));
+  app.all("/oauth/authorize", () => methodNotAllowed(["GET"]));
+  app.post("/oauth/token", limit, tokenRoute(state));
+  app.all("/oauth/token", () => methodNotAllowed(["POST"]));
+  app.post("/oauth/revoke", limit, revokeRoute(state));
+  app.all("/oauth/revoke", () => methodNotAllowed(["POST"]));
+  app.get("/api/v1/auth/user", userRoute(state));
+  app.all("/api/v1/auth/user", () => methodNotAllowed(["GET"]));
+  app.post(CONSENT_PATH, limit, consentRoute(state));
+  app.all(CONSENT_PATH, () => methodNotAllowed(["POST"]));
+  app.get("/__sandbox/health", () => Response.json({ status: "ok" }));
+  if (testClock) {
+    app.use(CLOCK_PATH, limit);
+    registerAdminRoutes(app, state);
+    app.all(CLOCK_PATH, () => methodNotAllowed(["GET", "POST"]));
+    app.all(EVENTS_PATH, () => methodNotAllowed(["GET", "DELETE"]));
+  }
+  app.notFound(JSON_404);
+  app.onError((error) => {
+    if (error instanceof BadRequestError) return oauthError("invalid_request", error.message);
+    options.onError?.(error);
+    return Response.json({ error: "server_error", error_description: "The sandbox failed; this is a bug." }, { status: 500 });
+  });
+
+  return {
+    app,
+    fetch: (request) => app.fetch(request),
+    clock,
+    clients: state.clients,
+    testClock,
+    get autoApprove() {
+      return state.autoApprove;
+    },
+    set autoApprove(value: boolean) {
+      state.autoApprove = value;
+    },
+    events: () => state.events.list(),
+    clearEvents: () => state.events.clear(),
+    issueTokens(clientId, scopes) {
+      const client = state.clients.get(clientId);
+      if (client === undefined) throw new Error(`The client ${clientId} is not registered.`);
+      let granted = client.scopes ?? state.defaultScopes;
+      if (scopes !== undefined) {
+        const checked = checkScope(scopes.join(" "), client);
+        if (!checked.ok) throw new Error(checked.description);
+        granted = checked.scopes;
+      }
+      return state.tokens.issue(clientId, granted);
+    },
+    stats: () => ({ ...state.tokens.stats(), codes: state.codes.size, pendingRequests: state.pending.size }),
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * Command-line arguments of `tenant-sandbox`.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { ClientConfigError, parseClientSpec, type ClientRegistration } from "./clients.js";
+
+/** Arguments that cannot be used; the CLI prints the message and exits with code 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+  readonly code = "usage";
+}
+
+/** What the command line asks for. */
+export type Command =
+  | { readonly kind: "help" }
+  | { readonly kind: "version" }
+  | {
+      readonly kind: "run";
+      readonly port?: number;
+      readonly host?: string;
+      readonly clients: readonly ClientRegistration[];
+      readonly configPath?: string;
+      readonly autoApprove?: boolean;
+      readonly testClock?: boolean;
+      readonly json: boolean;
+    };
+
+/** The `--help` text. */
+export const HELP = `tenant-sandbox: a local, in-memory tenant of the Tenant Integration Service
+
+Usage:
+  tenant-sandbox --client id=<client_id>,redirect=<uri>[|<uri>...][,scopes=<scope>|<scope>...] [options]
+  tenant-sandbox --config sandbox.json [options]
+
+Options:
+  --port <n>          TCP port to listen on (default 4020; 0 picks a free port)
+  --host <host>       interface to listen on (default 127.0.0.1)
+  --client <spec>     register an OAuth client; repeat for several clients. Keys, comma-separated:
+                        id=<client_id>        required
+                        redirect=<uri>        required; several URIs joined by | or the key repeated;
+                                              matched exactly (no commas inside a URI: use --config)
+                        scopes=<s>|<s>...     optional allow-list of scopes the client may ask for
+  --config <file>     read a JSON config file (fields: port, host, autoApprove, testClock, clients,
+                      user, defaultScopes); flags given as well override it, --client adds clients
+  --auto-approve      approve every valid authorization request at once (302 with a code) instead of
+                      showing the consent page; for automated tests
+  --test-clock        add the test routes: POST /__sandbox/clock {"advanceSeconds": n},
+                      GET/DELETE /__sandbox/events
+  --json              print the startup information as one JSON line instead of text
+  -h, --help          show this help
+  -v, --version       show the version
+
+Examples:
+  tenant-sandbox --port 4020 --client id=demo,redirect=http://localhost:5173/callback
+  tenant-sandbox --port 0 --auto-approve --test-clock \\
+    --client 'id=ci,redirect=http://127.0.0.1:8080/callback|http://localhost:8080/callback,scopes=profile:read'
+
+Exit codes: 0 after SIGINT/SIGTERM, 1 when the server cannot start, 2 on bad arguments or config.
+`;
+
+/**
+ * Parses the arguments (without `node` and the script).
+ *
+ * @throws UsageError on an unknown flag, a missing value, a bad port or a bad client spec.
+ * @example parseCommand(["--port", "0", "--client", "id=demo,redirect=http://127.0.0.1:8080/cb"])
+ * @see RFC 6749 §2 (client registration, which --client stands in for)
+ */
+export function parseCommand(argv: readonly string[]): Command {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: "string" },
+        host: { type: "string" },
+        client: { type: "string", multiple: true },
+        config: { type: "string" },
+        "auto-approve": { type: "boolean" },
+        "test-clock": { type: "boolean" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help === true) return { kind: "help" };
+  if (values.version === true) return { kind: "version" };
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) {
+      throw new UsageError(`--port must be an integer from 0 to 65535, not "${values.port}"`);
+    }
+    port = Number(values.port);
+  }
+  if (values.host !== undefined && values.host.trim() === "") throw new UsageError("--host must not be empty");
+  const clients = (values.client ?? []).map((spec) => {
+    try {
+      return parseClientSpec(spec);
+    } catch (error) {
+      if (error instanceof ClientConfigError) throw new UsageError(`--client ${spec}: ${error.message}`);
+      throw error;
+    }
+  });
+  const ids = new Set<string>();
+  for (const client of clients) {
+    if (ids.has(client.id)) throw new UsageError(`--client: the id "${client.id}" is given twice`);
+    ids.add(client.id);
+  }
+  return {
+    kind: "run",
+    clients,
+    json: values.json === true,
+    ...(port === undefined ? {} : { port }),
+    ...(values.host === undefined ? {} : { host: values.host }),
+    ...(values.config === undefined ? {} : { configPath: values.config }),
+    ...(values["auto-approve"] === true ? { autoApprove: true } : {}),
+    ...(values["test-clock"] === true ? { testClock: true } : {}),
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The sandbox's JSON config file (`--config sandbox.json`).
+ *
+ * @module
+ */
+import { ClientConfigError, validateClient, type ClientRegistration } from "./clients.js";
+import { scopes as knownScopes } from "@tenant-integration/types";
+
+/** The fields of a config file; every one is optional. */
+export interface SandboxConfig {
+  port?: number;
+  host?: string;
+  autoApprove?: boolean;
+  testClock?: boolean;
+  clients?: ClientRegistration[];
+  user?: Record<string, unknown>;
+  defaultScopes?: string[];
+}
+
+const FIELDS = ["$schema", "port", "host", "autoApprove", "testClock", "clients", "user", "defaultScopes"];
+const CLIENT_FIELDS = ["id", "redirectUris", "scopes"];
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function stringList(value: unknown, what: string): string[] {
+  if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
+    throw new ClientConfigError(`${what} must be a list of strings`);
+  }
+  return value as string[];
+}
+
+/**
+ * Checks a parsed config file and returns it typed.
+ *
+ * @throws ClientConfigError naming the first invalid or unknown field.
+ * @example parseConfig(JSON.parse(await readFile("sandbox.json", "utf8")))
+ * @see RFC 6749 §2 (client registration)
+ */
+export function parseConfig(input: unknown): SandboxConfig {
+  if (!isObject(input)) throw new ClientConfigError("the config must be a JSON object");
+  for (const key of Object.keys(input)) {
+    if (!FIELDS.includes(key)) throw new ClientConfigError(`unknown config field "${key}" (fields: ${FIELDS.slice(1).join(", ")})`);
+  }
+  const config: SandboxConfig = {};
+  const { port, host, autoApprove, testClock, clients, user, defaultScopes } = input;
+  if (port !== undefined) {
+    if (typeof port !== "number" || !Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new ClientConfigError("port must be an integer from 0 to 65535");
+    }
+    config.port = port;
+  }
+  if (host !== undefined) {
+    if (typeof host !== "string" || host === "") throw new ClientConfigError("host must be a non-empty string");
+    config.host = host;
+  }
+  if (autoApprove !== undefined) {
+    if (typeof autoApprove !== "boolean") throw new ClientConfigError("autoApprove must be true or false");
+    config.autoApprove = autoApprove;
+  }
+  if (testClock !== undefined) {
+    if (typeof testClock !== "boolean") throw new ClientConfigError("testClock must be true or false");
+    config.testClock = testClock;
+  }
+  if (clients !== undefined) {
+    if (!Array.isArray(clients)) throw new ClientConfigError("clients must be a list");
+    config.clients = clients.map((client: unknown, index) => {
+      if (!isObject(client)) throw new ClientConfigError(`clients[${index}] must be an object`);
+      for (const key of Object.keys(client)) {
+        if (!CLIENT_FIELDS.includes(key)) throw new ClientConfigError(`clients[${index}]: unknown field "${key}" (fields: ${CLIENT_FIELDS.join(", ")})`);
+      }
+      if (typeof client["id"] !== "string") throw new ClientConfigError(`clients[${index}].id must be a string`);
+      const scopes = client["scopes"] === undefined ? undefined : stringList(client["scopes"], `clients[${index}].scopes`);
+      return validateClient({
+        id: client["id"],
+        redirectUris: stringList(client["redirectUris"], `clients[${index}].redirectUris`),
+        ...(scopes === undefined ? {} : { scopes }),
+      });
+    });
+  }
+  if (user !== undefined) {
+    if (!isObject(user)) throw new ClientConfigError("user must be a JSON object");
+    config.user = user;
+  }
+  if (defaultScopes !== undefined) {
+    const list = stringList(defaultScopes, "defaultScopes");
+    const unknown = list.find((scope) => !(knownScopes as readonly string[]).includes(scope));
+    if (unknown !== undefined) throw new ClientConfigError(`defaultScopes: unknown scope "${unknown}"`);
+    config.defaultScopes = list;
+  }
+  return config;
+}

@@ -1,0 +1,74 @@
+/**
+ * A log of token-endpoint and revocation calls, so that tests can count refreshes and see why a
+ * request failed. It never holds a token, code or verifier value.
+ *
+ * @module
+ */
+import type { Clock } from "./clock.js";
+
+/** One call to `POST /oauth/token` or `POST /oauth/revoke`. */
+export interface SandboxEvent {
+  /** Increasing number, from 1, across clears. */
+  readonly seq: number;
+  /** Sandbox time of the call (ISO 8601), moved by the test clock. */
+  readonly time: string;
+  readonly endpoint: "token" | "revoke";
+  /** The `grant_type` sent to the token endpoint (when a string), or null. */
+  readonly grantType: string | null;
+  /** The `client_id` sent (when a string, cut to 200 characters), or null. */
+  readonly clientId: string | null;
+  /** HTTP status of the answer. */
+  readonly status: number;
+  /** `ok`, or the RFC 6749 §5.2 error code of the answer. */
+  readonly outcome: string;
+  /** Why, in a few words: `refresh_token_reused`, `code_expired`, `family_revoked`, `unknown_token`… */
+  readonly detail: string | null;
+}
+
+/** The information a route records; the log adds `seq` and `time`. */
+export type SandboxEventInput = Omit<SandboxEvent, "seq" | "time">;
+
+/** The most events kept; older ones are dropped first. */
+export const MAX_EVENTS = 10_000;
+
+/** An in-memory, bounded event log. */
+export class EventLog {
+  readonly #clock: Clock;
+  #events: SandboxEvent[] = [];
+  #seq = 0;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  /**
+   * Appends an event.
+   *
+   * @example log.record({ endpoint: "token", grantType: "refresh_token", clientId: "demo", status: 200, outcome: "ok", detail: null });
+   * @see RFC 6749 §10.3 (tokens must stay confidential; none is recorded)
+   */
+  record(input: SandboxEventInput): SandboxEvent {
+    this.#seq += 1;
+    const event: SandboxEvent = Object.freeze({
+      seq: this.#seq,
+      time: new Date(this.#clock.now()).toISOString(),
+      ...input,
+      clientId: input.clientId === null ? null : input.clientId.slice(0, 200),
+    });
+    this.#events.push(event);
+    if (this.#events.length > MAX_EVENTS) this.#events.splice(0, this.#events.length - MAX_EVENTS);
+    return event;
+  }
+
+  /** A copy of the events, oldest first. */
+  list(): SandboxEvent[] {
+    return [...this.#events];
+  }
+
+  /** Removes every event; returns how many there were. */
+  clear(): number {
+    const count = this.#events.length;
+    this.#events = [];
+    return count;
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The two HTML pages of the sandbox: the consent page and the error page. Every value from a
+ * request or a registration is escaped.
+ *
+ * @module
+ */
+import { scopeDescriptions } from "@tenant-integration/types";
+
+/**
+ * Escapes text for HTML element content and quoted attribute values.
+ *
+ * @example escapeHtml('<a href="x">') // "&lt;a href=&quot;x&quot;&gt;"
+ * @see https://html.spec.whatwg.org/multipage/syntax.html#escapingString
+ */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"'`]/g, (char) => ENTITIES[char] ?? "");
+}
+
+const ENTITIES: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+  "`": "&#96;",
+};
+
+/**
+ * Headers of every HTML page: no caching, no framing (the consent page must not be clickjacked),
+ * no referrer, and a strict content security policy (the pages have no script).
+ *
+ * @see RFC 6749 §10.13 (clickjacking)
+ */
+export const HTML_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "Content-Type": "text/html; charset=utf-8",
+  "Cache-Control": "no-store",
+  "X-Frame-Options": "DENY",
+  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  "Referrer-Policy": "no-referrer",
+});
+
+const STYLE =
+  "body{font-family:system-ui,sans-serif;max-width:36rem;margin:3rem auto;padding:0 1rem;line-height:1.5}" +
+  "code{background:#f3f3f3;padding:0 .25rem}button{font-size:1rem;padding:.5rem 1.25rem;margin-right:.75rem}" +
+  "ul{padding-left:1.25rem}.muted{color:#666;font-size:.875rem}";
+
+function layout(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${body}<p class="muted">Tenant Integration sandbox: a local test tenant, not the real service.</p></body></html>`;
+}
+
+/** What the consent page shows. */
+export interface ConsentPageInput {
+  readonly clientId: string;
+  readonly redirectUri: string;
+  readonly scopes: readonly string[];
+  /** The opaque id of the pending request, posted back with the decision. */
+  readonly requestId: string;
+  /** Where the form posts. */
+  readonly action: string;
+}
+
+const descriptions: Readonly<Record<string, string>> = scopeDescriptions;
+
+/**
+ * Renders the consent page: the client, the scopes asked for with their descriptions, and approve
+ * and deny buttons in a form that posts only the opaque request id and the decision.
+ *
+ * @see RFC 6749 §4.1.1 (the server asks the resource owner to grant or deny access)
+ */
+export function consentPage(input: ConsentPageInput): string {
+  const items = input.scopes
+    .map((scope) => `<li><code>${escapeHtml(scope)}</code>: ${escapeHtml(descriptions[scope] ?? "")}</li>`)
+    .join("");
+  return layout(
+    "Approve access",
+    `<h1>Approve access</h1>` +
+      `<p>The application <strong>${escapeHtml(input.clientId)}</strong> asks for access to your account.</p>` +
+      `<p>It asks for these scopes:</p><ul>${items}</ul>` +
+      `<p class="muted">You will return to <code>${escapeHtml(input.redirectUri)}</code>.</p>` +
+      `<form method="post" action="${escapeHtml(input.action)}">` +
+      `<input type="hidden" name="request_id" value="${escapeHtml(input.requestId)}">` +
+      `<button type="submit" name="decision" value="approve">Approve</button>` +
+      `<button type="submit" name="decision" value="deny">Deny</button>` +
+      `</form>`,
+  );
+}
+
+/**
+ * Renders an error page shown to the user instead of a redirect (bad client or redirect URI, an
+ * expired consent page).
+ *
+ * @see RFC 6749 §4.1.2.1 (inform the resource owner; do not redirect to an invalid URI)
+ */
+export function errorPage(title: string, message: string): string {
+  return layout(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>`);
+}
+
+/** Wraps an HTML page in a response with {@link HTML_HEADERS}. */
+export function htmlResponse(html: string, status: number): Response {
+  return new Response(html, { status, headers: HTML_HEADERS });
+}

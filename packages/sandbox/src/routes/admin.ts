@@ -1,0 +1,57 @@
+/**
+ * Test-only routes, present only when the sandbox runs with the test clock: move time forward,
+ * read and clear the event log.
+ *
+ * @module
+ */
+import type { Hono } from "hono";
+import { readBody } from "../body.js";
+import { MAX_ADVANCE_SECONDS } from "../clock.js";
+import { BadRequestError } from "../errors.js";
+import type { SandboxState } from "../state.js";
+
+/** Path of the clock route. */
+export const CLOCK_PATH = "/__sandbox/clock";
+/** Path of the event log route. */
+export const EVENTS_PATH = "/__sandbox/events";
+
+function clockBody(state: SandboxState): Record<string, unknown> {
+  const now = state.clock.now();
+  return { now: new Date(now).toISOString(), epochMs: now, offsetSeconds: state.clock.offsetSeconds };
+}
+
+function badRequest(description: string): Response {
+  return Response.json({ error: "invalid_request", error_description: description }, { status: 400 });
+}
+
+/**
+ * Adds the test routes to `app`:
+ *
+ * - `GET /__sandbox/clock`: `{ now, epochMs, offsetSeconds }`.
+ * - `POST /__sandbox/clock` with JSON `{ "advanceSeconds": n }` (0 ≤ n ≤ ten years): moves time
+ *   forward and returns the new time like GET.
+ * - `GET /__sandbox/events`: `{ events: [...] }`, oldest first; never token values.
+ * - `DELETE /__sandbox/events`: clears the log, `{ cleared: n }`.
+ *
+ * @see RFC 6749 §4.2.2 (expires_in, which the clock lets tests exceed)
+ */
+export function registerAdminRoutes(app: Hono, state: SandboxState): void {
+  app.get(CLOCK_PATH, () => Response.json(clockBody(state)));
+  app.post(CLOCK_PATH, async (c) => {
+    let body: Record<string, unknown>;
+    try {
+      body = await readBody(c.req.raw, ["json"]);
+    } catch (error) {
+      if (error instanceof BadRequestError) return badRequest(error.message);
+      throw error;
+    }
+    const seconds = body["advanceSeconds"];
+    if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0 || seconds > MAX_ADVANCE_SECONDS) {
+      return badRequest(`advanceSeconds must be a number from 0 to ${MAX_ADVANCE_SECONDS}.`);
+    }
+    state.clock.advance(seconds);
+    return Response.json(clockBody(state));
+  });
+  app.get(EVENTS_PATH, () => Response.json({ events: state.events.list() }));
+  app.delete(EVENTS_PATH, () => Response.json({ cleared: state.events.clear() }));
+}

@@ -1,0 +1,49 @@
+/**
+ * `POST /oauth/revoke`: disconnects the integration by revoking the token's whole family.
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import { readBody, requiredString, stringField } from "../body.js";
+import { BadRequestError, oauthError } from "../errors.js";
+import type { SandboxState } from "../state.js";
+
+/**
+ * Handles a revocation request, form-encoded or JSON: `token` and `client_id` required,
+ * `token_type_hint` optional (`access_token` or `refresh_token`). An access or refresh token
+ * revokes every token of its grant. The answer is 200 with no body whether or not the token was
+ * valid; a token issued to another client is left alone (and still answered 200, so that the
+ * endpoint reveals nothing about tokens of other clients).
+ *
+ * @see RFC 7009 §2.1 (request; revoking may revoke the whole grant), §2.2 (200 for invalid tokens), §2.2.1 (errors)
+ */
+export function revokeRoute(state: SandboxState) {
+  return async (c: Context): Promise<Response> => {
+    let clientId: string | null = null;
+    const record = (status: number, outcome: string, detail: string | null): void => {
+      state.events.record({ endpoint: "revoke", grantType: null, clientId, status, outcome, detail });
+    };
+    try {
+      const body = await readBody(c.req.raw, ["form", "json"]);
+      const rawClient = body["client_id"];
+      clientId = typeof rawClient === "string" ? rawClient : null;
+      const token = requiredString(body, "token");
+      const id = requiredString(body, "client_id");
+      const hint = stringField(body, "token_type_hint");
+      if (hint !== undefined && hint !== "access_token" && hint !== "refresh_token") {
+        throw new BadRequestError("token_type_hint must be access_token or refresh_token.");
+      }
+      if (state.clients.get(id) === undefined) {
+        record(400, "invalid_client", "unknown_client");
+        return oauthError("invalid_client", "The client is not registered.");
+      }
+      const result = state.tokens.revoke(token, id);
+      record(200, "ok", result === "revoked" ? "family_revoked" : result === "unknown" ? "unknown_token" : result);
+      return new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } });
+    } catch (error) {
+      if (!(error instanceof BadRequestError)) throw error;
+      record(400, "invalid_request", "malformed_request");
+      return oauthError("invalid_request", error.message);
+    }
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * `POST /oauth/token`: the authorization code grant with PKCE and the refresh token grant with
+ * rotation and reuse detection.
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import { readBody, requiredString, stringField } from "../body.js";
+import { s256Challenge, timingSafeEqual } from "../crypto.js";
+import { BadRequestError, NO_STORE_HEADERS, oauthError, type OAuthErrorCode } from "../errors.js";
+import { checkScope } from "../scopes.js";
+import type { SandboxState } from "../state.js";
+import type { IssuedTokens } from "../tokens.js";
+
+const VERIFIER_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/** A refusal on its way to becoming an RFC 6749 §5.2 answer and an event. */
+class Refusal {
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+    readonly detail: string,
+  ) {}
+}
+
+/**
+ * The JSON token response: `access_token`, `token_type` `Bearer`, `expires_in` in seconds, the
+ * new `refresh_token` (always, the sandbox rotates on every refresh) and the granted `scope`.
+ *
+ * @see RFC 6749 §5.1
+ */
+export function tokenResponse(tokens: IssuedTokens): Response {
+  return Response.json(
+    {
+      access_token: tokens.accessToken,
+      token_type: "Bearer",
+      expires_in: tokens.expiresIn,
+      refresh_token: tokens.refreshToken,
+      scope: tokens.scopes.join(" "),
+    },
+    { status: 200, headers: NO_STORE_HEADERS },
+  );
+}
+
+/**
+ * Handles `POST /oauth/token` (JSON body only, as the contract says). Every answer is recorded in
+ * the event log without token values.
+ *
+ * @see RFC 6749 §4.1.3 (code exchange), §6 (refresh), §5.2 (errors, all 400)
+ * @see RFC 7636 §4.6 (verifier check)
+ * @see RFC 9700 §4.14.2 (refresh token rotation; reuse revokes the family)
+ */
+export function tokenRoute(state: SandboxState) {
+  return async (c: Context): Promise<Response> => {
+    let grantType: string | null = null;
+    let clientId: string | null = null;
+    try {
+      const body = await readBody(c.req.raw, ["json"]);
+      const rawGrant = body["grant_type"];
+      grantType = typeof rawGrant === "string" ? rawGrant : null;
+      const rawClient = body["client_id"];
+      clientId = typeof rawClient === "string" ? rawClient : null;
+      const grant = requiredString(body, "grant_type");
+      let tokens: IssuedTokens;
+      if (grant === "authorization_code") tokens = await exchangeCode(state, body);
+      else if (grant === "refresh_token") tokens = refresh(state, body);
+      else throw new Refusal("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.", "unsupported_grant_type");
+      state.events.record({ endpoint: "token", grantType, clientId, status: 200, outcome: "ok", detail: null });
+      return tokenResponse(tokens);
+    } catch (error) {
+      const refusal =
+        error instanceof Refusal
+          ? error
+          : error instanceof BadRequestError
+            ? new Refusal("invalid_request", error.message, "malformed_request")
+            : undefined;
+      if (refusal === undefined) throw error;
+      state.events.record({ endpoint: "token", grantType, clientId, status: 400, outcome: refusal.error, detail: refusal.detail });
+      return oauthError(refusal.error, refusal.description);
+    }
+  };
+}
+
+function knownClient(state: SandboxState, body: Record<string, unknown>): string {
+  const clientId = requiredString(body, "client_id");
+  if (state.clients.get(clientId) === undefined) {
+    throw new Refusal("invalid_client", "The client is not registered.", "unknown_client");
+  }
+  return clientId;
+}
+
+async function exchangeCode(state: SandboxState, body: Record<string, unknown>): Promise<IssuedTokens> {
+  const clientId = requiredString(body, "client_id");
+  const redirectUri = requiredString(body, "redirect_uri");
+  const code = requiredString(body, "code");
+  const verifier = requiredString(body, "code_verifier");
+  if (!VERIFIER_PATTERN.test(verifier)) {
+    throw new BadRequestError("code_verifier must be 43 to 128 URL-safe characters.");
+  }
+  knownClient(state, body);
+  const redemption = state.codes.redeem(code);
+  const invalid = "The authorization code is invalid, expired or was already used.";
+  switch (redemption.kind) {
+    case "unknown":
+      throw new Refusal("invalid_grant", invalid, "code_unknown");
+    case "expired":
+      throw new Refusal("invalid_grant", invalid, "code_expired");
+    case "reused":
+      // RFC 6749 §4.1.2: a replayed code SHOULD revoke the tokens issued from it.
+      if (redemption.familyId !== undefined) state.tokens.revokeFamilyById(redemption.familyId);
+      throw new Refusal("invalid_grant", invalid, "code_reused");
+    case "ok":
+      break;
+  }
+  const grant = redemption.grant;
+  if (grant.clientId !== clientId) throw new Refusal("invalid_grant", invalid, "code_wrong_client");
+  if (grant.redirectUri !== redirectUri) {
+    throw new Refusal("invalid_grant", "redirect_uri differs from the authorization request.", "redirect_uri_mismatch");
+  }
+  const challenge = await s256Challenge(verifier);
+  if (!timingSafeEqual(challenge, grant.codeChallenge)) {
+    throw new Refusal("invalid_grant", "code_verifier does not match the code_challenge.", "verifier_mismatch");
+  }
+  const tokens = state.tokens.issue(clientId, grant.scopes);
+  redemption.bindFamily(tokens.familyId);
+  return tokens;
+}
+
+function refresh(state: SandboxState, body: Record<string, unknown>): IssuedTokens {
+  const refreshToken = requiredString(body, "refresh_token");
+  const clientId = knownClient(state, body);
+  const scope = stringField(body, "scope");
+  let requested: readonly string[] | undefined;
+  if (scope !== undefined) {
+    const client = state.clients.get(clientId);
+    const checked = client === undefined ? undefined : checkScope(scope, client);
+    if (checked === undefined || !checked.ok) {
+      throw new Refusal("invalid_scope", checked?.ok === false ? checked.description : "Invalid scope.", "invalid_scope");
+    }
+    requested = checked.scopes;
+  }
+  const outcome = state.tokens.refresh(refreshToken, clientId, requested);
+  switch (outcome.kind) {
+    case "ok":
+      return outcome.tokens;
+    case "invalid_scope":
+      throw new Refusal("invalid_scope", "scope must be within the scope of the original grant.", "scope_not_granted");
+    case "invalid_grant": {
+      const detail = outcome.reason === "reused" ? "refresh_token_reused" : `refresh_token_${outcome.reason}`;
+      const description =
+        outcome.reason === "reused"
+          ? "The refresh token was already used; every token of this grant is now revoked."
+          : "The refresh token is invalid, expired or revoked.";
+      throw new Refusal("invalid_grant", description, detail);
+    }
+  }
+}

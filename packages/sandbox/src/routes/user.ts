@@ -1,0 +1,60 @@
+/**
+ * `GET /api/v1/auth/user`: the demo user, behind a bearer token with `profile:read`.
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import { insufficientScope, invalidToken } from "../errors.js";
+import type { SandboxState } from "../state.js";
+
+/** The scope the route requires. */
+export const USER_SCOPE = "profile:read";
+
+/** The user record the sandbox returns unless another is configured. */
+export const DEMO_USER: Readonly<Record<string, unknown>> = Object.freeze({
+  id: 42,
+  name: "Ada Lovelace",
+  email: "ada@example.org",
+  locale: "en",
+});
+
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * Reads the bearer token of an `Authorization` header.
+ *
+ * @example bearerToken("Bearer at_abc") // "at_abc"
+ * @see RFC 6750 §2.1 (b64token syntax; the scheme is case-insensitive)
+ */
+export function bearerToken(header: string | null | undefined): string | undefined {
+  if (header === null || header === undefined) return undefined;
+  return BEARER.exec(header)?.[1];
+}
+
+/**
+ * Handles `GET /api/v1/auth/user`: 401 with `error="invalid_token"` for a missing, malformed,
+ * unknown, expired or revoked token; 403 with `error="insufficient_scope", scope="profile:read"`
+ * when the token lacks `profile:read`; otherwise 200 and the user record.
+ *
+ * @see RFC 6750 §3.1
+ */
+export function userRoute(state: SandboxState) {
+  return (c: Context): Response => {
+    const header = c.req.header("authorization");
+    if (header === undefined) return invalidToken("An access token is required.");
+    const token = bearerToken(header);
+    if (token === undefined) return invalidToken("The Authorization header is not a bearer token.");
+    const found = state.tokens.inspect(token);
+    switch (found.state) {
+      case "unknown":
+        return invalidToken("The access token is not valid.");
+      case "expired":
+        return invalidToken("The access token expired.");
+      case "revoked":
+        return invalidToken("The access token was revoked.");
+      case "active":
+        if (!found.scopes.includes(USER_SCOPE)) return insufficientScope(USER_SCOPE);
+        return Response.json(state.user, { status: 200, headers: { "Cache-Control": "no-store" } });
+    }
+  };
+}

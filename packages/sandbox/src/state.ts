@@ -1,0 +1,27 @@
+/**
+ * The in-memory state one sandbox's routes share.
+ *
+ * @module
+ */
+import type { ClientRegistry } from "./clients.js";
+import type { Clock } from "./clock.js";
+import type { CodeStore } from "./codes.js";
+import type { EventLog } from "./events.js";
+import type { PendingRequests } from "./pending.js";
+import type { TokenStore } from "./tokens.js";
+
+/** Everything a route handler reads or changes. */
+export interface SandboxState {
+  readonly clock: Clock;
+  readonly clients: ClientRegistry;
+  readonly codes: CodeStore;
+  readonly tokens: TokenStore;
+  readonly events: EventLog;
+  readonly pending: PendingRequests;
+  /** The user record `GET /api/v1/auth/user` returns. */
+  readonly user: Readonly<Record<string, unknown>>;
+  /** Scopes granted when an authorization request has no `scope` and the client no allow-list. */
+  readonly defaultScopes: readonly string[];
+  /** Whether `GET /oauth/authorize` approves at once instead of showing the consent page. */
+  autoApprove: boolean;
+}
