@@ -1,0 +1,20 @@
+/**
+ * Base64url without padding, on `btoa` (present in every target runtime).
+ *
+ * @example
+ * ```ts
+ * base64url(new Uint8Array([251, 255])); // "-_8"
+ * ```
+ * @see RFC 7636 Appendix A, RFC 4648 §5
+ */
+export function base64url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Fills `n` bytes from a `getRandomValues`-shaped source. */
+export type RandomSource = (bytes: Uint8Array) => Uint8Array;
+
+/** `crypto.getRandomValues`, looked up at call time so that every runtime's WebCrypto is used. */
+export const defaultRandom: RandomSource = (bytes) => crypto.getRandomValues(bytes);

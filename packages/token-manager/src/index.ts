@@ -1,0 +1,40 @@
+/**
+ * PKCE sign-in, rotation-safe refresh and revocation for the Tenant Integration Service, on `fetch`
+ * and WebCrypto only. Runs unchanged in browsers, Node ≥ 20, Deno, Bun and edge workers; the Node
+ * file store is in `@tenant-integration/token-manager/node`.
+ *
+ * @packageDocumentation
+ */
+export { createTokenManager } from "./token-manager.js";
+export type {
+  AuthorizationRequest,
+  Listener,
+  SessionInfo,
+  TokenManager,
+  TokenManagerEvents,
+  TokenManagerOptions,
+} from "./token-manager.js";
+export { createPkcePair, deriveCodeChallenge, type PkceOptions, type PkcePair } from "./pkce.js";
+export { createState, constantTimeEqual } from "./state.js";
+export type { RandomSource } from "./encoding.js";
+export {
+  AuthorizationDeniedError,
+  CallbackError,
+  ConfigurationError,
+  type ErrorCode,
+  InvalidResponseError,
+  InvalidVerifierError,
+  NotSignedInError,
+  OAuthResponseError,
+  SessionEndedError,
+  StorageError,
+  TokenManagerError,
+  TransientError,
+  type OAuthErrorFields,
+} from "./errors.js";
+export { parseTokenResponse, parseOAuthError, type ParsedTokenResponse } from "./token-response.js";
+export { Secret, REDACTED } from "./redact.js";
+export { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
+export type { TokenStorage } from "./storage/storage.js";
+export { memoryStorage } from "./storage/memory.js";
+export { webStorage, type WebStorageLike } from "./storage/web.js";

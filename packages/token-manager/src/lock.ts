@@ -1,0 +1,65 @@
+/**
+ * Locks that make one refresh out of many: within a process, and across browser tabs (Web Locks).
+ *
+ * @see OAuth 2.0 Security BCP (RFC 9700) §4.14.2 (refresh token rotation)
+ */
+
+/**
+ * Runs `task` while holding the lock called `name`, and resolves or rejects with its result.
+ * Implement it to coordinate through something else (a file lock, a database row).
+ */
+export type Lock = <T>(name: string, task: () => Promise<T>) => Promise<T>;
+
+/** The part of the Web Locks API (`navigator.locks`) that {@link webLock} uses. */
+export interface LockManagerLike {
+  request<T>(name: string, options: { signal?: AbortSignal; steal?: boolean }, task: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * A lock on Web Locks, shared by every tab and worker of the origin. The wait is bounded: after
+ * `timeoutMs` the lock is taken with `{ steal: true }`, so a holder that hangs (or was frozen) cannot
+ * block the others forever.
+ *
+ * @example
+ * ```ts
+ * createTokenManager({ ...options, lock: webLock(navigator.locks, 20_000) });
+ * ```
+ * @see https://w3c.github.io/web-locks/ (steal, signal)
+ */
+export function webLock(locks: LockManagerLike, timeoutMs = 20_000): Lock {
+  return async (name, task) => {
+    let started = false;
+    const run = () => ((started = true), task());
+    try {
+      return await locks.request(name, { signal: AbortSignal.timeout(timeoutMs) }, run);
+    } catch (e) {
+      // Only a wait that timed out is retried; an error of the task itself propagates.
+      if (started) throw e;
+      return locks.request(name, { steal: true }, run);
+    }
+  };
+}
+
+/**
+ * A lock within one JavaScript realm: tasks with the same name run one after another. Used when
+ * `navigator.locks` is absent (Node 20, older runtimes).
+ *
+ * @example
+ * ```ts
+ * createTokenManager({ ...options, lock: processLock() });
+ * ```
+ * @see RFC 6749 §6
+ */
+export function processLock(): Lock {
+  const tails = new Map<string, Promise<unknown>>();
+  return (name, task) => {
+    const run = (tails.get(name) ?? Promise.resolve()).then(task, task);
+    const tail = run.then(
+      () => {},
+      () => {},
+    );
+    tails.set(name, tail);
+    void tail.then(() => tails.get(name) === tail && tails.delete(name));
+    return run;
+  };
+}

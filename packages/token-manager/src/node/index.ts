@@ -1,0 +1,9 @@
+/**
+ * The Node-only parts of the token manager: a file storage and a loopback callback receiver for
+ * command-line tools. Browser bundles import `@tenant-integration/token-manager` instead, which has
+ * no `node:` import.
+ *
+ * @packageDocumentation
+ */
+export { fileStorage } from "./file-storage.js";
+export { waitForCallback, type CallbackServer, type WaitForCallbackOptions } from "./loopback.js";

@@ -1,0 +1,73 @@
+/**
+ * A one-shot loopback HTTP server that receives the authorization callback of a command-line tool.
+ *
+ * @see RFC 8252 §7.3 (loopback redirect), §8.3 (loopback interface)
+ */
+import { createServer } from "node:http";
+import { CallbackError, ConfigurationError } from "../errors.js";
+import { isLoopback } from "../options.js";
+
+/** Options of {@link waitForCallback}. */
+export interface WaitForCallbackOptions {
+  /** Give up after this many milliseconds (default 300 000). */
+  timeoutMs?: number;
+  /** The text shown in the browser after the callback (default "Signed in. You can close this window."). */
+  message?: string;
+}
+
+/** A listening callback server. */
+export interface CallbackServer {
+  /** Resolves with the full callback URL (pass it to `completeAuthorization`), then the server closes. */
+  readonly callback: Promise<string>;
+  /** Stops listening; `callback` then rejects if it has not resolved. */
+  close(): void;
+}
+
+/**
+ * Listens on the host and port of a loopback `redirectUri` (such as `http://127.0.0.1:53682/callback`)
+ * and resolves `callback` with the first GET to its path. Other paths get 404. The server closes
+ * after the callback, on `close()`, or after the timeout.
+ *
+ * @throws {@link ConfigurationError} (rejects) when `redirectUri` is not http to a loopback address
+ * with a port. `callback` rejects with {@link CallbackError} (`INVALID_CALLBACK`) on timeout or close.
+ * @example
+ * ```ts
+ * const server = await waitForCallback("http://127.0.0.1:53682/callback");
+ * console.log("Open", (await tm.beginAuthorization()).url);
+ * await tm.completeAuthorization(await server.callback);
+ * ```
+ * @see RFC 8252 §7.3, §8.3
+ */
+export async function waitForCallback(redirectUri: string | URL, options: WaitForCallbackOptions = {}): Promise<CallbackServer> {
+  const target = new URL(String(redirectUri));
+  if (target.protocol !== "http:" || !isLoopback(target.hostname) || !target.port) {
+    throw new ConfigurationError("redirectUri must be http://127.0.0.1:<port>/<path> (or localhost, [::1])");
+  }
+  const { timeoutMs = 300_000, message = "Signed in. You can close this window." } = options;
+  let settle!: (url: string | Error) => void;
+  const callback = new Promise<string>((resolve, reject) => {
+    settle = (v) => (typeof v === "string" ? resolve(v) : reject(v));
+  });
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", target.origin);
+    if (req.method !== "GET" || url.pathname !== target.pathname) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" }).end(message);
+    settle(url.href);
+    stop();
+  });
+  const timer = setTimeout(() => stop(), timeoutMs);
+  const stop = (): void => {
+    clearTimeout(timer);
+    settle(new CallbackError("INVALID_CALLBACK", "No authorization callback arrived"));
+    server.close();
+    server.closeAllConnections();
+  };
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(Number(target.port), target.hostname.replace(/^\[|\]$/g, ""), resolve);
+  });
+  return { callback, close: stop };
+}

@@ -1,0 +1,68 @@
+/**
+ * PKCE (RFC 7636): verifier, S256 challenge and their validation.
+ *
+ * @see RFC 7636 §4.1, §4.2, Appendix B
+ */
+import { base64url, defaultRandom, type RandomSource } from "./encoding.js";
+import { InvalidVerifierError } from "./errors.js";
+
+const UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
+// 66 characters; 3 × 66 = 198 is the largest multiple ≤ 256, so bytes ≥ 198 are rejected (no modulo bias).
+const LIMIT = 198;
+const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+/** A PKCE pair: keep `verifier` secret until the exchange; send `challenge` in the authorize URL. */
+export interface PkcePair {
+  readonly verifier: string;
+  readonly challenge: string;
+  readonly method: "S256";
+}
+
+/** Options of {@link createPkcePair}. */
+export interface PkceOptions {
+  /** Verifier length, 43–128 (default 64). */
+  length?: number;
+  /** A `crypto.getRandomValues`-shaped source (default WebCrypto). */
+  random?: RandomSource;
+}
+
+/**
+ * Creates a code verifier from a CSPRNG (rejection sampling over the 66 unreserved characters, so
+ * every character is equally likely) and its S256 challenge.
+ *
+ * @throws {@link InvalidVerifierError} when `length` is not an integer in 43–128.
+ * @example
+ * ```ts
+ * const { verifier, challenge, method } = await createPkcePair(); // method === "S256"
+ * ```
+ * @see RFC 7636 §4.1 (verifier), §4.2 (challenge)
+ */
+export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePair> {
+  const { length = 64, random = defaultRandom } = options;
+  if (!Number.isInteger(length) || length < 43 || length > 128) throw new InvalidVerifierError();
+  let verifier = "";
+  while (verifier.length < length) {
+    for (const b of random(new Uint8Array(length))) {
+      if (b < LIMIT && verifier.length < length) verifier += UNRESERVED.charAt(b % 66);
+    }
+  }
+  return { verifier, challenge: await deriveCodeChallenge(verifier), method: "S256" };
+}
+
+/**
+ * Computes `BASE64URL(SHA256(ASCII(verifier)))` with WebCrypto.
+ *
+ * @throws {@link InvalidVerifierError} (rejects) when the verifier is not 43–128 characters of
+ * `A-Z a-z 0-9 - . _ ~`. The error never contains the verifier.
+ * @example
+ * ```ts
+ * await deriveCodeChallenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk");
+ * // "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+ * ```
+ * @see RFC 7636 §4.2, Appendix B
+ */
+export async function deriveCodeChallenge(verifier: string): Promise<string> {
+  if (typeof verifier !== "string" || !VERIFIER.test(verifier)) throw new InvalidVerifierError();
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  return base64url(new Uint8Array(digest));
+}

@@ -1,0 +1,79 @@
+/**
+ * Redaction: a wrapper that never prints its value, and a scrubber for messages and `cause` chains.
+ *
+ * @see OAuth 2.0 Security BCP (RFC 9700) §4.3; RFC 6749 §10.3, §10.4 (tokens kept confidential)
+ */
+
+/** What every printing path of a {@link Secret} shows. */
+export const REDACTED = "[redacted]";
+
+/**
+ * Holds a token, code or verifier. `String()`, template literals, `JSON.stringify` and
+ * `util.inspect` all print `[redacted]`; only {@link Secret.reveal} gives the value.
+ *
+ * @example
+ * ```ts
+ * const s = new Secret("at_123");
+ * `${s}`;              // "[redacted]"
+ * JSON.stringify({ s }); // '{"s":"[redacted]"}'
+ * s.reveal();          // "at_123"
+ * ```
+ * @see RFC 6749 §10.3
+ */
+export class Secret {
+  readonly #value: string;
+  constructor(value: string) {
+    this.#value = value;
+  }
+  /** The value itself. Call it only where the value must leave: a header, a request body, storage. */
+  reveal(): string {
+    return this.#value;
+  }
+  /** @returns `"[redacted]"` */
+  toString(): string {
+    return REDACTED;
+  }
+  /** @returns `"[redacted]"` */
+  toJSON(): string {
+    return REDACTED;
+  }
+  /** @returns `"[redacted]"` for Node's `util.inspect` and `console.log`. */
+  [Symbol.for("nodejs.util.inspect.custom")](): string {
+    return REDACTED;
+  }
+}
+
+/**
+ * Replaces every occurrence of each secret in `text` with `[redacted]`.
+ *
+ * @example
+ * ```ts
+ * scrub("bad token at_123", ["at_123"]); // "bad token [redacted]"
+ * ```
+ * @see RFC 9700 §4.3
+ */
+export function scrub(text: string, secrets: readonly string[]): string {
+  for (const s of secrets) if (s) text = text.split(s).join(REDACTED);
+  return text;
+}
+
+/**
+ * Copies an error and its `cause` chain (up to 4 levels) into plain `Error`s whose `name` and
+ * `message` are scrubbed of the secrets. Nothing else is copied, so request bodies, headers or
+ * responses hanging on the original never reach the caller.
+ *
+ * @example
+ * ```ts
+ * throw new TransientError(undefined, 1, sanitize(fetchError, [refreshToken]));
+ * ```
+ * @see RFC 9700 §4.3
+ */
+export function sanitize(error: unknown, secrets: readonly string[], depth = 0): Error {
+  const e = (error ?? {}) as { name?: unknown; message?: unknown; cause?: unknown };
+  const copy = new Error(
+    scrub(String(e.message ?? error), secrets),
+    depth < 4 && e.cause !== undefined ? { cause: sanitize(e.cause, secrets, depth + 1) } : undefined,
+  );
+  copy.name = scrub(String(e.name ?? "Error"), secrets);
+  return copy;
+}

@@ -1,0 +1,35 @@
+/**
+ * The `state` parameter: random, and compared in constant time.
+ *
+ * @see RFC 6749 §10.12 (CSRF), §4.1.1
+ */
+import { base64url, defaultRandom, type RandomSource } from "./encoding.js";
+
+/**
+ * Creates a `state` value of 256 random bits (43 base64url characters).
+ *
+ * @example
+ * ```ts
+ * createState(); // "5h2QmQd3yK0Zr2zJ7xX1pAq0..."
+ * ```
+ * @see RFC 6749 §10.12
+ */
+export function createState(random: RandomSource = defaultRandom): string {
+  return base64url(random(new Uint8Array(32)));
+}
+
+/**
+ * Compares two strings in time that depends only on their lengths, not on where they differ.
+ *
+ * @example
+ * ```ts
+ * constantTimeEqual(received, stored); // true only when exactly equal
+ * ```
+ * @see RFC 6749 §10.12
+ */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const n = Math.max(a.length, b.length);
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < n; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
+  return diff === 0;
+}

@@ -1,0 +1,24 @@
+/**
+ * The storage interface: three async methods over string keys and string values. The manager stores
+ * one JSON record per key (the tokens, and the pending sign-in), so a store needs no schema.
+ *
+ * Values are secrets (they hold refresh tokens): a store must not log them.
+ *
+ * @example
+ * ```ts
+ * const storage: TokenStorage = {
+ *   async get(key) { return db.read(key); },
+ *   async set(key, value) { await db.write(key, value); },
+ *   async delete(key) { await db.remove(key); },
+ * };
+ * ```
+ * @see RFC 6749 §10.3, §10.4 (tokens kept confidential)
+ */
+export interface TokenStorage {
+  /** Reads a value; `null` or `undefined` when absent. */
+  get(key: string): Promise<string | null | undefined>;
+  /** Writes a value. Must resolve only once the value is durable (the manager awaits it). */
+  set(key: string, value: string): Promise<void>;
+  /** Removes a value; resolves also when it was absent. */
+  delete(key: string): Promise<void>;
+}

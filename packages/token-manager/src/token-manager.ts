@@ -1,0 +1,480 @@
+/**
+ * The token manager: PKCE sign-in, rotation-safe refresh, revocation and sign-out, on `fetch` and
+ * WebCrypto only.
+ *
+ * @see RFC 6749 §4.1, §5.1, §5.2, §6, §10.12; RFC 7636; RFC 7009 §2.1; OAuth 2.0 Security BCP (RFC 9700)
+ */
+import type { Scope } from "@tenant-integration/types";
+import { defaultRandom, type RandomSource } from "./encoding.js";
+import {
+  AuthorizationDeniedError,
+  CallbackError,
+  ConfigurationError,
+  InvalidResponseError,
+  NotSignedInError,
+  OAuthResponseError,
+  SessionEndedError,
+  StorageError,
+  TransientError,
+} from "./errors.js";
+import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
+import { redirectTarget, tenantBase } from "./options.js";
+import { createPkcePair } from "./pkce.js";
+import { sanitize, scrub, Secret } from "./redact.js";
+import { constantTimeEqual, createState } from "./state.js";
+import { memoryStorage } from "./storage/memory.js";
+import type { TokenStorage } from "./storage/storage.js";
+import { parseOAuthError, parseTokenResponse } from "./token-response.js";
+
+/** Options of {@link createTokenManager}. Only the first four are required. */
+export interface TokenManagerOptions {
+  /** The tenant's address, e.g. `https://acme.tenant.test`. https, or http to a loopback address only. */
+  baseUrl: string | URL;
+  /** The OAuth client identifier. */
+  clientId: string;
+  /** The redirect URI registered for the client, exactly as registered. */
+  redirectUri: string | URL;
+  /** The scopes to request (at least one). */
+  scopes: readonly Scope[];
+  /** Where the tokens live (default {@link memoryStorage}). */
+  storage?: TokenStorage;
+  /** Where the pending sign-in (state and verifier) lives (default: `storage`). */
+  pendingStorage?: TokenStorage;
+  /** Refresh when the access token expires within this many milliseconds (default 60 000, at most half the lifetime). */
+  refreshLeewayMs?: number;
+  /** How long a pending sign-in stays valid, in milliseconds (default 600 000). */
+  pendingLifetimeMs?: number;
+  /** The `fetch` to use (default: the global `fetch`, looked up at call time). */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** The clock, in milliseconds since the epoch (default `Date.now`). */
+  now?: () => number;
+  /** A `crypto.getRandomValues`-shaped random source (default WebCrypto). */
+  random?: RandomSource;
+  /** The lock around a refresh (default: Web Locks when `navigator.locks` exists, else an in-process lock). */
+  lock?: Lock;
+  /** The bounded wait for the Web Lock before it is stolen, in milliseconds (default 20 000). */
+  lockTimeoutMs?: number;
+  /** The timeout of each request, in milliseconds (default 10 000). */
+  requestTimeoutMs?: number;
+  /** Retries of a refresh after a network error, 429 or 5xx: total attempts (default 3) and first delay (default 300 ms, doubled each time). */
+  retry?: { attempts?: number; baseDelayMs?: number };
+  /** Receives diagnostic lines. They never contain a token, code or verifier. */
+  log?: (line: string) => void;
+}
+
+/** What the manager tells about a session, without any token. */
+export interface SessionInfo {
+  /** When the access token expires, in `now()` milliseconds (local receive time + `expires_in`). */
+  readonly expiresAt: number;
+  /** The granted scopes, when the server returned them. */
+  readonly scope?: string | undefined;
+}
+
+/** The result of {@link TokenManager.beginAuthorization}. */
+export interface AuthorizationRequest {
+  /** The authorize URL to send the browser to. */
+  readonly url: string;
+  /** When the pending sign-in expires, in `now()` milliseconds. */
+  readonly expiresAt: number;
+}
+
+/** The events and their payloads. */
+export interface TokenManagerEvents {
+  /** New tokens were obtained with the refresh token, and persisted. */
+  "tokens-refreshed": SessionInfo;
+  /** The refresh token was refused with `invalid_grant`; the tokens were cleared. */
+  "session-ended": { readonly error: SessionEndedError };
+  /** `revoke()` succeeded and the tokens were cleared. */
+  revoked: undefined;
+}
+
+/** A listener of the event `E`. */
+export type Listener<E extends keyof TokenManagerEvents> = (payload: TokenManagerEvents[E]) => void;
+
+/**
+ * The token manager. Its `getAccessToken` and `onUnauthorized` make it an auth strategy for the
+ * client package.
+ */
+export interface TokenManager {
+  /**
+   * Creates a PKCE pair and a state, stores them as the one pending sign-in (replacing any earlier
+   * one), and returns the authorize URL with its seven parameters.
+   *
+   * @throws {@link StorageError} when the pending sign-in cannot be stored.
+   * @see RFC 6749 §4.1.1, RFC 7636 §4.3
+   */
+  beginAuthorization(): Promise<AuthorizationRequest>;
+  /**
+   * Takes the pending sign-in (single use), checks the callback's `state` in constant time, then
+   * exchanges the `code` at `POST /oauth/token` and stores the tokens.
+   *
+   * @throws {@link CallbackError} (`NO_PENDING_SIGN_IN`, `STATE_MISSING`, `STATE_MISMATCH`,
+   * `STATE_EXPIRED`, `INVALID_CALLBACK`) or {@link AuthorizationDeniedError}, with no request sent;
+   * {@link OAuthResponseError}, {@link TransientError}, {@link InvalidResponseError}, {@link StorageError}.
+   * @see RFC 6749 §4.1.2, §4.1.3, §10.12; RFC 7636 §4.5
+   */
+  completeAuthorization(callbackUrl: string | URL): Promise<SessionInfo>;
+  /**
+   * Returns a valid access token, refreshing it (once, however many callers) when it is within the
+   * leeway of expiry or was marked unusable by {@link TokenManager.onUnauthorized}.
+   *
+   * @throws {@link NotSignedInError}, {@link SessionEndedError}, {@link TransientError},
+   * {@link OAuthResponseError}, {@link InvalidResponseError}, {@link StorageError}.
+   * @see RFC 6749 §6
+   */
+  getAccessToken(): Promise<string>;
+  /**
+   * Marks the current access token unusable when it equals `rejectedToken` (an API answered 401), so
+   * the next {@link TokenManager.getAccessToken} refreshes. Concurrent 401s cause one refresh.
+   *
+   * @see RFC 6750 §3.1
+   */
+  onUnauthorized(rejectedToken: string): void;
+  /**
+   * Revokes the current access token at `POST /oauth/revoke` (form body, RFC 7009), then clears the
+   * tokens and fires `revoked`. Without tokens it only clears. On failure the tokens are kept.
+   *
+   * @throws {@link OAuthResponseError}, {@link TransientError}, {@link InvalidResponseError}, {@link StorageError}.
+   * @see RFC 7009 §2.1
+   */
+  revoke(): Promise<void>;
+  /**
+   * Forgets the tokens locally, without a request.
+   *
+   * @throws {@link StorageError}
+   */
+  signOut(): Promise<void>;
+  /** Subscribes to an event; returns the unsubscribe function. */
+  on<E extends keyof TokenManagerEvents>(event: E, listener: Listener<E>): () => void;
+  /** Unsubscribes a listener. */
+  off<E extends keyof TokenManagerEvents>(event: E, listener: Listener<E>): void;
+}
+
+interface Tokens {
+  readonly access: Secret;
+  readonly refresh: Secret;
+  readonly receivedAt: number;
+  readonly expiresAt: number;
+  readonly refreshAt: number;
+  readonly scope: string | undefined;
+}
+
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+let sharedLock: Lock | undefined;
+
+/**
+ * Creates a token manager for one tenant and one OAuth client.
+ *
+ * @throws {@link ConfigurationError} when `baseUrl` is not https (or http to loopback), or another
+ * option is invalid.
+ * @example
+ * ```ts
+ * const tm = createTokenManager({
+ *   baseUrl: "https://acme.tenant.test",
+ *   clientId: "demo-integration",
+ *   redirectUri: "https://app.example.org/callback",
+ *   scopes: ["profile:read"],
+ *   storage: webStorage(localStorage),
+ *   pendingStorage: webStorage(sessionStorage),
+ * });
+ * location.assign((await tm.beginAuthorization()).url);
+ * // on the callback page:
+ * await tm.completeAuthorization(location.href);
+ * const token = await tm.getAccessToken();
+ * ```
+ * @see RFC 6749 §4.1, §6; RFC 7636; RFC 7009; RFC 9700
+ */
+export function createTokenManager(options: TokenManagerOptions): TokenManager {
+  const base = tenantBase(options.baseUrl);
+  const redirectUri = redirectTarget(options.redirectUri);
+  const { clientId, scopes, log } = options;
+  if (typeof clientId !== "string" || !clientId) throw new ConfigurationError("Invalid clientId");
+  if (!Array.isArray(scopes) || !scopes.length || !scopes.every((s) => SCOPE_TOKEN.test(s))) {
+    throw new ConfigurationError("Invalid scopes");
+  }
+  const storage = options.storage ?? memoryStorage();
+  const pendingStorage = options.pendingStorage ?? storage;
+  const now = options.now ?? Date.now;
+  const random = options.random ?? defaultRandom;
+  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
+  const leeway = options.refreshLeewayMs ?? 60_000;
+  const attempts = options.retry?.attempts ?? 3;
+  const baseDelay = options.retry?.baseDelayMs ?? 300;
+  const locks = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
+  const lock = options.lock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock()));
+  // Storage keys and the lock name are scoped by tenant origin and client.
+  const key = `tenant-integration:${new URL(base).origin}:${clientId}:`;
+  const TOKENS = key + "tokens";
+  const PENDING = key + "pending";
+
+  let current: Tokens | undefined;
+  let rejected: Tokens | undefined;
+  let unsaved: Tokens | undefined;
+  let inflight: Promise<string> | undefined;
+  // Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens.
+  let generation = 0;
+  const listeners: Record<string, Set<(payload: never) => void> | undefined> = {};
+
+  /** Every token, code and verifier in play, for scrubbing. */
+  const known = (...extra: string[]): string[] => {
+    for (const t of [current, unsaved]) if (t) extra.push(t.access.reveal(), t.refresh.reveal());
+    return extra;
+  };
+
+  const emit = <E extends keyof TokenManagerEvents>(event: E, payload: TokenManagerEvents[E]): void => {
+    for (const listener of [...(listeners[event] ?? [])] as Listener<E>[]) {
+      try {
+        listener(payload);
+      } catch {
+        log?.(`${event} listener threw`);
+      }
+    }
+  };
+
+  const store = async <T>(op: () => Promise<T>, ...secrets: string[]): Promise<T> => {
+    try {
+      return await op();
+    } catch (e) {
+      throw new StorageError(sanitize(e, known(...secrets)));
+    }
+  };
+
+  /** One POST to the tenant; returns the text of a 2xx and classifies everything else. */
+  const post = async (path: string, body: string, type: string, secrets: string[]): Promise<string> => {
+    let response: Response;
+    let text: string;
+    try {
+      response = await doFetch(base + path, {
+        method: "POST",
+        headers: { Accept: "application/json", "Content-Type": type },
+        body,
+        // The token must never follow a redirect to another origin.
+        redirect: "manual",
+        signal: AbortSignal.timeout(options.requestTimeoutMs ?? 10_000),
+      });
+      text = await response.text();
+    } catch (e) {
+      throw new TransientError(undefined, 1, sanitize(e, secrets));
+    }
+    const { status } = response;
+    if (status > 199 && status < 300) return text;
+    if (status === 429 || status > 499) throw new TransientError(status, 1);
+    const fields = status > 399 && parseOAuthError(scrub(text, secrets));
+    if (!fields) throw new InvalidResponseError(`Unexpected HTTP ${status}`);
+    throw new OAuthResponseError(status, fields);
+  };
+
+  /** Validates a token response (or a stored record) into tokens; `previous` is kept when not rotated. */
+  const toTokens = (body: unknown, receivedAt: number, previous?: Secret): Tokens => {
+    const parsed = parseTokenResponse(body, !previous);
+    const lifetime = parsed.expires_in * 1000;
+    return {
+      access: new Secret(parsed.access_token),
+      refresh: parsed.refresh_token === undefined && previous ? previous : new Secret(parsed.refresh_token as string),
+      receivedAt,
+      expiresAt: receivedAt + lifetime,
+      refreshAt: receivedAt + lifetime - Math.min(leeway, lifetime / 2),
+      scope: parsed.scope,
+    };
+  };
+
+  const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: Secret): Promise<Tokens> => {
+    const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets);
+    // Expiry counts from the local receive time, so a skewed server clock does not matter.
+    return toTokens(text, now(), previous);
+  };
+
+  const info = (t: Tokens): SessionInfo => ({ expiresAt: t.expiresAt, scope: t.scope });
+
+  /** Persists, and only then makes the tokens current. */
+  const commit = async (t: Tokens): Promise<void> => {
+    const record = {
+      access_token: t.access.reveal(),
+      refresh_token: t.refresh.reveal(),
+      token_type: "Bearer",
+      expires_in: (t.expiresAt - t.receivedAt) / 1000,
+      received_at: t.receivedAt,
+      scope: t.scope,
+    };
+    try {
+      await store(() => storage.set(TOKENS, JSON.stringify(record)), record.access_token, record.refresh_token);
+    } catch (e) {
+      // Kept in memory only to retry the write on the next call; never handed out before it succeeds.
+      unsaved = t;
+      throw e;
+    }
+    unsaved = undefined;
+    current = t;
+  };
+
+  const load = async (): Promise<Tokens | undefined> => {
+    const raw = await store(() => storage.get(TOKENS));
+    try {
+      const record = raw && JSON.parse(raw);
+      if (record) return toTokens(record, +record.received_at || 0);
+    } catch {
+      log?.("ignored unreadable tokens");
+    }
+    return undefined;
+  };
+
+  const fresh = (t: Tokens): boolean => {
+    const n = now();
+    return t.receivedAt <= n && n < t.refreshAt;
+  };
+
+  const refresh = async (stored: Tokens, again: boolean): Promise<string> => {
+    const gen = generation;
+    const secrets = known(stored.access.reveal(), stored.refresh.reveal());
+    let tokens: Tokens;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        tokens = await tokenRequest(
+          { grant_type: "refresh_token", refresh_token: stored.refresh.reveal(), client_id: clientId },
+          secrets,
+          stored.refresh,
+        );
+        break;
+      } catch (e) {
+        if (e instanceof TransientError) {
+          if (attempt >= attempts) throw new TransientError(e.status, attempt, e.cause);
+          log?.(`refresh failed (${e.status ?? "network"}), retrying`);
+          await new Promise((r) => setTimeout(r, Math.min(baseDelay * 2 ** (attempt - 1), 10_000)));
+          continue;
+        }
+        if (e instanceof OAuthResponseError && e.error === "invalid_grant") {
+          // Another process may have rotated the token meanwhile: try the newest one once before giving up.
+          const latest = again ? undefined : await load();
+          if (latest && latest.refresh.reveal() !== stored.refresh.reveal()) return obtain(true);
+          const ended = new SessionEndedError(e.status, e);
+          if (gen === generation) {
+            await clear().catch(() => log?.("storage delete failed"));
+            log?.("session ended");
+            emit("session-ended", { error: ended });
+          }
+          throw ended;
+        }
+        throw e;
+      }
+    }
+    if (gen !== generation) throw new NotSignedInError();
+    await commit(tokens);
+    emit("tokens-refreshed", info(tokens));
+    return tokens.access.reveal();
+  };
+
+  /** Runs under the lock: re-reads storage, and refreshes only if what it finds is not usable. */
+  const obtain = async (again?: boolean): Promise<string> => {
+    const stored = unsaved ?? (await load());
+    if (!stored) throw new NotSignedInError();
+    if (stored === unsaved) await commit(stored);
+    else if (!fresh(stored) || stored.access.reveal() === rejected?.access.reveal()) return refresh(stored, !!again);
+    current = stored;
+    return stored.access.reveal();
+  };
+
+  const getAccessToken = (): Promise<string> => {
+    const t = current;
+    if (t && t !== rejected && fresh(t)) return Promise.resolve(t.access.reveal());
+    if (!inflight) {
+      const p = (inflight = lock(key + "lock", () => obtain()).finally(() => {
+        if (inflight === p) inflight = undefined;
+      }));
+    }
+    return inflight;
+  };
+
+  const clear = (): Promise<void> => {
+    generation++;
+    current = unsaved = rejected = undefined;
+    return store(() => storage.delete(TOKENS));
+  };
+
+  return {
+    async beginAuthorization() {
+      const { verifier, challenge } = await createPkcePair({ random });
+      const state = createState(random);
+      const expiresAt = now() + (options.pendingLifetimeMs ?? 600_000);
+      await store(() => pendingStorage.set(PENDING, JSON.stringify({ state, verifier, expiresAt })), verifier);
+      const query = {
+        response_type: "code",
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        scope: scopes.join(" "),
+        state,
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+      };
+      const encoded = Object.entries(query).map(([k, v]) => `${k}=${encodeURIComponent(v)}`);
+      return { url: `${base}/oauth/authorize?${encoded.join("&")}`, expiresAt };
+    },
+
+    async completeAuthorization(callbackUrl) {
+      let params: Record<string, string>;
+      try {
+        params = Object.fromEntries(new URL(String(callbackUrl)).searchParams);
+      } catch {
+        throw new CallbackError("INVALID_CALLBACK", "Callback is not a URL");
+      }
+      // Take the pending sign-in before any check, so that it is used at most once whatever happens.
+      const raw = await store(() => pendingStorage.get(PENDING));
+      if (raw) await store(() => pendingStorage.delete(PENDING));
+      let pending: { state?: unknown; verifier?: unknown; expiresAt?: unknown } = {};
+      try {
+        pending = JSON.parse(raw ?? "{}");
+      } catch {
+        // an unreadable record is no pending sign-in
+      }
+      const { state, verifier, expiresAt } = pending;
+      if (typeof state !== "string" || typeof verifier !== "string" || typeof expiresAt !== "number") {
+        throw new CallbackError("NO_PENDING_SIGN_IN", "No pending sign-in");
+      }
+      const received = params["state"];
+      if (received === undefined) throw new CallbackError("STATE_MISSING", "Callback has no state");
+      if (!constantTimeEqual(received, state)) throw new CallbackError("STATE_MISMATCH", "State mismatch");
+      if (now() > expiresAt) throw new CallbackError("STATE_EXPIRED", "Sign-in expired");
+      const denied = parseOAuthError(params);
+      if (denied) throw new AuthorizationDeniedError(denied);
+      const code = params["code"];
+      if (!code) throw new CallbackError("INVALID_CALLBACK", "Callback has no code");
+      generation++;
+      const tokens = await tokenRequest(
+        { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier },
+        known(code, verifier),
+      );
+      await commit(tokens);
+      return info(tokens);
+    },
+
+    getAccessToken,
+
+    onUnauthorized(rejectedToken) {
+      if (current?.access.reveal() === rejectedToken) rejected = current;
+    },
+
+    async revoke() {
+      let token: string;
+      try {
+        token = await getAccessToken();
+      } catch (e) {
+        if (e instanceof NotSignedInError || e instanceof SessionEndedError) return clear();
+        throw e;
+      }
+      const body = new URLSearchParams({ token, token_type_hint: "access_token", client_id: clientId });
+      await post("/oauth/revoke", `${body}`, "application/x-www-form-urlencoded", known(token));
+      await clear();
+      emit("revoked", undefined);
+    },
+
+    signOut: clear,
+
+    on(event, listener) {
+      (listeners[event] ??= new Set()).add(listener);
+      return () => this.off(event, listener);
+    },
+
+    off(event, listener) {
+      listeners[event]?.delete(listener);
+    },
+  };
+}
