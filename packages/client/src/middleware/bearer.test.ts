@@ -1,0 +1,175 @@
+import createClient from "openapi-fetch";
+import type { paths } from "@tenant-integration/types";
+import { describe, expect, it } from "vitest";
+import { staticToken } from "../auth-strategy.js";
+import { createTenantClient } from "../create-tenant-client.js";
+import { InvalidBaseUrlError, InvalidTokenError } from "../errors.js";
+import { fakeFetch, json, redirect } from "../test-support/fake-fetch.js";
+import { bearerMiddleware } from "./bearer.js";
+
+const baseUrl = "https://acme.tenant.example";
+const TOKEN = "at_2YotnFZFEjr1zCsicMWpAA";
+
+function plainClient(fetch: (r: Request) => Promise<Response>) {
+  const client = createClient<paths>({ baseUrl, fetch });
+  client.use(bearerMiddleware({ baseUrl, auth: staticToken(TOKEN) }));
+  return client;
+}
+
+describe("bearerMiddleware on a plain openapi-fetch client", () => {
+  it("adds Authorization: Bearer to a request for /api/v1 of the tenant", async () => {
+    const fetch = fakeFetch(json(200, { id: 1 }));
+    const { data } = await plainClient(fetch).GET("/api/v1/auth/user");
+    expect(data).toEqual({ id: 1 });
+    expect(fetch.calls[0]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it("sends the token request with redirect manual so no redirect can carry it", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    await plainClient(fetch).GET("/api/v1/auth/user");
+    expect(fetch.calls[0]?.redirect).toBe("manual");
+  });
+
+  it("adds no header to /oauth/token", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    await plainClient(fetch).POST("/oauth/token", {
+      body: { grant_type: "refresh_token", refresh_token: "rt_x", client_id: "demo" },
+    });
+    expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
+  });
+
+  it("adds no header to /oauth/revoke nor /oauth/authorize", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const client = plainClient(fetch);
+    await client.POST("/oauth/revoke", { body: { token: "at_x", client_id: "demo" } });
+    await client.GET("/oauth/authorize", {
+      params: {
+        query: { response_type: "code", client_id: "demo", redirect_uri: "https://app.example/cb", state: "s", code_challenge: "c", code_challenge_method: "S256" },
+      },
+    });
+    expect(fetch.calls.map((c) => c.headers.has("authorization"))).toEqual([false, false]);
+  });
+
+  it("adds no header to another origin given as an absolute base URL", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    await plainClient(fetch).GET("/api/v1/auth/user", { baseUrl: "https://evil.example" });
+    expect(fetch.calls[0]?.url).toBe("https://evil.example/api/v1/auth/user");
+    expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
+  });
+
+  it("adds no header to a look-alike host that starts with the tenant's name", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    await plainClient(fetch).GET("/api/v1/auth/user", { baseUrl: "https://acme.tenant.example.evil.example" });
+    expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
+  });
+
+  it("adds no header to a path that leaves /api/v1 through dot segments", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    await plainClient(fetch).GET("/api/v1/../../oauth/token" as "/api/v1/auth/user");
+    expect(fetch.calls[0]?.url).toBe(`${baseUrl}/oauth/token`);
+    expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
+  });
+
+  it("adds no header to /api/v10 (a prefix that is not a path segment)", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    await plainClient(fetch).GET("/api/v10/x" as "/api/v1/auth/user");
+    expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
+  });
+
+  it("does not ask the strategy for a token when the request needs none", async () => {
+    let asked = 0;
+    const client = createClient<paths>({ baseUrl, fetch: fakeFetch(json(200, {})) });
+    client.use(bearerMiddleware({ baseUrl, auth: { getAccessToken: async () => (asked++, TOKEN) } }));
+    await client.POST("/oauth/revoke", { body: { token: "at_x", client_id: "demo" } });
+    expect(asked).toBe(0);
+  });
+
+  it("follows a same-origin redirect under /api/v1 and keeps the token", async () => {
+    const fetch = fakeFetch(redirect(302, "/api/v1/users/me"), json(200, { id: 7 }));
+    const { data } = await plainClient(fetch).GET("/api/v1/auth/user");
+    expect(data).toEqual({ id: 7 });
+    expect(fetch.calls[1]?.url).toBe(`${baseUrl}/api/v1/users/me`);
+    expect(fetch.calls[1]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it("does not follow a redirect to another origin: the 3xx comes back and the other origin sees nothing", async () => {
+    const fetch = fakeFetch(redirect(302, "https://evil.example/steal"), json(200, {}));
+    const { response } = await plainClient(fetch).GET("/api/v1/auth/user");
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toBe("https://evil.example/steal");
+    expect(fetch.calls).toHaveLength(1);
+  });
+
+  it("drops the token when a same-origin redirect leaves /api/v1", async () => {
+    const fetch = fakeFetch(redirect(307, "/login"), json(200, {}));
+    await plainClient(fetch).GET("/api/v1/auth/user");
+    expect(fetch.calls[1]?.url).toBe(`${baseUrl}/login`);
+    expect(fetch.calls[1]?.headers.has("authorization")).toBe(false);
+  });
+
+  it("replays the body on a 307 and turns a 303 into a GET without body", async () => {
+    const fetch = fakeFetch(redirect(307, "/api/v1/b"), redirect(303, "/api/v1/c"), json(200, {}));
+    const raw = createClient<Record<string, never>>({ baseUrl, fetch });
+    raw.use(bearerMiddleware({ baseUrl, auth: staticToken(TOKEN) }));
+    await (raw as unknown as { POST(u: string, i: unknown): Promise<unknown> }).POST("/api/v1/a", { body: { n: 1 } });
+    expect(fetch.calls.map((c) => [c.method, c.body])).toEqual([
+      ["POST", '{"n":1}'],
+      ["POST", '{"n":1}'],
+      ["GET", ""],
+    ]);
+  });
+
+  it("leaves a 3xx unfollowed when the caller asked for redirect manual", async () => {
+    const fetch = fakeFetch(redirect(302, "/api/v1/elsewhere"), json(200, {}));
+    const { response } = await plainClient(fetch).GET("/api/v1/auth/user", { redirect: "manual" });
+    expect(response.status).toBe(302);
+    expect(fetch.calls).toHaveLength(1);
+  });
+
+  it("refuses a token outside the b64token syntax without sending it or echoing it", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const client = createClient<paths>({ baseUrl, fetch });
+    client.use(bearerMiddleware({ baseUrl, auth: staticToken("bad token\r\nX-Injected: 1") }));
+    const failure = await client.GET("/api/v1/auth/user").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(InvalidTokenError);
+    expect(String(failure)).not.toContain("bad token");
+    expect(fetch.calls).toHaveLength(0);
+  });
+
+  it("refuses a plain-http base URL that is not loopback", () => {
+    expect(() => bearerMiddleware({ baseUrl: "http://acme.tenant.example", auth: staticToken(TOKEN) })).toThrow(InvalidBaseUrlError);
+  });
+});
+
+describe("bearer rules through createTenantClient", () => {
+  it("sends the token to /api/v1 of the tenant in manual redirect mode", async () => {
+    const fetch = fakeFetch(json(200, { id: 1 }));
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
+    await client.GET("/api/v1/auth/user");
+    expect(fetch.calls[0]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
+    expect(fetch.calls[0]?.redirect).toBe("manual");
+  });
+
+  it("sends no token to an absolute URL of another origin", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
+    await client.GET("/api/v1/auth/user", { baseUrl: "https://evil.example" });
+    expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
+  });
+
+  it("does not carry the token across a redirect to another origin", async () => {
+    const fetch = fakeFetch(redirect(301, "https://evil.example/api/v1/auth/user"), json(200, {}));
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
+    const { response } = await client.GET("/api/v1/auth/user");
+    expect(response.status).toBe(301);
+    expect(fetch.calls.filter((c) => c.url.startsWith("https://evil.example"))).toHaveLength(0);
+  });
+
+  it("keeps redirects followed natively for requests that carry no token", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
+    await client.POST("/oauth/revoke", { body: { token: "at_x", client_id: "demo" } });
+    expect(fetch.calls[0]?.redirect).toBe("follow");
+    expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
+  });
+});
