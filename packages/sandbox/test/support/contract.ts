@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import Ajv2020, { type ValidateFunction } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import formats from "ajv-formats";
 import { BUNDLE_PATH } from "./prism.js";
 
 type Json = Record<string, unknown>;
@@ -11,7 +11,9 @@ export const contract = JSON.parse(readFileSync(BUNDLE_PATH, "utf8")) as Json & 
 };
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
-(addFormats as unknown as (instance: Ajv2020) => void)(ajv);
+// ajv-formats is CommonJS with `exports.default`; under NodeNext the default import is the module object.
+const addFormats = ((formats as unknown as { default?: unknown }).default ?? formats) as (instance: Ajv2020) => void;
+addFormats(ajv);
 ajv.addSchema({ ...contract, $id: "contract" });
 
 const escape = (part: string): string => part.replaceAll("~", "~0").replaceAll("/", "~1");
