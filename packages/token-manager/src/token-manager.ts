@@ -259,9 +259,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const { status } = response;
     if (status > 199 && status < 300) return text;
     if (status === 429 || status > 499) throw new TransientError(status, 1);
-    const fields = status > 399 && parseOAuthError(scrub(text, secrets));
+    const fields = status > 399 && (parseOAuthError(text) as Record<string, string> | undefined);
     if (!fields) throw new InvalidResponseError(`Unexpected HTTP ${status}`);
-    throw new OAuthResponseError(status, fields);
+    // A server may echo what it was sent; the error must not carry it.
+    for (const k in fields) fields[k] = scrub(fields[k] as string, secrets);
+    throw new OAuthResponseError(status, fields as never);
   };
 
   /** Validates a token response (or a stored record) into tokens; `previous` is kept when not rotated. */

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { ConfigurationError } from "./errors.js";
+import { isLoopback, redirectTarget, tenantBase } from "./options.js";
+
+describe("tenantBase", () => {
+  it.each([
+    ["https://acme.tenant.test", "https://acme.tenant.test"],
+    ["https://acme.tenant.test/", "https://acme.tenant.test"],
+    ["https://acme.tenant.test:8443/tenant/", "https://acme.tenant.test:8443/tenant"],
+    ["http://127.0.0.1:4010", "http://127.0.0.1:4010"],
+    ["http://localhost:4010/", "http://localhost:4010"],
+    ["http://[::1]:4010", "http://[::1]:4010"],
+  ])("accepts %s", (input, base) => {
+    expect(tenantBase(input)).toBe(base);
+  });
+
+  it.each([
+    "http://acme.tenant.test",
+    "http://10.0.0.1",
+    "http://127.0.0.1.evil.test",
+    "ftp://acme.tenant.test",
+    "https://user:pass@acme.tenant.test",
+    "https://acme.tenant.test/?x=1",
+    "https://acme.tenant.test/#f",
+    "acme.tenant.test",
+    "",
+  ])("rejects %s with ConfigurationError", (input) => {
+    expect(() => tenantBase(input)).toThrow(ConfigurationError);
+  });
+});
+
+describe("redirectTarget", () => {
+  it("returns the URI exactly as given", () => {
+    expect(redirectTarget("http://127.0.0.1:53682/callback")).toBe("http://127.0.0.1:53682/callback");
+    expect(redirectTarget("https://app.example.org")).toBe("https://app.example.org");
+  });
+
+  it("rejects a relative URI or one with a fragment", () => {
+    expect(() => redirectTarget("/callback")).toThrow(ConfigurationError);
+    expect(() => redirectTarget("https://app.example.org/cb#x")).toThrow(ConfigurationError);
+  });
+});
+
+describe("isLoopback", () => {
+  it("knows the loopback names of RFC 8252 §8.3", () => {
+    expect(["localhost", "127.0.0.1", "127.1.2.3", "[::1]"].every(isLoopback)).toBe(true);
+    expect(["localhost.evil.test", "128.0.0.1", "0.0.0.0", "::1"].some(isLoopback)).toBe(false);
+  });
+});

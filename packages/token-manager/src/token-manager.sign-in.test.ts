@@ -1,0 +1,242 @@
+import { describe, expect, it } from "vitest";
+import { AuthorizationDeniedError, CallbackError, ConfigurationError, InvalidResponseError, OAuthResponseError, StorageError, TransientError } from "./errors.js";
+import { deriveCodeChallenge } from "./pkce.js";
+import { memoryStorage } from "./storage/memory.js";
+import { createTokenManager, type TokenManagerOptions } from "./token-manager.js";
+import { BASE, CLIENT_ID, REDIRECT_URI, bodyOf, json, setup, signIn, tokens } from "./testing/harness.js";
+
+const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;
+const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
+
+async function begin(h = setup()) {
+  const { url } = await h.tm.beginAuthorization();
+  const params = new URL(url).searchParams;
+  return { ...h, url, params, state: params.get("state") ?? "" };
+}
+
+describe("createTokenManager options", () => {
+  const base: TokenManagerOptions = { baseUrl: BASE, clientId: CLIENT_ID, redirectUri: REDIRECT_URI, scopes: ["profile:read"] };
+
+  it.each([
+    ["a plain-http baseUrl to a remote host", { baseUrl: "http://acme.tenant.test" }],
+    ["a baseUrl with credentials", { baseUrl: "https://u:p@acme.tenant.test" }],
+    ["an empty clientId", { clientId: "" }],
+    ["no scopes", { scopes: [] }],
+    ["a scope with a space", { scopes: ["profile:read tickets:read"] as never }],
+    ["a relative redirectUri", { redirectUri: "/callback" }],
+  ])("rejects %s with ConfigurationError and sends nothing", (_name, override) => {
+    let requests = 0;
+    const fetch = async () => (requests++, new Response());
+    expect(() => createTokenManager({ ...base, fetch, ...override })).toThrow(ConfigurationError);
+    expect(requests).toBe(0);
+  });
+
+  it("accepts http on a loopback address", () => {
+    expect(() => createTokenManager({ ...base, baseUrl: "http://127.0.0.1:4010" })).not.toThrow();
+    expect(() => createTokenManager({ ...base, baseUrl: "http://localhost:4010" })).not.toThrow();
+  });
+});
+
+describe("beginAuthorization", () => {
+  it("returns the authorize URL of the tenant with all seven parameters, percent-encoded", async () => {
+    const { url, params } = await begin();
+    expect(url.startsWith(`${BASE}/oauth/authorize?`)).toBe(true);
+    expect([...params.keys()]).toEqual([
+      "response_type",
+      "client_id",
+      "redirect_uri",
+      "scope",
+      "state",
+      "code_challenge",
+      "code_challenge_method",
+    ]);
+    expect(params.get("response_type")).toBe("code");
+    expect(params.get("client_id")).toBe(CLIENT_ID);
+    expect(params.get("redirect_uri")).toBe(REDIRECT_URI);
+    expect(params.get("scope")).toBe("profile:read tickets:read");
+    expect(params.get("code_challenge_method")).toBe("S256");
+    expect(params.get("code_challenge")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(url).toContain(`redirect_uri=${encodeURIComponent(REDIRECT_URI)}`);
+    expect(url).toContain("scope=profile%3Aread%20tickets%3Aread");
+  });
+
+  it("stores one pending sign-in whose verifier gives the challenge, with a bounded lifetime", async () => {
+    const h = await begin();
+    const pending = JSON.parse((await h.storage.get(PENDING_KEY)) ?? "{}") as { state: string; verifier: string; expiresAt: number };
+    expect(pending.state).toBe(h.state);
+    expect(await deriveCodeChallenge(pending.verifier)).toBe(h.params.get("code_challenge"));
+    expect(pending.expiresAt).toBe(h.clock.now() + 600_000);
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("creates a fresh state and verifier every time", async () => {
+    const h = setup();
+    const a = new URL((await h.tm.beginAuthorization()).url).searchParams;
+    const b = new URL((await h.tm.beginAuthorization()).url).searchParams;
+    expect(a.get("state")).not.toBe(b.get("state"));
+    expect(a.get("code_challenge")).not.toBe(b.get("code_challenge"));
+  });
+
+  it("keeps the pending sign-in in pendingStorage when one is given", async () => {
+    const pendingStorage = memoryStorage();
+    const h = setup({ pendingStorage });
+    await h.tm.beginAuthorization();
+    expect(await pendingStorage.get(PENDING_KEY)).toBeTruthy();
+    expect(await h.storage.get(PENDING_KEY)).toBeUndefined();
+    await signIn(h.tm);
+    expect(await h.storage.get(TOKENS_KEY)).toBeTruthy();
+  });
+
+  it("surfaces a failing pending storage as StorageError", async () => {
+    const failing = { ...memoryStorage(), set: async () => Promise.reject(new Error("quota")) };
+    const h = setup({ pendingStorage: failing });
+    await expect(h.tm.beginAuthorization()).rejects.toBeInstanceOf(StorageError);
+  });
+});
+
+describe("completeAuthorization", () => {
+  it("exchanges the code at POST /oauth/token with a JSON body and no secret, and stores the tokens", async () => {
+    const h = await begin();
+    const pending = JSON.parse((await h.storage.get(PENDING_KEY)) ?? "{}") as { verifier: string };
+    const info = await h.tm.completeAuthorization(new URL(`${REDIRECT_URI}?code=code_abc&state=${h.state}`));
+    expect(h.calls).toHaveLength(1);
+    const [call] = h.calls;
+    expect(call?.url).toBe(`${BASE}/oauth/token`);
+    expect(call?.method).toBe("POST");
+    expect(call?.headers).toMatchObject({ accept: "application/json", "content-type": "application/json" });
+    expect(call?.headers["authorization"]).toBeUndefined();
+    expect(call?.redirect).toBe("manual");
+    expect(bodyOf(call!)).toEqual({
+      grant_type: "authorization_code",
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      code: "code_abc",
+      code_verifier: pending.verifier,
+    });
+    expect(info.expiresAt).toBe(h.clock.now() + 900_000);
+    expect(await h.tm.getAccessToken()).toBe("at_1");
+    expect(h.calls).toHaveLength(1);
+  });
+
+  it("computes expiry from the local receive time and expires_in in seconds", async () => {
+    const h = await begin();
+    h.server.queue.push(() => {
+      h.clock.advance(5_000); // the response arrives 5 s after the request left
+      return tokens("at_x", "rt_x", 900);
+    });
+    const info = await h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`);
+    expect(info.expiresAt).toBe(h.clock.now() + 900_000);
+  });
+
+  const rejections: [string, (state: string) => string, string][] = [
+    ["a missing state", () => `${REDIRECT_URI}?code=c`, "STATE_MISSING"],
+    ["an empty state", () => `${REDIRECT_URI}?code=c&state=`, "STATE_MISMATCH"],
+    ["a state that differs by one character", (s) => `${REDIRECT_URI}?code=c&state=${s.slice(0, -1)}${s.endsWith("A") ? "B" : "A"}`, "STATE_MISMATCH"],
+    ["a state with one character more", (s) => `${REDIRECT_URI}?code=c&state=${s}x`, "STATE_MISMATCH"],
+    ["a callback without code", (s) => `${REDIRECT_URI}?state=${s}`, "INVALID_CALLBACK"],
+    ["a callback that is not a URL", () => "not a url", "INVALID_CALLBACK"],
+  ];
+
+  it.each(rejections)("rejects %s with CallbackError and sends no request", async (_name, callback, code) => {
+    const h = await begin();
+    const error = await h.tm.completeAuthorization(callback(h.state)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CallbackError);
+    expect((error as CallbackError).code).toBe(code);
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("rejects an error parameter from the server with AuthorizationDeniedError and sends no request", async () => {
+    const h = await begin();
+    const error = await h.tm
+      .completeAuthorization(`${REDIRECT_URI}?error=access_denied&error_description=User+said+no&state=${h.state}`)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthorizationDeniedError);
+    expect(error).toMatchObject({ code: "AUTHORIZATION_DENIED", error: "access_denied", errorDescription: "User said no" });
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("rejects an expired pending sign-in and sends no request", async () => {
+    const h = await begin();
+    h.clock.advance(600_001);
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({ code: "STATE_EXPIRED" });
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("rejects a reused state: the pending sign-in is single use", async () => {
+    const h = setup();
+    const callback = await signIn(h.tm);
+    expect(h.calls).toHaveLength(1);
+    await expect(h.tm.completeAuthorization(callback)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
+    expect(h.calls).toHaveLength(1);
+  });
+
+  it("uses up the pending sign-in on a failed check, so the right state cannot be retried", async () => {
+    const h = await begin();
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=wrong`)).rejects.toMatchObject({ code: "STATE_MISMATCH" });
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("rejects a callback when no sign-in was begun, or the stored one is unreadable", async () => {
+    const h = setup();
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=s`)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
+    await h.storage.set(PENDING_KEY, "{not json");
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=s`)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("rejects the state of an earlier sign-in once a newer one began", async () => {
+    const h = await begin();
+    await h.tm.beginAuthorization();
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({ code: "STATE_MISMATCH" });
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("turns an RFC 6749 §5.2 error of the exchange into OAuthResponseError and stores nothing", async () => {
+    const h = await begin();
+    h.server.queue.push(() => json(400, { error: "invalid_grant", error_description: "The code was already used." }));
+    const error = await h.tm.completeAuthorization(`${REDIRECT_URI}?code=code_abc&state=${h.state}`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OAuthResponseError);
+    expect(error).toMatchObject({ status: 400, error: "invalid_grant", errorDescription: "The code was already used." });
+    expect(await h.storage.get(TOKENS_KEY)).toBeUndefined();
+  });
+
+  it.each([
+    ["an HTML page with status 200", () => new Response("<html>hello</html>", { status: 200 })],
+    ["JSON without access_token", () => json(200, { token_type: "Bearer", expires_in: 900, refresh_token: "r" })],
+    ["a response without refresh_token", () => tokens("at_1")],
+    ["expires_in of zero", () => tokens("at_1", "rt_1", 0)],
+    ["a 400 HTML page", () => new Response("<html>bad</html>", { status: 400 })],
+    ["a redirect", () => new Response(null, { status: 302, headers: { Location: "https://evil.test/" } })],
+  ])("rejects %s with InvalidResponseError and stores nothing", async (_name, answer) => {
+    const h = await begin();
+    h.server.queue.push(answer);
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toBeInstanceOf(InvalidResponseError);
+    expect(await h.storage.get(TOKENS_KEY)).toBeUndefined();
+    await expect(h.tm.getAccessToken()).rejects.toMatchObject({ code: "NOT_SIGNED_IN" });
+  });
+
+  it("turns a network error or a 5xx of the exchange into TransientError, without retrying the single-use code", async () => {
+    const h = await begin();
+    h.server.queue.push(() => Promise.reject(new TypeError("fetch failed")));
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toBeInstanceOf(TransientError);
+    expect(h.calls).toHaveLength(1);
+    const again = await begin(h);
+    again.server.queue.push(() => new Response("down", { status: 503 }));
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${again.state}`)).rejects.toMatchObject({ code: "TRANSIENT", status: 503 });
+    expect(h.calls).toHaveLength(2);
+  });
+
+  it("sends every request to the tenant's origin only", async () => {
+    const h = setup({ baseUrl: "https://acme.tenant.test/base/" });
+    await signIn(h.tm);
+    h.clock.advance(900_000);
+    await h.tm.getAccessToken();
+    await h.tm.revoke();
+    expect(h.calls.map((c) => c.url)).toEqual([
+      "https://acme.tenant.test/base/oauth/token",
+      "https://acme.tenant.test/base/oauth/token",
+      "https://acme.tenant.test/base/oauth/revoke",
+    ]);
+  });
+});
