@@ -45,7 +45,10 @@ export function startSandbox(options: StartOptions = {}): Promise<RunningSandbox
   const sandbox = createSandbox(options);
   const host = options.host ?? "127.0.0.1";
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: sandbox.fetch, port: options.port ?? 0, hostname: host }) as Server;
+    // overrideGlobalObjects: false keeps the process's own Request and Response: by default the
+    // adapter replaces them, and then a fetch Response in the same process (a test's client) is no
+    // longer `instanceof Response`.
+    const server = serve({ fetch: sandbox.fetch, port: options.port ?? 0, hostname: host, overrideGlobalObjects: false }) as Server;
     const onError = (error: Error): void => {
       server.close();
       reject(error);
