@@ -171,7 +171,7 @@ export class OAuthResponseError extends TokenManagerError implements OAuthErrorF
   declare readonly errorUri?: string;
   constructor(status: number, fields: OAuthErrorFields, code: ErrorCode = "OAUTH_ERROR") {
     super(code, describe(`HTTP ${status}`, fields));
-    Object.assign(this, fields, { status });
+    Object.assign(this, fields, { status, code });
   }
 }
 

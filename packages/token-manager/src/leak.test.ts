@@ -1,0 +1,138 @@
+/**
+ * Regression guard for redaction (issue requirement 4): every path runs with canary token values,
+ * and every error, cause chain, log line, event payload and serialized object is scanned for them.
+ */
+import { inspect } from "node:util";
+import { describe, expect, it } from "vitest";
+import { memoryStorage } from "./storage/memory.js";
+import type { TokenStorage } from "./storage/storage.js";
+import { BASE, CLIENT_ID, REDIRECT_URI, bodyOf, json, setup, type Setup } from "./testing/harness.js";
+
+const CANARY = /CANARY/;
+const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;
+
+describe("redaction", () => {
+  it("never shows a token, code or verifier in errors, causes, logs, events or serialized objects", async () => {
+    const seen: unknown[] = [];
+    const verifiers: string[] = [];
+    let n = 0;
+    let mode = "ok";
+    let storageMode = "ok";
+    const base = memoryStorage();
+    // A storage whose failures quote what they were given, as careless ones do.
+    const storage: TokenStorage = {
+      get: async (k) => {
+        if (storageMode === "read") throw new Error(`cannot read ${k}: last value ${await base.get(k)}`);
+        return base.get(k);
+      },
+      set: async (k, v) => {
+        if (storageMode === "write") throw new Error(`cannot write ${v}`, { cause: new Error(`value=${v}`) });
+        return base.set(k, v);
+      },
+      delete: (k) => base.delete(k),
+    };
+    const pendingStorage = memoryStorage();
+    const h: Setup = setup({ storage, pendingStorage });
+    h.server.handler = async (call) => {
+      const echo = call.body; // the request body, with whatever secret it carries
+      switch (mode) {
+        case "network":
+          throw new TypeError(`fetch failed while sending ${echo}`, { cause: new Error(echo) });
+        case "5xx":
+          return new Response(`<html>error for ${echo}</html>`, { status: 503 });
+        case "invalid_grant":
+          return json(400, { error: "invalid_grant", error_description: `bad ${echo}`, error_uri: `https://x.test/?${echo}` });
+        case "oauth":
+          return json(400, { error: "invalid_request", error_description: `bad ${echo}` });
+        case "html":
+          return new Response(`<html>${echo}</html>`, { status: 200 });
+        case "malformed":
+          return json(200, { access_token: "at_CANARY_bad", token_type: "Bearer", expires_in: -1, refresh_token: "rt_CANARY_bad" });
+        default: {
+          if (call.url.endsWith("/revoke")) return new Response(null, { status: 200 });
+          n++;
+          if (bodyOf(call)["code_verifier"] === undefined && bodyOf(call)["refresh_token"] === undefined) throw new Error("unexpected body");
+          return json(200, { access_token: `at_CANARY_${n}`, refresh_token: `rt_CANARY_${n}`, token_type: "Bearer", expires_in: 900 });
+        }
+      }
+    };
+    for (const event of ["tokens-refreshed", "session-ended", "revoked"] as const) h.tm.on(event, (payload) => seen.push(payload));
+
+    const attempt = async (fn: () => Promise<unknown>) => {
+      try {
+        const result = await fn();
+        // getAccessToken's result is the token itself, handed out on purpose.
+        if (typeof result !== "string") seen.push(result);
+      } catch (e) {
+        seen.push(e);
+      }
+    };
+    const callback = async (extra = "") => {
+      const { url } = await h.tm.beginAuthorization();
+      const pending = JSON.parse((await pendingStorage.get(PENDING_KEY)) ?? "{}") as { verifier: string };
+      verifiers.push(pending.verifier);
+      const state = new URL(url).searchParams.get("state") ?? "";
+      return `${REDIRECT_URI}?code=code_CANARY_${verifiers.length}&state=${state}${extra}`;
+    };
+    const signInWith = async (m: string) => {
+      mode = m;
+      const url = await callback();
+      await attempt(() => h.tm.completeAuthorization(url));
+    };
+
+    // Sign-in: every failure of the exchange, then success.
+    for (const m of ["network", "5xx", "oauth", "html", "malformed", "ok"]) await signInWith(m);
+    // Callback rejections carrying a code.
+    for (const extra of ["&error=access_denied&error_description=User+said+no"]) {
+      const url = await callback(extra);
+      await attempt(() => h.tm.completeAuthorization(url));
+    }
+    await attempt(() => h.tm.completeAuthorization(`${REDIRECT_URI}?code=code_CANARY_y&state=wrong`));
+    // Refresh: success, then each failure.
+    await attempt(() => h.tm.getAccessToken());
+    for (const m of ["ok", "network", "5xx", "oauth", "html", "malformed"]) {
+      mode = m;
+      h.clock.advance(900_000);
+      await attempt(() => h.tm.getAccessToken());
+    }
+    mode = "ok";
+    storageMode = "write";
+    h.clock.advance(900_000);
+    await attempt(() => h.tm.getAccessToken());
+    storageMode = "read";
+    await attempt(() => h.tm.getAccessToken());
+    storageMode = "ok";
+    await attempt(() => h.tm.getAccessToken());
+    // 401 handling and revocation failures.
+    h.tm.onUnauthorized("at_CANARY_unknown");
+    for (const m of ["oauth", "5xx", "network"]) {
+      mode = m;
+      await attempt(() => h.tm.revoke());
+    }
+    // The session ends.
+    mode = "invalid_grant";
+    h.clock.advance(900_000);
+    await attempt(() => h.tm.getAccessToken());
+    // Sign in again and revoke.
+    await signInWith("ok");
+    await attempt(() => h.tm.revoke());
+    await attempt(() => h.tm.signOut());
+
+    const errors = seen.filter((x): x is Error => x instanceof Error);
+    // Every kind of failure was exercised.
+    expect(new Set(errors.map((e) => (e as { code?: string }).code))).toEqual(
+      new Set(["TRANSIENT", "OAUTH_ERROR", "INVALID_RESPONSE", "AUTHORIZATION_DENIED", "NO_PENDING_SIGN_IN", "STORAGE_FAILED", "SESSION_ENDED"]),
+    );
+    const outputs: string[] = [...h.logs, JSON.stringify(h.tm), inspect(h.tm, { showHidden: true, depth: Infinity })];
+    for (const item of seen) {
+      outputs.push(JSON.stringify(item) ?? "", inspect(item, { showHidden: true, depth: Infinity }), String(item));
+      for (let e: unknown = item; e instanceof Error; e = e.cause) outputs.push(e.message, e.stack ?? "", e.name);
+    }
+    const leaks = outputs.filter((o) => CANARY.test(o) || verifiers.some((v) => o.includes(v)));
+    expect(leaks).toEqual([]);
+    // The canaries were really in play: the requests carried them.
+    expect(h.calls.some((c) => CANARY.test(c.body))).toBe(true);
+    expect(verifiers.filter((v) => h.calls.some((c) => c.body.includes(v))).length).toBeGreaterThan(5);
+    expect(h.logs.length).toBeGreaterThan(0);
+  });
+});

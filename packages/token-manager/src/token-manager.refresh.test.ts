@@ -1,0 +1,398 @@
+import { describe, expect, it } from "vitest";
+import { InvalidResponseError, NotSignedInError, OAuthResponseError, SessionEndedError, StorageError, TransientError } from "./errors.js";
+import { processLock, webLock, type LockManagerLike } from "./lock.js";
+import { memoryStorage } from "./storage/memory.js";
+import type { TokenStorage } from "./storage/storage.js";
+import { BASE, CLIENT_ID, bodyOf, deferred, json, setup, signIn, tokenServer, tokens, type Handler } from "./testing/harness.js";
+
+const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
+
+async function signedIn(overrides: Parameters<typeof setup>[0] = {}, server = tokenServer()) {
+  const h = setup(overrides, server);
+  await signIn(h.tm);
+  h.calls.length = 0;
+  return h;
+}
+
+async function stored(storage: TokenStorage): Promise<{ access_token: string; refresh_token: string } | undefined> {
+  const raw = await storage.get(TOKENS_KEY);
+  return raw ? (JSON.parse(raw) as { access_token: string; refresh_token: string }) : undefined;
+}
+
+describe("getAccessToken on a fresh token", () => {
+  it("returns the stored token with no request", async () => {
+    const h = await signedIn();
+    h.clock.advance(899_000 - 60_000);
+    expect(await h.tm.getAccessToken()).toBe("at_1");
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("loads the tokens from storage in a new manager, with no request", async () => {
+    const h = await signedIn();
+    const again = setup({ storage: h.storage });
+    expect(await again.tm.getAccessToken()).toBe("at_1");
+    expect(again.calls).toHaveLength(0);
+  });
+
+  it("throws NotSignedInError when there are no tokens, with no request", async () => {
+    const h = setup();
+    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(NotSignedInError);
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("treats an unreadable stored record as no session", async () => {
+    const h = setup();
+    await h.storage.set(TOKENS_KEY, "{broken");
+    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(NotSignedInError);
+    await h.storage.set(TOKENS_KEY, JSON.stringify({ access_token: "a" }));
+    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(NotSignedInError);
+    expect(h.calls).toHaveLength(0);
+  });
+});
+
+describe("refresh", () => {
+  it("refreshes when the token is within the leeway of expiry, checked at use time without timers", async () => {
+    const h = await signedIn();
+    h.clock.advance(900_000 - 60_000);
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(h.calls).toHaveLength(1);
+    expect(h.calls[0]?.url).toBe(`${BASE}/oauth/token`);
+    expect(h.calls[0]?.headers).toMatchObject({ accept: "application/json", "content-type": "application/json" });
+    expect(bodyOf(h.calls[0]!)).toEqual({ grant_type: "refresh_token", refresh_token: "rt_1", client_id: CLIENT_ID });
+  });
+
+  it("honours a configured leeway", async () => {
+    const h = await signedIn({ refreshLeewayMs: 120_000 });
+    h.clock.advance(900_000 - 120_001);
+    expect(await h.tm.getAccessToken()).toBe("at_1");
+    h.clock.advance(1);
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+  });
+
+  it("caps the leeway at half the lifetime, so a short-lived token is not refreshed on every call", async () => {
+    const server = tokenServer();
+    const h = setup({ refreshLeewayMs: 60_000 }, server);
+    server.queue.push(() => tokens("at_short", "rt_short", 30));
+    await signIn(h.tm);
+    h.clock.advance(14_000);
+    expect(await h.tm.getAccessToken()).toBe("at_short");
+    h.clock.advance(1_000);
+    expect(await h.tm.getAccessToken()).not.toBe("at_short");
+  });
+
+  it("refreshes when the clock went back before the receive time", async () => {
+    const h = await signedIn();
+    h.clock.advance(-3_600_000);
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+  });
+
+  it("stores the rotated refresh token in place of the old one", async () => {
+    const h = await signedIn();
+    h.clock.advance(900_000);
+    await h.tm.getAccessToken();
+    expect(await stored(h.storage)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
+    h.clock.advance(900_000);
+    await h.tm.getAccessToken();
+    expect(bodyOf(h.calls[1]!)).toMatchObject({ refresh_token: "rt_2" });
+  });
+
+  it("keeps the old refresh token when the response has none", async () => {
+    const h = await signedIn();
+    h.server.queue.push(() => tokens("at_norotate"));
+    h.clock.advance(900_000);
+    expect(await h.tm.getAccessToken()).toBe("at_norotate");
+    expect(await stored(h.storage)).toMatchObject({ access_token: "at_norotate", refresh_token: "rt_1" });
+    h.clock.advance(900_000);
+    await h.tm.getAccessToken();
+    expect(bodyOf(h.calls[1]!)).toMatchObject({ refresh_token: "rt_1" });
+  });
+
+  it("hands out the new access token only after the rotated refresh token is persisted", async () => {
+    const base = memoryStorage();
+    const gate = deferred();
+    let gated = false;
+    const storage: TokenStorage = {
+      ...base,
+      set: async (key, value) => {
+        if (gated) await gate.promise;
+        await base.set(key, value);
+      },
+    };
+    const h = await signedIn({ storage });
+    h.clock.advance(900_000);
+    gated = true;
+    let handedOut: string | undefined;
+    const pending = h.tm.getAccessToken().then((t) => (handedOut = t));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(h.calls).toHaveLength(1);
+    expect(handedOut).toBeUndefined();
+    expect(await stored(base)).toMatchObject({ refresh_token: "rt_1" });
+    gate.resolve();
+    await pending;
+    expect(handedOut).toBe("at_2");
+    expect(await stored(base)).toMatchObject({ refresh_token: "rt_2" });
+  });
+
+  it("makes exactly one refresh request for 1,000 concurrent callers on an expired token, and gives all of them the new token", async () => {
+    const h = await signedIn();
+    h.clock.advance(900_000);
+    const results = await Promise.all(Array.from({ length: 1000 }, () => h.tm.getAccessToken()));
+    expect(h.calls).toHaveLength(1);
+    expect(new Set(results)).toEqual(new Set(["at_2"]));
+    expect(h.server.refreshes).toBe(1);
+  });
+
+  it("fires tokens-refreshed with the expiry and no token", async () => {
+    const h = await signedIn();
+    const events: unknown[] = [];
+    h.tm.on("tokens-refreshed", (info) => events.push(info));
+    h.clock.advance(900_000);
+    await h.tm.getAccessToken();
+    expect(events).toEqual([{ expiresAt: h.clock.now() + 900_000, scope: undefined }]);
+  });
+});
+
+describe("a storage that fails on write", () => {
+  it("surfaces StorageError, hands out no unpersisted token, and persists it on the next call without a new request", async () => {
+    const base = memoryStorage();
+    let failing = false;
+    const storage: TokenStorage = {
+      ...base,
+      set: async (key, value) => {
+        if (failing) throw new Error("disk full");
+        await base.set(key, value);
+      },
+    };
+    const h = await signedIn({ storage });
+    h.clock.advance(900_000);
+    failing = true;
+    const results = await Promise.allSettled([h.tm.getAccessToken(), h.tm.getAccessToken()]);
+    for (const r of results) {
+      expect(r.status).toBe("rejected");
+      expect((r as PromiseRejectedResult).reason).toBeInstanceOf(StorageError);
+    }
+    expect(h.calls).toHaveLength(1);
+    expect(await stored(base)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(StorageError);
+    expect(h.calls).toHaveLength(1);
+    failing = false;
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(h.calls).toHaveLength(1);
+    expect(await stored(base)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
+  });
+
+  it("surfaces StorageError from the code exchange and hands out nothing", async () => {
+    const storage: TokenStorage = { ...memoryStorage(), set: async () => Promise.reject(new Error("quota")) };
+    const pendingStorage = memoryStorage();
+    const h = setup({ storage, pendingStorage });
+    await expect(signIn(h.tm)).rejects.toBeInstanceOf(StorageError);
+    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(StorageError);
+  });
+
+  it("surfaces a failing read as StorageError", async () => {
+    const storage: TokenStorage = { ...memoryStorage(), get: async () => Promise.reject(new Error("locked")) };
+    const h = setup({ storage });
+    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(StorageError);
+  });
+});
+
+describe("refresh failures", () => {
+  it("ends the session on invalid_grant: clears the tokens, fires session-ended once and throws SessionEndedError", async () => {
+    const h = await signedIn();
+    const ended: unknown[] = [];
+    h.tm.on("session-ended", (e) => ended.push(e.error));
+    h.server.queue.push(() => json(400, { error: "invalid_grant", error_description: "Refresh token expired" }));
+    h.clock.advance(900_000);
+    const results = await Promise.allSettled([h.tm.getAccessToken(), h.tm.getAccessToken()]);
+    const reasons = results.map((r) => (r as PromiseRejectedResult).reason as unknown);
+    expect(reasons[0]).toBeInstanceOf(SessionEndedError);
+    expect(reasons[0]).toMatchObject({ code: "SESSION_ENDED", error: "invalid_grant", errorDescription: "Refresh token expired", status: 400 });
+    expect(reasons[1]).toBe(reasons[0]);
+    expect(ended).toEqual([reasons[0]]);
+    expect(await h.storage.get(TOKENS_KEY)).toBeUndefined();
+    expect(h.calls).toHaveLength(1);
+    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(NotSignedInError);
+    expect(h.calls).toHaveLength(1);
+  });
+
+  it("retries a 5xx with bounded backoff and succeeds", async () => {
+    const h = await signedIn();
+    h.server.queue.push(() => new Response("busy", { status: 503 }), () => new Response("oops", { status: 500 }));
+    h.clock.advance(900_000);
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(h.calls).toHaveLength(3);
+  });
+
+  it("keeps the tokens and throws TransientError after the bounded retries of a 5xx", async () => {
+    const h = await signedIn();
+    const down = () => new Response("<html>502</html>", { status: 502 });
+    h.server.queue.push(down, down, down, down);
+    h.clock.advance(900_000);
+    const error = await h.tm.getAccessToken().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect(error).not.toBeInstanceOf(SessionEndedError);
+    expect(error).toMatchObject({ code: "TRANSIENT", status: 502, attempts: 3 });
+    expect(h.calls).toHaveLength(3);
+    expect(await stored(h.storage)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+    h.server.queue.length = 0;
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+  });
+
+  it("keeps the tokens and throws TransientError on network errors, 429 and timeouts", async () => {
+    const h = await signedIn({ retry: { attempts: 3, baseDelayMs: 0 } });
+    h.server.queue.push(
+      () => Promise.reject(new TypeError("fetch failed")),
+      () => new Response("", { status: 429 }),
+      () => Promise.reject(new DOMException("The operation timed out.", "TimeoutError")),
+    );
+    h.clock.advance(900_000);
+    const error = await h.tm.getAccessToken().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect(error).toMatchObject({ status: undefined, attempts: 3 });
+    expect((error as Error).cause).toBeInstanceOf(Error);
+    expect(await stored(h.storage)).toMatchObject({ refresh_token: "rt_1" });
+  });
+
+  it("makes exactly `attempts` requests", async () => {
+    const h = await signedIn({ retry: { attempts: 1, baseDelayMs: 0 } });
+    h.server.queue.push(() => new Response("", { status: 503 }));
+    h.clock.advance(900_000);
+    await expect(h.tm.getAccessToken()).rejects.toMatchObject({ attempts: 1 });
+    expect(h.calls).toHaveLength(1);
+  });
+
+  it("keeps the tokens on another OAuth error and throws OAuthResponseError", async () => {
+    const h = await signedIn();
+    h.server.queue.push(() => json(401, { error: "invalid_client" }));
+    h.clock.advance(900_000);
+    const error = await h.tm.getAccessToken().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OAuthResponseError);
+    expect(error).not.toBeInstanceOf(SessionEndedError);
+    expect(error).toMatchObject({ code: "OAUTH_ERROR", error: "invalid_client", status: 401 });
+    expect(await stored(h.storage)).toMatchObject({ refresh_token: "rt_1" });
+  });
+
+  it.each([
+    ["an HTML page", () => new Response("<!doctype html><p>maintenance</p>", { status: 200 })],
+    ["a missing access_token", () => json(200, { token_type: "Bearer", expires_in: 900 })],
+    ["a string expires_in", () => json(200, { access_token: "a", token_type: "Bearer", expires_in: "900" })],
+    ["a redirect to another origin", () => new Response(null, { status: 307, headers: { Location: "https://evil.test/token" } })],
+  ])("rejects a refresh answered with %s, storing nothing", async (_name, answer) => {
+    const h = await signedIn();
+    h.server.queue.push(answer);
+    h.clock.advance(900_000);
+    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(InvalidResponseError);
+    expect(await stored(h.storage)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+  });
+});
+
+describe("onUnauthorized", () => {
+  it("marks the current token unusable, so that concurrent 401s cause one refresh", async () => {
+    const h = await signedIn();
+    const token = await h.tm.getAccessToken();
+    for (let i = 0; i < 10; i++) h.tm.onUnauthorized(token);
+    const next = await Promise.all(Array.from({ length: 10 }, () => h.tm.getAccessToken()));
+    expect(new Set(next)).toEqual(new Set(["at_2"]));
+    expect(h.calls).toHaveLength(1);
+    // A late 401 for the old token does not throw away the new one.
+    h.tm.onUnauthorized(token);
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(h.calls).toHaveLength(1);
+  });
+
+  it("ignores a token that is not the current one", async () => {
+    const h = await signedIn();
+    h.tm.onUnauthorized("at_other");
+    expect(await h.tm.getAccessToken()).toBe("at_1");
+    expect(h.calls).toHaveLength(0);
+  });
+});
+
+describe("several tabs or managers sharing one storage", () => {
+  it("make one refresh through a shared lock, the others re-reading storage after taking it", async () => {
+    const storage = memoryStorage();
+    const lock = processLock();
+    const server = tokenServer();
+    const first = setup({ storage, lock }, server);
+    await signIn(first.tm);
+    const tabs = [first, ...Array.from({ length: 4 }, () => setup({ storage, lock }, server))];
+    for (const tab of tabs) {
+      expect(await tab.tm.getAccessToken()).toBe("at_1");
+      tab.clock.advance(900_000);
+    }
+    const results = await Promise.all(tabs.flatMap((tab) => Array.from({ length: 20 }, () => tab.tm.getAccessToken())));
+    expect(new Set(results)).toEqual(new Set(["at_2"]));
+    expect(server.refreshes).toBe(1);
+  });
+
+  it("make one refresh through Web Locks", async () => {
+    // A LockManager that queues requests per name, like navigator.locks.
+    const tails = new Map<string, Promise<unknown>>();
+    const locks: LockManagerLike = {
+      request(name, _options, task) {
+        const run = (tails.get(name) ?? Promise.resolve()).then(task, task);
+        tails.set(name, run.catch(() => undefined));
+        return run;
+      },
+    };
+    const storage = memoryStorage();
+    const server = tokenServer();
+    const tabs = Array.from({ length: 3 }, () => setup({ storage, lock: webLock(locks) }, server));
+    await signIn(tabs[0]!.tm);
+    for (const tab of tabs) tab.clock.advance(900_000);
+    const results = await Promise.all(tabs.flatMap((tab) => [tab.tm.getAccessToken(), tab.tm.getAccessToken()]));
+    expect(new Set(results)).toEqual(new Set(["at_2"]));
+    expect(server.refreshes).toBe(1);
+  });
+
+  it("uses the refresh token another process rotated meanwhile instead of ending the session", async () => {
+    // Two processes without a shared lock: both refresh with rt_1; the server rotates once.
+    const storage = memoryStorage();
+    let valid = "rt_1";
+    let n = 1;
+    const secondHeld = deferred();
+    const firstDone = deferred();
+    let requests = 0;
+    const handler: Handler = async (call) => {
+      const body = bodyOf(call);
+      if (body["grant_type"] === "authorization_code") return tokens("at_1", "rt_1");
+      const mine = ++requests;
+      if (mine === 2) {
+        secondHeld.resolve();
+        await firstDone.promise;
+      } else await secondHeld.promise;
+      if (body["refresh_token"] !== valid) return json(400, { error: "invalid_grant" });
+      n++;
+      valid = `rt_${n}`;
+      return tokens(`at_${n}`, valid);
+    };
+    const a = setup({ storage, lock: processLock() }, { refreshes: 0, queue: [], handler });
+    await signIn(a.tm);
+    const b = setup({ storage, lock: processLock() }, { refreshes: 0, queue: [], handler });
+    a.clock.advance(900_000);
+    b.clock.advance(900_000);
+    const pa = a.tm.getAccessToken().then((t) => (firstDone.resolve(), t));
+    const pb = b.tm.getAccessToken();
+    expect(await pa).toBe("at_2");
+    expect(await pb).toBe("at_2");
+    expect(await stored(storage)).toMatchObject({ refresh_token: "rt_2" });
+  });
+});
+
+describe("sign-out during a refresh", () => {
+  it("discards the refresh result instead of resurrecting the session", async () => {
+    const h = await signedIn();
+    const gate = deferred();
+    h.server.queue.push(async () => {
+      await gate.promise;
+      return tokens("at_late", "rt_late");
+    });
+    h.clock.advance(900_000);
+    const pending = h.tm.getAccessToken();
+    await new Promise((r) => setTimeout(r, 0));
+    await h.tm.signOut();
+    gate.resolve();
+    await expect(pending).rejects.toBeInstanceOf(NotSignedInError);
+    expect(await h.storage.get(TOKENS_KEY)).toBeUndefined();
+  });
+});
