@@ -35,7 +35,7 @@ export type WithForbidden<R> = R extends { error: infer E; data?: never; respons
 
 /** The result of calling `Method` on `Path` with `Init`. */
 export type TenantFetchResponse<Paths, Path extends keyof Paths, Method extends HttpMethod, Init, Media extends MediaType> =
-  Paths[Path] extends Record<Method, Record<string | number, unknown>>
+  Paths[Path] extends Record<Method, Record<string | number, any>>
     ? WithForbidden<FetchResponse<Paths[Path][Method], Init, Media>>
     : never;
 

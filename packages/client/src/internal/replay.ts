@@ -123,7 +123,7 @@ export async function followRedirects(
     if (scope !== undefined && !scope.contains(target.href)) headers.delete("authorization");
     if ((method === "GET" || method === "HEAD") && currentBody !== null) currentBody = null;
     if (request.body !== null && currentBody === null && method !== "GET" && method !== "HEAD") return response; // body not replayable
-    await response.body?.cancel().catch(() => undefined);
+    discard(response);
     request = new Request(target, { method, headers, body: currentBody, redirect: "manual", signal: request.signal });
     try {
       response = await fetch(request);
@@ -132,4 +132,12 @@ export async function followRedirects(
     }
   }
   return response;
+}
+
+/**
+ * Releases the body of a response that is being replaced. Not awaited: cancelling one branch of a
+ * teed (cloned) body settles only when the other branch is consumed too.
+ */
+export function discard(response: Response): void {
+  response.body?.cancel().catch(() => undefined);
 }

@@ -1,7 +1,7 @@
 import type { Middleware } from "openapi-fetch";
 import { createApiScope, type ApiScope } from "../api-scope.js";
 import { validateBaseUrl } from "../base-url.js";
-import { captureBody, followIntent, rebuild, send, storedBody } from "../internal/replay.js";
+import { captureBody, followIntent, rebuild, send, storedBody, discard } from "../internal/replay.js";
 import { parseRetryAfter } from "../retry-after.js";
 
 /** Options of {@link retryMiddleware}. Every field is optional. */
@@ -108,7 +108,7 @@ export function retryMiddleware(options: RetryOptions = {}): Middleware {
         if (delay === undefined || request.signal.aborted) break;
         await sleep(delay, request.signal);
         if (request.signal.aborted) break;
-        await response.body?.cancel().catch(() => undefined);
+        discard(response);
         response = await send(params.options.fetch, rebuild(request, body), body, follow, scope);
       }
       return response;

@@ -4,7 +4,7 @@ import type { AuthStrategy } from "../auth-strategy.js";
 import { validateBaseUrl } from "../base-url.js";
 import { InvalidTokenError } from "../errors.js";
 import { B64TOKEN } from "../internal/b64token.js";
-import { bearerTokenOf, captureBody, followIntent, rebuild, send, storedBody } from "../internal/replay.js";
+import { bearerTokenOf, captureBody, followIntent, rebuild, send, storedBody, discard } from "../internal/replay.js";
 
 /** Options of {@link unauthorizedRetryMiddleware}. */
 export interface UnauthorizedRetryMiddlewareOptions {
@@ -58,7 +58,7 @@ export function unauthorizedRetryMiddleware(options: UnauthorizedRetryMiddleware
       if (fresh === rejected) return undefined; // the same token would be rejected again
       const headers = new Headers(request.headers);
       headers.set("authorization", `Bearer ${fresh}`);
-      await response.body?.cancel().catch(() => undefined);
+      discard(response);
       const follow = followIntent.has(request) || request.redirect === "follow";
       return send(params.options.fetch, rebuild(request, body, headers), body, follow, scope);
     },
