@@ -22,6 +22,7 @@ import { DEMO_USER, USER_SCOPE, userRoute } from "./routes/user.js";
 import type { SandboxState } from "./state.js";
 import { TokenStore, type IssuedTokens } from "./tokens.js";
 import { checkScope } from "./scopes.js";
+import { cors } from "./cors.js";
 
 /** Options of {@link createSandbox}. */
 export interface SandboxOptions {
@@ -104,6 +105,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     maxSize: MAX_BODY_BYTES,
     onError: () => oauthError("invalid_request", `The body is larger than ${MAX_BODY_BYTES} bytes.`),
   });
+
+  const allowBrowsers = cors(state.clients);
+  for (const path of ["/oauth/token", "/oauth/revoke", "/api/v1/*"]) app.use(path, allowBrowsers);
 
   app.get("/oauth/authorize", authorizeRoute(state));
   app.all("/oauth/authorize", () => methodNotAllowed(["GET"]));

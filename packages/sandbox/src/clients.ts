@@ -144,6 +144,19 @@ export class ClientRegistry {
     return client.redirectUris.includes(redirectUri);
   }
 
+  /**
+   * Whether `origin` is the origin of a redirect URI of some registered client: the browser
+   * origins that may call the token, revocation and API endpoints.
+   */
+  allowsOrigin(origin: string): boolean {
+    for (const client of this.#clients.values()) {
+      for (const uri of client.redirectUris) {
+        if (new URL(uri).origin === origin) return true;
+      }
+    }
+    return false;
+  }
+
   /** Every registered client. */
   list(): ClientRegistration[] {
     return [...this.#clients.values()];

@@ -77,6 +77,21 @@ export function invalidToken(description: string): Response {
 }
 
 /**
+ * Answers 401 to a request that carries no credentials at all: the challenge names the scheme
+ * and realm but no error code.
+ *
+ * @example return missingToken();
+ * @see RFC 6750 §3.1 ("If the request lacks any authentication information … the resource server
+ * SHOULD NOT include an error code")
+ */
+export function missingToken(): Response {
+  return Response.json(
+    { error_description: "An access token is required." },
+    { status: 401, headers: { "WWW-Authenticate": `Bearer realm="${REALM}"`, "Cache-Control": "no-store" } },
+  );
+}
+
+/**
  * Answers 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`.
  *
  * @example return insufficientScope("profile:read");

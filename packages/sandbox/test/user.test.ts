@@ -25,8 +25,13 @@ describe("GET /api/v1/auth/user", () => {
     expect(response.status).toBe(200);
   });
 
+  it("answers a request with no credentials with 401 and a bearer challenge without an error code (RFC 6750 §3.1)", async () => {
+    const response = await testSandbox().app.request("/api/v1/auth/user");
+    expect(response.status).toBe(401);
+    expect(response.headers.get("www-authenticate")).toBe('Bearer realm="tenant-sandbox"');
+  });
+
   it.each([
-    ["no Authorization header", undefined],
     ["a Basic header", "Basic ZGVtbzpkZW1v"],
     ["a bearer header with no token", "Bearer "],
     ["a token with a character outside b64token", "Bearer at_a\"b"],
@@ -34,8 +39,7 @@ describe("GET /api/v1/auth/user", () => {
     ["an unknown token", "Bearer at_unknown"],
   ])("answers %s with 401 and a WWW-Authenticate invalid_token challenge", async (_name, header) => {
     const sandbox = testSandbox();
-    const headers: Record<string, string> = header === undefined ? {} : { authorization: header };
-    const response = await sandbox.app.request("/api/v1/auth/user", { headers });
+    const response = await sandbox.app.request("/api/v1/auth/user", { headers: { authorization: header } });
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toMatch(/^Bearer .*error="invalid_token"/);
     expect(await response.json()).toMatchObject({ error: "invalid_token" });

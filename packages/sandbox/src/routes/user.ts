@@ -4,7 +4,7 @@
  * @module
  */
 import type { Context } from "hono";
-import { insufficientScope, invalidToken } from "../errors.js";
+import { insufficientScope, invalidToken, missingToken } from "../errors.js";
 import type { SandboxState } from "../state.js";
 
 /** The scope the route requires. */
@@ -32,8 +32,8 @@ export function bearerToken(header: string | null | undefined): string | undefin
 }
 
 /**
- * Handles `GET /api/v1/auth/user`: 401 with `error="invalid_token"` for a missing, malformed,
- * unknown, expired or revoked token; 403 with `error="insufficient_scope", scope="profile:read"`
+ * Handles `GET /api/v1/auth/user`: 401 with a bare bearer challenge when no token is sent, and
+ * with `error="invalid_token"` for a malformed, unknown, expired or revoked one; 403 with `error="insufficient_scope", scope="profile:read"`
  * when the token lacks `profile:read`; otherwise 200 and the user record.
  *
  * @see RFC 6750 §3.1
@@ -41,7 +41,7 @@ export function bearerToken(header: string | null | undefined): string | undefin
 export function userRoute(state: SandboxState) {
   return (c: Context): Response => {
     const header = c.req.header("authorization");
-    if (header === undefined) return invalidToken("An access token is required.");
+    if (header === undefined) return missingToken();
     const token = bearerToken(header);
     if (token === undefined) return invalidToken("The Authorization header is not a bearer token.");
     const found = state.tokens.inspect(token);

@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { CLIENT_ID, signIn, testSandbox } from "./helpers.js";
+
+// The test sandbox registers http://127.0.0.1:53682/callback and http://localhost:53682/callback.
+const ALLOWED = "http://127.0.0.1:53682";
+const preflight = (path: string, origin: string) =>
+  testSandbox().app.request(path, {
+    method: "OPTIONS",
+    headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type, authorization" },
+  });
+
+describe("CORS for browser integrations", () => {
+  it.each(["/oauth/token", "/oauth/revoke", "/api/v1/auth/user"])("lets the origin of a registered redirect URI preflight %s", async (path) => {
+    const response = await preflight(path, ALLOWED);
+    expect(response.status).toBe(204);
+    expect(response.headers.get("access-control-allow-origin")).toBe(ALLOWED);
+    expect(response.headers.get("access-control-allow-headers")).toMatch(/Authorization/);
+    expect(response.headers.get("access-control-allow-methods")).toMatch(/POST/);
+  });
+
+  it("refuses a preflight from an origin no client registered, and never answers with *", async () => {
+    const response = await preflight("/oauth/token", "https://evil.example");
+    expect(response.status).toBe(403);
+    expect(response.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("marks API answers readable by an allowed origin and exposes WWW-Authenticate", async () => {
+    const sandbox = testSandbox();
+    const tokens = await signIn(sandbox);
+    const ok = await sandbox.app.request("/api/v1/auth/user", { headers: { origin: ALLOWED, authorization: `Bearer ${tokens.access_token}` } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("access-control-allow-origin")).toBe(ALLOWED);
+    const denied = await sandbox.app.request("/api/v1/auth/user", { headers: { origin: ALLOWED } });
+    expect(denied.status).toBe(401);
+    expect(denied.headers.get("access-control-expose-headers")).toMatch(/WWW-Authenticate/);
+  });
+
+  it("adds nothing for another origin or the authorize page", async () => {
+    const sandbox = testSandbox();
+    const other = await sandbox.app.request("/api/v1/auth/user", { headers: { origin: "https://evil.example" } });
+    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    const page = await sandbox.app.request(`/oauth/authorize?client_id=${CLIENT_ID}`, { headers: { origin: ALLOWED } });
+    expect(page.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
