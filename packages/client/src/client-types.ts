@@ -98,6 +98,7 @@ export interface RawOperation {
   };
   requestBody?: { content: { "application/json": unknown } };
   responses: {
+    "2XX": { content: { "application/json": unknown } };
     default: { content: { "application/json": unknown } };
   };
 }

@@ -63,6 +63,12 @@ export function parseWwwAuthenticate(header: string): AuthChallenge[] {
     while (i < n && TCHAR.test(s[i] as string)) i++;
     return s.slice(start, i);
   };
+  // an unquoted value: a token by the grammar, but be lenient and read up to a comma or whitespace
+  const readBareValue = (): string => {
+    const start = i;
+    while (i < n && s[i] !== "," && s[i] !== " " && s[i] !== "\t" && s[i] !== '"') i++;
+    return s.slice(start, i);
+  };
   const readQuoted = (): string => {
     // s[i] === '"'
     i++;
@@ -130,7 +136,7 @@ export function parseWwwAuthenticate(header: string): AuthChallenge[] {
         }
         i++;
         skipWs();
-        const value = s[i] === '"' ? readQuoted() : readToken();
+        const value = s[i] === '"' ? readQuoted() : readBareValue();
         const key = name.toLowerCase();
         if (!(key in params)) params[key] = value;
         skipWs();

@@ -1,0 +1,228 @@
+import { inspect } from "node:util";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { staticToken } from "./auth-strategy.js";
+import { createTenantClient } from "./create-tenant-client.js";
+import { ForbiddenError, InsufficientScopeError, InvalidTokenError, NetworkError, PathOutsideApiError, TenantClientError } from "./errors.js";
+import { fakeFetch, json } from "./test-support/fake-fetch.js";
+
+const baseUrl = "https://acme.tenant.example";
+const TOKEN = "at_S3cr3tT0k3nValue";
+
+function client(fetch: (r: Request) => Promise<Response>) {
+  return createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, retry: false });
+}
+
+/** Everything a careless logger could print about a value. */
+function everyRendering(value: unknown): string {
+  const e = value as { message?: unknown; stack?: unknown; cause?: unknown };
+  return [String(value), JSON.stringify(value), inspect(value, { depth: 10 }), e.message, e.stack, inspect(e.cause, { depth: 10 }), JSON.stringify(e.cause)].join("\n");
+}
+
+describe("403 as a typed error value", () => {
+  it("returns an InsufficientScopeError naming the required scope, with the body", async () => {
+    const fetch = fakeFetch(
+      json(403, { error: "insufficient_scope" }, { "www-authenticate": 'Bearer error="insufficient_scope", scope="profile:read"' }),
+    );
+    const { data, error, response } = await client(fetch).GET("/api/v1/auth/user");
+    expect(data).toBeUndefined();
+    expect(response.status).toBe(403);
+    expect(error).toBeInstanceOf(InsufficientScopeError);
+    expect(error).toBeInstanceOf(ForbiddenError);
+    if (!(error instanceof ForbiddenError)) throw new Error("expected a ForbiddenError");
+    expectTypeOf(error.status).toEqualTypeOf<403>();
+    expect(error.status).toBe(403);
+    expect(error.code).toBe("INSUFFICIENT_SCOPE");
+    expect(error.name).toBe("InsufficientScopeError");
+    expect(error.requiredScope).toEqual(["profile:read"]);
+    expect(error.body).toEqual({ error: "insufficient_scope" });
+  });
+
+  it("returns a plain ForbiddenError with an empty scope list when the server names none", async () => {
+    const fetch = fakeFetch(new Response("nope", { status: 403 }));
+    const { error } = await client(fetch).GET("/api/v1/auth/user");
+    expect(error).toBeInstanceOf(ForbiddenError);
+    expect(error).not.toBeInstanceOf(InsufficientScopeError);
+    expect((error as ForbiddenError).requiredScope).toEqual([]);
+    expect((error as ForbiddenError).body).toBe("nope");
+    expect((error as ForbiddenError).code).toBe("FORBIDDEN");
+  });
+
+  it("returns the same error value from the escape hatch", async () => {
+    const fetch = fakeFetch(json(403, {}, { "www-authenticate": 'Bearer error="insufficient_scope", scope="tickets:read"' }));
+    const { error } = await client(fetch).raw.GET("/api/v1/tickets");
+    expect((error as ForbiddenError).requiredScope).toEqual(["tickets:read"]);
+  });
+
+  it("leaves other error statuses as openapi-fetch parsed them", async () => {
+    const fetch = fakeFetch(json(404, { error: "not_found" }));
+    const { error } = await client(fetch).raw.GET("/api/v1/tickets/1");
+    expect(error).toEqual({ error: "not_found" });
+  });
+});
+
+describe("the escape hatch: client.raw", () => {
+  it("calls an /api/v1 route the contract does not list, with the token", async () => {
+    const fetch = fakeFetch(json(200, [{ id: 1 }]));
+    const { data } = await client(fetch).raw.GET("/api/v1/tickets", { params: { query: { page: 2 } } });
+    expect(data).toEqual([{ id: 1 }]);
+    expect(fetch.calls[0]?.url).toBe(`${baseUrl}/api/v1/tickets?page=2`);
+    expect(fetch.calls[0]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it("substitutes path parameters", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    await client(fetch).raw.DELETE("/api/v1/tickets/{id}", { params: { path: { id: "t 1" } } });
+    expect(fetch.calls[0]?.url).toBe(`${baseUrl}/api/v1/tickets/t%201`);
+    expect(fetch.calls[0]?.method).toBe("DELETE");
+  });
+
+  it("refuses an OAuth path without sending anything", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    await expect(client(fetch).raw.POST("/oauth/token" as "/api/v1/x", { body: {} })).rejects.toBeInstanceOf(PathOutsideApiError);
+    expect(fetch.calls).toHaveLength(0);
+  });
+
+  it("refuses a path that leaves /api/v1 through dot segments or a path parameter", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const c = client(fetch);
+    await expect(c.raw.GET("/api/v1/../../oauth/revoke")).rejects.toBeInstanceOf(PathOutsideApiError);
+    await expect(c.raw.GET("/api/v1/{id}", { params: { path: { id: ".." } } })).rejects.toBeInstanceOf(PathOutsideApiError);
+    expect(fetch.calls).toHaveLength(0);
+  });
+
+  it("refuses another origin given as a per-request base URL", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const failure = await client(fetch).raw.GET("/api/v1/tickets", { baseUrl: "https://evil.example" }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(PathOutsideApiError);
+    expect((failure as PathOutsideApiError).code).toBe("PATH_OUTSIDE_API");
+    expect(fetch.calls).toHaveLength(0);
+  });
+
+  it("refuses /api/v10, which only looks like /api/v1", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    await expect(client(fetch).raw.GET("/api/v10" as "/api/v1/x")).rejects.toBeInstanceOf(PathOutsideApiError);
+  });
+});
+
+describe("network failures", () => {
+  it("throw a NetworkError with code NETWORK_ERROR and the cause", async () => {
+    const cause = Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } });
+    const failure = await client(fakeFetch(cause)).GET("/api/v1/auth/user").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(NetworkError);
+    expect(failure).toBeInstanceOf(TenantClientError);
+    const error = failure as NetworkError;
+    expect(error.name).toBe("NetworkError");
+    expect(error.code).toBe("NETWORK_ERROR");
+    expect(error.cause).toBe(cause);
+    expect(error.method).toBe("GET");
+    expect(error.url).toBe(`${baseUrl}/api/v1/auth/user`);
+  });
+
+  it("say ABORTED when the request's signal was aborted", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const abort = new DOMException("This operation was aborted", "AbortError");
+    const failure = await client(fakeFetch(abort)).GET("/api/v1/auth/user", { signal: controller.signal }).catch((e: unknown) => e);
+    expect((failure as NetworkError).code).toBe("ABORTED");
+  });
+
+  it("say TIMEOUT for a TimeoutError", async () => {
+    const failure = await client(fakeFetch(new DOMException("timed out", "TimeoutError"))).GET("/api/v1/auth/user").catch((e: unknown) => e);
+    expect((failure as NetworkError).code).toBe("TIMEOUT");
+  });
+
+  it("are typed when a retry fails to send, too", async () => {
+    let n = 1;
+    const auth = { getAccessToken: async () => `at_${n}`, onUnauthorized: () => void n++ };
+    const fetch = fakeFetch(json(401, {}), new TypeError("fetch failed"));
+    const failure = await createTenantClient({ baseUrl, auth, fetch }).GET("/api/v1/auth/user").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(NetworkError);
+  });
+});
+
+describe("no token in any error", () => {
+  it("redacts a token that a failing fetch put in its error", async () => {
+    const leaky = new Error(`connect failed for Authorization: Bearer ${TOKEN}`);
+    const failure = await client(fakeFetch(leaky)).GET("/api/v1/auth/user").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(NetworkError);
+    expect(everyRendering(failure)).not.toContain(TOKEN);
+    expect((failure as NetworkError).message).toContain("[redacted]");
+  });
+
+  it("keeps the token out of a ForbiddenError", async () => {
+    const fetch = fakeFetch(json(403, { seen: "x" }, { "www-authenticate": 'Bearer error="insufficient_scope", scope="profile:read"' }));
+    const { error } = await client(fetch).GET("/api/v1/auth/user");
+    expect(everyRendering(error)).not.toContain(TOKEN);
+  });
+
+  it("keeps the token out of an InvalidTokenError", async () => {
+    const bad = `${TOKEN} \n`;
+    const failure = await createTenantClient({ baseUrl, auth: staticToken(bad), fetch: fakeFetch(json(200, {})) })
+      .GET("/api/v1/auth/user")
+      .catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(InvalidTokenError);
+    expect(everyRendering(failure)).not.toContain(TOKEN);
+  });
+
+  it("keeps the token out of a PathOutsideApiError and its URL out of the query", async () => {
+    const failure = await client(fakeFetch(json(200, {})))
+      .raw.GET("/api/v1/../x", { params: { query: { token: TOKEN } } })
+      .catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(PathOutsideApiError);
+    expect(everyRendering(failure)).not.toContain(TOKEN);
+  });
+
+  it("prints a staticToken strategy as [redacted]", () => {
+    const auth = staticToken(TOKEN);
+    expect(everyRendering(auth)).not.toContain(TOKEN);
+    expect(JSON.stringify(auth)).toContain("[redacted]");
+  });
+});
+
+describe("createTenantClient options", () => {
+  it("sends Accept: application/json by default and merges extra headers", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, headers: { "X-Integration": "demo" } }).GET("/api/v1/auth/user");
+    expect(fetch.calls[0]?.headers.get("accept")).toBe("application/json");
+    expect(fetch.calls[0]?.headers.get("x-integration")).toBe("demo");
+  });
+
+  it("runs extra middleware before the built-ins, so they see its changes", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const seen: string[] = [];
+    const c = createTenantClient({
+      baseUrl,
+      auth: staticToken(TOKEN),
+      fetch,
+      middleware: [{ onRequest: ({ request }) => void seen.push(String(request.headers.has("authorization"))) }],
+    });
+    c.use({ onResponse: ({ response }) => void seen.push(`status ${response.status}`) });
+    await c.GET("/api/v1/auth/user");
+    expect(seen).toEqual(["false", "status 200"]);
+    expect(fetch.calls[0]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it("ejects middleware added with use", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const seen: number[] = [];
+    const c = client(fetch);
+    const m = { onResponse: () => void seen.push(1) };
+    c.use(m);
+    await c.GET("/api/v1/auth/user");
+    c.eject(m);
+    await c.GET("/api/v1/auth/user");
+    expect(seen).toEqual([1]);
+  });
+
+  it("refuses an auth option without getAccessToken", () => {
+    expect(() => createTenantClient({ baseUrl, auth: {} as never })).toThrow(TypeError);
+  });
+
+  it("passes strategy errors to the caller unchanged", async () => {
+    class LoginRequired extends Error {}
+    const failure = await createTenantClient({ baseUrl, auth: { getAccessToken: () => Promise.reject(new LoginRequired("log in")) }, fetch: fakeFetch(json(200, {})) })
+      .GET("/api/v1/auth/user")
+      .catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(LoginRequired);
+  });
+});
