@@ -1,0 +1,110 @@
+// The guides live in the contract's descriptions (info.description, tag descriptions). These tests
+// keep them in step with the contract: a new x-assumption, scope or package without its entry fails.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { assumptionPointers, contract, resolvePointer, scopes, section } from "./support/contract.js";
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+const REPOSITORY = "https://github.com/tenant-integration/sdk";
+
+describe("What the service description leaves open", () => {
+  const open = section("What the service description leaves open");
+  const listed = [...open.matchAll(/^- \*\*.+?\*\* \(`(#\/[^`]+)`\): \S/gm)].map((match) => match[1]);
+
+  it("finds the assumptions of the contract to check against", () => {
+    expect(assumptionPointers().length).toBeGreaterThanOrEqual(20);
+  });
+
+  it.each(assumptionPointers())("lists the x-assumption at %s", (pointer) => {
+    expect(listed).toContain(pointer);
+  });
+
+  it("lists no location that no longer carries an x-assumption", () => {
+    const stale = listed.filter((pointer) => {
+      const node = resolvePointer(pointer as string);
+      return node === null || typeof node !== "object" || !("x-assumption" in node);
+    });
+    expect(stale).toEqual([]);
+  });
+
+  it("lists each location once", () => {
+    expect(new Set(listed).size).toBe(listed.length);
+  });
+});
+
+describe("the scopes guide", () => {
+  const table = section("Scopes")
+    .split("\n")
+    .filter((line) => /^\| [a-z]/.test(line) && !line.startsWith("| area"));
+  const inTable = table.flatMap((row) => [...row.matchAll(/`([^`]+)`/g)].map((match) => match[1]));
+
+  it("names all 37 scopes of the security scheme, each once, in the scheme's order", () => {
+    expect(scopes).toHaveLength(37);
+    expect(inTable).toEqual(scopes);
+  });
+
+  it("groups them by area, one row per area with the area's own prefix", () => {
+    expect(table).toHaveLength(23);
+    for (const row of table) {
+      const area = row.split("|")[1]!.trim().replace(/ /g, "-");
+      for (const [, scope] of row.matchAll(/`([^`]+)`/g)) expect(scope, row).toMatch(new RegExp(`^${area}:`));
+    }
+  });
+});
+
+describe("the token lifecycle guide", () => {
+  const lifecycle = section("Token lifecycle");
+
+  it("draws every state of section 3 of the service description", () => {
+    const diagram = lifecycle.slice(lifecycle.indexOf("```text"), lifecycle.lastIndexOf("```"));
+    for (const state of ["active", "expired", "revoked", "replaced by a new refresh token"]) expect(diagram).toContain(state);
+    for (const trigger of ["15 minutes", "30 days", "POST /oauth/revoke", "refresh_token grant"]) expect(diagram).toContain(trigger);
+  });
+});
+
+describe("the errors guide", () => {
+  const errors = section("Errors");
+
+  it.each([
+    ["a missing scope", "403 Forbidden"],
+    ["a state mismatch", "STATE_MISMATCH"],
+    ["a redirect_uri mismatch", "`redirect_uri` does not exactly match"],
+    ["an invalid token", 'error="invalid_token"'],
+  ])("covers %s", (_case, text) => {
+    expect(errors).toContain(text);
+  });
+
+  it.each(["invalid_request", "invalid_client", "invalid_grant", "unauthorized_client", "unsupported_grant_type", "invalid_scope", "unsupported_token_type"])(
+    "explains the OAuth error code %s",
+    (code) => {
+      expect(errors).toMatch(new RegExp(`^- \`${code}\`: \\S`, "m"));
+    },
+  );
+});
+
+describe("the packages guide", () => {
+  const packages = section("Packages");
+
+  it.each([
+    ["@tenant-integration/openapi", "spec"],
+    ["@tenant-integration/types", "packages/types"],
+    ["@tenant-integration/token-manager", "packages/token-manager"],
+    ["@tenant-integration/client", "packages/client"],
+    ["@tenant-integration/sandbox", "packages/sandbox"],
+  ])("names %s and links its README in %s", (name, dir) => {
+    const manifest = join(repoRoot, dir, "package.json");
+    expect(existsSync(manifest), manifest).toBe(true);
+    expect(JSON.parse(readFileSync(manifest, "utf8")).name).toBe(name);
+    const row = packages.split("\n").find((line) => line.startsWith(`| \`${name}\` |`));
+    expect(row, name).toBeDefined();
+    expect(row).toContain(`(${REPOSITORY}/blob/main/${dir}/README.md)`);
+  });
+});
+
+describe("the tag descriptions", () => {
+  it("describe every tag with more than a line", () => {
+    for (const tag of contract.tags) expect(tag.description.trim().split("\n").length, tag.name).toBeGreaterThan(2);
+  });
+});
