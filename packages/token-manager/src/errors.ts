@@ -18,7 +18,7 @@
  * | `STATE_MISSING` | the callback URL has no `state` |
  * | `STATE_MISMATCH` | the callback's `state` differs from the stored one |
  * | `STATE_EXPIRED` | the pending sign-in outlived its lifetime |
- * | `INVALID_CALLBACK` | the callback is not a URL or has no `code`; no callback arrived (Node loopback) |
+ * | `INVALID_CALLBACK` | the callback is not a URL, not at the redirect URI, repeats `state`, `code` or `error`, or has no `code`; no callback arrived (Node loopback) |
  * | `AUTHORIZATION_DENIED` | the callback carries `error` (e.g. `access_denied`) |
  * | `OAUTH_ERROR` | the token or revocation endpoint answered an RFC 6749 §5.2 error |
  * | `SESSION_ENDED` | the refresh token was refused with `invalid_grant`; tokens cleared |
@@ -110,13 +110,14 @@ export class InvalidVerifierError extends TokenManagerError {
 
 /**
  * The authorization callback was rejected before any request was sent: no pending sign-in, a missing,
- * different or expired `state`, or a missing `code`.
+ * different or expired `state`, a missing `code`, a callback not at the redirect URI, or one that
+ * repeats `state`, `code` or `error`.
  *
  * @example
  * ```ts
- * catch (e) { if (e instanceof CallbackError && e.code === ErrorCode.StateMismatch) restartSignIn(); }
+ * catch (e) { if (e instanceof CallbackError && e.code === "STATE_MISMATCH") restartSignIn(); }
  * ```
- * @see RFC 6749 §10.12 (CSRF), §4.1.2
+ * @see RFC 6749 §10.12 (CSRF), §4.1.2, §3.1.2 (redirect URI); RFC 9700 §4.4 (mix-up)
  */
 export class CallbackError extends TokenManagerError {
   override name = "CallbackError";

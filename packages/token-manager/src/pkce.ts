@@ -23,7 +23,7 @@ export interface PkceOptions {
   /** Verifier length, 43–128 (default 64). */
   length?: number;
   /** A `crypto.getRandomValues`-shaped source (default WebCrypto). */
-  random?: RandomSource;
+  random?: RandomSource | undefined;
 }
 
 /**

@@ -145,6 +145,55 @@ describe("completeAuthorization", () => {
     expect(h.calls).toHaveLength(0);
   });
 
+  const elsewhere: [string, string][] = [
+    ["another scheme", "https://127.0.0.1:53682/callback"],
+    ["another host", "http://localhost:53682/callback"],
+    ["another port", "http://127.0.0.1:53683/callback"],
+    ["no port", "http://127.0.0.1/callback"],
+    ["another path", "http://127.0.0.1:53682/callback2"],
+    ["a path with a trailing slash", "http://127.0.0.1:53682/callback/"],
+    ["a path in another case", "http://127.0.0.1:53682/Callback"],
+    ["a path below it", "http://127.0.0.1:53682/callback/x"],
+    ["credentials", "http://user@127.0.0.1:53682/callback"],
+    ["another site entirely", "https://evil.test/callback"],
+  ];
+
+  it.each(elsewhere)("rejects a callback at %s than the redirect URI (mix-up defence) and sends no request", async (_name, at) => {
+    const h = await begin();
+    const error = await h.tm.completeAuthorization(`${at}?code=c&state=${h.state}`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CallbackError);
+    expect((error as CallbackError).code).toBe("INVALID_CALLBACK");
+    expect(h.calls).toHaveLength(0);
+    // The pending sign-in is used up: the right callback cannot follow.
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("accepts a callback whose redirect URI differs only in how the URL parser normalises it", async () => {
+    const h = setup({ redirectUri: "HTTPS://App.Example.org:443/callback" });
+    const { url } = await h.tm.beginAuthorization();
+    const state = new URL(url).searchParams.get("state") ?? "";
+    await h.tm.completeAuthorization(`https://app.example.org/callback?code=c&state=${state}#`);
+    expect(h.calls).toHaveLength(1);
+    expect(bodyOf(h.calls[0]!)).toMatchObject({ redirect_uri: "HTTPS://App.Example.org:443/callback" });
+  });
+
+  it.each([
+    ["state", (s: string) => `code=c&state=${s}&state=${s}`],
+    ["state, the second one different", (s: string) => `code=c&state=${s}&state=other`],
+    ["state, the first one different", (s: string) => `code=c&state=other&state=${s}`],
+    ["code", (s: string) => `code=c&state=${s}&code=d`],
+    ["code, both equal", (s: string) => `code=c&code=c&state=${s}`],
+    ["error", (s: string) => `error=access_denied&error=server_error&state=${s}`],
+    ["error, next to a code", (s: string) => `code=c&error=access_denied&error=&state=${s}`],
+  ])("rejects a callback that repeats %s (ambiguous) with CallbackError and sends no request", async (_name, query) => {
+    const h = await begin();
+    const error = await h.tm.completeAuthorization(`${REDIRECT_URI}?${query(h.state)}`).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CallbackError);
+    expect((error as CallbackError).code).toBe("INVALID_CALLBACK");
+    expect(h.calls).toHaveLength(0);
+  });
+
   it("rejects an error parameter from the server with AuthorizationDeniedError and sends no request", async () => {
     const h = await begin();
     const error = await h.tm

@@ -5,11 +5,12 @@
  * @see RFC 6749 §4.1, §5.1, §5.2, §6, §10.12; RFC 7636; RFC 7009 §2.1; OAuth 2.0 Security BCP (RFC 9700)
  */
 import type { Scope } from "@tenant-integration/types";
-import { defaultRandom, type RandomSource } from "./encoding.js";
+import type { RandomSource } from "./encoding.js";
 import {
   AuthorizationDeniedError,
   CallbackError,
   ConfigurationError,
+  type ErrorCode,
   InvalidResponseError,
   NotSignedInError,
   OAuthResponseError,
@@ -105,13 +106,14 @@ export interface TokenManager {
    */
   beginAuthorization(): Promise<AuthorizationRequest>;
   /**
-   * Takes the pending sign-in (single use), checks the callback's `state` in constant time, then
-   * exchanges the `code` at `POST /oauth/token` and stores the tokens.
+   * Takes the pending sign-in (single use), checks that the callback is at the redirect URI (scheme,
+   * host, port and path) and repeats none of `state`, `code`, `error`, checks its `state` in constant
+   * time, then exchanges the `code` at `POST /oauth/token` and stores the tokens.
    *
    * @throws {@link CallbackError} (`NO_PENDING_SIGN_IN`, `STATE_MISSING`, `STATE_MISMATCH`,
    * `STATE_EXPIRED`, `INVALID_CALLBACK`) or {@link AuthorizationDeniedError}, with no request sent;
    * {@link OAuthResponseError}, {@link TransientError}, {@link InvalidResponseError}, {@link StorageError}.
-   * @see RFC 6749 §4.1.2, §4.1.3, §10.12; RFC 7636 §4.5
+   * @see RFC 6749 §3.1.2, §4.1.2, §4.1.3, §10.12; RFC 7636 §4.5; RFC 9700 §4.4 (mix-up)
    */
   completeAuthorization(callbackUrl: string | URL): Promise<SessionInfo>;
   /**
@@ -162,6 +164,9 @@ interface Tokens {
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 let sharedLock: Lock | undefined;
 
+/** The part of a URL a callback must share with the redirect URI: scheme, host, port and path. */
+const target = (url: URL): string | undefined => url.href.split(/[?#]/)[0];
+
 /**
  * Creates a token manager for one tenant and one OAuth client.
  *
@@ -185,21 +190,25 @@ let sharedLock: Lock | undefined;
  * @see RFC 6749 §4.1, §6; RFC 7636; RFC 7009; RFC 9700
  */
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
+  const {
+    clientId,
+    scopes,
+    log,
+    storage = memoryStorage(),
+    pendingStorage = storage,
+    now = Date.now,
+    random,
+    refreshLeewayMs = 60_000,
+    retry: { attempts = 3, baseDelayMs = 300 } = {},
+  } = options;
   const base = tenantBase(options.baseUrl);
   const redirectUri = redirectTarget(options.redirectUri);
-  const { clientId, scopes, log } = options;
+  const redirectTo = target(new URL(redirectUri));
   if (typeof clientId !== "string" || !clientId) throw new ConfigurationError("Invalid clientId");
   if (!Array.isArray(scopes) || !scopes.length || !scopes.every((s) => SCOPE_TOKEN.test(s))) {
     throw new ConfigurationError("Invalid scopes");
   }
-  const storage = options.storage ?? memoryStorage();
-  const pendingStorage = options.pendingStorage ?? storage;
-  const now = options.now ?? Date.now;
-  const random = options.random ?? defaultRandom;
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
-  const leeway = options.refreshLeewayMs ?? 60_000;
-  const attempts = options.retry?.attempts ?? 3;
-  const baseDelay = options.retry?.baseDelayMs ?? 300;
   const locks = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
   const lock = options.lock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock()));
   // Storage keys and the lock name are scoped by tenant origin and client.
@@ -240,7 +249,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   /** One POST to the tenant; returns the text of a 2xx and classifies everything else. */
-  const post = async (path: string, body: string, type: string, secrets: string[]): Promise<string> => {
+  const post = async (path: string, body: string, type: string, secrets: string[], attempt = 1): Promise<string> => {
     let response: Response;
     let text: string;
     try {
@@ -254,11 +263,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       });
       text = await response.text();
     } catch (e) {
-      throw new TransientError(undefined, 1, sanitize(e, secrets));
+      throw new TransientError(undefined, attempt, sanitize(e, secrets));
     }
     const { status } = response;
     if (status > 199 && status < 300) return text;
-    if (status === 429 || status > 499) throw new TransientError(status, 1);
+    if (status === 429 || status > 499) throw new TransientError(status, attempt);
     const fields = status > 399 && (parseOAuthError(text) as Record<string, string> | undefined);
     if (!fields) throw new InvalidResponseError(`Unexpected HTTP ${status}`);
     // A server may echo what it was sent; the error must not carry it.
@@ -275,13 +284,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       refresh: parsed.refresh_token === undefined && previous ? previous : new Secret(parsed.refresh_token as string),
       receivedAt,
       expiresAt: receivedAt + lifetime,
-      refreshAt: receivedAt + lifetime - Math.min(leeway, lifetime / 2),
+      refreshAt: receivedAt + lifetime - Math.min(refreshLeewayMs, lifetime / 2),
       scope: parsed.scope,
     };
   };
 
-  const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: Secret): Promise<Tokens> => {
-    const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets);
+  const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: Secret, attempt?: number): Promise<Tokens> => {
+    const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt);
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
     return toTokens(text, now(), previous);
   };
@@ -290,16 +299,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Persists, and only then makes the tokens current. */
   const commit = async (t: Tokens): Promise<void> => {
-    const record = {
-      access_token: t.access.reveal(),
-      refresh_token: t.refresh.reveal(),
-      token_type: "Bearer",
-      expires_in: (t.expiresAt - t.receivedAt) / 1000,
-      received_at: t.receivedAt,
-      scope: t.scope,
-    };
+    const access_token = t.access.reveal();
+    const refresh_token = t.refresh.reveal();
+    const record = { access_token, refresh_token, token_type: "Bearer", expires_in: (t.expiresAt - t.receivedAt) / 1000, received_at: t.receivedAt, scope: t.scope };
     try {
-      await store(() => storage.set(TOKENS, JSON.stringify(record)), record.access_token, record.refresh_token);
+      await store(() => storage.set(TOKENS, JSON.stringify(record)), access_token, refresh_token);
     } catch (e) {
       // Kept in memory only to retry the write on the next call; never handed out before it succeeds.
       unsaved = t;
@@ -325,44 +329,40 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return t.receivedAt <= n && n < t.refreshAt;
   };
 
-  const refresh = async (stored: Tokens, again: boolean): Promise<string> => {
+  const refresh = async (stored: Tokens, again?: boolean): Promise<string> => {
     const gen = generation;
-    const secrets = known(stored.access.reveal(), stored.refresh.reveal());
-    let tokens: Tokens;
+    const token = stored.refresh.reveal();
     for (let attempt = 1; ; attempt++) {
       try {
-        tokens = await tokenRequest(
-          { grant_type: "refresh_token", refresh_token: stored.refresh.reveal(), client_id: clientId },
-          secrets,
+        const tokens = await tokenRequest(
+          { grant_type: "refresh_token", refresh_token: token, client_id: clientId },
+          known(stored.access.reveal(), token),
           stored.refresh,
+          attempt,
         );
-        break;
+        if (gen !== generation) throw new NotSignedInError();
+        await commit(tokens);
+        emit("tokens-refreshed", info(tokens));
+        return tokens.access.reveal();
       } catch (e) {
-        if (e instanceof TransientError) {
-          if (attempt >= attempts) throw new TransientError(e.status, attempt, e.cause);
+        if (e instanceof TransientError && attempt < attempts) {
           log?.(`refresh failed (${e.status ?? "network"}), retrying`);
-          await new Promise((r) => setTimeout(r, Math.min(baseDelay * 2 ** (attempt - 1), 10_000)));
+          await new Promise((r) => setTimeout(r, Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000)));
           continue;
         }
-        if (e instanceof OAuthResponseError && e.error === "invalid_grant") {
-          // Another process may have rotated the token meanwhile: try the newest one once before giving up.
-          const latest = again ? undefined : await load();
-          if (latest && latest.refresh.reveal() !== stored.refresh.reveal()) return obtain(true);
-          const ended = new SessionEndedError(e.status, e);
-          if (gen === generation) {
-            await clear().catch(() => log?.("storage delete failed"));
-            log?.("session ended");
-            emit("session-ended", { error: ended });
-          }
-          throw ended;
+        if (!(e instanceof OAuthResponseError) || e.error !== "invalid_grant") throw e;
+        // Another process may have rotated the token meanwhile: try the newest one once before giving up.
+        const latest = again ? undefined : await load();
+        if (latest && latest.refresh.reveal() !== token) return obtain(true);
+        const ended = new SessionEndedError(e.status, e);
+        if (gen === generation) {
+          await clear().catch(() => log?.("storage delete failed"));
+          log?.("session ended");
+          emit("session-ended", { error: ended });
         }
-        throw e;
+        throw ended;
       }
     }
-    if (gen !== generation) throw new NotSignedInError();
-    await commit(tokens);
-    emit("tokens-refreshed", info(tokens));
-    return tokens.access.reveal();
   };
 
   /** Runs under the lock: re-reads storage, and refreshes only if what it finds is not usable. */
@@ -370,20 +370,16 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const stored = unsaved ?? (await load());
     if (!stored) throw new NotSignedInError();
     if (stored === unsaved) await commit(stored);
-    else if (!fresh(stored) || stored.access.reveal() === rejected?.access.reveal()) return refresh(stored, !!again);
+    else if (!fresh(stored) || stored.access.reveal() === rejected?.access.reveal()) return refresh(stored, again);
     current = stored;
     return stored.access.reveal();
   };
 
   const getAccessToken = (): Promise<string> => {
     const t = current;
-    if (t && t !== rejected && fresh(t)) return Promise.resolve(t.access.reveal());
-    if (!inflight) {
-      const p = (inflight = lock(key + "lock", () => obtain()).finally(() => {
-        if (inflight === p) inflight = undefined;
-      }));
-    }
-    return inflight;
+    return t && t !== rejected && fresh(t)
+      ? Promise.resolve(t.access.reveal())
+      : (inflight ??= lock(key + "lock", () => obtain()).finally(() => (inflight = undefined)));
   };
 
   const clear = (): Promise<void> => {
@@ -412,33 +408,39 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     },
 
     async completeAuthorization(callbackUrl) {
-      let params: Record<string, string>;
-      try {
-        params = Object.fromEntries(new URL(String(callbackUrl)).searchParams);
-      } catch {
-        throw new CallbackError("INVALID_CALLBACK", "Callback is not a URL");
-      }
       // Take the pending sign-in before any check, so that it is used at most once whatever happens.
       const raw = await store(() => pendingStorage.get(PENDING));
       if (raw) await store(() => pendingStorage.delete(PENDING));
-      let pending: { state?: unknown; verifier?: unknown; expiresAt?: unknown } = {};
+      const fail = (code: ErrorCode, message: string): never => {
+        throw new CallbackError(code, message);
+      };
+      let url: URL | undefined;
       try {
-        pending = JSON.parse(raw ?? "{}");
+        url = new URL(String(callbackUrl));
       } catch {
-        // an unreadable record is no pending sign-in
+        fail("INVALID_CALLBACK", "Callback is not a URL");
       }
-      const { state, verifier, expiresAt } = pending;
+      const params = url!.searchParams;
+      // Mix-up defence: the answer must come back where this client asked for it.
+      if (target(url!) !== redirectTo) fail("INVALID_CALLBACK", "Callback is not at redirectUri");
+      // An ambiguous callback is refused rather than read last-one-wins.
+      for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", `Callback repeats ${k}`);
+      let state: unknown, verifier: unknown, expiresAt: unknown;
+      try {
+        ({ state, verifier, expiresAt } = JSON.parse(raw as string));
+      } catch {
+        // an absent or unreadable record is no pending sign-in
+      }
       if (typeof state !== "string" || typeof verifier !== "string" || typeof expiresAt !== "number") {
-        throw new CallbackError("NO_PENDING_SIGN_IN", "No pending sign-in");
+        return fail("NO_PENDING_SIGN_IN", "No pending sign-in");
       }
-      const received = params["state"];
-      if (received === undefined) throw new CallbackError("STATE_MISSING", "Callback has no state");
-      if (!constantTimeEqual(received, state)) throw new CallbackError("STATE_MISMATCH", "State mismatch");
-      if (now() > expiresAt) throw new CallbackError("STATE_EXPIRED", "Sign-in expired");
-      const denied = parseOAuthError(params);
+      const received = params.get("state");
+      if (received === null) fail("STATE_MISSING", "Callback has no state");
+      if (!constantTimeEqual(received!, state)) fail("STATE_MISMATCH", "State mismatch");
+      if (now() > expiresAt) fail("STATE_EXPIRED", "Sign-in expired");
+      const denied = parseOAuthError(Object.fromEntries(params));
       if (denied) throw new AuthorizationDeniedError(denied);
-      const code = params["code"];
-      if (!code) throw new CallbackError("INVALID_CALLBACK", "Callback has no code");
+      const code = params.get("code") || fail("INVALID_CALLBACK", "Callback has no code");
       generation++;
       const tokens = await tokenRequest(
         { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier },
