@@ -42,7 +42,8 @@ async function loadConfig(path: string): Promise<SandboxConfig> {
 
 function describe(client: ClientRegistration): string {
   const scopes = client.scopes === undefined ? "any" : client.scopes.join(" ");
-  return `  ${client.id}\n    redirect URIs: ${client.redirectUris.join("  ")}\n    scopes: ${scopes}`;
+  const native = client.native === true ? "\n    native: loopback redirect URIs without a port accept any port" : "";
+  return `  ${client.id}\n    redirect URIs: ${client.redirectUris.join("  ")}\n    scopes: ${scopes}${native}`;
 }
 
 /**

@@ -14,6 +14,13 @@ export interface ClientRegistration {
   readonly redirectUris: readonly string[];
   /** The scopes this client may ask for; every scope of the service when absent. */
   readonly scopes?: readonly string[];
+  /**
+   * A native app (RFC 8252): a registered redirect URI `http://127.0.0.1/<path>` or
+   * `http://[::1]/<path>`, without a port, also matches the same URI with any port, because the app
+   * listens on a port the operating system picks (RFC 8252 §7.3). Everything else still matches
+   * exactly. Off by default.
+   */
+  readonly native?: boolean;
 }
 
 /** A client description with an invalid field. */
@@ -47,6 +54,9 @@ export function validateClient(input: ClientRegistration): ClientRegistration {
       throw new ClientConfigError(`client "${input.id}": redirect URI "${uri}" must not have a fragment`);
     }
   }
+  if (input.native !== undefined && typeof input.native !== "boolean") {
+    throw new ClientConfigError(`client "${input.id}": native must be true or false`);
+  }
   if (input.scopes !== undefined) {
     if (!Array.isArray(input.scopes)) {
       throw new ClientConfigError(`client "${input.id}": scopes must be a list of scope names`);
@@ -61,6 +71,7 @@ export function validateClient(input: ClientRegistration): ClientRegistration {
     id: input.id,
     redirectUris: Object.freeze([...input.redirectUris]),
     ...(input.scopes === undefined ? {} : { scopes: Object.freeze([...input.scopes]) }),
+    ...(input.native === undefined ? {} : { native: input.native }),
   };
   return Object.freeze(copy);
 }
@@ -71,21 +82,29 @@ export function validateClient(input: ClientRegistration): ClientRegistration {
  * - `id=<client_id>` (required, once)
  * - `redirect=<uri>` (required; several URIs separated by `|`, or the key repeated)
  * - `scopes=<scope>|<scope>` (optional allow-list; `|`, `+` or spaces separate names)
+ * - `native` (optional, no value): a native app whose loopback redirect URIs without a port accept
+ *   any port (RFC 8252 §7.3)
  *
  * A value cannot contain a comma; register such URIs through a config file.
  *
  * @throws ClientConfigError on an unknown key, a missing id or redirect, or an invalid value.
  * @example parseClientSpec("id=demo,redirect=http://localhost:5173/callback|http://127.0.0.1:5173/callback")
- * @see RFC 6749 §2 (client registration)
+ * @example parseClientSpec("id=cli,redirect=http://127.0.0.1/callback,native")
+ * @see RFC 6749 §2 (client registration), RFC 8252 §7.3
  */
 export function parseClientSpec(spec: string): ClientRegistration {
   let id: string | undefined;
   const redirectUris: string[] = [];
   let scopes: string[] | undefined;
+  let native: boolean | undefined;
   for (const part of spec.split(",")) {
     if (part.trim() === "") continue;
+    if (part.trim() === "native") {
+      native = true;
+      continue;
+    }
     const equals = part.indexOf("=");
-    if (equals <= 0) throw new ClientConfigError(`"${part}" is not key=value (keys: id, redirect, scopes)`);
+    if (equals <= 0) throw new ClientConfigError(`"${part}" is not key=value (keys: id, redirect, scopes, native)`);
     const key = part.slice(0, equals).trim();
     const value = part.slice(equals + 1).trim();
     switch (key) {
@@ -102,11 +121,40 @@ export function parseClientSpec(spec: string): ClientRegistration {
         scopes = [...(scopes ?? []), ...value.split(/[|+ ]+/).filter((scope) => scope !== "")];
         break;
       default:
-        throw new ClientConfigError(`unknown key "${key}" (keys: id, redirect, scopes)`);
+        throw new ClientConfigError(`unknown key "${key}" (keys: id, redirect, scopes, native)`);
     }
   }
   if (id === undefined) throw new ClientConfigError(`"${spec}" has no id=`);
-  return validateClient({ id, redirectUris, ...(scopes === undefined ? {} : { scopes }) });
+  return validateClient({
+    id,
+    redirectUris,
+    ...(scopes === undefined ? {} : { scopes }),
+    ...(native === undefined ? {} : { native }),
+  });
+}
+
+/** The loopback IP literals of RFC 8252 §7.3; `localhost` is not one of them (RFC 8252 §8.3). */
+const LOOPBACK_PREFIXES = ["http://127.0.0.1", "http://[::1]"];
+
+/**
+ * Whether `requested` is `registered` with a port added after the host, and nothing else changed:
+ * `http://127.0.0.1/callback` matches `http://127.0.0.1:51234/callback`. The comparison is on the
+ * characters, as for exact matching, so scheme, host, path and query must be identical.
+ *
+ * @see RFC 8252 §7.3 ("MUST allow any port to be specified at the time of the request for loopback
+ * IP redirect URIs"), §8.3 (loopback IP literals rather than `localhost`)
+ */
+export function matchesAnyLoopbackPort(registered: string, requested: string): boolean {
+  for (const prefix of LOOPBACK_PREFIXES) {
+    if (!registered.startsWith(prefix)) continue;
+    const rest = registered.slice(prefix.length);
+    // The registered URI must have no port: right after the host comes the path, query or the end.
+    if (rest !== "" && !rest.startsWith("/") && !rest.startsWith("?")) return false;
+    if (!requested.startsWith(`${prefix}:`) || !requested.endsWith(rest)) return false;
+    const port = requested.slice(prefix.length + 1, requested.length - rest.length);
+    return /^[1-9][0-9]{0,4}$/.test(port) && Number(port) <= 65535;
+  }
+  return false;
 }
 
 /** The clients of one sandbox, by id. */
@@ -139,9 +187,15 @@ export class ClientRegistry {
     return this.#clients.get(id);
   }
 
-  /** Whether `redirectUri` is registered for the client, compared exactly. @see RFC 6749 §3.1.2.3 */
+  /**
+   * Whether `redirectUri` is registered for the client, compared exactly; for a native client, a
+   * registered loopback IP URI without a port also matches the same URI with a port.
+   *
+   * @see RFC 6749 §3.1.2.3, RFC 8252 §7.3
+   */
   hasRedirectUri(client: ClientRegistration, redirectUri: string): boolean {
-    return client.redirectUris.includes(redirectUri);
+    if (client.redirectUris.includes(redirectUri)) return true;
+    return client.native === true && client.redirectUris.some((registered) => matchesAnyLoopbackPort(registered, redirectUri));
   }
 
   /**

@@ -18,7 +18,7 @@ export interface SandboxConfig {
 }
 
 const FIELDS = ["$schema", "port", "host", "autoApprove", "testClock", "clients", "user", "defaultScopes"];
-const CLIENT_FIELDS = ["id", "redirectUris", "scopes"];
+const CLIENT_FIELDS = ["id", "redirectUris", "scopes", "native"];
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -72,10 +72,13 @@ export function parseConfig(input: unknown): SandboxConfig {
       }
       if (typeof client["id"] !== "string") throw new ClientConfigError(`clients[${index}].id must be a string`);
       const scopes = client["scopes"] === undefined ? undefined : stringList(client["scopes"], `clients[${index}].scopes`);
+      const native = client["native"];
+      if (native !== undefined && typeof native !== "boolean") throw new ClientConfigError(`clients[${index}].native must be true or false`);
       return validateClient({
         id: client["id"],
         redirectUris: stringList(client["redirectUris"], `clients[${index}].redirectUris`),
         ...(scopes === undefined ? {} : { scopes }),
+        ...(native === undefined ? {} : { native }),
       });
     });
   }

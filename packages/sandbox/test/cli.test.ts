@@ -119,6 +119,24 @@ describe("tenant-sandbox", () => {
     expect(await exited).toBe(0);
   });
 
+  it("registers a native client from --client ...,native whose loopback redirect URI accepts any port", async () => {
+    const { output } = await start(["--port", "0", "--auto-approve", "--client", "id=cli,redirect=http://127.0.0.1/callback,native"]);
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1] ?? "";
+    expect(output()).toContain("native: loopback redirect URIs without a port accept any port");
+    const query = new URLSearchParams({
+      response_type: "code",
+      client_id: "cli",
+      redirect_uri: "http://127.0.0.1:50123/callback",
+      scope: "profile:read",
+      state: "s",
+      code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+      code_challenge_method: "S256",
+    });
+    const response = await fetch(`${url}/oauth/authorize?${query.toString()}`, { redirect: "manual" });
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toMatch(/^http:\/\/127\.0\.0\.1:50123\/callback\?code=/);
+  });
+
   it("reads clients, test clock and user from --config and prints JSON with --json", async () => {
     const dir = await mkdtemp(join(tmpdir(), "sandbox-cli-"));
     const path = join(dir, "sandbox.json");
