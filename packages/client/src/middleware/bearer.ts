@@ -1,4 +1,4 @@
-import type { Middleware } from "openapi-fetch";
+import type { Middleware, MiddlewareCallbackParams } from "openapi-fetch";
 import { createApiScope } from "../api-scope.js";
 import type { AuthStrategy } from "../auth-strategy.js";
 import { validateBaseUrl } from "../base-url.js";
@@ -48,28 +48,33 @@ export function bearerMiddleware(options: BearerMiddlewareOptions): Middleware {
   const scope = createApiScope(validateBaseUrl(options.baseUrl));
   const auth = options.auth;
   return {
-    async onRequest(params) {
-      const request = params.request;
-      if (!scope.contains(request.url)) return undefined;
-      const token = await auth.getAccessToken();
-      if (typeof token !== "string" || !B64TOKEN.test(token)) throw new InvalidTokenError();
-      if (request.redirect !== "follow") {
-        // "manual" (set by the tenant client, or by the caller) or "error": no redirect can carry the header
-        request.headers.set("authorization", `Bearer ${token}`);
-        return undefined;
-      }
-      // A plain openapi-fetch client: switch to manual and follow same-origin redirects ourselves.
-      await captureBody(params);
-      const headers = new Headers(request.headers);
-      headers.set("authorization", `Bearer ${token}`);
-      const manual = new Request(request, { headers, redirect: "manual" });
-      followIntent.add(manual);
-      return manual;
+    onRequest(params) {
+      // no promise, no token lookup for requests that need no token
+      if (!scope.contains(params.request.url)) return undefined;
+      return authorize(params);
     },
-    async onResponse(params) {
+    onResponse(params) {
       const { request, response } = params;
       if (response.status < 300 || response.status > 399 || !followIntent.has(request)) return undefined;
       return followRedirects(params.options.fetch, request, response, storedBody(params) ?? null, scope);
     },
   };
+
+  async function authorize(params: MiddlewareCallbackParams): Promise<Request | undefined> {
+    const request = params.request;
+    const token = await auth.getAccessToken();
+    if (typeof token !== "string" || !B64TOKEN.test(token)) throw new InvalidTokenError();
+    if (request.redirect !== "follow") {
+      // "manual" (set by the tenant client, or by the caller) or "error": no redirect can carry the header
+      request.headers.set("authorization", `Bearer ${token}`);
+      return undefined;
+    }
+    // A plain openapi-fetch client: switch to manual and follow same-origin redirects ourselves.
+    await captureBody(params);
+    const headers = new Headers(request.headers);
+    headers.set("authorization", `Bearer ${token}`);
+    const manual = new Request(request, { headers, redirect: "manual" });
+    followIntent.add(manual);
+    return manual;
+  }
 }

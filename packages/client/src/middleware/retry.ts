@@ -1,4 +1,4 @@
-import type { Middleware } from "openapi-fetch";
+import type { Middleware, MiddlewareCallbackParams } from "openapi-fetch";
 import { createApiScope, type ApiScope } from "../api-scope.js";
 import { validateBaseUrl } from "../base-url.js";
 import { captureBody, followIntent, rebuild, send, storedBody, discard } from "../internal/replay.js";
@@ -92,26 +92,31 @@ export function retryMiddleware(options: RetryOptions = {}): Middleware {
   }
 
   return {
-    async onRequest(params) {
-      if (retries > 0 && params.request.body !== null && IDEMPOTENT.has(params.request.method)) await captureBody(params);
+    // synchronous on the hot path: no promise unless there is a body to keep or a status to retry
+    onRequest(params) {
+      if (retries > 0 && params.request.body !== null && IDEMPOTENT.has(params.request.method)) return captureBody(params).then(() => undefined);
       return undefined;
     },
-    async onResponse(params) {
-      const { request } = params;
-      let response = params.response;
-      if (retries === 0 || !retryable(response.status) || !IDEMPOTENT.has(request.method)) return undefined;
-      const body = storedBody(params);
-      if (body === undefined) return undefined;
-      const follow = followIntent.has(request) || request.redirect === "follow";
-      for (let attempt = 0; attempt < retries && retryable(response.status); attempt++) {
-        const delay = delayFor(response, attempt);
-        if (delay === undefined || request.signal.aborted) break;
-        await sleep(delay, request.signal);
-        if (request.signal.aborted) break;
-        discard(response);
-        response = await send(params.options.fetch, rebuild(request, body), body, follow, scope);
-      }
-      return response;
+    onResponse(params) {
+      if (retries === 0 || !retryable(params.response.status) || !IDEMPOTENT.has(params.request.method)) return undefined;
+      return retry(params);
     },
   };
+
+  async function retry(params: MiddlewareCallbackParams & { response: Response }): Promise<Response | undefined> {
+    const { request } = params;
+    let response = params.response;
+    const body = storedBody(params);
+    if (body === undefined) return undefined;
+    const follow = followIntent.has(request) || request.redirect === "follow";
+    for (let attempt = 0; attempt < retries && retryable(response.status); attempt++) {
+      const delay = delayFor(response, attempt);
+      if (delay === undefined || request.signal.aborted) break;
+      await sleep(delay, request.signal);
+      if (request.signal.aborted) break;
+      discard(response);
+      response = await send(params.options.fetch, rebuild(request, body), body, follow, scope);
+    }
+    return response;
+  }
 }

@@ -1,4 +1,4 @@
-import type { Middleware } from "openapi-fetch";
+import type { Middleware, MiddlewareCallbackParams } from "openapi-fetch";
 import { createApiScope } from "../api-scope.js";
 import type { AuthStrategy } from "../auth-strategy.js";
 import { validateBaseUrl } from "../base-url.js";
@@ -41,26 +41,32 @@ export function unauthorizedRetryMiddleware(options: UnauthorizedRetryMiddleware
   const scope = createApiScope(validateBaseUrl(options.baseUrl));
   const auth = options.auth;
   return {
-    async onRequest(params) {
-      if (params.request.body !== null && scope.contains(params.request.url)) await captureBody(params);
+    // synchronous on the hot path: no promise unless there is a body to keep or a 401 to answer
+    onRequest(params) {
+      if (params.request.body !== null && scope.contains(params.request.url)) return captureBody(params).then(() => undefined);
       return undefined;
     },
-    async onResponse(params) {
-      const { request, response } = params;
-      if (response.status !== 401 || !scope.contains(request.url)) return undefined;
-      const rejected = bearerTokenOf(request);
-      if (rejected === undefined) return undefined;
-      const body = storedBody(params);
-      if (body === undefined) return undefined; // the body could not be kept: the 401 goes back as is
-      await auth.onUnauthorized?.(rejected);
-      const fresh = await auth.getAccessToken();
-      if (typeof fresh !== "string" || !B64TOKEN.test(fresh)) throw new InvalidTokenError();
-      if (fresh === rejected) return undefined; // the same token would be rejected again
-      const headers = new Headers(request.headers);
-      headers.set("authorization", `Bearer ${fresh}`);
-      discard(response);
-      const follow = followIntent.has(request) || request.redirect === "follow";
-      return send(params.options.fetch, rebuild(request, body, headers), body, follow, scope);
+    onResponse(params) {
+      if (params.response.status !== 401) return undefined;
+      return answer401(params);
     },
   };
+
+  async function answer401(params: MiddlewareCallbackParams & { response: Response }): Promise<Response | undefined> {
+    const { request, response } = params;
+    if (!scope.contains(request.url)) return undefined;
+    const rejected = bearerTokenOf(request);
+    if (rejected === undefined) return undefined;
+    const body = storedBody(params);
+    if (body === undefined) return undefined; // the body could not be kept: the 401 goes back as is
+    await auth.onUnauthorized?.(rejected);
+    const fresh = await auth.getAccessToken();
+    if (typeof fresh !== "string" || !B64TOKEN.test(fresh)) throw new InvalidTokenError();
+    if (fresh === rejected) return undefined; // the same token would be rejected again
+    const headers = new Headers(request.headers);
+    headers.set("authorization", `Bearer ${fresh}`);
+    discard(response);
+    const follow = followIntent.has(request) || request.redirect === "follow";
+    return send(params.options.fetch, rebuild(request, body, headers), body, follow, scope);
+  }
 }
