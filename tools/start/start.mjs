@@ -1,67 +1,194 @@
 #!/usr/bin/env node
-// `pnpm start`: after `turbo run build`, serves what a newcomer wants to see and prints the URLs.
-// Ctrl-C (or SIGTERM) stops every service it started.
+// `pnpm start`: after `turbo run build`, serves what a newcomer wants to see and prints the URLs:
+// the docs (apps/docs/dist, on a tiny static server in this process) and the sandbox tenant (its
+// built bin; the Prism mock of the contract when the sandbox is not built). Ctrl-C (or SIGTERM)
+// stops every service it started, children included.
+//
+// To add a service, add an entry to `services`: a child process (command, args, a `ready` pattern
+// on its output) or an in-process server (`start()`), with the port it prefers.
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createServer } from "node:http";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const requireFromSpec = createRequire(join(root, "spec", "package.json"));
-const prismPort = Number(process.env.PRISM_PORT ?? 4010);
+const HOST = "127.0.0.1";
+const sandboxCli = join(root, "packages", "sandbox", "dist", "cli.js");
+const sandboxClient = "id=demo,redirect=http://localhost:5173/callback";
+const docsDir = join(root, "apps", "docs", "dist");
 
 const services = [
   {
-    name: "Prism mock of the contract",
+    name: "Docs (API reference and guides)",
+    enabled: () => existsSync(join(docsDir, "index.html")) || "apps/docs/dist/index.html is missing: run `pnpm build`",
+    port: Number(process.env.DOCS_PORT ?? 8080),
+    start: (port) => serveStatic(docsDir, port),
+  },
+  {
+    name: "Sandbox tenant",
+    enabled: () => existsSync(sandboxCli) || "packages/sandbox/dist/cli.js is not built yet: serving the Prism mock instead",
+    port: Number(process.env.SANDBOX_PORT ?? 4020),
     command: process.execPath,
-    args: [
-      join(dirname(requireFromSpec.resolve("@stoplight/prism-cli/package.json")), "dist", "index.js"),
-      "mock",
-      join(root, "spec", "dist", "openapi.yaml"),
-      "-p",
-      String(prismPort),
-      "-h",
-      "127.0.0.1",
-    ],
+    args: (port) => [sandboxCli, "--port", String(port), "--client", sandboxClient],
+    ready: /listening on (\S+)/i,
+    note: `OAuth client ${sandboxClient.replace(",", ", ")}`,
+  },
+  {
+    name: "Prism mock of the contract",
+    // The fallback while the sandbox is not built.
+    enabled: () => !existsSync(sandboxCli) || "the sandbox serves the contract",
+    port: Number(process.env.PRISM_PORT ?? 4010),
+    command: process.execPath,
+    args: (port) => {
+      const requireFromSpec = createRequire(join(root, "spec", "package.json"));
+      const prism = join(dirname(requireFromSpec.resolve("@stoplight/prism-cli/package.json")), "dist", "index.js");
+      return [prism, "mock", join(root, "spec", "dist", "openapi.yaml"), "-p", String(port), "-h", HOST];
+    },
     ready: /listening on/i,
-    url: `http://127.0.0.1:${prismPort}`,
   },
 ];
 
-const children = [];
+const MIME = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+};
+
+/** Serves `dir` on HOST:port (a free port when it is taken); extension-less paths get index.html. */
+async function serveStatic(dir, port) {
+  const server = createServer((req, res) => {
+    let path;
+    try {
+      path = normalize(decodeURIComponent(new URL(req.url ?? "/", "http://localhost").pathname));
+    } catch {
+      res.writeHead(400).end("bad request");
+      return;
+    }
+    const file = extname(path) === "" ? join(dir, "index.html") : join(dir, path);
+    if (!file.startsWith(dir + sep)) {
+      res.writeHead(404).end("not found");
+      return;
+    }
+    readFile(file).then(
+      (body) => res.writeHead(200, { "Content-Type": MIME[extname(file)] ?? "application/octet-stream", "Cache-Control": "no-cache" }).end(body),
+      () => res.writeHead(404).end("not found"),
+    );
+  });
+  const actual = await listen(server, port);
+  return { url: `http://${HOST}:${actual}/`, stop: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
+}
+
+/** Listens on `port`, or on a free port when it is taken; resolves with the port. */
+function listen(server, port) {
+  return new Promise((resolve, reject) => {
+    const onError = (error) => {
+      if (error.code === "EADDRINUSE" && port !== 0) {
+        console.log(`  port ${port} is taken; using a free one`);
+        server.listen(0, HOST);
+      } else reject(error);
+    };
+    server.on("error", onError);
+    server.once("listening", () => {
+      server.off("error", onError);
+      resolve(server.address().port);
+    });
+    server.listen(port, HOST);
+  });
+}
+
+/** `preferred` when it is free on HOST, else a free port. */
+async function freePort(preferred) {
+  const probe = createServer();
+  const port = await listen(probe, preferred);
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+const running = [];
 let stopping = false;
-function stopAll(code = 0) {
+
+async function stopAll(code) {
   if (stopping) return;
   stopping = true;
-  for (const child of children) {
+  await Promise.all(
+    running.map(async (service) => {
+      try {
+        await service.stop();
+      } catch {
+        /* already gone */
+      }
+    }),
+  );
+  process.exit(code);
+}
+process.on("SIGINT", () => void stopAll(0));
+process.on("SIGTERM", () => void stopAll(0));
+process.on("SIGHUP", () => void stopAll(0));
+
+/** Starts a child in its own process group, so stopping it stops its children too. */
+async function startChild(service, port) {
+  const child = spawn(service.command, service.args(port), { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const signal = (sig) => {
     try {
-      process.kill(-child.pid, "SIGTERM");
+      process.kill(-child.pid, sig);
     } catch {
       /* already gone */
     }
-  }
-  setTimeout(() => process.exit(code), 300).unref();
-}
-process.on("SIGINT", () => stopAll(0));
-process.on("SIGTERM", () => stopAll(0));
-
-for (const service of services) {
-  const child = spawn(service.command, service.args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  children.push(child);
-  let printed = false;
-  const onOutput = (chunk) => {
-    if (!printed && service.ready.test(String(chunk))) {
-      printed = true;
-      console.log(`✔ ${service.name}: ${service.url}`);
-    }
   };
-  child.stdout.on("data", onOutput);
+  const stop = async () => {
+    signal("SIGTERM");
+    const timer = setTimeout(() => signal("SIGKILL"), 3000);
+    await exited;
+    clearTimeout(timer);
+  };
+  running.push({ stop });
   child.stderr.on("data", (chunk) => process.stderr.write(`[${service.name}] ${chunk}`));
-  child.on("exit", (code) => {
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.on("data", (chunk) => {
+      const match = service.ready.exec(String(chunk));
+      if (match) resolve(match[1] ?? `http://${HOST}:${port}`);
+    });
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`exited with code ${code} before it was ready`)));
+  });
+  child.once("exit", (code) => {
     if (!stopping) {
       console.error(`✖ ${service.name} exited (${code}); stopping.`);
-      stopAll(1);
+      void stopAll(1);
     }
   });
+  return url;
 }
+
 console.log("Starting… press Ctrl-C to stop.");
+const lines = [];
+for (const service of services) {
+  const enabled = service.enabled();
+  if (enabled !== true) {
+    if (!/serves the contract/.test(enabled)) console.log(`- ${service.name}: ${enabled}`);
+    continue;
+  }
+  try {
+    let url;
+    if (service.start) {
+      const started = await service.start(service.port);
+      running.push(started);
+      url = started.url;
+    } else {
+      url = await startChild(service, await freePort(service.port));
+    }
+    lines.push(`✔ ${service.name}: ${url}${service.note ? `  (${service.note})` : ""}`);
+  } catch (error) {
+    console.error(`✖ ${service.name} did not start: ${error.message}`);
+    await stopAll(1);
+  }
+}
+if (!stopping) console.log(`\n${lines.join("\n")}\n\nPress Ctrl-C to stop.`);
