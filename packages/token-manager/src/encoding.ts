@@ -8,9 +8,7 @@
  * @see RFC 7636 Appendix A, RFC 4648 §5
  */
 export function base64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...bytes)).replace(/=/g, "").replace(/\+/g, "-").replace(/\//g, "_");
 }
 
 /** Fills `n` bytes from a `getRandomValues`-shaped source. */

@@ -104,7 +104,7 @@ export class ConfigurationError extends TokenManagerError {
 export class InvalidVerifierError extends TokenManagerError {
   override name = "InvalidVerifierError";
   constructor() {
-    super("INVALID_VERIFIER", "Verifier must be 43-128 chars of A-Z a-z 0-9 - . _ ~");
+    super("INVALID_VERIFIER", "Invalid verifier");
   }
 }
 
@@ -149,7 +149,7 @@ export class AuthorizationDeniedError extends TokenManagerError implements OAuth
   declare readonly errorDescription?: string;
   declare readonly errorUri?: string;
   constructor(fields: OAuthErrorFields) {
-    super("AUTHORIZATION_DENIED", describe("Authorization refused", fields));
+    super("AUTHORIZATION_DENIED", describe("Denied", fields));
     Object.assign(this, fields);
   }
 }
@@ -210,7 +210,7 @@ export class TransientError extends TokenManagerError {
   /** How many requests were made. */
   declare readonly attempts: number;
   constructor(status: number | undefined, attempts: number, cause?: unknown) {
-    super("TRANSIENT", `${status ? `HTTP ${status}` : "Request failed"} (${attempts} attempts)`, cause);
+    super("TRANSIENT", `${status ? `HTTP ${status}` : "No answer"} (${attempts} attempts)`, cause);
     Object.assign(this, { status, attempts });
   }
 }

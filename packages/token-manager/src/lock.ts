@@ -53,13 +53,9 @@ export function webLock(locks: LockManagerLike, timeoutMs = 20_000): Lock {
 export function processLock(): Lock {
   const tails = new Map<string, Promise<unknown>>();
   return (name, task) => {
-    const run = (tails.get(name) ?? Promise.resolve()).then(task, task);
-    const tail = run.then(
-      () => {},
-      () => {},
-    );
-    tails.set(name, tail);
-    void tail.then(() => tails.get(name) === tail && tails.delete(name));
+    // One settled tail per name (a manager uses one name), so the map stays as small as the names.
+    const run = (tails.get(name) ?? Promise.resolve()).then(task);
+    tails.set(name, run.catch(() => {}));
     return run;
   };
 }

@@ -30,9 +30,10 @@ describe("tenantBase", () => {
 });
 
 describe("redirectTarget", () => {
-  it("returns the URI exactly as given", () => {
+  it("returns the scheme, host, port and path a callback must share with the URI", () => {
     expect(redirectTarget("http://127.0.0.1:53682/callback")).toBe("http://127.0.0.1:53682/callback");
-    expect(redirectTarget("https://app.example.org")).toBe("https://app.example.org");
+    expect(redirectTarget("https://app.example.org")).toBe("https://app.example.org/");
+    expect(redirectTarget("HTTPS://App.Example.org:443/cb?x=1")).toBe("https://app.example.org/cb");
   });
 
   it("rejects a relative URI or one with a fragment", () => {

@@ -20,29 +20,42 @@ import { ConfigurationError } from "./errors.js";
  * @see RFC 8252 §8.3, RFC 9700 §4.1
  */
 export function tenantBase(baseUrl: string | URL): string {
-  const url = parse(baseUrl, "baseUrl");
-  const secure = url.protocol === "https:" || (url.protocol === "http:" && isLoopback(url.hostname));
-  if (!secure || url.username || url.password || url.search || url.hash) {
-    throw new ConfigurationError("baseUrl must be https, or http to loopback, without credentials, query or fragment");
+  const { protocol, hostname, username, password, search, hash, origin, pathname } = parse(baseUrl, "baseUrl");
+  if ((protocol !== "https:" && (protocol !== "http:" || !isLoopback(hostname))) || username + password + search + hash) {
+    throw new ConfigurationError("Invalid baseUrl");
   }
-  return url.origin + url.pathname.replace(/\/+$/, "");
+  return origin + pathname.replace(/\/+$/, "");
 }
 
 /**
- * Checks that the redirect URI is an absolute URL without a fragment, and returns it unchanged: it
- * must match the registered URI character for character.
+ * Checks that the redirect URI is an absolute URL without a fragment, and returns the part a callback
+ * must share with it: scheme, credentials, host, port and path (the URL parser's normal form, without
+ * query). The URI itself is sent as given: it must match the registered URI character for character.
  *
  * @throws {@link ConfigurationError} otherwise.
  * @example
  * ```ts
- * redirectTarget("http://127.0.0.1:53682/callback");
+ * redirectTarget("http://127.0.0.1:53682/callback"); // "http://127.0.0.1:53682/callback"
+ * callbackTarget(new URL("http://127.0.0.1:53682/callback?code=c&state=s")); // the same
  * ```
  * @see RFC 6749 §3.1.2, RFC 8252 §7.3
  */
 export function redirectTarget(redirectUri: string | URL): string {
-  if (parse(redirectUri, "redirectUri").hash) throw new ConfigurationError("redirectUri has a fragment");
-  return String(redirectUri);
+  const url = parse(redirectUri, "redirectUri");
+  if (url.hash) throw new ConfigurationError("Invalid redirectUri");
+  return callbackTarget(url);
 }
+
+/**
+ * The scheme, credentials, host, port and path of a URL: its normal form up to the query.
+ *
+ * @example
+ * ```ts
+ * callbackTarget(new URL("HTTPS://App.Example.org:443/cb?code=c#x")); // "https://app.example.org/cb"
+ * ```
+ * @see RFC 6749 §3.1.2; RFC 9700 §4.4 (mix-up)
+ */
+export const callbackTarget = (url: URL): string => url.href.split(/[?#]/)[0] as string;
 
 /**
  * True for `localhost`, `127.0.0.0/8` and `[::1]`.
@@ -53,14 +66,12 @@ export function redirectTarget(redirectUri: string | URL): string {
  * ```
  * @see RFC 8252 §8.3
  */
-export function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(hostname);
-}
+export const isLoopback = (hostname: string): boolean => /^(localhost|\[::1\]|127(\.\d+){3})$/.test(hostname);
 
 function parse(value: string | URL, name: string): URL {
   try {
     return new URL(String(value));
   } catch {
-    throw new ConfigurationError(`${name} is not a URL`);
+    throw new ConfigurationError(`Invalid ${name}`);
   }
 }

@@ -41,11 +41,8 @@ export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePai
   const { length = 64, random = defaultRandom } = options;
   if (!Number.isInteger(length) || length < 43 || length > 128) throw new InvalidVerifierError();
   let verifier = "";
-  while (verifier.length < length) {
-    for (const b of random(new Uint8Array(length))) {
-      if (b < LIMIT && verifier.length < length) verifier += UNRESERVED.charAt(b % 66);
-    }
-  }
+  while (verifier.length < length) for (const b of random(new Uint8Array(length))) if (b < LIMIT) verifier += UNRESERVED[b % 66];
+  verifier = verifier.slice(0, length);
   return { verifier, challenge: await deriveCodeChallenge(verifier), method: "S256" };
 }
 

@@ -19,7 +19,7 @@ import {
   TransientError,
 } from "./errors.js";
 import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
-import { redirectTarget, tenantBase } from "./options.js";
+import { callbackTarget, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
 import { sanitize, scrub, Secret } from "./redact.js";
 import { constantTimeEqual, createState } from "./state.js";
@@ -164,9 +164,6 @@ interface Tokens {
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 let sharedLock: Lock | undefined;
 
-/** The part of a URL a callback must share with the redirect URI: scheme, host, port and path. */
-const target = (url: URL): string | undefined => url.href.split(/[?#]/)[0];
-
 /**
  * Creates a token manager for one tenant and one OAuth client.
  *
@@ -202,8 +199,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     retry: { attempts = 3, baseDelayMs = 300 } = {},
   } = options;
   const base = tenantBase(options.baseUrl);
-  const redirectUri = redirectTarget(options.redirectUri);
-  const redirectTo = target(new URL(redirectUri));
+  const redirectUri = String(options.redirectUri);
+  const redirectTo = redirectTarget(redirectUri);
   if (typeof clientId !== "string" || !clientId) throw new ConfigurationError("Invalid clientId");
   if (!Array.isArray(scopes) || !scopes.length || !scopes.every((s) => SCOPE_TOKEN.test(s))) {
     throw new ConfigurationError("Invalid scopes");
@@ -277,15 +274,15 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Validates a token response (or a stored record) into tokens; `previous` is kept when not rotated. */
   const toTokens = (body: unknown, receivedAt: number, previous?: Secret): Tokens => {
-    const parsed = parseTokenResponse(body, !previous);
-    const lifetime = parsed.expires_in * 1000;
+    const { access_token, refresh_token, expires_in, scope } = parseTokenResponse(body, !previous);
+    const lifetime = expires_in * 1000;
     return {
-      access: new Secret(parsed.access_token),
-      refresh: parsed.refresh_token === undefined && previous ? previous : new Secret(parsed.refresh_token as string),
+      access: new Secret(access_token),
+      refresh: refresh_token === undefined && previous ? previous : new Secret(refresh_token as string),
       receivedAt,
       expiresAt: receivedAt + lifetime,
       refreshAt: receivedAt + lifetime - Math.min(refreshLeewayMs, lifetime / 2),
-      scope: parsed.scope,
+      scope,
     };
   };
 
@@ -301,7 +298,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const commit = async (t: Tokens): Promise<void> => {
     const access_token = t.access.reveal();
     const refresh_token = t.refresh.reveal();
-    const record = { access_token, refresh_token, token_type: "Bearer", expires_in: (t.expiresAt - t.receivedAt) / 1000, received_at: t.receivedAt, scope: t.scope };
+    const { receivedAt, scope } = t;
+    const record = { access_token, refresh_token, token_type: "Bearer", expires_in: (t.expiresAt - receivedAt) / 1000, received_at: receivedAt, scope };
     try {
       await store(() => storage.set(TOKENS, JSON.stringify(record)), access_token, refresh_token);
     } catch (e) {
@@ -319,7 +317,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const record = raw && JSON.parse(raw);
       if (record) return toTokens(record, +record.received_at || 0);
     } catch {
-      log?.("ignored unreadable tokens");
+      log?.("unreadable tokens ignored");
     }
     return undefined;
   };
@@ -346,7 +344,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         return tokens.access.reveal();
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
-          log?.(`refresh failed (${e.status ?? "network"}), retrying`);
+          log?.(`refresh retry after ${e.status ?? "network error"}`);
           await new Promise((r) => setTimeout(r, Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000)));
           continue;
         }
@@ -394,7 +392,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const state = createState(random);
       const expiresAt = now() + (options.pendingLifetimeMs ?? 600_000);
       await store(() => pendingStorage.set(PENDING, JSON.stringify({ state, verifier, expiresAt })), verifier);
-      const query = {
+      const query = new URLSearchParams({
         response_type: "code",
         client_id: clientId,
         redirect_uri: redirectUri,
@@ -402,9 +400,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         state,
         code_challenge: challenge,
         code_challenge_method: "S256",
-      };
-      const encoded = Object.entries(query).map(([k, v]) => `${k}=${encodeURIComponent(v)}`);
-      return { url: `${base}/oauth/authorize?${encoded.join("&")}`, expiresAt };
+      });
+      // Spaces as %20, not the form encoding's "+", which some servers read literally.
+      return { url: `${base}/oauth/authorize?${`${query}`.replace(/\+/g, "%20")}`, expiresAt };
     },
 
     async completeAuthorization(callbackUrl) {
@@ -418,13 +416,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       try {
         url = new URL(String(callbackUrl));
       } catch {
-        fail("INVALID_CALLBACK", "Callback is not a URL");
+        fail("INVALID_CALLBACK", "Not a URL");
       }
       const params = url!.searchParams;
       // Mix-up defence: the answer must come back where this client asked for it.
-      if (target(url!) !== redirectTo) fail("INVALID_CALLBACK", "Callback is not at redirectUri");
+      if (callbackTarget(url!) !== redirectTo) fail("INVALID_CALLBACK", "Not at redirectUri");
       // An ambiguous callback is refused rather than read last-one-wins.
-      for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", `Callback repeats ${k}`);
+      for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", `Repeated ${k}`);
       let state: unknown, verifier: unknown, expiresAt: unknown;
       try {
         ({ state, verifier, expiresAt } = JSON.parse(raw as string));
@@ -434,13 +432,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       if (typeof state !== "string" || typeof verifier !== "string" || typeof expiresAt !== "number") {
         return fail("NO_PENDING_SIGN_IN", "No pending sign-in");
       }
-      const received = params.get("state");
-      if (received === null) fail("STATE_MISSING", "Callback has no state");
-      if (!constantTimeEqual(received!, state)) fail("STATE_MISMATCH", "State mismatch");
+      const received = params.get("state") ?? fail("STATE_MISSING", "No state");
+      if (!constantTimeEqual(received, state)) fail("STATE_MISMATCH", "State mismatch");
       if (now() > expiresAt) fail("STATE_EXPIRED", "Sign-in expired");
       const denied = parseOAuthError(Object.fromEntries(params));
       if (denied) throw new AuthorizationDeniedError(denied);
-      const code = params.get("code") || fail("INVALID_CALLBACK", "Callback has no code");
+      const code = params.get("code") || fail("INVALID_CALLBACK", "No code");
       generation++;
       const tokens = await tokenRequest(
         { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier },

@@ -29,16 +29,19 @@ const VSCHAR = /^[\x20-\x7e]+$/;
  */
 export function parseTokenResponse(body: unknown, requireRefreshToken = false): ParsedTokenResponse {
   const o = asObject(body);
-  if (!o) throw new InvalidResponseError("Token response is not a JSON object");
-  const bad = (field: string): never => {
-    throw new InvalidResponseError(`Token response has an invalid ${field}`);
-  };
-  const { access_token, refresh_token, token_type, expires_in, scope } = o;
-  if (!isToken(access_token)) bad("access_token");
-  if (refresh_token === undefined ? requireRefreshToken : !isToken(refresh_token)) bad("refresh_token");
-  if (typeof token_type !== "string" || token_type.toLowerCase() !== "bearer") bad("token_type");
-  if (typeof expires_in !== "number" || !(expires_in > 0) || !Number.isFinite(expires_in)) bad("expires_in");
-  if (scope !== undefined && typeof scope !== "string") bad("scope");
+  const { access_token: a, refresh_token: r, token_type: t, expires_in: e, scope } = o ?? {};
+  const invalid = !o
+    ? "JSON"
+    : !isToken(a)
+      ? "access_token"
+      : (r === undefined ? requireRefreshToken : !isToken(r))
+        ? "refresh_token"
+        : typeof t !== "string" || t.toLowerCase() !== "bearer"
+          ? "token_type"
+          : typeof e !== "number" || !(e > 0 && e < Infinity)
+            ? "expires_in"
+            : scope !== undefined && typeof scope !== "string" && "scope";
+  if (invalid) throw new InvalidResponseError(`Invalid token response: ${invalid}`);
   return o as ParsedTokenResponse;
 }
 
@@ -52,23 +55,19 @@ export function parseTokenResponse(body: unknown, requireRefreshToken = false): 
  * @see RFC 6749 §5.2, RFC 7009 §2.2.1
  */
 export function parseOAuthError(body: unknown): OAuthErrorFields | undefined {
-  const o = asObject(body) as Partial<Record<keyof OAuthError, unknown>> | undefined;
-  if (!o || typeof o.error !== "string" || !o.error) return undefined;
-  const fields: { error: string; errorDescription?: string; errorUri?: string } = { error: o.error };
-  if (typeof o.error_description === "string") fields.errorDescription = o.error_description;
-  if (typeof o.error_uri === "string") fields.errorUri = o.error_uri;
-  return fields;
+  const { error, error_description: d, error_uri: u } = (asObject(body) ?? {}) as Partial<Record<keyof OAuthError, unknown>>;
+  return typeof error === "string" && error
+    ? { error, ...(typeof d === "string" && { errorDescription: d }), ...(typeof u === "string" && { errorUri: u }) }
+    : undefined;
 }
 
 function asObject(body: unknown): Record<string, unknown> | undefined {
-  if (typeof body === "string") {
-    try {
-      body = JSON.parse(body);
-    } catch {
-      return undefined;
-    }
+  try {
+    if (typeof body === "string") body = JSON.parse(body);
+  } catch {
+    return undefined;
   }
-  return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  return body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
 }
 
 function isToken(v: unknown): v is string {
