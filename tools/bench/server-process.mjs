@@ -1,0 +1,24 @@
+// A server in its own process, so the load generator does not share its event loop:
+// `node server-process.mjs sandbox` starts the sandbox with a signed-in token;
+// `node server-process.mjs bare` starts a bare node:http server answering the same user JSON.
+// Prints one JSON line { url, token } and serves until killed.
+import { createServer } from "node:http";
+import { startSandbox } from "@tenant-integration/sandbox";
+
+const mode = process.argv[2];
+if (mode === "sandbox") {
+  const running = await startSandbox({ port: 0, clients: [{ id: "bench", redirectUris: ["http://127.0.0.1:53682/callback"] }] });
+  const { accessToken } = running.sandbox.issueTokens("bench", ["profile:read"]);
+  console.log(JSON.stringify({ url: running.url, token: accessToken }));
+} else if (mode === "bare") {
+  const body = JSON.stringify({ id: 42, name: "Ada Lovelace", email: "ada@example.org", locale: "en" });
+  const server = createServer((req, res) => {
+    if (req.url === "/api/v1/auth/user" && req.headers.authorization === "Bearer bare-token") {
+      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(body);
+    } else res.writeHead(401).end();
+  });
+  server.listen(0, "127.0.0.1", () => console.log(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}`, token: "bare-token" })));
+} else {
+  console.error("usage: server-process.mjs sandbox|bare");
+  process.exit(2);
+}
