@@ -32,17 +32,24 @@ async function round(client, calls) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const bare = createClient({ baseUrl, fetch: stub });
+// context: what openapi-fetch itself charges once any middleware is registered (request id, options object, hook loops)
+const withEmptyMiddleware = createClient({ baseUrl, fetch: stub });
+withEmptyMiddleware.use({ onRequest() {} });
 const tenant = createTenantClient({ baseUrl, auth: staticToken("at_2YotnFZFEjr1zCsicMWpAA"), fetch: stub });
 
 await round(bare, WARMUP);
 await round(tenant, WARMUP);
+await round(withEmptyMiddleware, WARMUP);
 const bareRounds = [];
 const tenantRounds = [];
+const emptyRounds = [];
 for (let r = 0; r < ROUNDS; r++) {
   // interleave so drift (GC, CPU frequency) hits both alike
   bareRounds.push(await round(bare, CALLS));
   tenantRounds.push(await round(tenant, CALLS));
+  emptyRounds.push(await round(withEmptyMiddleware, CALLS));
 }
+const e = median(emptyRounds);
 const b = median(bareRounds);
 const t = median(tenantRounds);
 const overhead = ((t - b) / b) * 100;
@@ -50,6 +57,7 @@ const overhead = ((t - b) / b) * 100;
 console.log("Per-call overhead (GET /api/v1/auth/user, stub fetch)");
 console.log(`  bare openapi-fetch : ${b.toFixed(2)} µs/call (median of ${ROUNDS} rounds x ${CALLS} calls)`);
 console.log(`  tenant client      : ${t.toFixed(2)} µs/call`);
+console.log(`  openapi-fetch + 1 empty middleware: ${e.toFixed(2)} µs/call (${(((e - b) / b) * 100).toFixed(1)} %, openapi-fetch's own middleware cost)`);
 console.log(`  overhead           : ${overhead.toFixed(1)} %   goal <= 10 %   ${overhead <= 10 ? "met" : "NOT met"}`);
 
 // Bundle size

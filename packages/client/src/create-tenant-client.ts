@@ -159,7 +159,9 @@ function wrap<P extends {}>(client: Client<P>, use: (...m: Middleware[]) => void
 function tenantRequest(scope: ApiScope): typeof Request {
   function TenantRequest(input: RequestInfo | URL, init?: RequestInit): Request {
     if (init !== undefined && init.redirect === "follow" && typeof input === "string" && scope.contains(input)) {
-      const request = new Request(input, { ...init, redirect: "manual" });
+      // openapi-fetch builds a fresh init object for every call, so it can be changed in place
+      init.redirect = "manual";
+      const request = new Request(input, init);
       followIntent.add(request);
       return request;
     }
