@@ -71,7 +71,7 @@ export class TokenManagerError extends Error {
    * @param cause - an already scrubbed cause
    */
   constructor(code: ErrorCode, message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
+    super(message, (cause && { cause }) as ErrorOptions);
     this.code = code;
   }
 }

@@ -15,7 +15,6 @@ export type {
   TokenManagerOptions,
 } from "./token-manager.js";
 export { createPkcePair, deriveCodeChallenge, type PkceOptions, type PkcePair } from "./pkce.js";
-export { createState, constantTimeEqual } from "./state.js";
 export type { RandomSource } from "./encoding.js";
 export {
   AuthorizationDeniedError,
@@ -32,9 +31,8 @@ export {
   TransientError,
   type OAuthErrorFields,
 } from "./errors.js";
-export { parseTokenResponse, parseOAuthError, type ParsedTokenResponse } from "./token-response.js";
-export { Secret, REDACTED } from "./redact.js";
-export { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
+export type { ParsedTokenResponse } from "./token-response.js";
+export type { Lock, LockManagerLike } from "./lock.js";
 export type { TokenStorage } from "./storage/storage.js";
 export { memoryStorage } from "./storage/memory.js";
 export { webStorage, type WebStorageLike } from "./storage/web.js";

@@ -22,7 +22,8 @@ export interface LockManagerLike {
  *
  * @example
  * ```ts
- * createTokenManager({ ...options, lock: webLock(navigator.locks, 20_000) });
+ * const lock = webLock(navigator.locks, 20_000); // what createTokenManager uses in browsers
+ * await lock("tenant-integration:https://acme.tenant.test:demo:lock", refreshOnce);
  * ```
  * @see https://w3c.github.io/web-locks/ (steal, signal)
  */
@@ -46,7 +47,8 @@ export function webLock(locks: LockManagerLike, timeoutMs = 20_000): Lock {
  *
  * @example
  * ```ts
- * createTokenManager({ ...options, lock: processLock() });
+ * const lock = processLock(); // what createTokenManager uses without navigator.locks
+ * await Promise.all([lock("a", task1), lock("a", task2)]); // task2 starts after task1 settles
  * ```
  * @see RFC 6749 §6
  */

@@ -39,7 +39,7 @@ export interface PkceOptions {
  */
 export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePair> {
   const { length = 64, random = defaultRandom } = options;
-  if (!Number.isInteger(length) || length < 43 || length > 128) throw new InvalidVerifierError();
+  if (!(length > 42 && length < 129 && length % 1 === 0)) throw new InvalidVerifierError();
   let verifier = "";
   while (verifier.length < length) for (const b of random(new Uint8Array(length))) if (b < LIMIT) verifier += UNRESERVED[b % 66];
   verifier = verifier.slice(0, length);

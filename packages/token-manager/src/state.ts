@@ -19,7 +19,7 @@ export function createState(random: RandomSource = defaultRandom): string {
 }
 
 /**
- * Compares two strings in time that depends only on their lengths, not on where they differ.
+ * Compares two strings in time that depends only on the length of `a`, not on where they differ.
  *
  * @example
  * ```ts
@@ -28,8 +28,8 @@ export function createState(random: RandomSource = defaultRandom): string {
  * @see RFC 6749 §10.12
  */
 export function constantTimeEqual(a: string, b: string): boolean {
-  const n = Math.max(a.length, b.length);
   let diff = a.length ^ b.length;
-  for (let i = 0; i < n; i++) diff |= (a.charCodeAt(i) | 0) ^ (b.charCodeAt(i) | 0);
-  return diff === 0;
+  // Past the end of `b`, charCodeAt gives NaN, which `^` reads as 0; the lengths already differ then.
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return !diff;
 }

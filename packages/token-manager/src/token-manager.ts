@@ -263,7 +263,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       throw new TransientError(undefined, attempt, sanitize(e, secrets));
     }
     const { status } = response;
-    if (status > 199 && status < 300) return text;
+    if (response.ok) return text;
     if (status === 429 || status > 499) throw new TransientError(status, attempt);
     const fields = status > 399 && (parseOAuthError(text) as Record<string, string> | undefined);
     if (!fields) throw new InvalidResponseError(`Unexpected HTTP ${status}`);
