@@ -69,10 +69,11 @@ export class TokenManagerError extends Error {
    * @param code - the stable code
    * @param message - a message that names no token, code or verifier
    * @param cause - an already scrubbed cause
+   * @param fields - more fields of the error, such as `status`
    */
-  constructor(code: ErrorCode, message: string, cause?: unknown) {
+  constructor(code: ErrorCode, message: string, cause?: unknown, fields?: object) {
     super(message, (cause && { cause }) as ErrorOptions);
-    this.code = code;
+    Object.assign(this, fields, { code });
   }
 }
 
@@ -149,8 +150,7 @@ export class AuthorizationDeniedError extends TokenManagerError implements OAuth
   declare readonly errorDescription?: string;
   declare readonly errorUri?: string;
   constructor(fields: OAuthErrorFields) {
-    super("AUTHORIZATION_DENIED", describe("Denied", fields));
-    Object.assign(this, fields);
+    super("AUTHORIZATION_DENIED", describe("Denied", fields), undefined, fields);
   }
 }
 
@@ -171,8 +171,7 @@ export class OAuthResponseError extends TokenManagerError implements OAuthErrorF
   declare readonly errorDescription?: string;
   declare readonly errorUri?: string;
   constructor(status: number, fields: OAuthErrorFields, code: ErrorCode = "OAUTH_ERROR") {
-    super(code, describe(`HTTP ${status}`, fields));
-    Object.assign(this, fields, { status, code });
+    super(code, describe(`HTTP ${status}`, fields), undefined, { ...fields, status });
   }
 }
 
@@ -210,8 +209,7 @@ export class TransientError extends TokenManagerError {
   /** How many requests were made. */
   declare readonly attempts: number;
   constructor(status: number | undefined, attempts: number, cause?: unknown) {
-    super("TRANSIENT", `${status ? `HTTP ${status}` : "No answer"} (${attempts} attempts)`, cause);
-    Object.assign(this, { status, attempts });
+    super("TRANSIENT", `${status ? `HTTP ${status}` : "No answer"} (${attempts} attempts)`, cause, { status, attempts });
   }
 }
 

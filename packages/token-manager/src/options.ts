@@ -21,9 +21,7 @@ import { ConfigurationError } from "./errors.js";
  */
 export function tenantBase(baseUrl: string | URL): string {
   const { protocol, hostname, username, password, search, hash, origin, pathname } = parse(baseUrl, "baseUrl");
-  if ((protocol !== "https:" && (protocol !== "http:" || !isLoopback(hostname))) || username + password + search + hash) {
-    throw new ConfigurationError("Invalid baseUrl");
-  }
+  need((protocol === "https:" || (protocol === "http:" && isLoopback(hostname))) && !(username + password + search + hash), "baseUrl");
   return origin + pathname.replace(/\/+$/, "");
 }
 
@@ -42,7 +40,7 @@ export function tenantBase(baseUrl: string | URL): string {
  */
 export function redirectTarget(redirectUri: string | URL): string {
   const url = parse(redirectUri, "redirectUri");
-  if (url.hash) throw new ConfigurationError("Invalid redirectUri");
+  need(!url.hash, "redirectUri");
   return callbackTarget(url);
 }
 
@@ -68,10 +66,23 @@ export const callbackTarget = (url: URL): string => url.href.split(/[?#]/)[0] as
  */
 export const isLoopback = (hostname: string): boolean => /^(localhost|\[::1\]|127(\.\d+){3})$/.test(hostname);
 
+/**
+ * Throws {@link ConfigurationError} naming the option `name` unless `ok` is truthy.
+ *
+ * @example
+ * ```ts
+ * need(clientId.length > 0, "clientId");
+ * ```
+ * @see RFC 6749 §2.2 (client identifier), §3.3 (scope)
+ */
+export function need(ok: unknown, name: string): void {
+  if (!ok) throw new ConfigurationError(`Invalid ${name}`);
+}
+
 function parse(value: string | URL, name: string): URL {
   try {
     return new URL(String(value));
   } catch {
-    throw new ConfigurationError(`Invalid ${name}`);
+    return need(0, name) as never;
   }
 }

@@ -9,7 +9,7 @@ import { InvalidVerifierError } from "./errors.js";
 const UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
 // 66 characters; 3 × 66 = 198 is the largest multiple ≤ 256, so bytes ≥ 198 are rejected (no modulo bias).
 const LIMIT = 198;
-const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
+const VERIFIER = /^[\w.~-]{43,128}$/;
 
 /** A PKCE pair: keep `verifier` secret until the exchange; send `challenge` in the authorize URL. */
 export interface PkcePair {

@@ -19,7 +19,7 @@ import {
   TransientError,
 } from "./errors.js";
 import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
-import { callbackTarget, redirectTarget, tenantBase } from "./options.js";
+import { callbackTarget, need, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
 import { sanitize, scrub, Secret } from "./redact.js";
 import { constantTimeEqual, createState } from "./state.js";
@@ -201,10 +201,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const base = tenantBase(options.baseUrl);
   const redirectUri = String(options.redirectUri);
   const redirectTo = redirectTarget(redirectUri);
-  if (typeof clientId !== "string" || !clientId) throw new ConfigurationError("Invalid clientId");
-  if (!Array.isArray(scopes) || !scopes.length || !scopes.every((s) => SCOPE_TOKEN.test(s))) {
-    throw new ConfigurationError("Invalid scopes");
-  }
+  need(typeof clientId === "string" && clientId, "clientId");
+  need(Array.isArray(scopes) && scopes.length && scopes.every((s) => SCOPE_TOKEN.test(s)), "scopes");
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const locks = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
   const lock = options.lock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock()));
@@ -214,7 +212,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const PENDING = key + "pending";
 
   let current: Tokens | undefined;
-  let rejected: Tokens | undefined;
+  // The access token an API refused (onUnauthorized): not handed out again.
+  let rejected: string | undefined;
   let unsaved: Tokens | undefined;
   let inflight: Promise<string> | undefined;
   // Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens.
@@ -368,21 +367,21 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const stored = unsaved ?? (await load());
     if (!stored) throw new NotSignedInError();
     if (stored === unsaved) await commit(stored);
-    else if (!fresh(stored) || stored.access.reveal() === rejected?.access.reveal()) return refresh(stored, again);
+    else if (!fresh(stored) || stored.access.reveal() === rejected) return refresh(stored, again);
     current = stored;
     return stored.access.reveal();
   };
 
   const getAccessToken = (): Promise<string> => {
     const t = current;
-    return t && t !== rejected && fresh(t)
+    return t && fresh(t)
       ? Promise.resolve(t.access.reveal())
       : (inflight ??= lock(key + "lock", () => obtain()).finally(() => (inflight = undefined)));
   };
 
   const clear = (): Promise<void> => {
     generation++;
-    current = unsaved = rejected = undefined;
+    current = unsaved = undefined;
     return store(() => storage.delete(TOKENS));
   };
 
@@ -429,19 +428,17 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       } catch {
         // an absent or unreadable record is no pending sign-in
       }
-      if (typeof state !== "string" || typeof verifier !== "string" || typeof expiresAt !== "number") {
-        return fail("NO_PENDING_SIGN_IN", "No pending sign-in");
-      }
+      if (typeof state + typeof verifier + typeof expiresAt !== "stringstringnumber") fail("NO_PENDING_SIGN_IN", "No pending sign-in");
       const received = params.get("state") ?? fail("STATE_MISSING", "No state");
-      if (!constantTimeEqual(received, state)) fail("STATE_MISMATCH", "State mismatch");
-      if (now() > expiresAt) fail("STATE_EXPIRED", "Sign-in expired");
+      if (!constantTimeEqual(received, state as string)) fail("STATE_MISMATCH", "State mismatch");
+      if (now() > (expiresAt as number)) fail("STATE_EXPIRED", "Sign-in expired");
       const denied = parseOAuthError(Object.fromEntries(params));
       if (denied) throw new AuthorizationDeniedError(denied);
       const code = params.get("code") || fail("INVALID_CALLBACK", "No code");
       generation++;
       const tokens = await tokenRequest(
-        { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier },
-        known(code, verifier),
+        { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier as string },
+        known(code, verifier as string),
       );
       await commit(tokens);
       return info(tokens);
@@ -450,7 +447,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     getAccessToken,
 
     onUnauthorized(rejectedToken) {
-      if (current?.access.reveal() === rejectedToken) rejected = current;
+      if (current?.access.reveal() === rejectedToken) {
+        rejected = rejectedToken;
+        current = undefined;
+      }
     },
 
     async revoke() {
