@@ -274,7 +274,8 @@ export interface components {
         };
         /**
          * @description The access token is missing, malformed, expired (15 minutes after issue) or revoked; the request
-         *     is not accepted as authenticated (RFC 6750 §3.1, `invalid_token`). Refresh and retry once.
+         *     is not accepted as authenticated (RFC 6750 §3.1: `invalid_token`, or no error code when the
+         *     request sent no token). Refresh and retry once.
          */
         Unauthorized: {
             headers: {
@@ -334,13 +335,13 @@ export interface components {
         /** @description `no-store`: tokens must never be cached (RFC 6749 §5.1). */
         "Cache-Control": "no-store";
         /**
-         * @description The bearer challenge of RFC 6750 §3, e.g. `Bearer error="insufficient_scope", scope="profile:read"`.
-         *     For 403 it names the scope the route requires.
+         * @description The bearer challenge of RFC 6750 §3: `Bearer error="invalid_token"` for a malformed, expired or
+         *     revoked token; a bare `Bearer realm="…"` (no error code) when the request sent no token at all.
          */
         InvalidTokenChallenge: string;
         /**
-         * @description The bearer challenge of RFC 6750 §3, e.g. `Bearer error="insufficient_scope", scope="profile:read"`.
-         *     For 403 it names the scope the route requires.
+         * @description The bearer challenge of RFC 6750 §3.1 for a token that lacks the route's scope:
+         *     `Bearer error="insufficient_scope", scope="profile:read"` names the scope the route requires.
          */
         InsufficientScopeChallenge: string;
     };
