@@ -95,7 +95,18 @@ export function errorPage(title: string, message: string): string {
   return layout(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>`);
 }
 
-/** Wraps an HTML page in a response with {@link HTML_HEADERS}. */
-export function htmlResponse(html: string, status: number): Response {
-  return new Response(html, { status, headers: HTML_HEADERS });
+/**
+ * Wraps an HTML page in a response with {@link HTML_HEADERS}. `formRedirectTo` is the redirect URI
+ * a form on the page ends up at: browsers apply `form-action` to the redirects that follow a form
+ * submission (Chromium does), so the consent page must allow that URI's origin as well as its own.
+ *
+ * @see https://www.w3.org/TR/CSP3/#directive-form-action
+ */
+export function htmlResponse(html: string, status: number, formRedirectTo?: string): Response {
+  if (formRedirectTo === undefined) return new Response(html, { status, headers: HTML_HEADERS });
+  const target = new URL(formRedirectTo);
+  // An http(s) redirect URI is allowed by its origin; a private-use scheme (RFC 8252 §7.1) by its scheme.
+  const source = target.protocol === "http:" || target.protocol === "https:" ? target.origin : target.protocol;
+  const csp = (HTML_HEADERS["Content-Security-Policy"] ?? "").replace("form-action 'self'", `form-action 'self' ${source}`);
+  return new Response(html, { status, headers: { ...HTML_HEADERS, "Content-Security-Policy": csp } });
 }

@@ -71,3 +71,23 @@ describe("POST /__sandbox/consent", () => {
     expect((await postJson(sandbox, "/__sandbox/consent", "[]")).status).toBe(400);
   });
 });
+
+// Regression: with `form-action 'self'` alone, Chromium blocked the Approve form, because CSP's
+// form-action also covers the redirect to the client's redirect URI on another origin.
+describe("the consent page's content security policy", () => {
+  it("lets the form's redirect reach the origin of the requested redirect URI, and no other", async () => {
+    const sandbox = testSandbox({ autoApprove: false });
+    const response = await sandbox.app.request(authorizeQuery());
+    expect(response.status).toBe(200);
+    const csp = response.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain(`form-action 'self' ${new URL(REDIRECT_URI).origin};`);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+  });
+
+  it("keeps form-action 'self' alone on error pages", async () => {
+    const sandbox = testSandbox({ autoApprove: false });
+    const response = await sandbox.app.request(authorizeQuery({ client_id: "nobody" }));
+    expect(response.headers.get("content-security-policy")).toContain("form-action 'self';");
+  });
+});

@@ -85,7 +85,7 @@ export function authorizeRoute(state: SandboxState) {
     const request: AuthorizationRequest = { clientId: client.id, redirectUri, scopes, state: stateValue, codeChallenge };
     if (state.autoApprove) return approve(state, request);
     const requestId = state.pending.add(request);
-    return htmlResponse(consentPage({ clientId: client.id, redirectUri, scopes, requestId, action: CONSENT_PATH }), 200);
+    return htmlResponse(consentPage({ clientId: client.id, redirectUri, scopes, requestId, action: CONSENT_PATH }), 200, redirectUri);
   };
 }
 
