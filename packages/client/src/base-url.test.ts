@@ -1,49 +1,63 @@
 import { describe, expect, it } from "vitest";
 import { staticToken } from "./auth-strategy.js";
+import { apiPrefix, inScope } from "./base-url.js";
 import { createTenantClient } from "./create-tenant-client.js";
-import { InvalidBaseUrlError } from "./errors.js";
-import { validateBaseUrl } from "./base-url.js";
+import { TenantClientError } from "./errors.js";
 
-describe("validateBaseUrl", () => {
-  it("accepts https and strips a trailing slash", () => {
-    expect(validateBaseUrl("https://acme.tenant.example/")).toBe("https://acme.tenant.example");
-    expect(validateBaseUrl("https://acme.tenant.example/tenant-a/")).toBe("https://acme.tenant.example/tenant-a");
+function failure(baseUrl: string): unknown {
+  try {
+    apiPrefix(baseUrl);
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}
+
+describe("apiPrefix (the base URL check)", () => {
+  it("accepts https and gives the API prefix without a doubled slash", () => {
+    expect(apiPrefix("https://acme.tenant.example/")).toBe("https://acme.tenant.example/api/v1");
+    expect(apiPrefix("https://ACME.tenant.example:443/tenant-a/")).toBe("https://acme.tenant.example/tenant-a/api/v1");
   });
 
   it("accepts http on loopback hosts only", () => {
     for (const url of ["http://localhost:4010", "http://127.0.0.1:4010", "http://127.255.0.9", "http://[::1]:8080"]) {
-      expect(() => validateBaseUrl(url)).not.toThrow();
+      expect(() => apiPrefix(url)).not.toThrow();
     }
   });
 
   it("refuses http on any other host, including look-alikes of loopback", () => {
     for (const url of ["http://acme.tenant.example", "http://10.0.0.1", "http://localhost.evil.example", "http://128.0.0.1", "http://[::2]"]) {
-      expect(() => validateBaseUrl(url), url).toThrow(InvalidBaseUrlError);
+      expect((failure(url) as TenantClientError).code, url).toBe("INVALID_BASE_URL");
     }
   });
 
   it("refuses other schemes, relative URLs, credentials, queries and fragments", () => {
     for (const url of ["ftp://acme.example", "/api", "https://user:pw@acme.example", "https://acme.example/?a=1", "https://acme.example/#x"]) {
-      expect(() => validateBaseUrl(url), url).toThrow(InvalidBaseUrlError);
+      expect(failure(url), url).toBeInstanceOf(TenantClientError);
     }
   });
 
   it("never echoes credentials in the error", () => {
-    const error = (() => {
-      try {
-        validateBaseUrl("https://user:s3cret@acme.example");
-      } catch (e) {
-        return e;
-      }
-      return undefined;
-    })();
-    expect(error).toBeInstanceOf(InvalidBaseUrlError);
-    expect(JSON.stringify(error) + String(error)).not.toContain("s3cret");
-    expect((error as InvalidBaseUrlError).code).toBe("INVALID_BASE_URL");
-    expect((error as InvalidBaseUrlError).name).toBe("InvalidBaseUrlError");
+    const error = failure("https://user:s3cret@acme.example") as TenantClientError;
+    expect(error.name).toBe("TenantClientError");
+    expect(error.code).toBe("INVALID_BASE_URL");
+    expect(JSON.stringify(error) + String(error) + error.stack).not.toContain("s3cret");
   });
 
   it("makes createTenantClient throw the typed error", () => {
-    expect(() => createTenantClient({ baseUrl: "http://acme.tenant.example", auth: staticToken("at_1") })).toThrow(InvalidBaseUrlError);
+    expect(() => createTenantClient({ baseUrl: "http://acme.tenant.example", auth: staticToken("at_1") })).toThrow(TenantClientError);
+  });
+});
+
+describe("inScope", () => {
+  const prefix = "https://acme.tenant.example/api/v1";
+  it("takes /api/v1 and what is below it, with a query or fragment", () => {
+    for (const url of [prefix, `${prefix}/`, `${prefix}/auth/user`, `${prefix}?a=1`, `${prefix}#x`]) expect(inScope(url, prefix), url).toBe(true);
+  });
+  it("refuses /api/v10, other paths, other origins and look-alike hosts", () => {
+    for (const url of [`${prefix}0`, "https://acme.tenant.example/oauth/token", "https://evil.example/api/v1", "https://acme.tenant.example.evil.example/api/v1"]) {
+      expect(inScope(url, prefix), url).toBe(false);
+    }
+    expect(inScope(prefix, undefined)).toBe(false);
   });
 });

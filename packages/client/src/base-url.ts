@@ -1,50 +1,43 @@
-import { InvalidBaseUrlError } from "./errors.js";
+/**
+ * Internal: the tenant's base URL and which URLs belong to its API. Not exported from the package.
+ */
+import { TenantClientError } from "./errors.js";
 
 /**
- * Parses and checks the tenant's base URL. Bearer tokens must travel only over TLS, so the URL must
- * be `https:`; plain `http:` is accepted only on a loopback host (`localhost`, 127.0.0.0/8, `[::1]`)
- * for local mocks and sandboxes. Credentials, a query or a fragment are refused. A trailing slash
- * is removed.
+ * Checks the tenant's base URL and returns the prefix of its API, `<origin><path>/api/v1`, in the
+ * form WHATWG URL normalization gives `Request.url`. Bearer tokens travel only over TLS, so the URL
+ * must be `https:`; `http:` only on a loopback host (`localhost`, 127.0.0.0/8, `[::1]`).
  *
- * @param baseUrl - the tenant's address, e.g. `https://acme.tenant.example`
- * @returns the normalized base URL, without a trailing slash
- * @throws {@link InvalidBaseUrlError} when the URL is not acceptable
- * @example
- * ```ts
- * validateBaseUrl("https://acme.tenant.example/"); // "https://acme.tenant.example"
- * validateBaseUrl("http://127.0.0.1:4010");       // allowed: loopback
- * validateBaseUrl("http://acme.tenant.example");  // throws InvalidBaseUrlError
- * ```
- * @see RFC 6750 §5.3 (bearer tokens require TLS)
+ * @throws {@link TenantClientError} `INVALID_BASE_URL` for anything else, or credentials, a query or a fragment
+ * @see RFC 6750 §5.3 (TLS), RFC 6761 §6.3 and RFC 1122 §3.2.1.3 (loopback)
  */
-export function validateBaseUrl(baseUrl: string): string {
-  let url: URL;
+export function apiPrefix(baseUrl: string): string {
+  let url: URL | undefined;
   try {
     url = new URL(baseUrl);
   } catch {
-    throw new InvalidBaseUrlError("not an absolute URL");
+    // refused below
   }
-  if (url.username !== "" || url.password !== "") throw new InvalidBaseUrlError("credentials in the URL are not allowed");
-  if (url.search !== "" || url.hash !== "") throw new InvalidBaseUrlError("a query or fragment is not allowed");
-  if (url.protocol === "http:") {
-    if (!isLoopback(url.hostname)) throw new InvalidBaseUrlError("http is allowed only on a loopback host; use https");
-  } else if (url.protocol !== "https:") {
-    throw new InvalidBaseUrlError(`the scheme ${url.protocol} is not allowed; use https`);
+  if (
+    !url ||
+    url.username ||
+    url.password ||
+    url.search ||
+    url.hash ||
+    !(url.protocol === "https:" || (url.protocol === "http:" && /^(localhost|\[::1\]|127(\.\d{1,3}){3})$/.test(url.hostname)))
+  ) {
+    throw new TenantClientError("INVALID_BASE_URL", "Invalid baseUrl");
   }
-  return url.href.replace(/\/+$/, "");
+  return `${url.origin}${url.pathname.replace(/\/+$/, "")}/api/v1`;
 }
 
 /**
- * Whether a URL host name (as `URL.hostname` normalizes it) is a loopback address.
+ * Whether a normalized absolute URL is under the API prefix: `/api/v1` itself or below it, not
+ * `/api/v10`. Comparing normalized URLs means `..` segments, case and default ports cannot smuggle
+ * a request out of the API or onto another host.
  *
- * @param hostname - e.g. `127.0.0.1`, `[::1]`, `localhost`
- * @example
- * ```ts
- * isLoopback("127.8.0.1"); // true
- * isLoopback("10.0.0.1");  // false
- * ```
- * @see RFC 6761 §6.3 (`localhost`), RFC 1122 §3.2.1.3 (127.0.0.0/8)
+ * @see RFC 6750 §5.2 (tokens go only to the resource server they are meant for)
  */
-export function isLoopback(hostname: string): boolean {
-  return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+export function inScope(url: string, prefix: string | undefined): boolean {
+  return prefix !== undefined && url.startsWith(prefix) && "/?#".includes(url[prefix.length] ?? "/");
 }

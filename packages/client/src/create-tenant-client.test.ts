@@ -2,7 +2,7 @@ import { inspect } from "node:util";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { staticToken } from "./auth-strategy.js";
 import { createTenantClient } from "./create-tenant-client.js";
-import { ForbiddenError, InsufficientScopeError, InvalidTokenError, NetworkError, PathOutsideApiError, TenantClientError } from "./errors.js";
+import { ForbiddenError, InsufficientScopeError, NetworkError, PathOutsideApiError, TenantClientError } from "./errors.js";
 import { fakeFetch, json } from "./test-support/fake-fetch.js";
 
 const baseUrl = "https://acme.tenant.example";
@@ -146,7 +146,14 @@ describe("no token in any error", () => {
     const failure = await client(fakeFetch(leaky)).GET("/api/v1/auth/user").catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(NetworkError);
     expect(everyRendering(failure)).not.toContain(TOKEN);
-    expect((failure as NetworkError).message).toContain("[redacted]");
+    expect((failure as NetworkError).cause).toBeInstanceOf(Error);
+    expect(((failure as NetworkError).cause as Error).message).toBe("connect failed for Authorization: Bearer [redacted]");
+  });
+
+  it("keeps a cause that does not mention the token unchanged", async () => {
+    const cause = new TypeError("fetch failed");
+    const failure = await client(fakeFetch(cause)).GET("/api/v1/auth/user").catch((e: unknown) => e);
+    expect((failure as NetworkError).cause).toBe(cause);
   });
 
   it("keeps the token out of a ForbiddenError", async () => {
@@ -155,12 +162,13 @@ describe("no token in any error", () => {
     expect(everyRendering(error)).not.toContain(TOKEN);
   });
 
-  it("keeps the token out of an InvalidTokenError", async () => {
+  it("refuses a token outside b64token with INVALID_TOKEN, without echoing it", async () => {
     const bad = `${TOKEN} \n`;
     const failure = await createTenantClient({ baseUrl, auth: staticToken(bad), fetch: fakeFetch(json(200, {})) })
       .GET("/api/v1/auth/user")
       .catch((e: unknown) => e);
-    expect(failure).toBeInstanceOf(InvalidTokenError);
+    expect(failure).toBeInstanceOf(TenantClientError);
+    expect((failure as TenantClientError).code).toBe("INVALID_TOKEN");
     expect(everyRendering(failure)).not.toContain(TOKEN);
   });
 
@@ -172,10 +180,10 @@ describe("no token in any error", () => {
     expect(everyRendering(failure)).not.toContain(TOKEN);
   });
 
-  it("prints a staticToken strategy as [redacted]", () => {
+  it("cannot print the token of a staticToken strategy", async () => {
     const auth = staticToken(TOKEN);
     expect(everyRendering(auth)).not.toContain(TOKEN);
-    expect(JSON.stringify(auth)).toContain("[redacted]");
+    expect(await auth.getAccessToken()).toBe(TOKEN);
   });
 });
 
@@ -212,6 +220,15 @@ describe("createTenantClient options", () => {
     c.eject(m);
     await c.GET("/api/v1/auth/user");
     expect(seen).toEqual([1]);
+  });
+
+  it("asks the strategy for a token on every API request", async () => {
+    let n = 0;
+    const fetch = fakeFetch(json(200, {}));
+    const c = createTenantClient({ baseUrl, auth: { getAccessToken: async () => `at_${++n}` }, fetch });
+    await c.GET("/api/v1/auth/user");
+    await c.GET("/api/v1/auth/user");
+    expect(fetch.calls.map((x) => x.headers.get("authorization"))).toEqual(["Bearer at_1", "Bearer at_2"]);
   });
 
   it("refuses an auth option without getAccessToken", () => {

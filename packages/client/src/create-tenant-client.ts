@@ -1,21 +1,17 @@
-import createClient, { type Client, type HeadersOptions, type Middleware } from "openapi-fetch";
+import createClient, { type Middleware } from "openapi-fetch";
 import type { paths } from "@tenant-integration/types";
-import { createApiScope, type ApiScope } from "./api-scope.js";
 import type { AuthStrategy } from "./auth-strategy.js";
-import { validateBaseUrl } from "./base-url.js";
+import { apiPrefix, inScope } from "./base-url.js";
 import type { RawPaths, TypedClient } from "./client-types.js";
-import { PathOutsideApiError } from "./errors.js";
-import { withForbiddenError } from "./forbidden.js";
-import { followIntent } from "./internal/replay.js";
-import { bearerMiddleware } from "./middleware/bearer.js";
-import { networkErrorMiddleware } from "./middleware/network-error.js";
-import { retryMiddleware, type RetryOptions } from "./middleware/retry.js";
-import { unauthorizedRetryMiddleware } from "./middleware/unauthorized-retry.js";
+import { ForbiddenError, InsufficientScopeError, PathOutsideApiError } from "./errors.js";
+import { BEARER, coreMiddleware, NETWORK, UNAUTHORIZED } from "./middleware/core.js";
+import type { RetryOptions } from "./middleware/retry.js";
+import { bearerChallenge } from "./www-authenticate.js";
 
 /** Options of {@link createTenantClient}. */
 export interface TenantClientOptions {
   /**
-   * The tenant's address, e.g. `https://acme.tenant.example`. Must be `https:`; `http:` only on a
+   * The tenant's address, e.g. `https://acme.tenant.example`. `https:` only; `http:` only on a
    * loopback host. A path is allowed (the API is then under `<path>/api/v1`); credentials, a query
    * or a fragment are not.
    */
@@ -24,11 +20,11 @@ export interface TenantClientOptions {
   readonly auth: AuthStrategy;
   /** The fetch to send requests with. Default `globalThis.fetch`. Tests inject one. */
   readonly fetch?: (request: Request) => Promise<Response>;
-  /** Retry policy for 429 and 5xx on idempotent methods, or `false` to turn retries off. Default {@link retryDefaults}. */
+  /** Retry policy for 429 and 5xx on idempotent methods, or `false` to turn retries off. Default: 2 retries, 300 ms base delay, 10 s cap. */
   readonly retry?: RetryOptions | false;
-  /** Headers sent with every request. Default `{ Accept: "application/json" }`; yours are merged over it. */
-  readonly headers?: HeadersOptions;
-  /** More middleware, as if passed to `client.use()`: it runs before the built-ins on requests, after them on responses. */
+  /** Headers sent with every request, merged over the default `{ Accept: "application/json" }`. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** More middleware, as if passed to `client.use()`: it runs before the built-in one on requests, after it on responses. */
   readonly middleware?: readonly Middleware[];
 }
 
@@ -39,34 +35,30 @@ export interface TenantClientOptions {
 export interface TenantClient extends TypedClient<paths> {
   /**
    * The untyped escape hatch for `/api/v1/…` routes the contract does not list yet, with the same
-   * auth, retries and error values. It refuses (rejects with {@link PathOutsideApiError}, sending
-   * nothing) any URL that is not under `/api/v1` of the tenant after normalization.
+   * auth, retries and error values. It rejects with {@link PathOutsideApiError}, sending nothing,
+   * any URL that is not under `/api/v1` of the tenant after normalization.
    */
   readonly raw: TypedClient<RawPaths>;
-  /** The validated base URL, without a trailing slash. */
+  /** The validated base URL, normalized, without a trailing slash. */
   readonly baseUrl: string;
 }
 
-const METHODS = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"] as const;
-
 /**
- * Creates the typed client of one tenant: an openapi-fetch client over the contract's `paths`, with
- * these middleware, in registration order (requests pass through in this order, responses in reverse):
- *
- * 1. your `middleware` (and anything added with `use`), so the built-ins see your final request;
- * 2. {@link networkErrorMiddleware}: a rejected fetch becomes a thrown {@link NetworkError};
- * 3. {@link unauthorizedRetryMiddleware}: a 401 calls `auth.onUnauthorized(token)` and retries once;
- * 4. {@link retryMiddleware} (unless `retry: false`): 429 and 5xx on idempotent methods, with backoff;
- * 5. {@link bearerMiddleware}: the token, only for `/api/v1` of the tenant; no cross-origin redirects.
+ * Creates the typed client of one tenant: an openapi-fetch client over the contract's `paths` with
+ * one built-in middleware that does, in one `onRequest`/`onResponse`/`onError`, what
+ * {@link bearerMiddleware}, {@link retryMiddleware} (unless `retry: false`),
+ * {@link unauthorizedRetryMiddleware} and {@link networkErrorMiddleware} do on their own. Your
+ * `middleware` (and `use`) run before it on requests and after it on responses.
  *
  * Results are openapi-fetch's `{ data, error, response }`; no HTTP status throws. A 403 comes back
- * with `error` set to a {@link ForbiddenError} (or {@link InsufficientScopeError}) naming the scope the
- * route requires. Requests for the tenant's API are created with `redirect: "manual"` (same-origin
- * redirects are followed by the middleware), so adding the token costs no extra `Request`.
+ * with `error` set to a {@link ForbiddenError} (or {@link InsufficientScopeError}) naming the scope
+ * the route requires. Requests that carry the token are sent with `redirect: "manual"`: a 3xx
+ * comes back unfollowed (in browsers as an opaque response with status 0), so the token never
+ * reaches another origin.
  *
  * @param options - see {@link TenantClientOptions}
  * @returns the client
- * @throws {@link InvalidBaseUrlError} when `baseUrl` is not https (or http on loopback)
+ * @throws {@link TenantClientError} `INVALID_BASE_URL` when `baseUrl` is not https (or http on loopback)
  * @throws `TypeError` when `auth` has no `getAccessToken`
  * @example
  * ```ts
@@ -79,109 +71,52 @@ const METHODS = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TR
  * @see RFC 6749 §6 (refresh, behind `auth.onUnauthorized`)
  */
 export function createTenantClient(options: TenantClientOptions): TenantClient {
-  const baseUrl = validateBaseUrl(options.baseUrl);
-  const auth = options.auth;
-  if (auth === null || typeof auth !== "object" || typeof auth.getAccessToken !== "function") {
-    throw new TypeError("createTenantClient: `auth` must be an AuthStrategy with getAccessToken()");
-  }
-  const scope = createApiScope(baseUrl);
-
-  const builtIns: Middleware[] = [networkErrorMiddleware(), unauthorizedRetryMiddleware({ baseUrl, auth })];
-  if (options.retry !== false) builtIns.push(retryMiddleware({ ...options.retry, baseUrl }));
-  builtIns.push(bearerMiddleware({ baseUrl, auth }));
-
-  const clientOptions = {
+  const { auth, retry } = options;
+  const prefix = apiPrefix(options.baseUrl);
+  if (typeof auth?.getAccessToken !== "function") throw new TypeError("auth.getAccessToken missing");
+  const builtIn = coreMiddleware(prefix, auth, retry === false ? undefined : (retry ?? {}), BEARER | UNAUTHORIZED | NETWORK);
+  const baseUrl = prefix.slice(0, -7);
+  const client = createClient<RawPaths>({
     baseUrl,
-    Request: tenantRequest(scope),
-    headers: { Accept: "application/json", ...headersRecord(options.headers) },
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-  };
-  const typed = createClient<paths>(clientOptions);
-  const raw = createClient<RawPaths>(clientOptions);
-  const rawGuard: Middleware = {
+    headers: { Accept: "application/json", ...options.headers },
+    fetch: options.fetch!, // undefined: openapi-fetch defaults to globalThis.fetch
+    // Requests for the API are created in manual redirect mode, so that the token never follows a
+    // redirect and adding it costs no second Request. openapi-fetch builds a fresh init object for
+    // every call, so it can be changed in place.
+    Request: function (url: string, init: RequestInit): Request {
+      if (init.redirect === "follow" && inScope(url, prefix)) init.redirect = "manual";
+      return new Request(url, init);
+    } as unknown as typeof Request,
+  });
+  client.use(...(options.middleware ?? []), builtIn);
+  const guard: Middleware = {
     onRequest({ request }) {
-      if (!scope.contains(request.url)) throw new PathOutsideApiError(request.url);
-      return undefined;
+      if (!inScope(request.url, prefix)) throw new PathOutsideApiError(request.url);
     },
   };
-
-  const extra: Middleware[] = [...(options.middleware ?? [])];
-  const install = (): void => {
-    typed.eject(...extra, ...builtIns);
-    raw.eject(rawGuard, ...extra, ...builtIns);
-    typed.use(...extra, ...builtIns);
-    raw.use(rawGuard, ...extra, ...builtIns);
-  };
-  install();
-
-  const use = (...middleware: Middleware[]): void => {
-    typed.eject(...extra, ...builtIns);
-    raw.eject(rawGuard, ...extra, ...builtIns);
-    extra.push(...middleware);
-    install();
-  };
-  const eject = (...middleware: Middleware[]): void => {
-    typed.eject(...extra, ...builtIns);
-    raw.eject(rawGuard, ...extra, ...builtIns);
-    for (const m of middleware) {
-      const i = extra.indexOf(m);
-      if (i !== -1) extra.splice(i, 1);
+  const wrap = (raw?: boolean): TypedClient<RawPaths> => {
+    const out: Record<string, unknown> = {
+      request: (method: "get", url: `/api/v1/${string}`, init?: { middleware?: Middleware[] }) =>
+        client
+          .request(method, url, raw ? { ...init, middleware: [guard, ...(init?.middleware ?? [])] } : init)
+          .then((result) => (result.response.status === 403 ? { error: forbidden(result.response, result.error), response: result.response } : result)),
+      use(...middleware: Middleware[]) {
+        client.eject(builtIn);
+        client.use(...middleware, builtIn);
+      },
+      eject: client.eject,
+    };
+    for (const method of "GET PUT POST DELETE OPTIONS HEAD PATCH TRACE".split(" ")) {
+      out[method] = (url: never, init: never) => (out["request"] as (m: string, u: never, i: never) => unknown)(method, url, init);
     }
-    install();
+    return out as unknown as TypedClient<RawPaths>;
   };
-
-  return Object.assign(wrap<paths>(typed, use, eject), { raw: wrap<RawPaths>(raw, use, eject), baseUrl });
+  return Object.assign(wrap() as unknown as TypedClient<paths>, { raw: wrap(true), baseUrl });
 }
 
-/** The openapi-fetch client with every method's 403 turned into a ForbiddenError. */
-function wrap<P extends {}>(client: Client<P>, use: (...m: Middleware[]) => void, eject: (...m: Middleware[]) => void): TypedClient<P> {
-  const inner = client as unknown as Record<string, (url: string, init?: unknown) => Promise<{ response: Response; error?: unknown }>> & {
-    request: (method: string, url: string, init?: unknown) => Promise<{ response: Response; error?: unknown }>;
-  };
-  const out: Record<string, unknown> = {
-    request: (method: string, url: string, init?: unknown) => inner.request(method, url, init).then(withForbiddenError),
-    use,
-    eject,
-  };
-  for (const method of METHODS) {
-    const call = inner[method] as (url: string, init?: unknown) => Promise<{ response: Response; error?: unknown }>;
-    out[method] = (url: string, init?: unknown) => call(url, init).then(withForbiddenError);
-  }
-  return out as unknown as TypedClient<P>;
-}
-
-/**
- * A `Request` constructor for openapi-fetch that creates requests for the tenant's API in
- * `redirect: "manual"` mode when the caller left redirects to be followed, and marks them so that
- * the bearer middleware follows same-origin redirects itself. Doing it at creation time spares
- * the bearer middleware a second `Request` per call.
- */
-function tenantRequest(scope: ApiScope): typeof Request {
-  function TenantRequest(input: RequestInfo | URL, init?: RequestInit): Request {
-    if (init !== undefined && init.redirect === "follow" && typeof input === "string" && scope.contains(input)) {
-      // openapi-fetch builds a fresh init object for every call, so it can be changed in place
-      init.redirect = "manual";
-      const request = new Request(input, init);
-      followIntent.add(request);
-      return request;
-    }
-    return new Request(input, init);
-  }
-  return TenantRequest as unknown as typeof Request;
-}
-
-function headersRecord(headers: HeadersOptions | undefined): Record<string, string> {
-  if (headers === undefined) return {};
-  const out: Record<string, string> = {};
-  if (headers instanceof Headers || Array.isArray(headers)) {
-    new Headers(headers as HeadersInit).forEach((value, key) => {
-      out[key] = value;
-    });
-    return out;
-  }
-  for (const [key, value] of Object.entries(headers)) {
-    if (value === null || value === undefined) continue;
-    out[key] = Array.isArray(value) ? value.join(", ") : String(value);
-  }
-  return out;
+/** The error value of a 403: the scope named by the Bearer challenge, and the parsed body (RFC 6750 §3). */
+function forbidden(response: Response, body: unknown): ForbiddenError {
+  const challenge = bearerChallenge(response.headers.get("www-authenticate"));
+  const scope = challenge?.["scope"]?.split(/[ \t]+/).filter(Boolean) ?? [];
+  return challenge?.["error"] === "insufficient_scope" ? new InsufficientScopeError(scope, body) : new ForbiddenError(scope, body);
 }

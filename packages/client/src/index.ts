@@ -9,12 +9,10 @@ export { createTenantClient, type TenantClient, type TenantClientOptions } from 
 export { staticToken, type AuthStrategy } from "./auth-strategy.js";
 export { bearerMiddleware, type BearerMiddlewareOptions } from "./middleware/bearer.js";
 export { unauthorizedRetryMiddleware, type UnauthorizedRetryMiddlewareOptions } from "./middleware/unauthorized-retry.js";
-export { retryMiddleware, retryDefaults, type RetryOptions } from "./middleware/retry.js";
+export { retryMiddleware, type RetryOptions } from "./middleware/retry.js";
 export { networkErrorMiddleware } from "./middleware/network-error.js";
 export {
   TenantClientError,
-  InvalidBaseUrlError,
-  InvalidTokenError,
   NetworkError,
   ForbiddenError,
   InsufficientScopeError,
@@ -22,11 +20,6 @@ export {
   type TenantClientErrorCode,
   type ScopeName,
 } from "./errors.js";
-export { forbiddenErrorFrom } from "./forbidden.js";
-export { parseWwwAuthenticate, parseBearerChallenge, type AuthChallenge, type BearerChallenge } from "./www-authenticate.js";
-export { parseRetryAfter } from "./retry-after.js";
-export { validateBaseUrl, isLoopback } from "./base-url.js";
-export { createApiScope, type ApiScope } from "./api-scope.js";
 export type {
   TypedClient,
   RawPaths,

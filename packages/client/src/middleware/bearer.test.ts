@@ -3,7 +3,7 @@ import type { paths } from "@tenant-integration/types";
 import { describe, expect, it } from "vitest";
 import { staticToken } from "../auth-strategy.js";
 import { createTenantClient } from "../create-tenant-client.js";
-import { InvalidBaseUrlError, InvalidTokenError } from "../errors.js";
+import { TenantClientError } from "../errors.js";
 import { fakeFetch, json, redirect } from "../test-support/fake-fetch.js";
 import { bearerMiddleware } from "./bearer.js";
 
@@ -84,12 +84,12 @@ describe("bearerMiddleware on a plain openapi-fetch client", () => {
     expect(asked).toBe(0);
   });
 
-  it("follows a same-origin redirect under /api/v1 and keeps the token", async () => {
+  it("returns a same-origin redirect unfollowed, so the token is sent exactly once", async () => {
     const fetch = fakeFetch(redirect(302, "/api/v1/users/me"), json(200, { id: 7 }));
-    const { data } = await plainClient(fetch).GET("/api/v1/auth/user");
-    expect(data).toEqual({ id: 7 });
-    expect(fetch.calls[1]?.url).toBe(`${baseUrl}/api/v1/users/me`);
-    expect(fetch.calls[1]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
+    const { response } = await plainClient(fetch).GET("/api/v1/auth/user");
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toBe("/api/v1/users/me");
+    expect(fetch.calls).toHaveLength(1);
   });
 
   it("does not follow a redirect to another origin: the 3xx comes back and the other origin sees nothing", async () => {
@@ -100,23 +100,12 @@ describe("bearerMiddleware on a plain openapi-fetch client", () => {
     expect(fetch.calls).toHaveLength(1);
   });
 
-  it("drops the token when a same-origin redirect leaves /api/v1", async () => {
-    const fetch = fakeFetch(redirect(307, "/login"), json(200, {}));
-    await plainClient(fetch).GET("/api/v1/auth/user");
-    expect(fetch.calls[1]?.url).toBe(`${baseUrl}/login`);
-    expect(fetch.calls[1]?.headers.has("authorization")).toBe(false);
-  });
-
-  it("replays the body on a 307 and turns a 303 into a GET without body", async () => {
-    const fetch = fakeFetch(redirect(307, "/api/v1/b"), redirect(303, "/api/v1/c"), json(200, {}));
+  it("sends a POST body with the token in manual mode", async () => {
+    const fetch = fakeFetch(json(201, {}));
     const raw = createClient<Record<string, never>>({ baseUrl, fetch });
     raw.use(bearerMiddleware({ baseUrl, auth: staticToken(TOKEN) }));
     await (raw as unknown as { POST(u: string, i: unknown): Promise<unknown> }).POST("/api/v1/a", { body: { n: 1 } });
-    expect(fetch.calls.map((c) => [c.method, c.body])).toEqual([
-      ["POST", '{"n":1}'],
-      ["POST", '{"n":1}'],
-      ["GET", ""],
-    ]);
+    expect(fetch.calls.map((c) => [c.method, c.body, c.redirect, c.headers.get("authorization")])).toEqual([["POST", '{"n":1}', "manual", `Bearer ${TOKEN}`]]);
   });
 
   it("leaves a 3xx unfollowed when the caller asked for redirect manual", async () => {
@@ -131,18 +120,19 @@ describe("bearerMiddleware on a plain openapi-fetch client", () => {
     const client = createClient<paths>({ baseUrl, fetch });
     client.use(bearerMiddleware({ baseUrl, auth: staticToken("bad token\r\nX-Injected: 1") }));
     const failure = await client.GET("/api/v1/auth/user").catch((e: unknown) => e);
-    expect(failure).toBeInstanceOf(InvalidTokenError);
+    expect(failure).toBeInstanceOf(TenantClientError);
+    expect((failure as TenantClientError).code).toBe("INVALID_TOKEN");
     expect(String(failure)).not.toContain("bad token");
     expect(fetch.calls).toHaveLength(0);
   });
 
   it("refuses a plain-http base URL that is not loopback", () => {
-    expect(() => bearerMiddleware({ baseUrl: "http://acme.tenant.example", auth: staticToken(TOKEN) })).toThrow(InvalidBaseUrlError);
+    expect(() => bearerMiddleware({ baseUrl: "http://acme.tenant.example", auth: staticToken(TOKEN) })).toThrow(TenantClientError);
   });
 });
 
 describe("bearer rules through createTenantClient", () => {
-  it("sends the token to /api/v1 of the tenant in manual redirect mode", async () => {
+  it("sends the token to /api/v1 of the tenant in manual redirect mode, from the first Request", async () => {
     const fetch = fakeFetch(json(200, { id: 1 }));
     const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
     await client.GET("/api/v1/auth/user");
@@ -163,6 +153,14 @@ describe("bearer rules through createTenantClient", () => {
     const { response } = await client.GET("/api/v1/auth/user");
     expect(response.status).toBe(301);
     expect(fetch.calls.filter((c) => c.url.startsWith("https://evil.example"))).toHaveLength(0);
+  });
+
+  it("returns a same-origin redirect of an API request unfollowed", async () => {
+    const fetch = fakeFetch(redirect(307, "/api/v1/elsewhere"), json(200, {}));
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
+    const { response } = await client.GET("/api/v1/auth/user");
+    expect(response.status).toBe(307);
+    expect(fetch.calls).toHaveLength(1);
   });
 
   it("keeps redirects followed natively for requests that carry no token", async () => {
