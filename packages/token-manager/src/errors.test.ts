@@ -1,31 +1,12 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import {
-  AuthorizationDeniedError,
-  CallbackError,
-  ConfigurationError,
-  InvalidResponseError,
-  InvalidVerifierError,
-  NotSignedInError,
-  OAuthResponseError,
-  SessionEndedError,
-  StorageError,
-  TokenManagerError,
-  TransientError,
-  type ErrorCode,
-} from "./errors.js";
+import { type ErrorCode, OAuthResponseError, SessionEndedError, TokenManagerError, TransientError, fail } from "./errors.js";
 
 describe("errors", () => {
   const cases: [TokenManagerError, string, ErrorCode][] = [
-    [new ConfigurationError("x"), "ConfigurationError", "INVALID_OPTIONS"],
-    [new InvalidVerifierError(), "InvalidVerifierError", "INVALID_VERIFIER"],
-    [new CallbackError("STATE_MISMATCH", "x"), "CallbackError", "STATE_MISMATCH"],
-    [new AuthorizationDeniedError({ error: "access_denied" }), "AuthorizationDeniedError", "AUTHORIZATION_DENIED"],
+    [new TokenManagerError("STATE_MISMATCH", "x"), "TokenManagerError", "STATE_MISMATCH"],
     [new OAuthResponseError(400, { error: "invalid_request" }), "OAuthResponseError", "OAUTH_ERROR"],
     [new SessionEndedError(400, { error: "invalid_grant" }), "SessionEndedError", "SESSION_ENDED"],
     [new TransientError(503, 3), "TransientError", "TRANSIENT"],
-    [new InvalidResponseError("x"), "InvalidResponseError", "INVALID_RESPONSE"],
-    [new NotSignedInError(), "NotSignedInError", "NOT_SIGNED_IN"],
-    [new StorageError(new Error("disk full")), "StorageError", "STORAGE_FAILED"],
   ];
 
   it.each(cases)("%s is an Error and a TokenManagerError with its class name and stable code", (error, name, code) => {
@@ -36,10 +17,50 @@ describe("errors", () => {
     expect(String(error)).toContain(name);
   });
 
+  it("keeps a SessionEndedError an OAuthResponseError, so one branch can catch every endpoint refusal", () => {
+    expect(new SessionEndedError(400, { error: "invalid_grant" })).toBeInstanceOf(OAuthResponseError);
+  });
+
+  it.each<ErrorCode>([
+    "INVALID_OPTIONS",
+    "INVALID_VERIFIER",
+    "NO_PENDING_SIGN_IN",
+    "STATE_MISSING",
+    "STATE_MISMATCH",
+    "STATE_EXPIRED",
+    "INVALID_CALLBACK",
+    "AUTHORIZATION_DENIED",
+    "INVALID_RESPONSE",
+    "NOT_SIGNED_IN",
+    "STORAGE_FAILED",
+  ])("fail(%s) throws the base class with the code, and the code in words as the message", (code) => {
+    let thrown: unknown;
+    try {
+      fail(code, "detail");
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(TokenManagerError);
+    expect(Object.getPrototypeOf(thrown)).toBe(TokenManagerError.prototype);
+    expect(thrown).toMatchObject({ name: "TokenManagerError", code, message: `${code.toLowerCase().replace(/_/g, " ")}: detail` });
+  });
+
+  it("writes a message without detail as the code in words, and copies extra fields", () => {
+    expect(() => fail("NOT_SIGNED_IN")).toThrow(/^not signed in$/);
+    let thrown: TokenManagerError | undefined;
+    try {
+      fail("AUTHORIZATION_DENIED", "access_denied", undefined, { error: "access_denied", errorDescription: "no" });
+    } catch (e) {
+      thrown = e as TokenManagerError;
+    }
+    expect(thrown).toMatchObject({ code: "AUTHORIZATION_DENIED", error: "access_denied", errorDescription: "no" });
+  });
+
   it("keeps the cause", () => {
     const cause = new Error("disk full");
-    expect(new StorageError(cause).cause).toBe(cause);
+    expect(new TokenManagerError("STORAGE_FAILED", "storage failed", cause).cause).toBe(cause);
     expect(new TransientError(undefined, 1, cause).cause).toBe(cause);
+    expect(() => fail("STORAGE_FAILED", "", cause)).toThrow(expect.objectContaining({ cause, message: "storage failed" }));
   });
 
   it("parses RFC 6749 §5.2 fields onto OAuth errors and into the message", () => {
@@ -53,12 +74,12 @@ describe("errors", () => {
     const transient: unknown = new TransientError(undefined, 3);
     expect(ended instanceof SessionEndedError && !(ended instanceof TransientError)).toBe(true);
     expect(transient instanceof TransientError && !(transient instanceof OAuthResponseError)).toBe(true);
-    expect(new TransientError(undefined, 3)).toMatchObject({ status: undefined, attempts: 3 });
+    expect(new TransientError(undefined, 3)).toMatchObject({ status: undefined, attempts: 3, message: "No answer (3 attempts)" });
   });
 
   it("types the code as a union of literals", () => {
-    expectTypeOf(new NotSignedInError().code).toEqualTypeOf<ErrorCode>();
+    expectTypeOf(new TokenManagerError("NOT_SIGNED_IN", "x").code).toEqualTypeOf<ErrorCode>();
     // @ts-expect-error a code that does not exist does not compile
-    new CallbackError("STATE_WRONG", "x");
+    new TokenManagerError("STATE_WRONG", "x");
   });
 });

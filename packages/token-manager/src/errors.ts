@@ -1,7 +1,7 @@
 /**
- * Errors of the token manager. Every error is an `Error` subclass whose `name` is its class name,
- * whose `code` is one of {@link ErrorCode}, and whose `cause` (when there is one) has been scrubbed of
- * every token, code and verifier the manager knows.
+ * Errors of the token manager: four classes, told apart further by a stable `code`. Every error is an
+ * `Error` subclass whose `name` is its class name, whose `code` is one of {@link ErrorCode}, and whose
+ * `cause` (when there is one) has been scrubbed of every token, code and verifier the manager knows.
  *
  * @see RFC 6749 §5.2 (error response)
  */
@@ -10,27 +10,27 @@
  * The stable error codes, one string literal each (the type is a union, so a typo does not compile).
  * Branch on `error.code`, not on the message.
  *
- * | code | thrown when |
- * |---|---|
- * | `INVALID_OPTIONS` | an option of `createTokenManager` is invalid (e.g. `baseUrl` over http to a non-loopback host) |
- * | `INVALID_VERIFIER` | a PKCE verifier is not 43–128 characters of `A-Z a-z 0-9 - . _ ~` |
- * | `NO_PENDING_SIGN_IN` | `completeAuthorization` found no pending sign-in (never begun, already used, cleared) |
- * | `STATE_MISSING` | the callback URL has no `state` |
- * | `STATE_MISMATCH` | the callback's `state` differs from the stored one |
- * | `STATE_EXPIRED` | the pending sign-in outlived its lifetime |
- * | `INVALID_CALLBACK` | the callback is not a URL, not at the redirect URI, repeats `state`, `code` or `error`, or has no `code`; no callback arrived (Node loopback) |
- * | `AUTHORIZATION_DENIED` | the callback carries `error` (e.g. `access_denied`) |
- * | `OAUTH_ERROR` | the token or revocation endpoint answered an RFC 6749 §5.2 error |
- * | `SESSION_ENDED` | the refresh token was refused with `invalid_grant`; tokens cleared |
- * | `TRANSIENT` | network error, timeout, 429 or 5xx (after the refresh retries); tokens kept |
- * | `INVALID_RESPONSE` | the endpoint answered something that is not a valid response; nothing stored |
- * | `NOT_SIGNED_IN` | there are no tokens |
- * | `STORAGE_FAILED` | the storage failed; no unpersisted token was handed out |
+ * | code | class | thrown when |
+ * |---|---|---|
+ * | `INVALID_OPTIONS` | {@link TokenManagerError} | an option of `createTokenManager` is invalid (e.g. `baseUrl` over http to a non-loopback host) |
+ * | `INVALID_VERIFIER` | {@link TokenManagerError} | a PKCE verifier is not 43–128 characters of `A-Z a-z 0-9 - . _ ~` |
+ * | `NO_PENDING_SIGN_IN` | {@link TokenManagerError} | `completeAuthorization` found no pending sign-in (never begun, already used, cleared) |
+ * | `STATE_MISSING` | {@link TokenManagerError} | the callback URL has no `state` |
+ * | `STATE_MISMATCH` | {@link TokenManagerError} | the callback's `state` differs from the stored one |
+ * | `STATE_EXPIRED` | {@link TokenManagerError} | the pending sign-in outlived its lifetime |
+ * | `INVALID_CALLBACK` | {@link TokenManagerError} | the callback is not a URL, not at the redirect URI, repeats `state`, `code` or `error`, or has no `code`; no callback arrived (Node loopback) |
+ * | `AUTHORIZATION_DENIED` | {@link TokenManagerError} | the callback carries `error` (e.g. `access_denied`); `error`, `errorDescription`, `errorUri` are set |
+ * | `OAUTH_ERROR` | {@link OAuthResponseError} | the token or revocation endpoint answered an RFC 6749 §5.2 error |
+ * | `SESSION_ENDED` | {@link SessionEndedError} | the refresh token was refused with `invalid_grant`; tokens cleared |
+ * | `TRANSIENT` | {@link TransientError} | network error, timeout, 429 or 5xx (after the refresh retries); tokens kept |
+ * | `INVALID_RESPONSE` | {@link TokenManagerError} | the endpoint answered something that is not a valid response; nothing stored |
+ * | `NOT_SIGNED_IN` | {@link TokenManagerError} | there are no tokens |
+ * | `STORAGE_FAILED` | {@link TokenManagerError} | the storage failed; no unpersisted token was handed out |
  *
  * @example
  * ```ts
  * try { await tm.getAccessToken(); } catch (e) {
- *   if (e instanceof TokenManagerError && e.code === "SESSION_ENDED") showSignIn();
+ *   if (e instanceof TokenManagerError && e.code === "NOT_SIGNED_IN") showSignIn();
  * }
  * ```
  * @see RFC 6749 §5.2
@@ -51,80 +51,7 @@ export type ErrorCode =
   | "NOT_SIGNED_IN"
   | "STORAGE_FAILED";
 
-/**
- * The base class of every error this package throws.
- *
- * @example
- * ```ts
- * catch (e) { if (e instanceof TokenManagerError) console.error(e.code, e.message); }
- * ```
- * @see RFC 6749 §5.2
- */
-export class TokenManagerError extends Error {
-  // Literal names, not `new.target.name`: minifiers rename classes.
-  override name = "TokenManagerError";
-  /** The stable code; see {@link ErrorCode}. */
-  declare readonly code: ErrorCode;
-  /**
-   * @param code - the stable code
-   * @param message - a message that names no token, code or verifier
-   * @param cause - an already scrubbed cause
-   * @param fields - more fields of the error, such as `status`
-   */
-  constructor(code: ErrorCode, message: string, cause?: unknown, fields?: object) {
-    super(message, (cause && { cause }) as ErrorOptions);
-    Object.assign(this, fields, { code });
-  }
-}
-
-/**
- * An option of `createTokenManager` is invalid. Thrown synchronously by `createTokenManager`.
- *
- * @example
- * ```ts
- * createTokenManager({ baseUrl: "http://tenant.example", ... }); // throws ConfigurationError
- * ```
- * @see RFC 8252 §8.3 (loopback), OAuth 2.0 Security BCP §4.1 (tokens only to the intended host)
- */
-export class ConfigurationError extends TokenManagerError {
-  override name = "ConfigurationError";
-  constructor(message: string) {
-    super("INVALID_OPTIONS", message);
-  }
-}
-
-/**
- * A code verifier breaks RFC 7636 §4.1. The message never contains the verifier.
- *
- * @example
- * ```ts
- * await deriveCodeChallenge("short"); // rejects with InvalidVerifierError
- * ```
- * @see RFC 7636 §4.1
- */
-export class InvalidVerifierError extends TokenManagerError {
-  override name = "InvalidVerifierError";
-  constructor() {
-    super("INVALID_VERIFIER", "Invalid verifier");
-  }
-}
-
-/**
- * The authorization callback was rejected before any request was sent: no pending sign-in, a missing,
- * different or expired `state`, a missing `code`, a callback not at the redirect URI, or one that
- * repeats `state`, `code` or `error`.
- *
- * @example
- * ```ts
- * catch (e) { if (e instanceof CallbackError && e.code === "STATE_MISMATCH") restartSignIn(); }
- * ```
- * @see RFC 6749 §10.12 (CSRF), §4.1.2, §3.1.2 (redirect URI); RFC 9700 §4.4 (mix-up)
- */
-export class CallbackError extends TokenManagerError {
-  override name = "CallbackError";
-}
-
-/** Fields of an RFC 6749 §5.2 error body. */
+/** Fields of an RFC 6749 §5.2 error body (or of an RFC 6749 §4.1.2.1 error callback). */
 export interface OAuthErrorFields {
   /** The RFC 6749 §5.2 `error` code, e.g. `invalid_grant`. */
   readonly error: string;
@@ -135,22 +62,42 @@ export interface OAuthErrorFields {
 }
 
 /**
- * The user or the server refused the authorization: the callback carried `error` (such as
- * `access_denied`). No request was sent.
+ * The base class of every error this package throws, and the class thrown directly for every failure
+ * that is not an endpoint's answer: an invalid option (`INVALID_OPTIONS`) or verifier
+ * (`INVALID_VERIFIER`), a rejected callback (`NO_PENDING_SIGN_IN`, `STATE_MISSING`, `STATE_MISMATCH`,
+ * `STATE_EXPIRED`, `INVALID_CALLBACK`, `AUTHORIZATION_DENIED`), an invalid response
+ * (`INVALID_RESPONSE`), no tokens (`NOT_SIGNED_IN`) and a failed storage (`STORAGE_FAILED`, with the
+ * scrubbed storage error as `cause`). Branch on {@link TokenManagerError.code}.
  *
  * @example
  * ```ts
- * catch (e) { if (e instanceof AuthorizationDeniedError) console.log(e.error); } // "access_denied"
+ * try { await tm.completeAuthorization(location.href); } catch (e) {
+ *   if (e instanceof TokenManagerError && e.code === "STATE_MISMATCH") restartSignIn();
+ *   if (e instanceof TokenManagerError && e.code === "AUTHORIZATION_DENIED") console.log(e.error); // "access_denied"
+ * }
  * ```
- * @see RFC 6749 §4.1.2.1
+ * @see RFC 6749 §4.1.2.1 (error callback), §5.2, §10.12 (state); RFC 7636 §4.1 (verifier); RFC 8252 §8.3 (loopback)
  */
-export class AuthorizationDeniedError extends TokenManagerError implements OAuthErrorFields {
-  override name = "AuthorizationDeniedError";
-  declare readonly error: string;
+export class TokenManagerError extends Error {
+  // Literal names, not `new.target.name`: minifiers rename classes.
+  override name = "TokenManagerError";
+  /** The stable code; see {@link ErrorCode}. */
+  declare readonly code: ErrorCode;
+  /** With `AUTHORIZATION_DENIED` (and on {@link OAuthResponseError}): the RFC 6749 §5.2 `error`, e.g. `access_denied`. */
+  declare readonly error?: string;
+  /** With `AUTHORIZATION_DENIED` (and on {@link OAuthResponseError}): the `error_description`, if any. */
   declare readonly errorDescription?: string;
+  /** With `AUTHORIZATION_DENIED` (and on {@link OAuthResponseError}): the `error_uri`, if any. */
   declare readonly errorUri?: string;
-  constructor(fields: OAuthErrorFields) {
-    super("AUTHORIZATION_DENIED", describe("Denied", fields), undefined, fields);
+  /**
+   * @param code - the stable code
+   * @param message - a message that names no token, code or verifier
+   * @param cause - an already scrubbed cause
+   * @param fields - more fields of the error, such as `status`
+   */
+  constructor(code: ErrorCode, message: string, cause?: unknown, fields?: object) {
+    super(message, (cause && { cause }) as ErrorOptions);
+    Object.assign(this, fields, { code });
   }
 }
 
@@ -168,10 +115,8 @@ export class OAuthResponseError extends TokenManagerError implements OAuthErrorF
   /** The HTTP status of the response. */
   declare readonly status: number;
   declare readonly error: string;
-  declare readonly errorDescription?: string;
-  declare readonly errorUri?: string;
   constructor(status: number, fields: OAuthErrorFields, code: ErrorCode = "OAUTH_ERROR") {
-    super(code, describe(`HTTP ${status}`, fields), undefined, { ...fields, status });
+    super(code, `HTTP ${status}: ${describe(fields)}`, undefined, { ...fields, status });
   }
 }
 
@@ -214,55 +159,18 @@ export class TransientError extends TokenManagerError {
 }
 
 /**
- * The endpoint answered something that is not a valid RFC 6749 §5.1 token response (not JSON, an HTML
- * page, a missing or mistyped field, a non-positive `expires_in`, a redirect). Nothing was stored.
+ * Throws a {@link TokenManagerError} whose message is the code in words, then `detail` (e.g.
+ * `state mismatch`, `invalid options: baseUrl`). Internal: one call site per failure keeps the bundle small.
  *
  * @example
  * ```ts
- * parseTokenResponse("<html>"); // throws InvalidResponseError
+ * fail("INVALID_OPTIONS", "clientId"); // TokenManagerError: invalid options: clientId
  * ```
- * @see RFC 6749 §5.1
+ * @see RFC 6749 §5.2
  */
-export class InvalidResponseError extends TokenManagerError {
-  override name = "InvalidResponseError";
-  constructor(message: string) {
-    super("INVALID_RESPONSE", message);
-  }
+export function fail(code: ErrorCode, detail?: string, cause?: unknown, fields?: object): never {
+  throw new TokenManagerError(code, code.toLowerCase().replace(/_/g, " ") + (detail ? ": " + detail : ""), cause, fields);
 }
 
-/**
- * There are no tokens: the user has not signed in, signed out, or the session ended.
- *
- * @example
- * ```ts
- * catch (e) { if (e instanceof NotSignedInError) showSignInButton(); }
- * ```
- * @see RFC 6749 §4.1
- */
-export class NotSignedInError extends TokenManagerError {
-  override name = "NotSignedInError";
-  constructor() {
-    super("NOT_SIGNED_IN", "Not signed in");
-  }
-}
-
-/**
- * The storage failed. When a write of new tokens fails, the new access token is not handed out; the
- * manager keeps the tokens in memory only to retry the write on the next call.
- *
- * @example
- * ```ts
- * catch (e) { if (e instanceof StorageError) console.error("cannot save the session", e.cause); }
- * ```
- * @see RFC 6749 §10.3 (tokens kept confidential in storage)
- */
-export class StorageError extends TokenManagerError {
-  override name = "StorageError";
-  constructor(cause: unknown) {
-    super("STORAGE_FAILED", "Storage failed", cause);
-  }
-}
-
-function describe(prefix: string, f: OAuthErrorFields): string {
-  return `${prefix}: ${f.error}${f.errorDescription ? ` (${f.errorDescription})` : ""}`;
-}
+/** `error (error_description)`, for messages. */
+export const describe = (f: OAuthErrorFields): string => f.error + (f.errorDescription ? ` (${f.errorDescription})` : "");

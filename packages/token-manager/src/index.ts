@@ -17,16 +17,9 @@ export type {
 export { createPkcePair, deriveCodeChallenge, type PkceOptions, type PkcePair } from "./pkce.js";
 export type { RandomSource } from "./encoding.js";
 export {
-  AuthorizationDeniedError,
-  CallbackError,
-  ConfigurationError,
   type ErrorCode,
-  InvalidResponseError,
-  InvalidVerifierError,
-  NotSignedInError,
   OAuthResponseError,
   SessionEndedError,
-  StorageError,
   TokenManagerError,
   TransientError,
   type OAuthErrorFields,

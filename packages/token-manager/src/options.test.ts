@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "./errors.js";
+import { failure } from "./testing/failure.js";
 import { isLoopback, redirectTarget, tenantBase } from "./options.js";
 
 describe("tenantBase", () => {
@@ -24,8 +24,8 @@ describe("tenantBase", () => {
     "https://acme.tenant.test/#f",
     "acme.tenant.test",
     "",
-  ])("rejects %s with ConfigurationError", (input) => {
-    expect(() => tenantBase(input)).toThrow(ConfigurationError);
+  ])("rejects %s with INVALID_OPTIONS", (input) => {
+    expect(() => tenantBase(input)).toThrow(failure("INVALID_OPTIONS"));
   });
 });
 
@@ -37,8 +37,8 @@ describe("redirectTarget", () => {
   });
 
   it("rejects a relative URI or one with a fragment", () => {
-    expect(() => redirectTarget("/callback")).toThrow(ConfigurationError);
-    expect(() => redirectTarget("https://app.example.org/cb#x")).toThrow(ConfigurationError);
+    expect(() => redirectTarget("/callback")).toThrow(failure("INVALID_OPTIONS"));
+    expect(() => redirectTarget("https://app.example.org/cb#x")).toThrow(failure("INVALID_OPTIONS"));
   });
 });
 

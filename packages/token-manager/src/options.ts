@@ -3,19 +3,19 @@
  *
  * @see RFC 8252 §8.3 (loopback), RFC 6749 §3.1.2 (redirect URI), OAuth 2.0 Security BCP (RFC 9700) §4.1
  */
-import { ConfigurationError } from "./errors.js";
+import { fail } from "./errors.js";
 
 /**
  * Checks that `baseUrl` is https, or http to a loopback address, with no credentials, query or
  * fragment, and returns it without a trailing slash. Every request the manager makes is this string
  * followed by a fixed path, so no token can go to another origin.
  *
- * @throws {@link ConfigurationError} for any other URL.
+ * @throws a `TokenManagerError` with code `INVALID_OPTIONS` for any other URL.
  * @example
  * ```ts
  * tenantBase("https://acme.tenant.test/"); // "https://acme.tenant.test"
  * tenantBase("http://127.0.0.1:4010");      // "http://127.0.0.1:4010"
- * tenantBase("http://acme.tenant.test");    // throws ConfigurationError
+ * tenantBase("http://acme.tenant.test");    // throws TokenManagerError (INVALID_OPTIONS)
  * ```
  * @see RFC 8252 §8.3, RFC 9700 §4.1
  */
@@ -30,7 +30,7 @@ export function tenantBase(baseUrl: string | URL): string {
  * must share with it: scheme, credentials, host, port and path (the URL parser's normal form, without
  * query). The URI itself is sent as given: it must match the registered URI character for character.
  *
- * @throws {@link ConfigurationError} otherwise.
+ * @throws a `TokenManagerError` with code `INVALID_OPTIONS` otherwise.
  * @example
  * ```ts
  * redirectTarget("http://127.0.0.1:53682/callback"); // "http://127.0.0.1:53682/callback"
@@ -67,7 +67,7 @@ export const callbackTarget = (url: URL): string => url.href.split(/[?#]/)[0] as
 export const isLoopback = (hostname: string): boolean => /^(localhost|\[::1\]|127(\.\d+){3})$/.test(hostname);
 
 /**
- * Throws {@link ConfigurationError} naming the option `name` unless `ok` is truthy.
+ * Throws a `TokenManagerError` with code `INVALID_OPTIONS` naming the option `name` unless `ok` is truthy.
  *
  * @example
  * ```ts
@@ -76,7 +76,7 @@ export const isLoopback = (hostname: string): boolean => /^(localhost|\[::1\]|12
  * @see RFC 6749 §2.2 (client identifier), §3.3 (scope)
  */
 export function need(ok: unknown, name: string): void {
-  if (!ok) throw new ConfigurationError(`Invalid ${name}`);
+  if (!ok) fail("INVALID_OPTIONS", name);
 }
 
 function parse(value: string | URL, name: string): URL {

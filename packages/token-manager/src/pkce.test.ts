@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { InvalidVerifierError } from "./errors.js";
+import { failure } from "./testing/failure.js";
 import { createPkcePair, deriveCodeChallenge } from "./pkce.js";
 
 const UNRESERVED = /^[A-Za-z0-9\-._~]+$/;
@@ -31,16 +31,15 @@ describe("deriveCodeChallenge", () => {
           () => undefined,
           (e: unknown) => e,
         );
-        expect(error).toBeInstanceOf(InvalidVerifierError);
-        expect((error as InvalidVerifierError).code).toBe("INVALID_VERIFIER");
+        expect(error).toEqual(failure("INVALID_VERIFIER"));
         if (v.length > 3) expect((error as Error).message).not.toContain(v);
       }),
     );
   });
 
   it("rejects 42 and 129 characters and accepts 43 and 128", async () => {
-    await expect(deriveCodeChallenge("a".repeat(42))).rejects.toBeInstanceOf(InvalidVerifierError);
-    await expect(deriveCodeChallenge("a".repeat(129))).rejects.toBeInstanceOf(InvalidVerifierError);
+    await expect(deriveCodeChallenge("a".repeat(42))).rejects.toThrow(failure("INVALID_VERIFIER"));
+    await expect(deriveCodeChallenge("a".repeat(129))).rejects.toThrow(failure("INVALID_VERIFIER"));
     await expect(deriveCodeChallenge("a".repeat(43))).resolves.toMatch(/^[A-Za-z0-9_-]{43}$/);
     await expect(deriveCodeChallenge("a".repeat(128))).resolves.toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
@@ -101,9 +100,9 @@ describe("createPkcePair", () => {
   });
 
   it("rejects a length outside 43–128 with a typed error", async () => {
-    await expect(createPkcePair({ length: 42 })).rejects.toBeInstanceOf(InvalidVerifierError);
-    await expect(createPkcePair({ length: 129 })).rejects.toBeInstanceOf(InvalidVerifierError);
-    await expect(createPkcePair({ length: 50.5 })).rejects.toBeInstanceOf(InvalidVerifierError);
+    await expect(createPkcePair({ length: 42 })).rejects.toThrow(failure("INVALID_VERIFIER"));
+    await expect(createPkcePair({ length: 129 })).rejects.toThrow(failure("INVALID_VERIFIER"));
+    await expect(createPkcePair({ length: 50.5 })).rejects.toThrow(failure("INVALID_VERIFIER"));
   });
 
   it("never returns the same verifier twice", async () => {

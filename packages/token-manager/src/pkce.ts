@@ -4,7 +4,7 @@
  * @see RFC 7636 §4.1, §4.2, Appendix B
  */
 import { base64url, defaultRandom, type RandomSource } from "./encoding.js";
-import { InvalidVerifierError } from "./errors.js";
+import { fail } from "./errors.js";
 
 const UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
 // 66 characters; 3 × 66 = 198 is the largest multiple ≤ 256, so bytes ≥ 198 are rejected (no modulo bias).
@@ -30,7 +30,7 @@ export interface PkceOptions {
  * Creates a code verifier from a CSPRNG (rejection sampling over the 66 unreserved characters, so
  * every character is equally likely) and its S256 challenge.
  *
- * @throws {@link InvalidVerifierError} when `length` is not an integer in 43–128.
+ * @throws a `TokenManagerError` with code `INVALID_VERIFIER` when `length` is not an integer in 43–128.
  * @example
  * ```ts
  * const { verifier, challenge, method } = await createPkcePair(); // method === "S256"
@@ -39,7 +39,7 @@ export interface PkceOptions {
  */
 export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePair> {
   const { length = 64, random = defaultRandom } = options;
-  if (!(length > 42 && length < 129 && length % 1 === 0)) throw new InvalidVerifierError();
+  if (!(length > 42 && length < 129 && length % 1 === 0)) fail("INVALID_VERIFIER");
   let verifier = "";
   while (verifier.length < length) for (const b of random(new Uint8Array(length))) if (b < LIMIT) verifier += UNRESERVED[b % 66];
   verifier = verifier.slice(0, length);
@@ -49,7 +49,7 @@ export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePai
 /**
  * Computes `BASE64URL(SHA256(ASCII(verifier)))` with WebCrypto.
  *
- * @throws {@link InvalidVerifierError} (rejects) when the verifier is not 43–128 characters of
+ * @throws a `TokenManagerError` with code `INVALID_VERIFIER` (rejects) when the verifier is not 43–128 characters of
  * `A-Z a-z 0-9 - . _ ~`. The error never contains the verifier.
  * @example
  * ```ts
@@ -59,7 +59,7 @@ export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePai
  * @see RFC 7636 §4.2, Appendix B
  */
 export async function deriveCodeChallenge(verifier: string): Promise<string> {
-  if (typeof verifier !== "string" || !VERIFIER.test(verifier)) throw new InvalidVerifierError();
+  if (typeof verifier !== "string" || !VERIFIER.test(verifier)) fail("INVALID_VERIFIER");
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
   return base64url(new Uint8Array(digest));
 }

@@ -8,7 +8,7 @@
 export const REDACTED = "[redacted]";
 
 /**
- * Holds a token, code or verifier. `String()`, template literals, `JSON.stringify` and
+ * Holds a token, code or verifier (or a record of them). `String()`, template literals, `JSON.stringify` and
  * `util.inspect` all print `[redacted]`; only {@link Secret.reveal} gives the value.
  *
  * @example
@@ -20,13 +20,13 @@ export const REDACTED = "[redacted]";
  * ```
  * @see RFC 6749 §10.3
  */
-export class Secret {
-  readonly #value: string;
-  constructor(value: string) {
+export class Secret<T = string> {
+  readonly #value: T;
+  constructor(value: T) {
     this.#value = value;
   }
   /** The value itself. Call it only where the value must leave: a header, a request body, storage. */
-  reveal(): string {
+  reveal(): T {
     return this.#value;
   }
   /** @returns `"[redacted]"` */

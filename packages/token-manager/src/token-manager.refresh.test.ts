@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { InvalidResponseError, NotSignedInError, OAuthResponseError, SessionEndedError, StorageError, TransientError } from "./errors.js";
+import { OAuthResponseError, SessionEndedError, TransientError } from "./errors.js";
+import { failure } from "./testing/failure.js";
 import { processLock, webLock, type LockManagerLike } from "./lock.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
@@ -34,18 +35,18 @@ describe("getAccessToken on a fresh token", () => {
     expect(again.calls).toHaveLength(0);
   });
 
-  it("throws NotSignedInError when there are no tokens, with no request", async () => {
+  it("throws NOT_SIGNED_IN when there are no tokens, with no request", async () => {
     const h = setup();
-    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(NotSignedInError);
+    await expect(h.tm.getAccessToken()).rejects.toThrow(failure("NOT_SIGNED_IN"));
     expect(h.calls).toHaveLength(0);
   });
 
   it("treats an unreadable stored record as no session", async () => {
     const h = setup();
     await h.storage.set(TOKENS_KEY, "{broken");
-    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(NotSignedInError);
+    await expect(h.tm.getAccessToken()).rejects.toThrow(failure("NOT_SIGNED_IN"));
     await h.storage.set(TOKENS_KEY, JSON.stringify({ access_token: "a" }));
-    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(NotSignedInError);
+    await expect(h.tm.getAccessToken()).rejects.toThrow(failure("NOT_SIGNED_IN"));
     expect(h.calls).toHaveLength(0);
   });
 });
@@ -153,7 +154,7 @@ describe("refresh", () => {
 });
 
 describe("a storage that fails on write", () => {
-  it("surfaces StorageError, hands out no unpersisted token, and persists it on the next call without a new request", async () => {
+  it("surfaces STORAGE_FAILED, hands out no unpersisted token, and persists it on the next call without a new request", async () => {
     const base = memoryStorage();
     let failing = false;
     const storage: TokenStorage = {
@@ -169,11 +170,11 @@ describe("a storage that fails on write", () => {
     const results = await Promise.allSettled([h.tm.getAccessToken(), h.tm.getAccessToken()]);
     for (const r of results) {
       expect(r.status).toBe("rejected");
-      expect((r as PromiseRejectedResult).reason).toBeInstanceOf(StorageError);
+      expect((r as PromiseRejectedResult).reason).toEqual(failure("STORAGE_FAILED"));
     }
     expect(h.calls).toHaveLength(1);
     expect(await stored(base)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
-    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(StorageError);
+    await expect(h.tm.getAccessToken()).rejects.toThrow(failure("STORAGE_FAILED"));
     expect(h.calls).toHaveLength(1);
     failing = false;
     expect(await h.tm.getAccessToken()).toBe("at_2");
@@ -181,18 +182,18 @@ describe("a storage that fails on write", () => {
     expect(await stored(base)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
   });
 
-  it("surfaces StorageError from the code exchange and hands out nothing", async () => {
+  it("surfaces STORAGE_FAILED from the code exchange and hands out nothing", async () => {
     const storage: TokenStorage = { ...memoryStorage(), set: async () => Promise.reject(new Error("quota")) };
     const pendingStorage = memoryStorage();
     const h = setup({ storage, pendingStorage });
-    await expect(signIn(h.tm)).rejects.toBeInstanceOf(StorageError);
-    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(StorageError);
+    await expect(signIn(h.tm)).rejects.toThrow(failure("STORAGE_FAILED"));
+    await expect(h.tm.getAccessToken()).rejects.toThrow(failure("STORAGE_FAILED"));
   });
 
-  it("surfaces a failing read as StorageError", async () => {
+  it("surfaces a failing read as STORAGE_FAILED", async () => {
     const storage: TokenStorage = { ...memoryStorage(), get: async () => Promise.reject(new Error("locked")) };
     const h = setup({ storage });
-    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(StorageError);
+    await expect(h.tm.getAccessToken()).rejects.toThrow(failure("STORAGE_FAILED"));
   });
 });
 
@@ -211,7 +212,7 @@ describe("refresh failures", () => {
     expect(ended).toEqual([reasons[0]]);
     expect(await h.storage.get(TOKENS_KEY)).toBeUndefined();
     expect(h.calls).toHaveLength(1);
-    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(NotSignedInError);
+    await expect(h.tm.getAccessToken()).rejects.toThrow(failure("NOT_SIGNED_IN"));
     expect(h.calls).toHaveLength(1);
   });
 
@@ -281,7 +282,7 @@ describe("refresh failures", () => {
     const h = await signedIn();
     h.server.queue.push(answer);
     h.clock.advance(900_000);
-    await expect(h.tm.getAccessToken()).rejects.toBeInstanceOf(InvalidResponseError);
+    await expect(h.tm.getAccessToken()).rejects.toThrow(failure("INVALID_RESPONSE"));
     expect(await stored(h.storage)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
   });
 });
@@ -392,7 +393,7 @@ describe("sign-out during a refresh", () => {
     await new Promise((r) => setTimeout(r, 0));
     await h.tm.signOut();
     gate.resolve();
-    await expect(pending).rejects.toBeInstanceOf(NotSignedInError);
+    await expect(pending).rejects.toThrow(failure("NOT_SIGNED_IN"));
     expect(await h.storage.get(TOKENS_KEY)).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AuthorizationDeniedError, CallbackError, ConfigurationError, InvalidResponseError, OAuthResponseError, StorageError, TransientError } from "./errors.js";
+import { type ErrorCode, OAuthResponseError, TransientError } from "./errors.js";
+import { failure } from "./testing/failure.js";
 import { deriveCodeChallenge } from "./pkce.js";
 import { memoryStorage } from "./storage/memory.js";
 import { createTokenManager, type TokenManagerOptions } from "./token-manager.js";
@@ -24,10 +25,10 @@ describe("createTokenManager options", () => {
     ["no scopes", { scopes: [] }],
     ["a scope with a space", { scopes: ["profile:read tickets:read"] as never }],
     ["a relative redirectUri", { redirectUri: "/callback" }],
-  ])("rejects %s with ConfigurationError and sends nothing", (_name, override) => {
+  ])("rejects %s with INVALID_OPTIONS and sends nothing", (_name, override) => {
     let requests = 0;
     const fetch = async () => (requests++, new Response());
-    expect(() => createTokenManager({ ...base, fetch, ...override })).toThrow(ConfigurationError);
+    expect(() => createTokenManager({ ...base, fetch, ...override })).toThrow(failure("INVALID_OPTIONS"));
     expect(requests).toBe(0);
   });
 
@@ -87,10 +88,10 @@ describe("beginAuthorization", () => {
     expect(await h.storage.get(TOKENS_KEY)).toBeTruthy();
   });
 
-  it("surfaces a failing pending storage as StorageError", async () => {
+  it("surfaces a failing pending storage as STORAGE_FAILED", async () => {
     const failing = { ...memoryStorage(), set: async () => Promise.reject(new Error("quota")) };
     const h = setup({ pendingStorage: failing });
-    await expect(h.tm.beginAuthorization()).rejects.toBeInstanceOf(StorageError);
+    await expect(h.tm.beginAuthorization()).rejects.toThrow(failure("STORAGE_FAILED"));
   });
 });
 
@@ -128,7 +129,7 @@ describe("completeAuthorization", () => {
     expect(info.expiresAt).toBe(h.clock.now() + 900_000);
   });
 
-  const rejections: [string, (state: string) => string, string][] = [
+  const rejections: [string, (state: string) => string, ErrorCode][] = [
     ["a missing state", () => `${REDIRECT_URI}?code=c`, "STATE_MISSING"],
     ["an empty state", () => `${REDIRECT_URI}?code=c&state=`, "STATE_MISMATCH"],
     ["a state that differs by one character", (s) => `${REDIRECT_URI}?code=c&state=${s.slice(0, -1)}${s.endsWith("A") ? "B" : "A"}`, "STATE_MISMATCH"],
@@ -137,11 +138,10 @@ describe("completeAuthorization", () => {
     ["a callback that is not a URL", () => "not a url", "INVALID_CALLBACK"],
   ];
 
-  it.each(rejections)("rejects %s with CallbackError and sends no request", async (_name, callback, code) => {
+  it.each(rejections)("rejects %s with its code and sends no request", async (_name, callback, code) => {
     const h = await begin();
     const error = await h.tm.completeAuthorization(callback(h.state)).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(CallbackError);
-    expect((error as CallbackError).code).toBe(code);
+    expect(error).toEqual(failure(code));
     expect(h.calls).toHaveLength(0);
   });
 
@@ -161,8 +161,7 @@ describe("completeAuthorization", () => {
   it.each(elsewhere)("rejects a callback at %s than the redirect URI (mix-up defence) and sends no request", async (_name, at) => {
     const h = await begin();
     const error = await h.tm.completeAuthorization(`${at}?code=c&state=${h.state}`).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(CallbackError);
-    expect((error as CallbackError).code).toBe("INVALID_CALLBACK");
+    expect(error).toEqual(failure("INVALID_CALLBACK"));
     expect(h.calls).toHaveLength(0);
     // The pending sign-in is used up: the right callback cannot follow.
     await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
@@ -186,20 +185,19 @@ describe("completeAuthorization", () => {
     ["code, both equal", (s: string) => `code=c&code=c&state=${s}`],
     ["error", (s: string) => `error=access_denied&error=server_error&state=${s}`],
     ["error, next to a code", (s: string) => `code=c&error=access_denied&error=&state=${s}`],
-  ])("rejects a callback that repeats %s (ambiguous) with CallbackError and sends no request", async (_name, query) => {
+  ])("rejects a callback that repeats %s (ambiguous) with INVALID_CALLBACK and sends no request", async (_name, query) => {
     const h = await begin();
     const error = await h.tm.completeAuthorization(`${REDIRECT_URI}?${query(h.state)}`).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(CallbackError);
-    expect((error as CallbackError).code).toBe("INVALID_CALLBACK");
+    expect(error).toEqual(failure("INVALID_CALLBACK"));
     expect(h.calls).toHaveLength(0);
   });
 
-  it("rejects an error parameter from the server with AuthorizationDeniedError and sends no request", async () => {
+  it("rejects an error parameter from the server with AUTHORIZATION_DENIED and sends no request", async () => {
     const h = await begin();
     const error = await h.tm
       .completeAuthorization(`${REDIRECT_URI}?error=access_denied&error_description=User+said+no&state=${h.state}`)
       .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(AuthorizationDeniedError);
+    expect(error).toEqual(failure("AUTHORIZATION_DENIED"));
     expect(error).toMatchObject({ code: "AUTHORIZATION_DENIED", error: "access_denied", errorDescription: "User said no" });
     expect(h.calls).toHaveLength(0);
   });
@@ -257,10 +255,10 @@ describe("completeAuthorization", () => {
     ["expires_in of zero", () => tokens("at_1", "rt_1", 0)],
     ["a 400 HTML page", () => new Response("<html>bad</html>", { status: 400 })],
     ["a redirect", () => new Response(null, { status: 302, headers: { Location: "https://evil.test/" } })],
-  ])("rejects %s with InvalidResponseError and stores nothing", async (_name, answer) => {
+  ])("rejects %s with INVALID_RESPONSE and stores nothing", async (_name, answer) => {
     const h = await begin();
     h.server.queue.push(answer);
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toBeInstanceOf(InvalidResponseError);
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toThrow(failure("INVALID_RESPONSE"));
     expect(await h.storage.get(TOKENS_KEY)).toBeUndefined();
     await expect(h.tm.getAccessToken()).rejects.toMatchObject({ code: "NOT_SIGNED_IN" });
   });

@@ -6,18 +6,7 @@
  */
 import type { Scope } from "@tenant-integration/types";
 import type { RandomSource } from "./encoding.js";
-import {
-  AuthorizationDeniedError,
-  CallbackError,
-  ConfigurationError,
-  type ErrorCode,
-  InvalidResponseError,
-  NotSignedInError,
-  OAuthResponseError,
-  SessionEndedError,
-  StorageError,
-  TransientError,
-} from "./errors.js";
+import { describe, fail, OAuthResponseError, SessionEndedError, type TokenManagerError, TransientError } from "./errors.js";
 import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
 import { callbackTarget, need, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
@@ -59,8 +48,6 @@ export interface TokenManagerOptions {
   requestTimeoutMs?: number;
   /** Retries of a refresh after a network error, 429 or 5xx: total attempts (default 3) and first delay (default 300 ms, doubled each time). */
   retry?: { attempts?: number; baseDelayMs?: number };
-  /** Receives diagnostic lines. They never contain a token, code or verifier. */
-  log?: (line: string) => void;
 }
 
 /** What the manager tells about a session, without any token. */
@@ -101,7 +88,7 @@ export interface TokenManager {
    * Creates a PKCE pair and a state, stores them as the one pending sign-in (replacing any earlier
    * one), and returns the authorize URL with its seven parameters.
    *
-   * @throws {@link StorageError} when the pending sign-in cannot be stored.
+   * @throws {@link TokenManagerError} `STORAGE_FAILED` when the pending sign-in cannot be stored.
    * @see RFC 6749 §4.1.1, RFC 7636 §4.3
    */
   beginAuthorization(): Promise<AuthorizationRequest>;
@@ -110,9 +97,10 @@ export interface TokenManager {
    * host, port and path) and repeats none of `state`, `code`, `error`, checks its `state` in constant
    * time, then exchanges the `code` at `POST /oauth/token` and stores the tokens.
    *
-   * @throws {@link CallbackError} (`NO_PENDING_SIGN_IN`, `STATE_MISSING`, `STATE_MISMATCH`,
-   * `STATE_EXPIRED`, `INVALID_CALLBACK`) or {@link AuthorizationDeniedError}, with no request sent;
-   * {@link OAuthResponseError}, {@link TransientError}, {@link InvalidResponseError}, {@link StorageError}.
+   * @throws {@link TokenManagerError} (`NO_PENDING_SIGN_IN`, `STATE_MISSING`, `STATE_MISMATCH`,
+   * `STATE_EXPIRED`, `INVALID_CALLBACK`, `AUTHORIZATION_DENIED`) with no request sent;
+   * {@link OAuthResponseError}, {@link TransientError}, {@link TokenManagerError} (`INVALID_RESPONSE`,
+   * `STORAGE_FAILED`).
    * @see RFC 6749 §3.1.2, §4.1.2, §4.1.3, §10.12; RFC 7636 §4.5; RFC 9700 §4.4 (mix-up)
    */
   completeAuthorization(callbackUrl: string | URL): Promise<SessionInfo>;
@@ -120,8 +108,8 @@ export interface TokenManager {
    * Returns a valid access token, refreshing it (once, however many callers) when it is within the
    * leeway of expiry or was marked unusable by {@link TokenManager.onUnauthorized}.
    *
-   * @throws {@link NotSignedInError}, {@link SessionEndedError}, {@link TransientError},
-   * {@link OAuthResponseError}, {@link InvalidResponseError}, {@link StorageError}.
+   * @throws {@link TokenManagerError} (`NOT_SIGNED_IN`, `INVALID_RESPONSE`, `STORAGE_FAILED`),
+   * {@link SessionEndedError}, {@link TransientError}, {@link OAuthResponseError}.
    * @see RFC 6749 §6
    */
   getAccessToken(): Promise<string>;
@@ -136,14 +124,14 @@ export interface TokenManager {
    * Revokes the current access token at `POST /oauth/revoke` (form body, RFC 7009), then clears the
    * tokens and fires `revoked`. Without tokens it only clears. On failure the tokens are kept.
    *
-   * @throws {@link OAuthResponseError}, {@link TransientError}, {@link InvalidResponseError}, {@link StorageError}.
+   * @throws {@link OAuthResponseError}, {@link TransientError}, {@link TokenManagerError} (`INVALID_RESPONSE`, `STORAGE_FAILED`).
    * @see RFC 7009 §2.1
    */
   revoke(): Promise<void>;
   /**
    * Forgets the tokens locally, without a request.
    *
-   * @throws {@link StorageError}
+   * @throws {@link TokenManagerError} `STORAGE_FAILED`
    */
   signOut(): Promise<void>;
   /** Subscribes to an event; returns the unsubscribe function. */
@@ -152,14 +140,18 @@ export interface TokenManager {
   off<E extends keyof TokenManagerEvents>(event: E, listener: Listener<E>): void;
 }
 
-interface Tokens {
-  readonly access: Secret;
-  readonly refresh: Secret;
-  readonly receivedAt: number;
-  readonly expiresAt: number;
-  readonly refreshAt: number;
+/** The stored record, in the token response's own field names, plus the local receive time. */
+interface TokenRecord {
+  readonly access_token: string;
+  readonly refresh_token: string;
+  readonly token_type: string;
+  readonly expires_in: number;
   readonly scope: string | undefined;
+  readonly received_at: number;
 }
+
+/** A record held in a {@link Secret}, so that printing it shows no token. */
+type Tokens = Secret<TokenRecord>;
 
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 let sharedLock: Lock | undefined;
@@ -167,8 +159,8 @@ let sharedLock: Lock | undefined;
 /**
  * Creates a token manager for one tenant and one OAuth client.
  *
- * @throws {@link ConfigurationError} when `baseUrl` is not https (or http to loopback), or another
- * option is invalid.
+ * @throws {@link TokenManagerError} with code `INVALID_OPTIONS` when `baseUrl` is not https (or http
+ * to loopback), or another option is invalid.
  * @example
  * ```ts
  * const tm = createTokenManager({
@@ -190,7 +182,6 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const {
     clientId,
     scopes,
-    log,
     storage = memoryStorage(),
     pendingStorage = storage,
     now = Date.now,
@@ -222,7 +213,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Every token, code and verifier in play, for scrubbing. */
   const known = (...extra: string[]): string[] => {
-    for (const t of [current, unsaved]) if (t) extra.push(t.access.reveal(), t.refresh.reveal());
+    for (const t of [current, unsaved]) if (t) extra.push(t.reveal().access_token, t.reveal().refresh_token);
     return extra;
   };
 
@@ -231,7 +222,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       try {
         listener(payload);
       } catch {
-        log?.(`${event} listener threw`);
+        // A listener's failure is its own: the manager's state is already settled.
       }
     }
   };
@@ -240,7 +231,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     try {
       return await op();
     } catch (e) {
-      throw new StorageError(sanitize(e, known(...secrets)));
+      return fail("STORAGE_FAILED", "", sanitize(e, known(...secrets)));
     }
   };
 
@@ -264,48 +255,34 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const { status } = response;
     if (response.ok) return text;
     if (status === 429 || status > 499) throw new TransientError(status, attempt);
-    const fields = status > 399 && (parseOAuthError(text) as Record<string, string> | undefined);
-    if (!fields) throw new InvalidResponseError(`Unexpected HTTP ${status}`);
+    const fields = (status > 399 && (parseOAuthError(text) as Record<string, string> | undefined)) || fail("INVALID_RESPONSE", "HTTP " + status);
     // A server may echo what it was sent; the error must not carry it.
     for (const k in fields) fields[k] = scrub(fields[k] as string, secrets);
     throw new OAuthResponseError(status, fields as never);
   };
 
-  /** Validates a token response (or a stored record) into tokens; `previous` is kept when not rotated. */
-  const toTokens = (body: unknown, receivedAt: number, previous?: Secret): Tokens => {
-    const { access_token, refresh_token, expires_in, scope } = parseTokenResponse(body, !previous);
-    const lifetime = expires_in * 1000;
-    return {
-      access: new Secret(access_token),
-      refresh: refresh_token === undefined && previous ? previous : new Secret(refresh_token as string),
-      receivedAt,
-      expiresAt: receivedAt + lifetime,
-      refreshAt: receivedAt + lifetime - Math.min(refreshLeewayMs, lifetime / 2),
-      scope,
-    };
+  /** Validates a token response (or a stored record); a refresh that did not rotate keeps `previous`. */
+  const toTokens = (body: unknown, received_at: number, previous?: string): Tokens => {
+    const { access_token, refresh_token = previous as string, token_type, expires_in, scope } = parseTokenResponse(body, !previous);
+    return new Secret({ access_token, refresh_token, token_type, expires_in, scope, received_at });
   };
 
-  const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: Secret, attempt?: number): Promise<Tokens> => {
+  const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: string, attempt?: number): Promise<Tokens> => {
     const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt);
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
     return toTokens(text, now(), previous);
   };
 
-  const info = (t: Tokens): SessionInfo => ({ expiresAt: t.expiresAt, scope: t.scope });
+  const info = (t: Tokens): SessionInfo => {
+    const { received_at, expires_in, scope } = t.reveal();
+    return { expiresAt: received_at + expires_in * 1000, scope };
+  };
 
   /** Persists, and only then makes the tokens current. */
   const commit = async (t: Tokens): Promise<void> => {
-    const access_token = t.access.reveal();
-    const refresh_token = t.refresh.reveal();
-    const { receivedAt, scope } = t;
-    const record = { access_token, refresh_token, token_type: "Bearer", expires_in: (t.expiresAt - receivedAt) / 1000, received_at: receivedAt, scope };
-    try {
-      await store(() => storage.set(TOKENS, JSON.stringify(record)), access_token, refresh_token);
-    } catch (e) {
-      // Kept in memory only to retry the write on the next call; never handed out before it succeeds.
-      unsaved = t;
-      throw e;
-    }
+    // Kept in memory only to retry the write on the next call; never handed out before it succeeds.
+    unsaved = t;
+    await store(() => storage.set(TOKENS, JSON.stringify(t.reveal())));
     unsaved = undefined;
     current = t;
   };
@@ -314,47 +291,47 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const raw = await store(() => storage.get(TOKENS));
     try {
       const record = raw && JSON.parse(raw);
+      // An unreadable record is no session.
       if (record) return toTokens(record, +record.received_at || 0);
-    } catch {
-      log?.("unreadable tokens ignored");
-    }
+    } catch {}
     return undefined;
   };
 
   const fresh = (t: Tokens): boolean => {
     const n = now();
-    return t.receivedAt <= n && n < t.refreshAt;
+    const { received_at, expires_in } = t.reveal();
+    const lifetime = expires_in * 1000;
+    return received_at <= n && n < received_at + lifetime - Math.min(refreshLeewayMs, lifetime / 2);
   };
 
   const refresh = async (stored: Tokens, again?: boolean): Promise<string> => {
     const gen = generation;
-    const token = stored.refresh.reveal();
+    const { access_token, refresh_token } = stored.reveal();
     for (let attempt = 1; ; attempt++) {
       try {
         const tokens = await tokenRequest(
-          { grant_type: "refresh_token", refresh_token: token, client_id: clientId },
-          known(stored.access.reveal(), token),
-          stored.refresh,
+          { grant_type: "refresh_token", refresh_token, client_id: clientId },
+          known(access_token, refresh_token),
+          refresh_token,
           attempt,
         );
-        if (gen !== generation) throw new NotSignedInError();
+        if (gen !== generation) fail("NOT_SIGNED_IN");
         await commit(tokens);
         emit("tokens-refreshed", info(tokens));
-        return tokens.access.reveal();
+        return tokens.reveal().access_token;
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
-          log?.(`refresh retry after ${e.status ?? "network error"}`);
           await new Promise((r) => setTimeout(r, Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000)));
           continue;
         }
         if (!(e instanceof OAuthResponseError) || e.error !== "invalid_grant") throw e;
         // Another process may have rotated the token meanwhile: try the newest one once before giving up.
         const latest = again ? undefined : await load();
-        if (latest && latest.refresh.reveal() !== token) return obtain(true);
+        if (latest && latest.reveal().refresh_token !== refresh_token) return obtain(true);
         const ended = new SessionEndedError(e.status, e);
         if (gen === generation) {
-          await clear().catch(() => log?.("storage delete failed"));
-          log?.("session ended");
+          // The session is over whether or not the delete succeeds.
+          await clear().catch(() => {});
           emit("session-ended", { error: ended });
         }
         throw ended;
@@ -364,18 +341,17 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Runs under the lock: re-reads storage, and refreshes only if what it finds is not usable. */
   const obtain = async (again?: boolean): Promise<string> => {
-    const stored = unsaved ?? (await load());
-    if (!stored) throw new NotSignedInError();
+    const stored = unsaved ?? (await load()) ?? fail("NOT_SIGNED_IN");
     if (stored === unsaved) await commit(stored);
-    else if (!fresh(stored) || stored.access.reveal() === rejected) return refresh(stored, again);
+    else if (!fresh(stored) || stored.reveal().access_token === rejected) return refresh(stored, again);
     current = stored;
-    return stored.access.reveal();
+    return stored.reveal().access_token;
   };
 
   const getAccessToken = (): Promise<string> => {
     const t = current;
     return t && fresh(t)
-      ? Promise.resolve(t.access.reveal())
+      ? Promise.resolve(t.reveal().access_token)
       : (inflight ??= lock(key + "lock", () => obtain()).finally(() => (inflight = undefined)));
   };
 
@@ -408,33 +384,30 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       // Take the pending sign-in before any check, so that it is used at most once whatever happens.
       const raw = await store(() => pendingStorage.get(PENDING));
       if (raw) await store(() => pendingStorage.delete(PENDING));
-      const fail = (code: ErrorCode, message: string): never => {
-        throw new CallbackError(code, message);
-      };
       let url: URL | undefined;
       try {
         url = new URL(String(callbackUrl));
       } catch {
-        fail("INVALID_CALLBACK", "Not a URL");
+        fail("INVALID_CALLBACK", "not a URL");
       }
       const params = url!.searchParams;
       // Mix-up defence: the answer must come back where this client asked for it.
-      if (callbackTarget(url!) !== redirectTo) fail("INVALID_CALLBACK", "Not at redirectUri");
+      if (callbackTarget(url!) !== redirectTo) fail("INVALID_CALLBACK", "not at redirectUri");
       // An ambiguous callback is refused rather than read last-one-wins.
-      for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", `Repeated ${k}`);
+      for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", "repeated " + k);
       let state: unknown, verifier: unknown, expiresAt: unknown;
       try {
         ({ state, verifier, expiresAt } = JSON.parse(raw as string));
       } catch {
         // an absent or unreadable record is no pending sign-in
       }
-      if (typeof state + typeof verifier + typeof expiresAt !== "stringstringnumber") fail("NO_PENDING_SIGN_IN", "No pending sign-in");
-      const received = params.get("state") ?? fail("STATE_MISSING", "No state");
-      if (!constantTimeEqual(received, state as string)) fail("STATE_MISMATCH", "State mismatch");
-      if (now() > (expiresAt as number)) fail("STATE_EXPIRED", "Sign-in expired");
+      if (typeof state + typeof verifier + typeof expiresAt !== "stringstringnumber") fail("NO_PENDING_SIGN_IN");
+      const received = params.get("state") ?? fail("STATE_MISSING");
+      if (!constantTimeEqual(received, state as string)) fail("STATE_MISMATCH");
+      if (now() > (expiresAt as number)) fail("STATE_EXPIRED");
       const denied = parseOAuthError(Object.fromEntries(params));
-      if (denied) throw new AuthorizationDeniedError(denied);
-      const code = params.get("code") || fail("INVALID_CALLBACK", "No code");
+      if (denied) fail("AUTHORIZATION_DENIED", describe(denied), undefined, denied);
+      const code = params.get("code") || fail("INVALID_CALLBACK", "no code");
       generation++;
       const tokens = await tokenRequest(
         { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier as string },
@@ -447,7 +420,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     getAccessToken,
 
     onUnauthorized(rejectedToken) {
-      if (current?.access.reveal() === rejectedToken) {
+      if (current?.reveal().access_token === rejectedToken) {
         rejected = rejectedToken;
         current = undefined;
       }
@@ -458,7 +431,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       try {
         token = await getAccessToken();
       } catch (e) {
-        if (e instanceof NotSignedInError || e instanceof SessionEndedError) return clear();
+        const code = (e as TokenManagerError | undefined)?.code;
+        if (code === "NOT_SIGNED_IN" || code === "SESSION_ENDED") return clear();
         throw e;
       }
       const body = new URLSearchParams({ token, token_type_hint: "access_token", client_id: clientId });

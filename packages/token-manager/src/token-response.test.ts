@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { InvalidResponseError } from "./errors.js";
+import { TokenManagerError } from "./errors.js";
 import { parseOAuthError, parseTokenResponse } from "./token-response.js";
 
 const valid = { access_token: "at_1", refresh_token: "rt_1", token_type: "Bearer", expires_in: 900 };
@@ -10,7 +10,7 @@ function outcome(body: unknown, requireRefresh = false): "ok" | "invalid" {
     parseTokenResponse(body, requireRefresh);
     return "ok";
   } catch (e) {
-    if (e instanceof InvalidResponseError && e.code === "INVALID_RESPONSE") return "invalid";
+    if (e instanceof TokenManagerError && e.code === "INVALID_RESPONSE") return "invalid";
     throw e;
   }
 }
@@ -63,7 +63,7 @@ describe("parseTokenResponse", () => {
     }
   });
 
-  it("either accepts or throws InvalidResponseError for any JSON value", () => {
+  it("either accepts or throws INVALID_RESPONSE for any JSON value", () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.boolean(), (value, requireRefresh) => {
         outcome(value, requireRefresh);
@@ -73,7 +73,7 @@ describe("parseTokenResponse", () => {
     );
   });
 
-  it("either accepts or throws InvalidResponseError for any object shaped like a token response", () => {
+  it("either accepts or throws INVALID_RESPONSE for any object shaped like a token response", () => {
     const field = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.constant(null), fc.boolean(), fc.constant(undefined));
     fc.assert(
       fc.property(
@@ -90,7 +90,7 @@ describe("parseTokenResponse", () => {
     );
   });
 
-  it("either accepts or throws InvalidResponseError for arbitrary bytes", () => {
+  it("either accepts or throws INVALID_RESPONSE for arbitrary bytes", () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
         expect(outcome(new TextDecoder().decode(bytes))).toBe("invalid");

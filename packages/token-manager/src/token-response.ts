@@ -4,7 +4,7 @@
  * @see RFC 6749 §5.1, §5.2, §6
  */
 import type { OAuthError, RefreshTokenResponse } from "@tenant-integration/types";
-import { InvalidResponseError, type OAuthErrorFields } from "./errors.js";
+import { fail, type OAuthErrorFields } from "./errors.js";
 
 /** A parsed, validated token response. `refresh_token` is absent when a refresh did not rotate it. */
 export type ParsedTokenResponse = RefreshTokenResponse;
@@ -18,7 +18,7 @@ const VSCHAR = /^[\x20-\x7e]+$/;
  *
  * @param body - the response text, or a parsed JSON value
  * @param requireRefreshToken - true for the authorization code grant, whose response must carry one
- * @throws {@link InvalidResponseError} for non-JSON (an HTML page), a non-object, a missing or
+ * @throws a `TokenManagerError` with code `INVALID_RESPONSE` for non-JSON (an HTML page), a non-object, a missing or
  * mistyped field, a `token_type` other than Bearer, or an `expires_in` that is not a positive number.
  * The message names the field, never its value.
  * @example
@@ -41,7 +41,7 @@ export function parseTokenResponse(body: unknown, requireRefreshToken = false): 
           : typeof e !== "number" || !(e > 0 && e < Infinity)
             ? "expires_in"
             : scope !== undefined && typeof scope !== "string" && "scope";
-  if (invalid) throw new InvalidResponseError(`Invalid token response: ${invalid}`);
+  if (invalid) fail("INVALID_RESPONSE", invalid);
   return o as ParsedTokenResponse;
 }
 

@@ -53,7 +53,7 @@ describe("fileStorage", () => {
     expect((await stat(path)).mode & 0o777).toBe(0o600);
   });
 
-  it("rejects when the file is not readable JSON, so that the manager reports StorageError", async () => {
+  it("rejects when the file is not readable JSON, so that the manager reports STORAGE_FAILED", async () => {
     const path = join(dir, "tokens.json");
     await writeFile(path, "not json");
     await expect(fileStorage(path).get("k")).rejects.toThrow();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CallbackError, ConfigurationError } from "../errors.js";
+import { failure } from "../testing/failure.js";
 import { waitForCallback } from "./loopback.js";
 
 async function freePort(): Promise<number> {
@@ -24,16 +24,16 @@ describe("waitForCallback", () => {
     await expect(fetch(`http://127.0.0.1:${port}/callback`)).rejects.toThrow();
   });
 
-  it("rejects with CallbackError when closed before a callback arrives", async () => {
+  it("rejects with INVALID_CALLBACK when closed before a callback arrives", async () => {
     const port = await freePort();
     const server = await waitForCallback(`http://127.0.0.1:${port}/cb`);
     server.close();
-    await expect(server.callback).rejects.toBeInstanceOf(CallbackError);
+    await expect(server.callback).rejects.toThrow(failure("INVALID_CALLBACK"));
   });
 
   it("refuses a redirect URI that is not http on a loopback address with a port", async () => {
-    await expect(waitForCallback("https://app.example.org/callback")).rejects.toBeInstanceOf(ConfigurationError);
-    await expect(waitForCallback("http://example.org:8080/callback")).rejects.toBeInstanceOf(ConfigurationError);
-    await expect(waitForCallback("http://127.0.0.1/callback")).rejects.toBeInstanceOf(ConfigurationError);
+    await expect(waitForCallback("https://app.example.org/callback")).rejects.toThrow(failure("INVALID_OPTIONS"));
+    await expect(waitForCallback("http://example.org:8080/callback")).rejects.toThrow(failure("INVALID_OPTIONS"));
+    await expect(waitForCallback("http://127.0.0.1/callback")).rejects.toThrow(failure("INVALID_OPTIONS"));
   });
 });

@@ -4,7 +4,7 @@
  * @see RFC 8252 §7.3 (loopback redirect), §8.3 (loopback interface)
  */
 import { createServer } from "node:http";
-import { CallbackError, ConfigurationError } from "../errors.js";
+import { fail, TokenManagerError } from "../errors.js";
 import { isLoopback } from "../options.js";
 
 /** Options of {@link waitForCallback}. */
@@ -28,8 +28,9 @@ export interface CallbackServer {
  * and resolves `callback` with the first GET to its path. Other paths get 404. The server closes
  * after the callback, on `close()`, or after the timeout.
  *
- * @throws {@link ConfigurationError} (rejects) when `redirectUri` is not http to a loopback address
- * with a port. `callback` rejects with {@link CallbackError} (`INVALID_CALLBACK`) on timeout or close.
+ * @throws {@link TokenManagerError} (rejects) with code `INVALID_OPTIONS` when `redirectUri` is not http
+ * to a loopback address with a port. `callback` rejects with a {@link TokenManagerError} whose code is
+ * `INVALID_CALLBACK` on timeout or close.
  * @example
  * ```ts
  * const server = await waitForCallback("http://127.0.0.1:53682/callback");
@@ -41,7 +42,7 @@ export interface CallbackServer {
 export async function waitForCallback(redirectUri: string | URL, options: WaitForCallbackOptions = {}): Promise<CallbackServer> {
   const target = new URL(String(redirectUri));
   if (target.protocol !== "http:" || !isLoopback(target.hostname) || !target.port) {
-    throw new ConfigurationError("redirectUri must be http://127.0.0.1:<port>/<path> (or localhost, [::1])");
+    fail("INVALID_OPTIONS", "redirectUri must be http://127.0.0.1:<port>/<path> (or localhost, [::1])");
   }
   const { timeoutMs = 300_000, message = "Signed in. You can close this window." } = options;
   let settle!: (url: string | Error) => void;
@@ -61,7 +62,7 @@ export async function waitForCallback(redirectUri: string | URL, options: WaitFo
   const timer = setTimeout(() => stop(), timeoutMs);
   const stop = (): void => {
     clearTimeout(timer);
-    settle(new CallbackError("INVALID_CALLBACK", "No authorization callback arrived"));
+    settle(new TokenManagerError("INVALID_CALLBACK", "invalid callback: no authorization callback arrived"));
     server.close();
     server.closeAllConnections();
   };

@@ -94,7 +94,6 @@ export interface Setup {
   clock: ReturnType<typeof clock>;
   storage: TokenStorage;
   server: TokenServer;
-  logs: string[];
 }
 
 /** A manager on a token server, a recording fetch, a clock and memory storage. */
@@ -102,7 +101,6 @@ export function setup(overrides: Partial<TokenManagerOptions> = {}, server = tok
   const c = clock();
   const { fetch, calls } = recordingFetch((call) => server.handler(call));
   const storage = overrides.storage ?? memoryStorage();
-  const logs: string[] = [];
   const tm = createTokenManager({
     baseUrl: BASE,
     clientId: CLIENT_ID,
@@ -112,10 +110,9 @@ export function setup(overrides: Partial<TokenManagerOptions> = {}, server = tok
     fetch,
     now: c.now,
     retry: { attempts: 3, baseDelayMs: 0 },
-    log: (line) => logs.push(line),
     ...overrides,
   });
-  return { tm, calls, clock: c, storage, server, logs };
+  return { tm, calls, clock: c, storage, server };
 }
 
 /** Runs the whole sign-in against the fake server and returns the callback URL used. */
