@@ -16,3 +16,14 @@ export type RandomSource = (bytes: Uint8Array) => Uint8Array;
 
 /** `crypto.getRandomValues`, looked up at call time so that every runtime's WebCrypto is used. */
 export const defaultRandom: RandomSource = (bytes) => crypto.getRandomValues(bytes);
+
+/**
+ * `typeof v === "string"`, written once for the whole bundle.
+ *
+ * @example
+ * ```ts
+ * isString("a"); // true
+ * ```
+ * @see RFC 6749 Appendix A (every parameter is a string)
+ */
+export const isString = (v: unknown): v is string => typeof v === "string";

@@ -3,7 +3,7 @@
  *
  * @see RFC 7636 §4.1, §4.2, Appendix B
  */
-import { base64url, defaultRandom, type RandomSource } from "./encoding.js";
+import { base64url, defaultRandom, isString, type RandomSource } from "./encoding.js";
 import { fail } from "./errors.js";
 
 const UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
@@ -59,7 +59,7 @@ export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePai
  * @see RFC 7636 §4.2, Appendix B
  */
 export async function deriveCodeChallenge(verifier: string): Promise<string> {
-  if (typeof verifier !== "string" || !VERIFIER.test(verifier)) fail("INVALID_VERIFIER");
+  if (!isString(verifier) || !VERIFIER.test(verifier)) fail("INVALID_VERIFIER");
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
   return base64url(new Uint8Array(digest));
 }

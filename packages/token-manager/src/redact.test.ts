@@ -1,9 +1,9 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { REDACTED, Secret, sanitize, scrub } from "./redact.js";
+import { REDACTED, sanitize, scrub, secret } from "./redact.js";
 
 describe("Secret", () => {
-  const s = new Secret("at_canary");
+  const s = secret("at_canary");
 
   it("prints [redacted] in String, template literals, JSON and util.inspect", () => {
     expect(String(s)).toBe(REDACTED);
@@ -13,8 +13,10 @@ describe("Secret", () => {
     expect(inspect({ nested: { s } }, { depth: 10, showHidden: true })).not.toContain("at_canary");
   });
 
-  it("gives the value only through reveal()", () => {
+  it("gives the value only through reveal(), and holds it in no property", () => {
     expect(s.reveal()).toBe("at_canary");
+    expect(Object.values(s).some((v) => v === "at_canary")).toBe(false);
+    expect(JSON.stringify(Object.entries(s))).not.toContain("at_canary");
   });
 });
 

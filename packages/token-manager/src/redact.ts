@@ -7,41 +7,47 @@
 /** What every printing path of a {@link Secret} shows. */
 export const REDACTED = "[redacted]";
 
+const redacted = (): string => REDACTED;
+
 /**
- * Holds a token, code or verifier (or a record of them). `String()`, template literals, `JSON.stringify` and
- * `util.inspect` all print `[redacted]`; only {@link Secret.reveal} gives the value.
+ * Holds a token, code or verifier (or a record of them). `String()`, template literals,
+ * `JSON.stringify` and `util.inspect` all print `[redacted]`; only `reveal()` gives the value, which
+ * lives in a closure, so no property, own or inherited, holds it.
  *
  * @example
  * ```ts
- * const s = new Secret("at_123");
+ * const s = secret("at_123");
  * `${s}`;              // "[redacted]"
  * JSON.stringify({ s }); // '{"s":"[redacted]"}'
  * s.reveal();          // "at_123"
  * ```
  * @see RFC 6749 §10.3
  */
-export class Secret<T = string> {
-  readonly #value: T;
-  constructor(value: T) {
-    this.#value = value;
-  }
+export interface Secret<T = string> {
   /** The value itself. Call it only where the value must leave: a header, a request body, storage. */
-  reveal(): T {
-    return this.#value;
-  }
+  reveal(): T;
   /** @returns `"[redacted]"` */
-  toString(): string {
-    return REDACTED;
-  }
+  toString(): string;
   /** @returns `"[redacted]"` */
-  toJSON(): string {
-    return REDACTED;
-  }
-  /** @returns `"[redacted]"` for Node's `util.inspect` and `console.log`. */
-  [Symbol.for("nodejs.util.inspect.custom")](): string {
-    return REDACTED;
-  }
+  toJSON(): string;
 }
+
+/**
+ * Wraps a value in a {@link Secret}. A closure, not a class with a private field: smaller once minified.
+ *
+ * @example
+ * ```ts
+ * secret("at_123").reveal(); // "at_123"
+ * ```
+ * @see RFC 6749 §10.3
+ */
+export const secret = <T = string>(value: T): Secret<T> => ({
+  reveal: () => value,
+  toString: redacted,
+  toJSON: redacted,
+  // Node's util.inspect and console.log.
+  [Symbol.for("nodejs.util.inspect.custom")]: redacted,
+});
 
 /**
  * Replaces every occurrence of each secret in `text` with `[redacted]`.

@@ -5,12 +5,12 @@
  * @see RFC 6749 §4.1, §5.1, §5.2, §6, §10.12; RFC 7636; RFC 7009 §2.1; OAuth 2.0 Security BCP (RFC 9700)
  */
 import type { Scope } from "@tenant-integration/types";
-import type { RandomSource } from "./encoding.js";
+import { isString, type RandomSource } from "./encoding.js";
 import { describe, fail, OAuthResponseError, SessionEndedError, type TokenManagerError, TransientError } from "./errors.js";
 import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
 import { callbackTarget, need, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
-import { sanitize, scrub, Secret } from "./redact.js";
+import { sanitize, scrub, secret, type Secret } from "./redact.js";
 import { constantTimeEqual, createState } from "./state.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
@@ -192,7 +192,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const base = tenantBase(options.baseUrl);
   const redirectUri = String(options.redirectUri);
   const redirectTo = redirectTarget(redirectUri);
-  need(typeof clientId === "string" && clientId, "clientId");
+  need(isString(clientId) && clientId, "clientId");
   need(Array.isArray(scopes) && scopes.length && scopes.every((s) => SCOPE_TOKEN.test(s)), "scopes");
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const locks = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
@@ -262,10 +262,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   /** Validates a token response (or a stored record); a refresh that did not rotate keeps `previous`. */
-  const toTokens = (body: unknown, received_at: number, previous?: string): Tokens => {
-    const { access_token, refresh_token = previous as string, token_type, expires_in, scope } = parseTokenResponse(body, !previous);
-    return new Secret({ access_token, refresh_token, token_type, expires_in, scope, received_at });
-  };
+  const toTokens = (body: unknown, received_at: number, previous?: string): Tokens =>
+    secret({ ...parseTokenResponse(body, previous), received_at });
 
   const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: string, attempt?: number): Promise<Tokens> => {
     const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt);
