@@ -1,6 +1,7 @@
-// The client's per-call overhead: tenant client vs bare openapi-fetch vs raw fetch, with a stub
-// fetch (pure library cost) and over loopback HTTP (what a caller sees). Rounds are interleaved
-// so drift hits every contender alike; the median round counts.
+// The client's per-call overhead: tenant client vs bare openapi-fetch (with and without the same
+// bearer header) vs raw fetch, with a stub fetch (pure library cost) and over loopback HTTP (what a
+// caller sees). Rounds are interleaved so drift hits every contender alike; the median round
+// counts. The goal is judged like for like: bare openapi-fetch sending the same bearer header.
 import { createServer } from "node:http";
 import createClient from "openapi-fetch";
 import { createTenantClient, staticToken } from "@tenant-integration/client";
@@ -8,14 +9,21 @@ import { createTenantClient, staticToken } from "@tenant-integration/client";
 const BODY = JSON.stringify({ id: 42, name: "Ada Lovelace", email: "ada@example.org" });
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function compare(contenders, calls, rounds, warmup) {
+// CPU time of this process per call: other jobs on a shared machine disturb it far less than the
+// wall clock (on an idle machine the two agree). Microseconds per call.
+function cpuMicros() {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+async function compare(contenders, calls, rounds, warmup, clock) {
   for (const run of Object.values(contenders)) for (let i = 0; i < warmup; i++) await run();
   const times = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
     for (const [name, run] of Object.entries(contenders)) {
-      const start = performance.now();
+      const start = clock();
       for (let i = 0; i < calls; i++) await run();
-      times[name].push(((performance.now() - start) * 1000) / calls);
+      times[name].push((clock() - start) / calls);
     }
   }
   return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
@@ -30,6 +38,7 @@ function contenders(baseUrl, fetchImpl) {
       await response.json();
     },
     bare: () => bare.GET("/api/v1/auth/user", { headers: { Authorization: "Bearer at_bench_token" } }),
+    bareNoHeader: () => bare.GET("/api/v1/auth/user"),
     tenant: () => tenant.GET("/api/v1/auth/user"),
   };
 }
@@ -38,20 +47,32 @@ function rows(label, t, goal) {
   const pct = (a, b) => ((a - b) / b) * 100;
   const vsBare = pct(t.tenant, t.bare);
   return [
-    { metric: `client overhead vs bare openapi-fetch (${label})`, value: `${vsBare.toFixed(1)} % (${t.tenant.toFixed(2)} vs ${t.bare.toFixed(2)} µs/call)`, goal: goal ? "≤ 10 %" : "", met: goal ? vsBare <= 10 : null },
+    {
+      metric: `client overhead vs bare openapi-fetch sending the same bearer header (${label})`,
+      value: `${vsBare.toFixed(1)} % (${t.tenant.toFixed(2)} vs ${t.bare.toFixed(2)} µs/call)`,
+      goal: goal ? "≤ 10 %" : "",
+      met: goal ? vsBare <= 10 : null,
+    },
+    {
+      metric: `client overhead vs bare openapi-fetch sending no header (${label})`,
+      value: `${pct(t.tenant, t.bareNoHeader).toFixed(1)} % (${t.tenant.toFixed(2)} vs ${t.bareNoHeader.toFixed(2)} µs/call)`,
+      goal: "",
+      met: null,
+    },
     { metric: `client overhead vs raw fetch (${label})`, value: `${pct(t.tenant, t.raw).toFixed(1)} % (${t.tenant.toFixed(2)} vs ${t.raw.toFixed(2)} µs/call)`, goal: "", met: null },
   ];
 }
 
 export async function clientOverhead() {
   const stub = async () => new Response(BODY, { status: 200, headers: { "content-type": "application/json" } });
-  const stubbed = await compare(contenders("https://acme.tenant.test", stub), 20_000, 7, 5_000);
+  const stubbed = await compare(contenders("https://acme.tenant.test", stub), 20_000, 9, 5_000, cpuMicros);
 
   const server = createServer((req, res) => res.writeHead(200, { "content-type": "application/json" }).end(BODY));
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   try {
-    const loopback = await compare(contenders(`http://127.0.0.1:${server.address().port}`, globalThis.fetch), 1_000, 5, 300);
-    return [...rows("stub fetch", stubbed, true), ...rows("loopback HTTP", loopback, false)];
+    // Over loopback the server's work is in this process too, so wall time is the honest clock.
+    const loopback = await compare(contenders(`http://127.0.0.1:${server.address().port}`, globalThis.fetch), 1_000, 5, 300, () => performance.now() * 1000);
+    return [...rows("stub fetch, CPU time, median of 9 rounds", stubbed, true), ...rows("loopback HTTP, wall time, median of 5 rounds", loopback, false)];
   } finally {
     server.closeAllConnections?.();
     await new Promise((resolve) => server.close(resolve));
