@@ -6,9 +6,6 @@
 import { base64url, defaultRandom, isString, type RandomSource } from "./encoding.js";
 import { fail } from "./errors.js";
 
-const UNRESERVED = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
-// 66 characters; 3 × 66 = 198 is the largest multiple ≤ 256, so bytes ≥ 198 are rejected (no modulo bias).
-const LIMIT = 198;
 const VERIFIER = /^[\w.~-]{43,128}$/;
 
 /** A PKCE pair: keep `verifier` secret until the exchange; send `challenge` in the authorize URL. */
@@ -41,7 +38,11 @@ export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePai
   const { length = 64, random = defaultRandom } = options;
   if (!(length > 42 && length < 129 && length % 1 === 0)) fail("INVALID_VERIFIER");
   let verifier = "";
-  while (verifier.length < length) for (const b of random(new Uint8Array(length))) if (b < LIMIT) verifier += UNRESERVED[b % 66];
+  // The 66 unreserved characters; 3 × 66 = 198 is the largest multiple ≤ 256, so bytes ≥ 198 are
+  // rejected (no modulo bias). Index 0–63 is the base64url alphabet (A–Z a–z 0–9 - _), read from
+  // btoa rather than spelled out; 64 and 65 are "." and "~".
+  while (verifier.length < length)
+    for (let b of random(new Uint8Array(length))) if (b < 198) verifier += (b %= 66) > 63 ? ".~"[b - 64] : base64url(Uint8Array.of(b * 4))[0];
   verifier = verifier.slice(0, length);
   return { verifier, challenge: await deriveCodeChallenge(verifier), method: "S256" };
 }

@@ -346,12 +346,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return stored.reveal().access_token;
   };
 
-  const getAccessToken = (): Promise<string> => {
-    const t = current;
-    return t && fresh(t)
-      ? Promise.resolve(t.reveal().access_token)
+  const getAccessToken = async (): Promise<string> =>
+    current && fresh(current)
+      ? current.reveal().access_token
       : (inflight ??= lock(key + "lock", () => obtain()).finally(() => (inflight = undefined)));
-  };
 
   const clear = (): Promise<void> => {
     generation++;
