@@ -159,17 +159,17 @@ export class TransientError extends TokenManagerError {
 }
 
 /**
- * Throws a {@link TokenManagerError} whose message is the code in words, then `detail` (e.g.
- * `state mismatch`, `invalid options: baseUrl`). Internal: one call site per failure keeps the bundle small.
+ * Throws a {@link TokenManagerError} whose message is the code, then `detail` where one helps (e.g.
+ * `STATE_MISMATCH`, `INVALID_OPTIONS: baseUrl`). Internal: one call site per failure keeps the bundle small.
  *
  * @example
  * ```ts
- * fail("INVALID_OPTIONS", "clientId"); // TokenManagerError: invalid options: clientId
+ * fail("INVALID_OPTIONS", "clientId"); // TokenManagerError: INVALID_OPTIONS: clientId
  * ```
  * @see RFC 6749 §5.2
  */
 export function fail(code: ErrorCode, detail?: string, cause?: unknown, fields?: object): never {
-  throw new TokenManagerError(code, code.toLowerCase().replace(/_/g, " ") + (detail ? ": " + detail : ""), cause, fields);
+  throw new TokenManagerError(code, detail ? code + ": " + detail : code, cause, fields);
 }
 
 /** `error (error_description)`, for messages. */

@@ -56,7 +56,7 @@ export function processLock(): Lock {
   const tails = new Map<string, Promise<unknown>>();
   return (name, task) => {
     // One settled tail per name (a manager uses one name), so the map stays as small as the names.
-    const run = (tails.get(name) ?? Promise.resolve()).then(task);
+    const run = Promise.resolve(tails.get(name)).then(task);
     tails.set(name, run.catch(() => {}));
     return run;
   };

@@ -3,7 +3,7 @@
  *
  * @see RFC 8252 §8.3 (loopback), RFC 6749 §3.1.2 (redirect URI), OAuth 2.0 Security BCP (RFC 9700) §4.1
  */
-import { fail } from "./errors.js";
+import { type ErrorCode, fail } from "./errors.js";
 
 /**
  * Checks that `baseUrl` is https, or http to a loopback address, with no credentials, query or
@@ -20,7 +20,7 @@ import { fail } from "./errors.js";
  * @see RFC 8252 §8.3, RFC 9700 §4.1
  */
 export function tenantBase(baseUrl: string | URL): string {
-  const { protocol, hostname, username, password, search, hash, origin, pathname } = parse(baseUrl, "baseUrl");
+  const { protocol, hostname, username, password, search, hash, origin, pathname } = parseUrl(baseUrl, "baseUrl");
   need((protocol === "https:" || (protocol === "http:" && isLoopback(hostname))) && !(username + password + search + hash), "baseUrl");
   return origin + pathname.replace(/\/+$/, "");
 }
@@ -39,7 +39,7 @@ export function tenantBase(baseUrl: string | URL): string {
  * @see RFC 6749 §3.1.2, RFC 8252 §7.3
  */
 export function redirectTarget(redirectUri: string | URL): string {
-  const url = parse(redirectUri, "redirectUri");
+  const url = parseUrl(redirectUri, "redirectUri");
   need(!url.hash, "redirectUri");
   return callbackTarget(url);
 }
@@ -79,10 +79,20 @@ export function need(ok: unknown, name: string): void {
   if (!ok) fail("INVALID_OPTIONS", name);
 }
 
-function parse(value: string | URL, name: string): URL {
+/**
+ * Parses an absolute URL, or fails with `code` (`INVALID_OPTIONS` for an option, `INVALID_CALLBACK`
+ * for a callback) naming `detail`.
+ *
+ * @example
+ * ```ts
+ * parseUrl(callbackUrl, "not a URL", "INVALID_CALLBACK");
+ * ```
+ * @see RFC 3986 §4.3 (absolute URI)
+ */
+export function parseUrl(value: string | URL, detail: string, code: ErrorCode = "INVALID_OPTIONS"): URL {
   try {
     return new URL(String(value));
   } catch {
-    return need(0, name) as never;
+    return fail(code, detail);
   }
 }

@@ -8,7 +8,7 @@ import type { Scope } from "@tenant-integration/types";
 import { isString, type RandomSource } from "./encoding.js";
 import { describe, fail, OAuthResponseError, SessionEndedError, type TokenManagerError, TransientError } from "./errors.js";
 import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
-import { callbackTarget, need, redirectTarget, tenantBase } from "./options.js";
+import { callbackTarget, need, parseUrl, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
 import { sanitize, scrub, secret, type Secret } from "./redact.js";
 import { constantTimeEqual, createState } from "./state.js";
@@ -380,15 +380,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       // Take the pending sign-in before any check, so that it is used at most once whatever happens.
       const raw = await store(() => pendingStorage.get(PENDING));
       if (raw) await store(() => pendingStorage.delete(PENDING));
-      let url: URL | undefined;
-      try {
-        url = new URL(String(callbackUrl));
-      } catch {
-        fail("INVALID_CALLBACK", "not a URL");
-      }
-      const params = url!.searchParams;
+      const url = parseUrl(callbackUrl, "not a URL", "INVALID_CALLBACK");
+      const params = url.searchParams;
       // Mix-up defence: the answer must come back where this client asked for it.
-      if (callbackTarget(url!) !== redirectTo) fail("INVALID_CALLBACK", "not at redirectUri");
+      if (callbackTarget(url) !== redirectTo) fail("INVALID_CALLBACK", "not at redirectUri");
       // An ambiguous callback is refused rather than read last-one-wins.
       for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", "repeated " + k);
       let state: unknown, verifier: unknown, expiresAt: unknown;
@@ -428,6 +423,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         token = await getAccessToken();
       } catch (e) {
         const code = (e as TokenManagerError | undefined)?.code;
+        // Without a session there is nothing to revoke: only clear.
         if (code === "NOT_SIGNED_IN" || code === "SESSION_ENDED") return clear();
         throw e;
       }

@@ -62,7 +62,7 @@ export async function waitForCallback(redirectUri: string | URL, options: WaitFo
   const timer = setTimeout(() => stop(), timeoutMs);
   const stop = (): void => {
     clearTimeout(timer);
-    settle(new TokenManagerError("INVALID_CALLBACK", "invalid callback: no authorization callback arrived"));
+    settle(new TokenManagerError("INVALID_CALLBACK", "INVALID_CALLBACK: no authorization callback arrived"));
     server.close();
     server.closeAllConnections();
   };
