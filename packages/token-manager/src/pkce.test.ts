@@ -80,23 +80,41 @@ describe("createPkcePair", () => {
     );
   });
 
-  it("has no modulo bias: the byte values 0–197 map to each of the 66 characters exactly 3 times", async () => {
-    const counts = new Map<string, number>();
-    for (let b = 0; b < 198; b++) {
-      // The first byte decides the first character; the rest are zeros ("A").
-      const random = (out: Uint8Array) => (out.fill(0), (out[0] = b), out);
-      const { verifier } = await createPkcePair({ length: 43, random });
-      const first = verifier.charAt(0);
-      counts.set(first, (counts.get(first) ?? 0) + 1);
-    }
-    expect(counts.size).toBe(66);
-    expect(new Set(counts.values())).toEqual(new Set([3]));
+  it("is the standard base64url of the random bytes, cut to the length, from ceil(length × 3 / 4) bytes", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 43, max: 128 }), fc.uint8Array({ minLength: 96, maxLength: 96 }), async (length, bytes) => {
+        const requested: number[] = [];
+        const random = (out: Uint8Array) => (requested.push(out.length), out.set(bytes.subarray(0, out.length)), out);
+        const { verifier } = await createPkcePair({ length, random });
+        expect(requested).toEqual([Math.ceil((length * 3) / 4)]);
+        // Enough bits for every character: none is made from base64's zero padding.
+        expect(8 * (requested[0] ?? 0)).toBeGreaterThanOrEqual(6 * length);
+        expect(verifier).toBe(Buffer.from(bytes.subarray(0, requested[0])).toString("base64url").slice(0, length));
+      }),
+      { numRuns: 200 },
+    );
   });
 
-  it("never uses a byte ≥ 198 (those would bias the first characters)", async () => {
-    const random = (out: Uint8Array) => out.map((_, i) => (i % 2 === 0 ? 250 : 1));
-    const { verifier } = await createPkcePair({ length: 43, random });
-    expect(verifier).toBe("B".repeat(43));
+  it("has no modulo bias: the 64 values of a character's 6 bits give the 64 base64url characters, each once", async () => {
+    const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const firsts: string[] = [];
+    for (let v = 0; v < 64; v++) {
+      // The first character is the top 6 bits of the first byte; the rest are zeros ("A").
+      const random = (out: Uint8Array) => (out.fill(0), (out[0] = v << 2), out);
+      const { verifier } = await createPkcePair({ length: 43, random });
+      expect(verifier.slice(1)).toBe("A".repeat(42));
+      firsts.push(verifier.charAt(0));
+    }
+    expect(firsts.join("")).toBe(BASE64URL);
+    expect(BASE64URL).toMatch(UNRESERVED);
+  });
+
+  it("draws even the last character from random bits, for every length", async () => {
+    const ones = (out: Uint8Array) => out.fill(255);
+    for (let length = 43; length <= 128; length++) {
+      // All-one bits give "_" (63) everywhere; a character padded with zero bits would differ.
+      expect((await createPkcePair({ length, random: ones })).verifier).toBe("_".repeat(length));
+    }
   });
 
   it("rejects a length outside 43–128 with a typed error", async () => {

@@ -24,26 +24,23 @@ export interface PkceOptions {
 }
 
 /**
- * Creates a code verifier from a CSPRNG (rejection sampling over the 66 unreserved characters, so
- * every character is equally likely) and its S256 challenge.
+ * Creates a code verifier and its S256 challenge. The verifier is BASE64URL of `ceil(length × 3 / 4)`
+ * CSPRNG bytes, cut to `length` characters (RFC 7636 §4.1 recommends exactly this for 43 characters):
+ * each character carries 6 uniform random bits, so every one of the 64 base64url characters
+ * (`A-Z a-z 0-9 - _`, a subset of the unreserved set) is equally likely and there is no modulo bias.
  *
  * @throws a `TokenManagerError` with code `INVALID_VERIFIER` when `length` is not an integer in 43–128.
  * @example
  * ```ts
  * const { verifier, challenge, method } = await createPkcePair(); // method === "S256"
  * ```
- * @see RFC 7636 §4.1 (verifier), §4.2 (challenge)
+ * @see RFC 7636 §4.1 (verifier), §4.2 (challenge); RFC 4648 §5 (base64url)
  */
 export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePair> {
   const { length = 64, random = defaultRandom } = options;
   if (!(length > 42 && length < 129 && length % 1 === 0)) fail("INVALID_VERIFIER");
-  let verifier = "";
-  // The 66 unreserved characters; 3 × 66 = 198 is the largest multiple ≤ 256, so bytes ≥ 198 are
-  // rejected (no modulo bias). Index 0–63 is the base64url alphabet (A–Z a–z 0–9 - _), read from
-  // btoa rather than spelled out; 64 and 65 are "." and "~".
-  while (verifier.length < length)
-    for (let b of random(new Uint8Array(length))) if (b < 198) verifier += (b %= 66) > 63 ? ".~"[b - 64] : base64url(Uint8Array.of(b * 4))[0];
-  verifier = verifier.slice(0, length);
+  // 6 × length ≤ 8 × ceil(length × 3 / 4): every kept character is made of random bits only.
+  const verifier = base64url(random(new Uint8Array(Math.ceil((length * 3) / 4)))).slice(0, length);
   return { verifier, challenge: await deriveCodeChallenge(verifier), method: "S256" };
 }
 
