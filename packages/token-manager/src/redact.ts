@@ -1,53 +1,41 @@
 /**
- * Redaction: a wrapper that never prints its value, and a scrubber for messages and `cause` chains.
+ * Redaction: a closure that never prints its value, and a scrubber for messages and `cause` chains.
  *
  * @see OAuth 2.0 Security BCP (RFC 9700) §4.3; RFC 6749 §10.3, §10.4 (tokens kept confidential)
  */
 
-/** What every printing path of a {@link Secret} shows. */
+/** What {@link scrub} puts in place of a secret. */
 export const REDACTED = "[redacted]";
 
-const redacted = (): string => REDACTED;
-
 /**
- * Holds a token, code or verifier (or a record of them). `String()`, template literals,
- * `JSON.stringify` and `util.inspect` all print `[redacted]`; only `reveal()` gives the value, which
- * lives in a closure, so no property, own or inherited, holds it.
+ * A token record (or any secret) held in a closure: a function that returns it. A function is
+ * redacted by construction: `JSON.stringify` omits it, `String()` gives only its source text and
+ * `util.inspect` only `[Function]`, so printing it never shows the value, and no property holds it.
  *
  * @example
  * ```ts
- * const s = secret("at_123");
- * `${s}`;              // "[redacted]"
- * JSON.stringify({ s }); // '{"s":"[redacted]"}'
- * s.reveal();          // "at_123"
+ * const tokens = held({ access_token: "at_123" });
+ * JSON.stringify({ tokens }); // "{}"
+ * tokens().access_token;      // "at_123"
  * ```
  * @see RFC 6749 §10.3
  */
-export interface Secret<T = string> {
-  /** The value itself. Call it only where the value must leave: a header, a request body, storage. */
-  reveal(): T;
-  /** @returns `"[redacted]"` */
-  toString(): string;
-  /** @returns `"[redacted]"` */
-  toJSON(): string;
-}
+export type Held<T> = () => T;
 
 /**
- * Wraps a value in a {@link Secret}. A closure, not a class with a private field: smaller once minified.
+ * Holds `value` in a {@link Held} closure. Call the result only where the value must leave: a header,
+ * a request body, storage.
  *
  * @example
  * ```ts
- * secret("at_123").reveal(); // "at_123"
+ * held("at_123")(); // "at_123"
  * ```
  * @see RFC 6749 §10.3
  */
-export const secret = <T = string>(value: T): Secret<T> => ({
-  reveal: () => value,
-  toString: redacted,
-  toJSON: redacted,
-  // Node's util.inspect and console.log.
-  [Symbol.for("nodejs.util.inspect.custom")]: redacted,
-});
+export const held =
+  <T>(value: T): Held<T> =>
+  () =>
+    value;
 
 /**
  * Replaces every occurrence of each secret in `text` with `[redacted]`.

@@ -10,7 +10,7 @@ import { describe, fail, OAuthResponseError, SessionEndedError, type TokenManage
 import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
 import { callbackTarget, need, parseUrl, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
-import { sanitize, scrub, secret, type Secret } from "./redact.js";
+import { held, sanitize, scrub, type Held } from "./redact.js";
 import { constantTimeEqual, createState } from "./state.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
@@ -150,8 +150,8 @@ interface TokenRecord {
   readonly received_at: number;
 }
 
-/** A record held in a {@link Secret}, so that printing it shows no token. */
-type Tokens = Secret<TokenRecord>;
+/** A record held in a closure ({@link Held}), so that printing it shows no token. */
+type Tokens = Held<TokenRecord>;
 
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 let sharedLock: Lock | undefined;
@@ -213,7 +213,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Every token, code and verifier in play, for scrubbing. */
   const known = (...extra: string[]): string[] => {
-    for (const t of [current, unsaved]) if (t) extra.push(t.reveal().access_token, t.reveal().refresh_token);
+    for (const t of [current, unsaved]) if (t) extra.push(t().access_token, t().refresh_token);
     return extra;
   };
 
@@ -263,7 +263,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Validates a token response (or a stored record); a refresh that did not rotate keeps `previous`. */
   const toTokens = (body: unknown, received_at: number, previous?: string): Tokens =>
-    secret({ ...parseTokenResponse(body, previous), received_at });
+    held({ ...parseTokenResponse(body, previous), received_at });
 
   const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: string, attempt?: number): Promise<Tokens> => {
     const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt);
@@ -272,7 +272,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   const info = (t: Tokens): SessionInfo => {
-    const { received_at, expires_in, scope } = t.reveal();
+    const { received_at, expires_in, scope } = t();
     return { expiresAt: received_at + expires_in * 1000, scope };
   };
 
@@ -280,7 +280,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const commit = async (t: Tokens): Promise<void> => {
     // Kept in memory only to retry the write on the next call; never handed out before it succeeds.
     unsaved = t;
-    await store(() => storage.set(TOKENS, JSON.stringify(t.reveal())));
+    await store(() => storage.set(TOKENS, JSON.stringify(t())));
     unsaved = undefined;
     current = t;
   };
@@ -297,14 +297,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   const fresh = (t: Tokens): boolean => {
     const n = now();
-    const { received_at, expires_in } = t.reveal();
+    const { received_at, expires_in } = t();
     const lifetime = expires_in * 1000;
     return received_at <= n && n < received_at + lifetime - Math.min(refreshLeewayMs, lifetime / 2);
   };
 
   const refresh = async (stored: Tokens, again?: boolean): Promise<string> => {
     const gen = generation;
-    const { access_token, refresh_token } = stored.reveal();
+    const { access_token, refresh_token } = stored();
     for (let attempt = 1; ; attempt++) {
       try {
         const tokens = await tokenRequest(
@@ -316,7 +316,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (gen !== generation) fail("NOT_SIGNED_IN");
         await commit(tokens);
         emit("tokens-refreshed", info(tokens));
-        return tokens.reveal().access_token;
+        return tokens().access_token;
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
           await new Promise((r) => setTimeout(r, Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000)));
@@ -325,7 +325,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (!(e instanceof OAuthResponseError) || e.error !== "invalid_grant") throw e;
         // Another process may have rotated the token meanwhile: try the newest one once before giving up.
         const latest = again ? undefined : await load();
-        if (latest && latest.reveal().refresh_token !== refresh_token) return obtain(true);
+        if (latest && latest().refresh_token !== refresh_token) return obtain(true);
         const ended = new SessionEndedError(e.status, e);
         if (gen === generation) {
           // The session is over whether or not the delete succeeds.
@@ -341,14 +341,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const obtain = async (again?: boolean): Promise<string> => {
     const stored = unsaved ?? (await load()) ?? fail("NOT_SIGNED_IN");
     if (stored === unsaved) await commit(stored);
-    else if (!fresh(stored) || stored.reveal().access_token === rejected) return refresh(stored, again);
+    else if (!fresh(stored) || stored().access_token === rejected) return refresh(stored, again);
     current = stored;
-    return stored.reveal().access_token;
+    return stored().access_token;
   };
 
   const getAccessToken = async (): Promise<string> =>
     current && fresh(current)
-      ? current.reveal().access_token
+      ? current().access_token
       : (inflight ??= lock(key + "lock", () => obtain()).finally(() => (inflight = undefined)));
 
   const clear = (): Promise<void> => {
@@ -411,7 +411,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     getAccessToken,
 
     onUnauthorized(rejectedToken) {
-      if (current?.reveal().access_token === rejectedToken) {
+      if (current?.().access_token === rejectedToken) {
         rejected = rejectedToken;
         current = undefined;
       }
