@@ -43,6 +43,8 @@ export async function startStack(): Promise<Stack> {
     const browser = await launchChromium({ timeout: 30_000 });
     started.push(() => browser.close());
     const context = await browser.newContext({ viewport: { width: 900, height: 700 } });
+    // A route handler still running when the test ends (say, after a failed assertion) is dropped.
+    started.push(() => context.unrouteAll({ behavior: "ignoreErrors" }));
     context.setDefaultTimeout(15_000);
     const pageErrors: string[] = [];
     return {
