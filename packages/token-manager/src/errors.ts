@@ -154,7 +154,7 @@ export class TransientError extends TokenManagerError {
   /** How many requests were made. */
   declare readonly attempts: number;
   constructor(status: number | undefined, attempts: number, cause?: unknown) {
-    super("TRANSIENT", `${status ? `HTTP ${status}` : "No answer"} (${attempts} attempts)`, cause, { status, attempts });
+    super("TRANSIENT", (status ? "HTTP " + status : "No answer") + ` (${attempts} attempts)`, cause, { status, attempts });
   }
 }
 

@@ -28,16 +28,14 @@ export interface LockManagerLike {
  * @see https://w3c.github.io/web-locks/ (steal, signal)
  */
 export function webLock(locks: LockManagerLike, timeoutMs = 20_000): Lock {
-  return async (name, task) => {
-    let started = false;
-    const run = () => ((started = true), task());
-    try {
-      return await locks.request(name, { signal: AbortSignal.timeout(timeoutMs) }, run);
-    } catch (e) {
+  return (name, task) => {
+    let started: unknown;
+    const run = () => ((started = 1), task());
+    return locks.request(name, { signal: AbortSignal.timeout(timeoutMs) }, run).catch((e) => {
       // Only a wait that timed out is retried; an error of the task itself propagates.
       if (started) throw e;
       return locks.request(name, { steal: true }, run);
-    }
+    });
   };
 }
 

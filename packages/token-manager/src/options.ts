@@ -91,7 +91,7 @@ export function need(ok: unknown, name: string): void {
  */
 export function parseUrl(value: string | URL, detail: string, code: ErrorCode = "INVALID_OPTIONS"): URL {
   try {
-    return new URL(String(value));
+    return new URL(value);
   } catch {
     return fail(code, detail);
   }

@@ -1,6 +1,8 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { REDACTED, held, sanitize, scrub } from "./redact.js";
+import { held, sanitize, scrub } from "./redact.js";
+
+const REDACTED = "[redacted]";
 
 describe("held", () => {
   const record = { access_token: "at_canary", refresh_token: "rt_canary" };
@@ -31,6 +33,11 @@ describe("held", () => {
 describe("scrub and sanitize", () => {
   it("replaces every occurrence of every secret", () => {
     expect(scrub("a at_1 b at_1 rt_2", ["at_1", "rt_2", ""])).toBe(`a ${REDACTED} b ${REDACTED} ${REDACTED}`);
+  });
+
+  it("matches a secret literally, even one with replacement patterns or regular expression characters", () => {
+    expect(scrub("x $& y a.*b $$ z", ["$&", "a.*b", "$$"])).toBe(`x ${REDACTED} y ${REDACTED} ${REDACTED} z`);
+    expect(scrub("aXb", ["a.b"])).toBe("aXb");
   });
 
   it("copies name and message of an error and its cause chain without the secrets or other fields", () => {

@@ -4,9 +4,6 @@
  * @see OAuth 2.0 Security BCP (RFC 9700) §4.3; RFC 6749 §10.3, §10.4 (tokens kept confidential)
  */
 
-/** What {@link scrub} puts in place of a secret. */
-export const REDACTED = "[redacted]";
-
 /**
  * A token record (or any secret) held in a closure: a function that returns it. A function is
  * redacted by construction: `JSON.stringify` omits it, `String()` gives only its source text and
@@ -47,7 +44,8 @@ export const held =
  * @see RFC 9700 §4.3
  */
 export function scrub(text: string, secrets: readonly string[]): string {
-  for (const s of secrets) if (s) text = text.split(s).join(REDACTED);
+  // A string pattern is matched literally, and the replacement holds no "$" pattern.
+  for (const s of secrets) if (s) text = text.replaceAll(s, "[redacted]");
   return text;
 }
 
@@ -66,7 +64,7 @@ export function sanitize(error: unknown, secrets: readonly string[], depth = 0):
   const e = (error ?? {}) as { name?: unknown; message?: unknown; cause?: unknown };
   const copy = new Error(
     scrub(String(e.message ?? error), secrets),
-    depth < 4 && e.cause !== undefined ? { cause: sanitize(e.cause, secrets, depth + 1) } : undefined,
+    (depth < 4 && e.cause !== undefined && { cause: sanitize(e.cause, secrets, depth + 1) }) as ErrorOptions,
   );
   copy.name = scrub(String(e.name ?? "Error"), secrets);
   return copy;

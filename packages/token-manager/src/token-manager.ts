@@ -217,10 +217,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return extra;
   };
 
-  const emit = <E extends keyof TokenManagerEvents>(event: E, payload: TokenManagerEvents[E]): void => {
+  const emit = <E extends keyof TokenManagerEvents>(event: E, payload?: TokenManagerEvents[E]): void => {
     for (const listener of [...(listeners[event] ?? [])] as Listener<E>[]) {
       try {
-        listener(payload);
+        listener(payload as TokenManagerEvents[E]);
       } catch {
         // A listener's failure is its own: the manager's state is already settled.
       }
@@ -430,7 +430,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const body = new URLSearchParams({ token, token_type_hint: "access_token", client_id: clientId });
       await post("/oauth/revoke", `${body}`, "application/x-www-form-urlencoded", known(token));
       await clear();
-      emit("revoked", undefined);
+      emit("revoked");
     },
 
     signOut: clear,

@@ -32,16 +32,15 @@ const VSCHAR = /^[\x20-\x7e]+$/;
  */
 export function parseTokenResponse(body: unknown, previousRefreshToken?: string): ParsedTokenResponse {
   const { access_token, refresh_token = previousRefreshToken, token_type, expires_in, scope } = (parse(body) ?? {}) as Record<string, unknown>;
-  const invalid = !isToken(access_token)
-    ? "access_token"
-    : !isToken(refresh_token)
-      ? "refresh_token"
-      : !isString(token_type) || token_type.toLowerCase() !== "bearer"
-        ? "token_type"
-        : typeof expires_in !== "number" || !(expires_in > 0 && expires_in < Infinity)
-          ? "expires_in"
-          : scope !== undefined && !isString(scope) && "scope";
-  return invalid ? fail("INVALID_RESPONSE", invalid) : ({ access_token, refresh_token, token_type, expires_in, scope } as ParsedTokenResponse);
+  const checks = {
+    access_token: isToken(access_token),
+    refresh_token: isToken(refresh_token),
+    token_type: isString(token_type) && token_type.toLowerCase() === "bearer",
+    expires_in: Number.isFinite(expires_in) && (expires_in as number) > 0,
+    scope: scope === undefined || isString(scope),
+  };
+  for (const k in checks) if (!checks[k as keyof typeof checks]) fail("INVALID_RESPONSE", k);
+  return { access_token, refresh_token, token_type, expires_in, scope } as ParsedTokenResponse;
 }
 
 /**
