@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `pnpm start`: after `turbo run build`, serves what a newcomer wants to see and prints the URLs:
-// the docs (apps/docs/dist, on a tiny static server in this process) and the sandbox tenant (its
-// built bin; the Prism mock of the contract when the sandbox is not built). Ctrl-C (or SIGTERM)
-// stops every service it started, children included.
+// the docs (apps/docs/dist, on a tiny static server in this process), the sandbox tenant (its
+// built bin; the Prism mock of the contract when the sandbox is not built) and the example web app
+// signed in against that sandbox. Ctrl-C (or SIGTERM) stops every service it started, children
+// included.
 //
 // To add a service, add an entry to `services`: a child process (command, args, a `ready` pattern
 // on its output) or an in-process server (`start()`), with the port it prefers.
@@ -17,8 +18,13 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const HOST = "127.0.0.1";
 const sandboxCli = join(root, "packages", "sandbox", "dist", "cli.js");
-const sandboxClient = "id=demo,redirect=http://localhost:5173/callback";
 const docsDir = join(root, "apps", "docs", "dist");
+const exampleDir = join(root, "apps", "example-web", "dist");
+// The example app's port is chosen first, so the sandbox registers exactly its callback URLs.
+const webPort = await freePort(Number(process.env.WEB_PORT ?? 5173));
+const sandboxClient = `id=demo,redirect=http://localhost:${webPort}/callback|http://127.0.0.1:${webPort}/callback`;
+/** The URL each started service answers on, by key, for the services started after it. */
+const urls = {};
 
 const services = [
   {
@@ -28,13 +34,29 @@ const services = [
     start: (port) => serveStatic(docsDir, port),
   },
   {
+    key: "sandbox",
     name: "Sandbox tenant",
     enabled: () => existsSync(sandboxCli) || "packages/sandbox/dist/cli.js is not built yet: serving the Prism mock instead",
     port: Number(process.env.SANDBOX_PORT ?? 4020),
     command: process.execPath,
     args: (port) => [sandboxCli, "--port", String(port), "--client", sandboxClient],
     ready: /listening on (\S+)/i,
-    note: `OAuth client ${sandboxClient.replace(",", ", ")}`,
+    note: `OAuth client demo, redirect http://localhost:${webPort}/callback or http://127.0.0.1:${webPort}/callback`,
+  },
+  {
+    name: "Example web app (sign in by clicking)",
+    enabled: () =>
+      !existsSync(join(exampleDir, "index.html"))
+        ? "apps/example-web/dist/index.html is missing: run `pnpm build`"
+        : !urls.sandbox
+          ? "needs the sandbox"
+          : true,
+    port: webPort,
+    start: async (port) => {
+      const { serveExampleWeb } = await import("../../apps/example-web/serve.mjs");
+      const web = await serveExampleWeb({ port, host: HOST, tenantUrl: urls.sandbox, clientId: "demo" });
+      return { url: `http://localhost:${web.port}/`, stop: () => web.close() };
+    },
   },
   {
     name: "Prism mock of the contract",
@@ -185,6 +207,7 @@ for (const service of services) {
     } else {
       url = await startChild(service, await freePort(service.port));
     }
+    if (service.key) urls[service.key] = url.replace(/\/$/, "");
     lines.push(`✔ ${service.name}: ${url}${service.note ? `  (${service.note})` : ""}`);
   } catch (error) {
     console.error(`✖ ${service.name} did not start: ${error.message}`);
