@@ -7,9 +7,8 @@
  * ```
  * @see RFC 7636 Appendix A, RFC 4648 §5
  */
-export function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/=/g, "").replace(/\+/g, "-").replace(/\//g, "_");
-}
+export const base64url = (bytes: Uint8Array): string =>
+  btoa(String.fromCharCode(...bytes)).replace(/=/g, "").replace(/\+/g, "-").replace(/\//g, "_");
 
 /** Fills `n` bytes from a `getRandomValues`-shaped source. */
 export type RandomSource = (bytes: Uint8Array) => Uint8Array;

@@ -20,8 +20,13 @@ describe("tenantBase", () => {
     "http://127.0.0.1.evil.test",
     "ftp://acme.tenant.test",
     "https://user:pass@acme.tenant.test",
+    "https://user@acme.tenant.test",
+    "https://:pass@acme.tenant.test",
     "https://acme.tenant.test/?x=1",
     "https://acme.tenant.test/#f",
+    "https://acme.tenant.test/?",
+    "https://acme.tenant.test/#",
+    "HTTP://127.0.0.1:4010/?",
     "acme.tenant.test",
     "",
   ])("rejects %s with INVALID_OPTIONS", (input) => {

@@ -20,9 +20,10 @@ import { type ErrorCode, fail } from "./errors.js";
  * @see RFC 8252 §8.3, RFC 9700 §4.1
  */
 export function tenantBase(baseUrl: string | URL): string {
-  const { protocol, hostname, username, password, search, hash, origin, pathname } = parseUrl(baseUrl, "baseUrl");
-  need((protocol === "https:" || (protocol === "http:" && isLoopback(hostname))) && !(username + password + search + hash), "baseUrl");
-  return origin + pathname.replace(/\/+$/, "");
+  const { protocol, hostname, href, origin, pathname } = parseUrl(baseUrl, "baseUrl");
+  // Credentials, a query or a fragment (even an empty "?" or "#") make href longer than origin + path.
+  need((protocol === "https:" || (protocol === "http:" && isLoopback(hostname))) && href === origin + pathname, "baseUrl");
+  return href.replace(/\/+$/, "");
 }
 
 /**
@@ -75,9 +76,7 @@ export const isLoopback = (hostname: string): boolean => /^(localhost|\[::1\]|12
  * ```
  * @see RFC 6749 §2.2 (client identifier), §3.3 (scope)
  */
-export function need(ok: unknown, name: string): void {
-  if (!ok) fail("INVALID_OPTIONS", name);
-}
+export const need = (ok: unknown, name: string): unknown => ok || fail("INVALID_OPTIONS", name);
 
 /**
  * Parses an absolute URL, or fails with `code` (`INVALID_OPTIONS` for an option, `INVALID_CALLBACK`

@@ -14,9 +14,7 @@ import { base64url, defaultRandom, type RandomSource } from "./encoding.js";
  * ```
  * @see RFC 6749 §10.12
  */
-export function createState(random: RandomSource = defaultRandom): string {
-  return base64url(random(new Uint8Array(32)));
-}
+export const createState = (random: RandomSource = defaultRandom): string => base64url(random(new Uint8Array(32)));
 
 /**
  * Compares two strings in time that depends only on the length of `a`, not on where they differ.

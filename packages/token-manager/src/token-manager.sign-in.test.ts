@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type ErrorCode, OAuthResponseError, TransientError } from "./errors.js";
 import { failure } from "./testing/failure.js";
 import { deriveCodeChallenge } from "./pkce.js";
@@ -30,6 +30,23 @@ describe("createTokenManager options", () => {
     const fetch = async () => (requests++, new Response());
     expect(() => createTokenManager({ ...base, fetch, ...override })).toThrow(failure("INVALID_OPTIONS"));
     expect(requests).toBe(0);
+  });
+
+  it("without a fetch option, calls the global fetch looked up at call time, without a receiver", async () => {
+    const tm = createTokenManager({ ...base, storage: memoryStorage() });
+    const receivers: unknown[] = [];
+    // Installed after the manager was created: the manager must not have captured the old fetch.
+    vi.stubGlobal("fetch", function (this: unknown) {
+      receivers.push(this);
+      return Promise.resolve(tokens("at_global", "rt_global"));
+    });
+    try {
+      await signIn(tm);
+      await expect(tm.getAccessToken()).resolves.toBe("at_global");
+      expect(receivers).toEqual([undefined]);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it("accepts http on a loopback address", () => {

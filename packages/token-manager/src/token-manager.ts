@@ -14,7 +14,7 @@ import { held, sanitize, scrub, type Held } from "./redact.js";
 import { constantTimeEqual, createState } from "./state.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
-import { parseOAuthError, parseTokenResponse } from "./token-response.js";
+import { parseJson, parseOAuthError, parseTokenResponse } from "./token-response.js";
 
 /** Options of {@link createTokenManager}. Only the first four are required. */
 export interface TokenManagerOptions {
@@ -194,7 +194,6 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const redirectTo = redirectTarget(redirectUri);
   need(isString(clientId) && clientId, "clientId");
   need(Array.isArray(scopes) && scopes.length && scopes.every((s) => SCOPE_TOKEN.test(s)), "scopes");
-  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const locks = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
   const lock = options.lock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock()));
   // Storage keys and the lock name are scoped by tenant origin and client.
@@ -240,7 +239,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     let response: Response;
     let text: string;
     try {
-      response = await doFetch(base + path, {
+      // The global fetch is looked up at call time, and called without a receiver.
+      response = await (options.fetch ?? fetch)(base + path, {
         method: "POST",
         headers: { Accept: "application/json", "Content-Type": type },
         body,
@@ -286,9 +286,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   const load = async (): Promise<Tokens | undefined> => {
-    const raw = await store(() => storage.get(TOKENS));
+    const record = parseJson(await store(() => storage.get(TOKENS))) as { received_at: number } | undefined;
     try {
-      const record = raw && JSON.parse(raw);
       // An unreadable record is no session.
       if (record) return toTokens(record, +record.received_at || 0);
     } catch {}
@@ -322,11 +321,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
           await new Promise((r) => setTimeout(r, Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000)));
           continue;
         }
-        if (!(e instanceof OAuthResponseError) || e.error !== "invalid_grant") throw e;
+        // Of what the try throws, only an OAuthResponseError has an `error` field.
+        if ((e as OAuthResponseError).error !== "invalid_grant") throw e;
         // Another process may have rotated the token meanwhile: try the newest one once before giving up.
-        const latest = again ? undefined : await load();
+        const latest = !again && (await load());
         if (latest && latest().refresh_token !== refresh_token) return obtain(true);
-        const ended = new SessionEndedError(e.status, e);
+        const ended = new SessionEndedError((e as OAuthResponseError).status, e as OAuthResponseError);
         if (gen === generation) {
           // The session is over whether or not the delete succeeds.
           await clear().catch(() => {});
@@ -386,12 +386,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       if (callbackTarget(url) !== redirectTo) fail("INVALID_CALLBACK", "not at redirectUri");
       // An ambiguous callback is refused rather than read last-one-wins.
       for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", "repeated " + k);
-      let state: unknown, verifier: unknown, expiresAt: unknown;
-      try {
-        ({ state, verifier, expiresAt } = JSON.parse(raw as string));
-      } catch {
-        // an absent or unreadable record is no pending sign-in
-      }
+      // An absent or unreadable record is no pending sign-in.
+      const { state, verifier, expiresAt } = (parseJson(raw) ?? {}) as Record<string, unknown>;
       if (typeof state + typeof verifier + typeof expiresAt !== "stringstringnumber") fail("NO_PENDING_SIGN_IN");
       const received = params.get("state") ?? fail("STATE_MISSING");
       if (!constantTimeEqual(received, state as string)) fail("STATE_MISMATCH");
@@ -422,9 +418,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       try {
         token = await getAccessToken();
       } catch (e) {
-        const code = (e as TokenManagerError | undefined)?.code;
         // Without a session there is nothing to revoke: only clear.
-        if (code === "NOT_SIGNED_IN" || code === "SESSION_ENDED") return clear();
+        if (/^(NOT_SIGNED_IN|SESSION_ENDED)$/.test((e as TokenManagerError | undefined)?.code!)) return clear();
         throw e;
       }
       const body = new URLSearchParams({ token, token_type_hint: "access_token", client_id: clientId });

@@ -31,7 +31,7 @@ const VSCHAR = /^[\x20-\x7e]+$/;
  * @see RFC 6749 §5.1, §6, §7.1
  */
 export function parseTokenResponse(body: unknown, previousRefreshToken?: string): ParsedTokenResponse {
-  const { access_token, refresh_token = previousRefreshToken, token_type, expires_in, scope } = (parse(body) ?? {}) as Record<string, unknown>;
+  const { access_token, refresh_token = previousRefreshToken, token_type, expires_in, scope } = (parseJson(body) ?? {}) as Record<string, unknown>;
   const checks = {
     access_token: isToken(access_token),
     refresh_token: isToken(refresh_token),
@@ -53,14 +53,14 @@ export function parseTokenResponse(body: unknown, previousRefreshToken?: string)
  * @see RFC 6749 §5.2, RFC 7009 §2.2.1
  */
 export function parseOAuthError(body: unknown): OAuthErrorFields | undefined {
-  const { error, error_description: d, error_uri: u } = (parse(body) ?? {}) as Partial<Record<keyof OAuthError, unknown>>;
+  const { error, error_description: d, error_uri: u } = (parseJson(body) ?? {}) as Partial<Record<keyof OAuthError, unknown>>;
   return isString(error) && error
     ? { error, ...(isString(d) && { errorDescription: d }), ...(isString(u) && { errorUri: u }) }
     : undefined;
 }
 
 /** JSON text parsed, anything else as is; `undefined` for text that is not JSON. (Destructuring a non-object finds no field.) */
-function parse(body: unknown): unknown {
+export function parseJson(body: unknown): unknown {
   try {
     return isString(body) ? JSON.parse(body) : body;
   } catch {
@@ -68,6 +68,4 @@ function parse(body: unknown): unknown {
   }
 }
 
-function isToken(v: unknown): v is string {
-  return isString(v) && VSCHAR.test(v);
-}
+const isToken = (v: unknown): v is string => isString(v) && VSCHAR.test(v);
