@@ -1,0 +1,71 @@
+// `pnpm start` as a newcomer runs it (after the build): it prints the three URLs, each answers, a
+// person can sign in through the example by clicking through the sandbox's consent page, and
+// Ctrl-C stops everything it started.
+import { spawn, type ChildProcess } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "@tenant-integration/browser-testing";
+
+const script = join(dirname(fileURLToPath(import.meta.url)), "..", "start.mjs");
+let child: ChildProcess;
+let output = "";
+const urls: Record<string, string> = {};
+
+beforeAll(async () => {
+  // Port 0 everywhere: the test never collides with a developer's running `pnpm start`.
+  child = spawn(process.execPath, [script], {
+    env: { ...process.env, DOCS_PORT: "0", SANDBOX_PORT: "0", WEB_PORT: "0" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`pnpm start printed no URLs:\n${output}`)), 45_000);
+    const check = () => {
+      if (!/Press Ctrl-C to stop\.\s*$/.test(output)) return;
+      clearTimeout(timer);
+      resolve();
+    };
+    child.stdout!.on("data", check);
+    child.once("exit", (code) => reject(new Error(`pnpm start exited (${code}):\n${output}`)));
+  });
+  for (const [key, pattern] of Object.entries({ docs: /✔ Docs[^:]*: (\S+)/, sandbox: /✔ Sandbox tenant: (\S+)/, web: /✔ Example web app[^:]*: (\S+)/ })) {
+    const match = pattern.exec(output);
+    if (match) urls[key] = match[1]!;
+  }
+}, 60_000);
+
+afterAll(() => {
+  if (child && child.exitCode === null) child.kill("SIGKILL");
+});
+
+describe("pnpm start", () => {
+  it("prints the docs, sandbox and example URLs, and each answers", async () => {
+    expect(Object.keys(urls).sort(), output).toEqual(["docs", "sandbox", "web"]);
+    expect((await fetch(urls.docs!)).status).toBe(200);
+    expect(await (await fetch(`${urls.sandbox}/__sandbox/health`)).json()).toEqual({ status: "ok" });
+    expect(await (await fetch(urls.web!)).text()).toContain(urls.sandbox);
+  });
+
+  it("lets a person sign in through the example by clicking", async () => {
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(urls.web!);
+      await page.getByTestId("sign-in").click();
+      await page.getByRole("button", { name: /approve/i }).click();
+      await expect.poll(() => page.getByTestId("user-name").textContent(), { timeout: 20_000 }).toBe("Ada Lovelace");
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("stops everything on Ctrl-C", async () => {
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.kill("SIGINT");
+    expect(await exited).toBe(0);
+    await expect(fetch(`${urls.sandbox}/__sandbox/health`)).rejects.toThrow();
+    await expect(fetch(urls.web!)).rejects.toThrow();
+  });
+});
