@@ -65,8 +65,8 @@ const services = [
     port: Number(process.env.PRISM_PORT ?? 4010),
     command: process.execPath,
     args: (port) => {
-      const requireFromSpec = createRequire(join(root, "spec", "package.json"));
-      const prism = join(dirname(requireFromSpec.resolve("@stoplight/prism-cli/package.json")), "dist", "index.js");
+      const requireFromPrismTools = createRequire(join(root, "tools", "prism", "package.json"));
+      const prism = join(dirname(requireFromPrismTools.resolve("@stoplight/prism-cli/package.json")), "dist", "index.js");
       return [prism, "mock", join(root, "spec", "dist", "openapi.yaml"), "-p", String(port), "-h", HOST];
     },
     ready: /listening on/i,

@@ -3,59 +3,18 @@
  * the bundle on a loopback port chosen at run time. Prism answers a request that violates the
  * contract with an `sl-violations` header; no call may get one.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startPrism, type RunningPrism } from "@tenant-integration/prism-testing";
 import { staticToken } from "./auth-strategy.js";
 import { createTenantClient, type TenantClient } from "./create-tenant-client.js";
 import { ForbiddenError } from "./errors.js";
 
-const require = createRequire(import.meta.url);
-const bundle = require.resolve("@tenant-integration/openapi/openapi.yaml");
-const prismBin = join(dirname(fileURLToPath(import.meta.url)), "..", "node_modules", ".bin", "prism");
+const bundle = createRequire(import.meta.url).resolve("@tenant-integration/openapi/openapi.yaml");
 
-let prism: ChildProcess | undefined;
+let prism: RunningPrism | undefined;
 let baseUrl = "";
 let client: TenantClient;
-let output = "";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function stopPrism(): void {
-  if (prism?.pid !== undefined && prism.exitCode === null) {
-    try {
-      process.kill(-prism.pid, "SIGTERM"); // the whole process group: prism forks workers
-    } catch {
-      // already gone
-    }
-  }
-  prism = undefined;
-}
-
-async function waitUntilAnswering(url: string, deadline: number): Promise<void> {
-  for (;;) {
-    try {
-      await fetch(url, { redirect: "manual" });
-      return;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`Prism did not start:\n${output}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 function violations(response: Response): string | null {
   return response.headers.get("sl-violations");
@@ -65,22 +24,18 @@ const CODE_VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 
 describe("contract: every operation through the client against Prism", () => {
   beforeAll(async () => {
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
-    prism = spawn(prismBin, ["mock", bundle, "-p", String(port), "-h", "127.0.0.1"], { detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    prism.stdout?.on("data", (d: Buffer) => (output += d.toString()));
-    prism.stderr?.on("data", (d: Buffer) => (output += d.toString()));
-    await waitUntilAnswering(`${baseUrl}/api/v1/auth/user`, Date.now() + 20_000);
+    prism = await startPrism({ bundle });
+    baseUrl = prism.url;
     client = createTenantClient({ baseUrl, auth: staticToken("at_2YotnFZFEjr1zCsicMWpAA"), retry: false });
   });
 
-  afterEach((context) => {
+  afterEach(async (context) => {
     // a failed test must not leave Prism running
-    if (context.task.result?.state === "fail") stopPrism();
+    if (context.task.result?.state === "fail") await prism?.stop();
   });
 
-  afterAll(() => {
-    stopPrism();
+  afterAll(async () => {
+    await prism?.stop();
   });
 
   it("exchanges an authorization code (authorization_code grant)", async () => {
