@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { EdgeRuntime } from "edge-runtime";
-import { chromium } from "playwright-core";
+import { launchChromium } from "@tenant-integration/browser-testing";
 import { existsSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "@tenant-integration/sandbox";
@@ -117,10 +117,7 @@ describe("on the edge runtime (Vercel's edge-runtime VM)", () => {
 
 describe.runIf(existsSync(chromiumPath))("in Chromium", () => {
   it("passes the PKCE vectors and the end-to-end flow in a page", async () => {
-    const browser = await chromium.launch({
-      executablePath: chromiumPath,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
-    });
+    const browser = await launchChromium();
     try {
       const tab = await browser.newPage();
       // The test plays the browser's navigation (a page cannot read a cross-origin redirect), and
