@@ -1,6 +1,6 @@
 /** A runtime found on this machine; `run(script)` gives the arguments that execute an ES module file. */
 export interface Runtime {
-  name: "node20" | "node24" | "bun" | "deno";
+  name: "node20" | "node24" | "bun" | "deno" | "workerd";
   command: string;
   version: string;
   run(script: string): string[];

