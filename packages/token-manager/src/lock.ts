@@ -10,9 +10,16 @@
  */
 export type Lock = <T>(name: string, task: () => Promise<T>) => Promise<T>;
 
-/** The part of the Web Locks API (`navigator.locks`) that {@link webLock} uses. */
+/**
+ * The part of the Web Locks API (`navigator.locks`) that the manager uses: {@link webLock}, and the
+ * markers of rotated-away records (`ifAvailable`, whose task gets `null` when the lock is held).
+ */
 export interface LockManagerLike {
-  request<T>(name: string, options: { signal?: AbortSignal; steal?: boolean }, task: () => Promise<T>): Promise<T>;
+  request<T>(
+    name: string,
+    options: { signal?: AbortSignal; steal?: boolean; ifAvailable?: boolean },
+    task: (lock?: unknown) => T | Promise<T>,
+  ): Promise<T>;
 }
 
 /**

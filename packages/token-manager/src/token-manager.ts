@@ -140,7 +140,7 @@ export interface TokenManager {
   off<E extends keyof TokenManagerEvents>(event: E, listener: Listener<E>): void;
 }
 
-/** The stored record, in the token response's own field names, plus the local receive time. */
+/** The stored record, in the token response's own field names, plus the local receive time and an id. */
 interface TokenRecord {
   readonly access_token: string;
   readonly refresh_token: string;
@@ -148,12 +148,15 @@ interface TokenRecord {
   readonly expires_in: number;
   readonly scope: string | undefined;
   readonly received_at: number;
+  /** Random, unique per record (unlike `received_at` under a coarse or fixed clock): names the record in lock names, never a token. */
+  readonly id: string;
 }
 
 /** A record held in a closure ({@link Held}), so that printing it shows no token. */
 type Tokens = Held<TokenRecord>;
 
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let sharedLock: Lock | undefined;
 
 /**
@@ -194,10 +197,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const redirectTo = redirectTarget(redirectUri);
   need(isString(clientId) && clientId, "clientId");
   need(Array.isArray(scopes) && scopes.length && scopes.every((s) => SCOPE_TOKEN.test(s)), "scopes");
-  const locks = (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
+  // With a custom lock, no Web Locks: neither the refresh lock nor the rotation markers.
+  const locks = options.lock ? undefined : (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
   const lock = options.lock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock()));
-  // Storage keys and the lock name are scoped by tenant origin and client.
+  // Storage keys and the lock names are scoped by tenant origin and client.
   const key = `tenant-integration:${new URL(base).origin}:${clientId}:`;
+  /** The marker lock of a record that was rotated away, named by the record's id. */
+  const rotated = (t: Tokens): string => key + "rotated:" + t().id;
   const TOKENS = key + "tokens";
   const PENDING = key + "pending";
 
@@ -262,13 +268,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   /** Validates a token response (or a stored record); a refresh that did not rotate keeps `previous`. */
-  const toTokens = (body: unknown, received_at: number, previous?: string): Tokens =>
-    held({ ...parseTokenResponse(body, previous), received_at });
+  const toTokens = (body: unknown, received_at: number, id: string, previous?: string): Tokens =>
+    held({ ...parseTokenResponse(body, previous), received_at, id });
 
   const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: string, attempt?: number): Promise<Tokens> => {
     const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt);
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
-    return toTokens(text, now(), previous);
+    return toTokens(text, now(), createState(), previous);
   };
 
   const info = (t: Tokens): SessionInfo => {
@@ -286,10 +292,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   const load = async (): Promise<Tokens | undefined> => {
-    const record = parseJson(await store(() => storage.get(TOKENS))) as { received_at: number } | undefined;
+    const record = parseJson(await store(() => storage.get(TOKENS))) as { received_at: number; id: string } | undefined;
     try {
       // An unreadable record is no session.
-      if (record) return toTokens(record, +record.received_at || 0);
+      if (record) return toTokens(record, +record.received_at || 0, record.id);
     } catch {}
     return undefined;
   };
@@ -314,11 +320,23 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         );
         if (gen !== generation) fail("NOT_SIGNED_IN");
         await commit(tokens);
+        // Before the refresh lock is released: tabs whose localStorage still shows the old record
+        // learn from the lock manager (coherent across tabs, unlike localStorage) that it is gone.
+        // Held for a bounded time, on a timer that does not keep a Node process alive.
+        if (locks)
+          await new Promise((granted) =>
+            locks
+              .request(rotated(stored), { ifAvailable: true }, () => {
+                granted(0);
+                return new Promise((r) => (setTimeout(r, 30_000) as { unref?(): void }).unref?.());
+              })
+              .then(granted, granted),
+          );
         emit("tokens-refreshed", info(tokens));
         return tokens().access_token;
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
-          await new Promise((r) => setTimeout(r, Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000)));
+          await sleep(Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000));
           continue;
         }
         // Of what the try throws, only an OAuthResponseError has an `error` field.
@@ -341,7 +359,18 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const obtain = async (again?: boolean): Promise<string> => {
     const stored = unsaved ?? (await load()) ?? fail("NOT_SIGNED_IN");
     if (stored === unsaved) await commit(stored);
-    else if (!fresh(stored) || stored().access_token === rejected) return refresh(stored, again);
+    else if (!fresh(stored) || stored().access_token === rejected) {
+      // Marked rotated away: this tab's storage lags behind. Never send that refresh token; wait
+      // (bounded) for the record that replaced it, then decide again with that one.
+      if (locks && !(await locks.request(rotated(stored), { ifAvailable: true }, (l) => l))) {
+        for (let polls = 0; (await load())?.().id === stored().id; ) {
+          if (++polls > 99) throw new TransientError(undefined, 0);
+          await sleep(30);
+        }
+        return obtain(again);
+      }
+      return refresh(stored, again);
+    }
     current = stored;
     return stored().access_token;
   };
