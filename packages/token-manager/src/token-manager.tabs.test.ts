@@ -148,6 +148,22 @@ describe("tabs whose storage lags behind the Web Lock", () => {
     expect(JSON.parse((await first.storage.get(TOKENS_KEY)) ?? "{}")).toMatchObject({ refresh_token: "rt_2" });
   });
 
+  it("mark the old record even when the new one cannot be stored, so no other tab sends the rotated-away token", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout"] });
+    const { all, sent, outcomes } = await tabs(2, 0);
+    const [first, second] = all as [(typeof all)[0], (typeof all)[0]];
+    first.storage.set = async () => {
+      throw new DOMException("The quota has been exceeded.", "QuotaExceededError");
+    };
+    await expect(first.tm.getAccessToken()).rejects.toMatchObject({ code: "STORAGE_FAILED" });
+
+    const outcome = second.tm.getAccessToken().catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(10_000);
+
+    expect(await outcome).toBeInstanceOf(TransientError);
+    expect({ sent, outcomes }).toEqual({ sent: ["rt_1"], outcomes: ["ok"] });
+  });
+
   it("takes no marker with a custom lock", async () => {
     const { locks, names } = lockManager();
     vi.stubGlobal("navigator", { locks });

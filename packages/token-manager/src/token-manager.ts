@@ -202,8 +202,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const lock = options.lock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock()));
   // Storage keys and the lock names are scoped by tenant origin and client.
   const key = `tenant-integration:${new URL(base).origin}:${clientId}:`;
-  /** The marker lock of a record that was rotated away, named by the record's id. */
-  const rotated = (t: Tokens): string => key + "rotated:" + t().id;
+  /** Takes, if free, the marker lock saying that record `t` was rotated away (named by its id). */
+  const mark = <T>(t: Tokens, task: (lock?: unknown) => T) => locks!.request(key + "rotated:" + t().id, { ifAvailable: true }, task);
   const TOKENS = key + "tokens";
   const PENDING = key + "pending";
 
@@ -319,19 +319,18 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
           attempt,
         );
         if (gen !== generation) fail("NOT_SIGNED_IN");
-        await commit(tokens);
-        // Before the refresh lock is released: tabs whose localStorage still shows the old record
-        // learn from the lock manager (coherent across tabs, unlike localStorage) that it is gone.
-        // Held for a bounded time, on a timer that does not keep a Node process alive.
+        // Under the refresh lock (so before any other tab reads), and even if the write below fails:
+        // tabs whose localStorage still shows the old record learn from the lock manager (coherent
+        // across tabs, unlike localStorage) that it is gone. Held for a bounded time, on a timer that
+        // does not keep a Node process alive.
         if (locks)
-          await new Promise((granted) =>
-            locks
-              .request(rotated(stored), { ifAvailable: true }, () => {
-                granted(0);
-                return new Promise((r) => (setTimeout(r, 30_000) as { unref?(): void }).unref?.());
-              })
-              .then(granted, granted),
+          await new Promise<void>((granted) =>
+            mark(stored, () => {
+              granted();
+              return new Promise((r) => (setTimeout(r, 30_000) as { unref?(): void }).unref?.());
+            }).catch(granted),
           );
+        await commit(tokens);
         emit("tokens-refreshed", info(tokens));
         return tokens().access_token;
       } catch (e) {
@@ -356,20 +355,16 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   /** Runs under the lock: re-reads storage, and refreshes only if what it finds is not usable. */
-  const obtain = async (again?: boolean): Promise<string> => {
+  const obtain = async (again?: boolean, polls = 0): Promise<string> => {
     const stored = unsaved ?? (await load()) ?? fail("NOT_SIGNED_IN");
     if (stored === unsaved) await commit(stored);
     else if (!fresh(stored) || stored().access_token === rejected) {
-      // Marked rotated away: this tab's storage lags behind. Never send that refresh token; wait
-      // (bounded) for the record that replaced it, then decide again with that one.
-      if (locks && !(await locks.request(rotated(stored), { ifAvailable: true }, (l) => l))) {
-        for (let polls = 0; (await load())?.().id === stored().id; ) {
-          if (++polls > 99) throw new TransientError(undefined, 0);
-          await sleep(30);
-        }
-        return obtain(again);
-      }
-      return refresh(stored, again);
+      if (!locks || (await mark(stored, (l) => l))) return refresh(stored, again);
+      // Marked rotated away: this tab's storage lags behind. Never send that refresh token: re-read
+      // (bounded) until the record that replaced it shows, and decide again with that one.
+      if (polls > 99) throw new TransientError(undefined, 0);
+      await sleep(30);
+      return obtain(again, polls + 1);
     }
     current = stored;
     return stored().access_token;
