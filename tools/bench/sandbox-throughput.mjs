@@ -1,5 +1,6 @@
 // Requests per second on GET /api/v1/auth/user: the sandbox against a bare node:http server, each
-// in its own process, measured by autocannon in this process, one after the other in the same run.
+// in its own process, measured by autocannon in this process, one after the other in the same run,
+// each after a 2 s warm-up. The sandbox runs as its CLI runs it (see server-process.mjs).
 // Loopback only, bounded in time.
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
@@ -24,12 +25,10 @@ async function serve(mode) {
 }
 
 async function load({ url, token }) {
-  const result = await autocannon({
-    url: `${url}/api/v1/auth/user`,
-    headers: { authorization: `Bearer ${token}` },
-    connections: 32,
-    duration: DURATION_S,
-  });
+  const options = { url: `${url}/api/v1/auth/user`, headers: { authorization: `Bearer ${token}` }, connections: 32 };
+  // Warm-up first, so the JIT has compiled both servers' hot paths before anything is counted.
+  await autocannon({ ...options, duration: 2 });
+  const result = await autocannon({ ...options, duration: DURATION_S });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers, ${result.errors} errors`);
   return result.requests.average;
 }

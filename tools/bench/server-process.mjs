@@ -7,7 +7,8 @@ import { startSandbox } from "@tenant-integration/sandbox";
 
 const mode = process.argv[2];
 if (mode === "sandbox") {
-  const running = await startSandbox({ port: 0, clients: [{ id: "bench", redirectUris: ["http://127.0.0.1:53682/callback"] }] });
+  // As the tenant-sandbox CLI runs it: alone in its process, with the adapter's fast globals.
+  const running = await startSandbox({ port: 0, fastGlobals: true, clients: [{ id: "bench", redirectUris: ["http://127.0.0.1:53682/callback"] }] });
   const { accessToken } = running.sandbox.issueTokens("bench", ["profile:read"]);
   console.log(JSON.stringify({ url: running.url, token: accessToken }));
 } else if (mode === "bare") {
