@@ -60,7 +60,7 @@ describe("types of the tenant client", () => {
   it("types ScopeName as known scopes plus any string", () => {
     expectTypeOf<"profile:read">().toMatchTypeOf<ScopeName>();
     expectTypeOf<"custom:scope">().toMatchTypeOf<ScopeName>();
-    expect(true).toBe(true);
+    expectTypeOf<42>().not.toMatchTypeOf<ScopeName>();
   });
 
   it("accepts any object with getAccessToken as a strategy, and rejects one without", () => {

@@ -99,10 +99,10 @@ describe("beginAuthorization", () => {
     const pendingStorage = memoryStorage();
     const h = setup({ pendingStorage });
     await h.tm.beginAuthorization();
-    expect(await pendingStorage.get(PENDING_KEY)).toBeTruthy();
+    expect(JSON.parse((await pendingStorage.get(PENDING_KEY)) ?? "null")).toMatchObject({ state: expect.any(String), verifier: expect.any(String) });
     expect(await h.storage.get(PENDING_KEY)).toBeUndefined();
     await signIn(h.tm);
-    expect(await h.storage.get(TOKENS_KEY)).toBeTruthy();
+    expect(JSON.parse((await h.storage.get(TOKENS_KEY)) ?? "null")).toMatchObject({ access_token: expect.any(String), refresh_token: expect.any(String) });
   });
 
   it("surfaces a failing pending storage as STORAGE_FAILED", async () => {
