@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `pnpm start`: after `turbo run build`, serves what a newcomer wants to see and prints the URLs:
 // the docs (apps/docs/dist, on a tiny static server in this process), the sandbox tenant (its
-// built bin; the Prism mock of the contract when the sandbox is not built) and the example web app
+// built bin) and the example web app
 // signed in against that sandbox. Ctrl-C (or SIGTERM) stops every service it started, children
 // included.
 //
@@ -11,7 +11,6 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
-import { createRequire } from "node:module";
 import { dirname, extname, join, normalize, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -36,7 +35,7 @@ const services = [
   {
     key: "sandbox",
     name: "Sandbox tenant",
-    enabled: () => existsSync(sandboxCli) || "packages/sandbox/dist/cli.js is not built yet: serving the Prism mock instead",
+    enabled: () => existsSync(sandboxCli) || "packages/sandbox/dist/cli.js is missing: run `pnpm build`",
     port: Number(process.env.SANDBOX_PORT ?? 4020),
     command: process.execPath,
     args: (port) => [sandboxCli, "--port", String(port), "--client", sandboxClient],
@@ -57,19 +56,6 @@ const services = [
       const web = await serveExampleWeb({ port, host: HOST, tenantUrl: urls.sandbox, clientId: "demo" });
       return { url: `http://localhost:${web.port}/`, stop: () => web.close() };
     },
-  },
-  {
-    name: "Prism mock of the contract",
-    // The fallback while the sandbox is not built.
-    enabled: () => !existsSync(sandboxCli) || "the sandbox serves the contract",
-    port: Number(process.env.PRISM_PORT ?? 4010),
-    command: process.execPath,
-    args: (port) => {
-      const requireFromPrismTools = createRequire(join(root, "tools", "prism", "package.json"));
-      const prism = join(dirname(requireFromPrismTools.resolve("@stoplight/prism-cli/package.json")), "dist", "index.js");
-      return [prism, "mock", join(root, "spec", "dist", "openapi.yaml"), "-p", String(port), "-h", HOST];
-    },
-    ready: /listening on/i,
   },
 ];
 
@@ -195,7 +181,7 @@ const lines = [];
 for (const service of services) {
   const enabled = service.enabled();
   if (enabled !== true) {
-    if (!/serves the contract/.test(enabled)) console.log(`- ${service.name}: ${enabled}`);
+    console.log(`- ${service.name}: ${enabled}`);
     continue;
   }
   try {

@@ -24,27 +24,23 @@ let origin: string;
 let bundle: string;
 let esmBundle: string;
 
-beforeAll(async () => {
+/** The flow bundled by esbuild for the browser, the edge runtime (iife) and workerd (esm). */
+async function bundleFlow(format: "iife" | "esm"): Promise<string> {
   const built = await build({
     entryPoints: [join(here, "..", "src", "entry-bundle.mjs")],
     bundle: true,
-    format: "iife",
+    format,
     platform: "browser",
     target: "es2022",
     write: false,
     logLevel: "silent",
   });
-  bundle = built.outputFiles[0]!.text;
-  const esm = await build({
-    entryPoints: [join(here, "..", "src", "entry-bundle.mjs")],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    write: false,
-    logLevel: "silent",
-  });
-  esmBundle = esm.outputFiles[0]!.text;
+  return built.outputFiles[0]!.text;
+}
+
+beforeAll(async () => {
+  bundle = await bundleFlow("iife");
+  esmBundle = await bundleFlow("esm");
   // The browser's page: its origin is the registered redirect URI's, so CORS lets it call the tenant.
   page = createServer((req, res) => {
     if (req.url === "/conformance.js") {
