@@ -11,11 +11,11 @@
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import { freePort } from "@tenant-integration/prism-testing";
 import { readmeSamples } from "@tenant-integration/readme-samples";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,17 +27,6 @@ const README_REDIRECT = "http://127.0.0.1:53682/callback";
 const README_CLIENT = "demo-integration";
 const LOGOUT = "// `my-cli logout`:";
 const LATER_SECONDS = ACCESS_TOKEN_LIFETIME_SECONDS + 60;
-
-/** A free loopback port, so that the sample's fixed 53682 never collides with another test. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 /** The README's Node sample as JavaScript, with the reader's tenant and redirect URI. */
 function program(sample: string, tenant: string, redirectUri: string): string {
@@ -62,6 +51,7 @@ let redirectUri: string;
 beforeAll(async () => {
   const samples = readmeSamples(README);
   sample = samples.find((s) => s.includes("waitForCallback(")) ?? "";
+  // A free port rather than the sample's fixed 53682, so that it never collides with another test.
   redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
   running = await startSandbox({ clients: [{ id: README_CLIENT, redirectUris: [redirectUri] }], autoApprove: true, testClock: true });
   // Inside this package's node_modules, so that the program resolves the token manager as users do.
