@@ -19,7 +19,7 @@ import { freePort } from "@tenant-integration/prism-testing";
 import { readmeSamples } from "@tenant-integration/readme-samples";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCESS_TOKEN_LIFETIME_SECONDS, startSandbox, type RunningSandbox, type SandboxEvent } from "../src/index.js";
+import { ACCESS_TOKEN_LIFETIME_SECONDS, DEMO_USER, startSandbox, type RunningSandbox, type SandboxEvent } from "../src/index.js";
 
 const README = join(dirname(createRequire(import.meta.url).resolve("@tenant-integration/token-manager/package.json")), "README.md");
 const README_TENANT = "https://acme.tenant.test";
@@ -134,7 +134,7 @@ describe("the token manager README's Node command-line flow, run as written agai
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
     expect(first.askedToSignIn).toBe(true);
-    expect(first.stdout).toContain("Ada Lovelace");
+    expect(first.stdout).toContain(DEMO_USER.name);
     expect(eventsAfter(seq)).toEqual(["token authorization_code: ok"]);
     expect(statSync(tokenFile()).mode & 0o777).toBe(0o600);
     const firstRefreshToken = storedRefreshToken();
@@ -147,7 +147,7 @@ describe("the token manager README's Node command-line flow, run as written agai
     expect(later.stderr).toBe("");
     expect(later.code).toBe(0);
     expect(later.askedToSignIn).toBe(false);
-    expect(later.stdout).toContain("Ada Lovelace");
+    expect(later.stdout).toContain(DEMO_USER.name);
     expect(eventsAfter(seq)).toEqual(["token refresh_token: ok", "revoke: ok"]);
     expect(Object.keys(JSON.parse(readFileSync(tokenFile(), "utf8")) as object)).toEqual([]);
 
@@ -164,6 +164,6 @@ describe("the token manager README's Node command-line flow, run as written agai
     const again = await run("again", untilLogout, LATER_SECONDS);
     expect(again.code).toBe(0);
     expect(again.askedToSignIn).toBe(true);
-    expect(again.stdout).toContain("Ada Lovelace");
+    expect(again.stdout).toContain(DEMO_USER.name);
   });
 });
