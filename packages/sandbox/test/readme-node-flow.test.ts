@@ -9,15 +9,14 @@
  *    API, and logs out with `revoke()`;
  * 3. the run after that has to sign in again.
  */
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { freePort } from "@tenant-integration/prism-testing";
 import { readmeSamples } from "@tenant-integration/readme-samples";
-import ts from "typescript";
+import { approveInBrowser, programDirectory, runProgram, toJavaScript } from "@tenant-integration/readme-samples/run";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, DEMO_USER, startSandbox, type RunningSandbox, type SandboxEvent } from "../src/index.js";
 
@@ -30,16 +29,7 @@ const LATER_SECONDS = ACCESS_TOKEN_LIFETIME_SECONDS + 60;
 
 /** The README's Node sample as JavaScript, with the reader's tenant and redirect URI. */
 function program(sample: string, tenant: string, redirectUri: string): string {
-  const source = sample.replaceAll(README_TENANT, tenant).replaceAll(README_REDIRECT, redirectUri);
-  return ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
-}
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  /** Whether the program asked the person to open the authorize URL. */
-  readonly askedToSignIn: boolean;
+  return toJavaScript(sample.replaceAll(README_TENANT, tenant).replaceAll(README_REDIRECT, redirectUri));
 }
 
 let running: RunningSandbox;
@@ -54,50 +44,19 @@ beforeAll(async () => {
   // A free port rather than the sample's fixed 53682, so that it never collides with another test.
   redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
   running = await startSandbox({ clients: [{ id: README_CLIENT, redirectUris: [redirectUri] }], autoApprove: true, testClock: true });
-  // Inside this package's node_modules, so that the program resolves the token manager as users do.
-  const cache = fileURLToPath(new URL("../node_modules/.cache/", import.meta.url));
-  mkdirSync(cache, { recursive: true });
-  work = mkdtempSync(join(cache, "readme-node-flow-"));
+  work = programDirectory(fileURLToPath(new URL("..", import.meta.url)), "readme-node-flow-");
   home = mkdtempSync(join(tmpdir(), "readme-node-flow-home-"));
-  // The machine's clock, moved forward by CLOCK_OFFSET_MS: the same user running the tool later.
-  writeFileSync(join(work, "clock-offset.preload.mjs"), "const now = Date.now;\nconst offset = Number(process.env.CLOCK_OFFSET_MS);\nDate.now = () => now() + offset;\n");
 });
 
 afterAll(async () => {
   await running?.close();
-  rmSync(work, { recursive: true, force: true });
-  rmSync(home, { recursive: true, force: true });
+  for (const dir of [work, home]) if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs `source` as the user's tool, opening the authorize URL it prints as a browser would. */
-async function run(name: string, source: string, offsetSeconds = 0): Promise<Run> {
-  const file = join(work, `${name}.run.mjs`);
-  writeFileSync(file, source);
-  const child = spawn(process.execPath, ["--import", join(work, "clock-offset.preload.mjs"), file], {
-    cwd: work,
-    env: { ...process.env, HOME: home, CLOCK_OFFSET_MS: String(offsetSeconds * 1000) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  let opened: Promise<void> | undefined;
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-    const url = /^(http:\S+\/oauth\/authorize\?\S+)$/m.exec(stdout)?.[1];
-    opened ??= url === undefined ? undefined : openInBrowser(url);
-  });
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  await opened;
-  return { code, stdout, stderr, askedToSignIn: stdout.includes("Open this URL to sign in:") };
-}
-
-/** The person's browser: the sandbox approves at once and redirects to the tool's loopback server. */
-async function openInBrowser(url: string): Promise<void> {
-  const authorize = await fetch(url, { redirect: "manual" });
-  expect(authorize.status).toBe(302);
-  const callback = await fetch(authorize.headers.get("location")!);
-  expect(callback.status).toBe(200);
+/** Runs `source` as the user's tool, `offsetSeconds` later, opening the authorize URL it prints. */
+async function run(name: string, source: string, offsetSeconds = 0) {
+  const result = await runProgram({ dir: work, name, source, env: { HOME: home }, clockOffsetMs: offsetSeconds * 1000, openAuthorizeUrl: approveInBrowser });
+  return { ...result, askedToSignIn: result.openedAuthorizeUrl && result.stdout.includes("Open this URL to sign in:") };
 }
 
 /** The sandbox's token and revoke events since `seq`, as `endpoint grant: outcome`. */
