@@ -12,6 +12,16 @@ export type ParsedTokenResponse = Required<Omit<RefreshTokenResponse, "scope">> 
 
 // RFC 6749 Appendix A.12/A.17: tokens are 1*VSCHAR, so they are safe in a header and in JSON.
 const VSCHAR = /^[\x20-\x7e]+$/;
+const isToken = (v: unknown): v is string => isString(v) && VSCHAR.test(v);
+
+/** The fields of a token response, each with its check, in the order they are checked. */
+const CHECKS: Record<keyof ParsedTokenResponse, (v: unknown) => unknown> = {
+  access_token: isToken,
+  refresh_token: isToken,
+  token_type: (v) => isString(v) && v.toLowerCase() === "bearer",
+  expires_in: (v) => Number.isFinite(v) && (v as number) > 0,
+  scope: (v) => v === undefined || isString(v),
+};
 
 /**
  * Validates the body of a successful token response and returns its five fields, nothing else (so an
@@ -31,16 +41,14 @@ const VSCHAR = /^[\x20-\x7e]+$/;
  * @see RFC 6749 §5.1, §6, §7.1
  */
 export function parseTokenResponse(body: unknown, previousRefreshToken?: string): ParsedTokenResponse {
-  const { access_token, refresh_token = previousRefreshToken, token_type, expires_in, scope } = (parseJson(body) ?? {}) as Record<string, unknown>;
-  const checks = {
-    access_token: isToken(access_token),
-    refresh_token: isToken(refresh_token),
-    token_type: isString(token_type) && token_type.toLowerCase() === "bearer",
-    expires_in: Number.isFinite(expires_in) && (expires_in as number) > 0,
-    scope: scope === undefined || isString(scope),
-  };
-  for (const k in checks) if (!checks[k as keyof typeof checks]) fail("INVALID_RESPONSE", k);
-  return { access_token, refresh_token, token_type, expires_in, scope } as ParsedTokenResponse;
+  const { refresh_token = previousRefreshToken, ...rest } = (parseJson(body) ?? {}) as Record<string, unknown>;
+  const fields: Record<string, unknown> = { ...rest, refresh_token };
+  const parsed: Record<string, unknown> = {};
+  for (const k in CHECKS) {
+    if (!CHECKS[k as keyof ParsedTokenResponse](fields[k])) fail("INVALID_RESPONSE", k);
+    parsed[k] = fields[k];
+  }
+  return parsed as ParsedTokenResponse;
 }
 
 /**
@@ -67,5 +75,3 @@ export function parseJson(body: unknown): unknown {
     return undefined;
   }
 }
-
-const isToken = (v: unknown): v is string => isString(v) && VSCHAR.test(v);
