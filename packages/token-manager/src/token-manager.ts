@@ -282,13 +282,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return { expiresAt: received_at + expires_in * 1000, scope };
   };
 
-  /** Persists, and only then makes the tokens current. */
-  const commit = async (t: Tokens): Promise<void> => {
+  /** Persists, and only then makes the tokens current; returns what can be told about them. */
+  const commit = async (t: Tokens): Promise<SessionInfo> => {
     // Kept in memory only to retry the write on the next call; never handed out before it succeeds.
     unsaved = t;
     await store(() => storage.set(TOKENS, JSON.stringify(t())));
     unsaved = undefined;
     current = t;
+    return info(t);
   };
 
   const load = async (): Promise<Tokens | undefined> => {
@@ -330,8 +331,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
               return new Promise((r) => (setTimeout(r, 30_000) as { unref?(): void }).unref?.());
             }).catch(granted),
           );
-        await commit(tokens);
-        emit("tokens-refreshed", info(tokens));
+        emit("tokens-refreshed", await commit(tokens));
         return tokens().access_token;
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
@@ -420,12 +420,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       if (denied) fail("AUTHORIZATION_DENIED", describe(denied), undefined, denied);
       const code = params.get("code") || fail("INVALID_CALLBACK", "no code");
       generation++;
-      const tokens = await tokenRequest(
-        { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier as string },
-        known(code, verifier as string),
+      return commit(
+        await tokenRequest(
+          { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier as string },
+          known(code, verifier as string),
+        ),
       );
-      await commit(tokens);
-      return info(tokens);
     },
 
     getAccessToken,
