@@ -277,11 +277,6 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return toTokens(text, now(), createState(), previous);
   };
 
-  const info = (t: Tokens): SessionInfo => {
-    const { received_at, expires_in, scope } = t();
-    return { expiresAt: received_at + expires_in * 1000, scope };
-  };
-
   /** Persists, and only then makes the tokens current; returns what can be told about them. */
   const commit = async (t: Tokens): Promise<SessionInfo> => {
     // Kept in memory only to retry the write on the next call; never handed out before it succeeds.
@@ -289,7 +284,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     await store(() => storage.set(TOKENS, JSON.stringify(t())));
     unsaved = undefined;
     current = t;
-    return info(t);
+    const { received_at, expires_in, scope } = t();
+    return { expiresAt: received_at + expires_in * 1000, scope };
   };
 
   const load = async (): Promise<Tokens | undefined> => {
@@ -387,7 +383,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const state = createState(random);
       const expiresAt = now() + (options.pendingLifetimeMs ?? 600_000);
       await store(() => pendingStorage.set(PENDING, JSON.stringify({ state, verifier, expiresAt })), verifier);
-      const query = new URLSearchParams({
+      const query = `${new URLSearchParams({
         response_type: "code",
         client_id: clientId,
         redirect_uri: redirectUri,
@@ -395,9 +391,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         state,
         code_challenge: challenge,
         code_challenge_method: "S256",
-      });
+      })}`;
       // Spaces as %20, not the form encoding's "+", which some servers read literally.
-      return { url: `${base}/oauth/authorize?${`${query}`.replace(/\+/g, "%20")}`, expiresAt };
+      return { url: `${base}/oauth/authorize?${query.replace(/\+/g, "%20")}`, expiresAt };
     },
 
     async completeAuthorization(callbackUrl) {
@@ -446,8 +442,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (/^(NOT_SIGNED_IN|SESSION_ENDED)$/.test((e as TokenManagerError | undefined)?.code!)) return clear();
         throw e;
       }
-      const body = new URLSearchParams({ token, token_type_hint: "access_token", client_id: clientId });
-      await post("/oauth/revoke", `${body}`, "application/x-www-form-urlencoded", known(token));
+      await post(
+        "/oauth/revoke",
+        `${new URLSearchParams({ token, token_type_hint: "access_token", client_id: clientId })}`,
+        "application/x-www-form-urlencoded",
+        known(token),
+      );
       await clear();
       emit("revoked");
     },
