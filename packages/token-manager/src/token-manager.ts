@@ -267,14 +267,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     throw new OAuthResponseError(status, fields as never);
   };
 
-  /** Validates a token response (or a stored record); a refresh that did not rotate keeps `previous`. */
-  const toTokens = (body: unknown, received_at: number, id: string, previous?: string): Tokens =>
-    held({ ...parseTokenResponse(body, previous), received_at, id });
-
   const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: string, attempt?: number): Promise<Tokens> => {
     const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt);
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
-    return toTokens(text, now(), createState(), previous);
+    // A refresh that did not rotate keeps `previous`.
+    return held({ ...parseTokenResponse(text, previous), received_at: now(), id: createState() });
   };
 
   /** Persists, and only then makes the tokens current; returns what can be told about them. */
@@ -292,7 +289,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const record = parseJson(await store(() => storage.get(TOKENS))) as { received_at: number; id: string } | undefined;
     try {
       // An unreadable record is no session.
-      if (record) return toTokens(record, +record.received_at || 0, record.id);
+      if (record) return held({ ...parseTokenResponse(record), received_at: +record.received_at || 0, id: record.id });
     } catch {}
     return undefined;
   };
