@@ -116,7 +116,7 @@ export class OAuthResponseError extends TokenManagerError implements OAuthErrorF
   declare readonly status: number;
   declare readonly error: string;
   constructor(status: number, fields: OAuthErrorFields, code: ErrorCode = "OAUTH_ERROR") {
-    super(code, `HTTP ${status}: ${describe(fields)}`, undefined, { ...fields, status });
+    super(code, "HTTP " + status + ": " + describe(fields), undefined, { ...fields, status });
   }
 }
 

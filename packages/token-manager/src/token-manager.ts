@@ -201,7 +201,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const locks = options.lock ? undefined : (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
   const lock = options.lock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock()));
   // Storage keys and the lock names are scoped by tenant origin and client.
-  const key = `tenant-integration:${new URL(base).origin}:${clientId}:`;
+  const key = "tenant-integration:" + new URL(base).origin + ":" + clientId + ":";
   /** Takes, if free, the marker lock saying that record `t` was rotated away (named by its id). */
   const mark = <T>(t: Tokens, task: (lock?: unknown) => T) => locks!.request(key + "rotated:" + t().id, { ifAvailable: true }, task);
   const TOKENS = key + "tokens";
@@ -380,7 +380,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const state = createState(random);
       const expiresAt = now() + (options.pendingLifetimeMs ?? 600_000);
       await store(() => pendingStorage.set(PENDING, JSON.stringify({ state, verifier, expiresAt })), verifier);
-      const query = `${new URLSearchParams({
+      const query = String(new URLSearchParams({
         response_type: "code",
         client_id: clientId,
         redirect_uri: redirectUri,
@@ -388,9 +388,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         state,
         code_challenge: challenge,
         code_challenge_method: "S256",
-      })}`;
+      }));
       // Spaces as %20, not the form encoding's "+", which some servers read literally.
-      return { url: `${base}/oauth/authorize?${query.replace(/\+/g, "%20")}`, expiresAt };
+      return { url: base + "/oauth/authorize?" + query.replace(/\+/g, "%20"), expiresAt };
     },
 
     async completeAuthorization(callbackUrl) {
@@ -441,7 +441,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       }
       await post(
         "/oauth/revoke",
-        `${new URLSearchParams({ token, token_type_hint: "access_token", client_id: clientId })}`,
+        String(new URLSearchParams({ token, token_type_hint: "access_token", client_id: clientId })),
         "application/x-www-form-urlencoded",
         known(token),
       );
