@@ -58,6 +58,5 @@ export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePai
  */
 export async function deriveCodeChallenge(verifier: string): Promise<string> {
   if (!isString(verifier) || !VERIFIER.test(verifier)) fail("INVALID_VERIFIER");
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
-  return base64url(new Uint8Array(digest));
+  return base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
 }

@@ -268,10 +268,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: string, attempt?: number): Promise<Tokens> => {
-    const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt);
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
     // A refresh that did not rotate keeps `previous`.
-    return held({ ...parseTokenResponse(text, previous), received_at: now(), id: createState() });
+    return held({
+      ...parseTokenResponse(await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt), previous),
+      received_at: now(),
+      id: createState(),
+    });
   };
 
   /** Persists, and only then makes the tokens current; returns what can be told about them. */
@@ -406,8 +409,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       // An absent or unreadable record is no pending sign-in.
       const { state, verifier, expiresAt } = (parseJson(raw) ?? {}) as Record<string, unknown>;
       if (typeof state + typeof verifier + typeof expiresAt !== "stringstringnumber") fail("NO_PENDING_SIGN_IN");
-      const received = params.get("state") ?? fail("STATE_MISSING");
-      if (!constantTimeEqual(received, state as string)) fail("STATE_MISMATCH");
+      if (!constantTimeEqual(params.get("state") ?? fail("STATE_MISSING"), state as string)) fail("STATE_MISMATCH");
       if (now() > (expiresAt as number)) fail("STATE_EXPIRED");
       const denied = parseOAuthError(Object.fromEntries(params));
       if (denied) fail("AUTHORIZATION_DENIED", describe(denied), undefined, denied);
