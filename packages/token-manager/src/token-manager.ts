@@ -455,7 +455,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
     on(event, listener) {
       (listeners[event] ??= new Set()).add(listener);
-      return () => this.off(event, listener);
+      return () => listeners[event]?.delete(listener);
     },
 
     off(event, listener) {
