@@ -298,10 +298,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   const fresh = (t: Tokens): boolean => {
-    const n = now();
     const { received_at, expires_in } = t();
+    const age = now() - received_at;
     const lifetime = expires_in * 1000;
-    return received_at <= n && n < received_at + lifetime - Math.min(refreshLeewayMs, lifetime / 2);
+    return age >= 0 && age < lifetime - Math.min(refreshLeewayMs, lifetime / 2);
   };
 
   const refresh = async (stored: Tokens, again?: boolean): Promise<string> => {
