@@ -289,10 +289,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   const load = async (): Promise<Tokens | undefined> => {
-    const record = parseJson(await store(() => storage.get(TOKENS))) as { received_at: number; id: string } | undefined;
+    const record = parseJson(await store(() => storage.get(TOKENS))) as { received_at: number; id: string };
     try {
-      // An unreadable record is no session.
-      if (record) return held({ ...parseTokenResponse(record), received_at: +record.received_at || 0, id: record.id });
+      // An absent or unreadable record is no session.
+      return held({ ...parseTokenResponse(record), received_at: +record.received_at || 0, id: record.id });
     } catch {}
     return undefined;
   };
@@ -407,7 +407,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       // An ambiguous callback is refused rather than read last-one-wins.
       for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", "repeated " + k);
       // An absent or unreadable record is no pending sign-in.
-      const { state, verifier, expiresAt } = (parseJson(raw) ?? {}) as Record<string, unknown>;
+      const { state, verifier, expiresAt } = parseJson(raw) as Record<string, unknown>;
       if (typeof state + typeof verifier + typeof expiresAt !== "stringstringnumber") fail("NO_PENDING_SIGN_IN");
       if (!constantTimeEqual(params.get("state") ?? fail("STATE_MISSING"), state as string)) fail("STATE_MISMATCH");
       if (now() > (expiresAt as number)) fail("STATE_EXPIRED");

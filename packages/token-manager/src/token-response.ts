@@ -41,7 +41,7 @@ const CHECKS: Record<keyof ParsedTokenResponse, (v: unknown) => unknown> = {
  * @see RFC 6749 §5.1, §6, §7.1
  */
 export function parseTokenResponse(body: unknown, previousRefreshToken?: string): ParsedTokenResponse {
-  const { refresh_token = previousRefreshToken, ...rest } = (parseJson(body) ?? {}) as Record<string, unknown>;
+  const { refresh_token = previousRefreshToken, ...rest } = parseJson(body) as Record<string, unknown>;
   const fields: Record<string, unknown> = { ...rest, refresh_token };
   const parsed: Record<string, unknown> = {};
   for (const k in CHECKS) {
@@ -61,17 +61,20 @@ export function parseTokenResponse(body: unknown, previousRefreshToken?: string)
  * @see RFC 6749 §5.2, RFC 7009 §2.2.1
  */
 export function parseOAuthError(body: unknown): OAuthErrorFields | undefined {
-  const { error, error_description: d, error_uri: u } = (parseJson(body) ?? {}) as Partial<Record<keyof OAuthError, unknown>>;
+  const { error, error_description: d, error_uri: u } = parseJson(body) as Partial<Record<keyof OAuthError, unknown>>;
   return isString(error) && error
     ? { error, ...(isString(d) && { errorDescription: d }), ...(isString(u) && { errorUri: u }) }
     : undefined;
 }
 
-/** JSON text parsed, anything else as is; `undefined` for text that is not JSON. (Destructuring a non-object finds no field.) */
-export function parseJson(body: unknown): unknown {
+/**
+ * JSON text parsed, anything else as is; `{}` for text that is not JSON and for `null` or `undefined`,
+ * so that the result can always be destructured (a non-object then has none of the fields).
+ */
+export function parseJson(body: unknown): object {
   try {
-    return isString(body) ? JSON.parse(body) : body;
+    return (isString(body) ? JSON.parse(body) : body) ?? {};
   } catch {
-    return undefined;
+    return {};
   }
 }
