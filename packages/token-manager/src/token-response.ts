@@ -29,8 +29,9 @@ const CHECKS: Record<keyof ParsedTokenResponse, (v: unknown) => unknown> = {
  * gives) or as an already parsed value.
  *
  * @param body - the response text, or a parsed JSON value
- * @param previousRefreshToken - for a refresh: the refresh token to keep when the response does not
- * rotate it. Without it (the authorization code grant) the response must carry a `refresh_token`.
+ * @param previousRefreshToken - for a refresh: the refresh token to keep when the response has no
+ * `refresh_token` field (does not rotate it). Without it (the authorization code grant) the response
+ * must carry a `refresh_token`.
  * @throws a `TokenManagerError` with code `INVALID_RESPONSE` for non-JSON (an HTML page), a
  * non-object, a missing or mistyped field, a `token_type` other than Bearer, or an `expires_in` that
  * is not a positive number. The message names the field, never its value.
@@ -41,8 +42,8 @@ const CHECKS: Record<keyof ParsedTokenResponse, (v: unknown) => unknown> = {
  * @see RFC 6749 §5.1, §6, §7.1
  */
 export function parseTokenResponse(body: unknown, previousRefreshToken?: string): ParsedTokenResponse {
-  const { refresh_token = previousRefreshToken, ...rest } = parseJson(body) as Record<string, unknown>;
-  const fields: Record<string, unknown> = { ...rest, refresh_token };
+  // A refresh_token field of the body, whatever its value (even null), replaces the previous one.
+  const fields: Record<string, unknown> = { refresh_token: previousRefreshToken, ...parseJson(body) };
   const parsed: Record<string, unknown> = {};
   for (const k in CHECKS) {
     if (!CHECKS[k as keyof ParsedTokenResponse](fields[k])) fail("INVALID_RESPONSE", k);
