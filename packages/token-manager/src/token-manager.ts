@@ -155,7 +155,8 @@ interface TokenRecord {
 /** A record held in a closure ({@link Held}), so that printing it shows no token. */
 type Tokens = Held<TokenRecord>;
 
-const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+// RFC 6749 §3.3: scope-token = 1*NQCHAR, that is %x21 / %x23-5B / %x5D-7E ("!", "#" to "[", "]" to "~").
+const SCOPE_TOKEN = /^[!#-[\]-~]+$/;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let sharedLock: Lock | undefined;
 

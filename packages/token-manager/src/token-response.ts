@@ -11,7 +11,7 @@ import { fail, type OAuthErrorFields } from "./errors.js";
 export type ParsedTokenResponse = Required<Omit<RefreshTokenResponse, "scope">> & { scope: string | undefined };
 
 // RFC 6749 Appendix A.12/A.17: tokens are 1*VSCHAR, so they are safe in a header and in JSON.
-const VSCHAR = /^[\x20-\x7e]+$/;
+const VSCHAR = /^[ -~]+$/; // %x20-7E, " " to "~"
 const isToken = (v: unknown): v is string => isString(v) && VSCHAR.test(v);
 
 /** The fields of a token response, each with its check, in the order they are checked. */
