@@ -134,4 +134,33 @@ describe("redaction", () => {
     expect(h.calls.some((c) => CANARY.test(c.body))).toBe(true);
     expect(verifiers.filter((v) => h.calls.some((c) => c.body.includes(v))).length).toBeGreaterThan(5);
   });
+
+  it("keeps the token record inside the manager: the manager, its results and its events print no token", async () => {
+    const h = setup();
+    let n = 0;
+    h.server.handler = () => {
+      n++;
+      return json(200, { access_token: `at_CANARY_${n}`, refresh_token: `rt_CANARY_${n}`, token_type: "Bearer", expires_in: 900 });
+    };
+    const seen: unknown[] = [];
+    h.tm.on("tokens-refreshed", (payload) => seen.push(payload));
+    const { url } = await h.tm.beginAuthorization();
+    const state = new URL(url).searchParams.get("state") ?? "";
+    seen.push(await h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${state}`));
+    expect(await h.tm.getAccessToken()).toBe("at_CANARY_1");
+    h.clock.advance(900_000);
+    expect(await h.tm.getAccessToken()).toBe("at_CANARY_2");
+    expect(seen).toHaveLength(2);
+
+    // The manager's own properties are its methods only; no record hangs on it or on them.
+    expect(Object.values(h.tm).every((v) => typeof v === "function")).toBe(true);
+    const printed = [
+      String(h.tm),
+      JSON.stringify(h.tm),
+      inspect(h.tm, { showHidden: true, depth: Infinity }),
+      ...Object.values(h.tm).map((method) => JSON.stringify(Object.entries(method as object))),
+      ...seen.flatMap((item) => [JSON.stringify(item), inspect(item, { showHidden: true, depth: Infinity })]),
+    ];
+    expect(printed.filter((p) => CANARY.test(p))).toEqual([]);
+  });
 });

@@ -1,34 +1,8 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { held, sanitize, scrub } from "./redact.js";
+import { sanitize, scrub } from "./redact.js";
 
 const REDACTED = "[redacted]";
-
-describe("held", () => {
-  const record = { access_token: "at_canary", refresh_token: "rt_canary" };
-  const tokens = held(record);
-
-  it("prints no token under String, template literals, JSON.stringify and util.inspect", () => {
-    const printed = [
-      String(tokens),
-      `${tokens}`,
-      JSON.stringify(tokens) ?? "",
-      JSON.stringify({ tokens, nested: [tokens] }),
-      inspect(tokens),
-      inspect({ nested: { tokens } }, { depth: 10, showHidden: true }),
-    ];
-    expect(printed.filter((p) => /canary/.test(p))).toEqual([]);
-    // JSON.stringify omits a function: an object holding one serializes without it.
-    expect(JSON.stringify({ tokens })).toBe("{}");
-  });
-
-  it("gives the value only by calling it, and holds it in no property", () => {
-    expect(tokens()).toBe(record);
-    expect(tokens().access_token).toBe("at_canary");
-    expect(Object.getOwnPropertyNames(tokens).map((k) => (tokens as unknown as Record<string, unknown>)[k])).not.toContain(record);
-    expect(JSON.stringify(Object.entries(tokens))).not.toContain("canary");
-  });
-});
 
 describe("scrub and sanitize", () => {
   it("replaces every occurrence of every secret", () => {

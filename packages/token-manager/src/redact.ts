@@ -1,38 +1,9 @@
 /**
- * Redaction: a closure that never prints its value, and a scrubber for messages and `cause` chains.
+ * Redaction: a scrubber for messages and `cause` chains. (The token record itself never leaves the
+ * manager's closure, so there is nothing else to redact.)
  *
  * @see OAuth 2.0 Security BCP (RFC 9700) §4.3; RFC 6749 §10.3, §10.4 (tokens kept confidential)
  */
-
-/**
- * A token record (or any secret) held in a closure: a function that returns it. A function is
- * redacted by construction: `JSON.stringify` omits it, `String()` gives only its source text and
- * `util.inspect` only `[Function]`, so printing it never shows the value, and no property holds it.
- *
- * @example
- * ```ts
- * const tokens = held({ access_token: "at_123" });
- * JSON.stringify({ tokens }); // "{}"
- * tokens().access_token;      // "at_123"
- * ```
- * @see RFC 6749 §10.3
- */
-export type Held<T> = () => T;
-
-/**
- * Holds `value` in a {@link Held} closure. Call the result only where the value must leave: a header,
- * a request body, storage.
- *
- * @example
- * ```ts
- * held("at_123")(); // "at_123"
- * ```
- * @see RFC 6749 §10.3
- */
-export const held =
-  <T>(value: T): Held<T> =>
-  () =>
-    value;
 
 /**
  * Replaces every occurrence of each secret in `text` with `[redacted]`.

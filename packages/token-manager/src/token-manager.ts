@@ -10,7 +10,7 @@ import { describe, fail, OAuthResponseError, SessionEndedError, type TokenManage
 import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
 import { callbackTarget, need, parseUrl, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
-import { held, sanitize, scrub, type Held } from "./redact.js";
+import { sanitize, scrub } from "./redact.js";
 import { constantTimeEqual, createState } from "./state.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
@@ -140,8 +140,12 @@ export interface TokenManager {
   off<E extends keyof TokenManagerEvents>(event: E, listener: Listener<E>): void;
 }
 
-/** The stored record, in the token response's own field names, plus the local receive time and an id. */
-interface TokenRecord {
+/**
+ * The stored record, in the token response's own field names, plus the local receive time and an id.
+ * Records stay inside the manager's closure: no method, event or error returns or carries one (the
+ * manager hands out the access token string alone, and copies what it tells into new objects).
+ */
+interface Tokens {
   readonly access_token: string;
   readonly refresh_token: string;
   readonly token_type: string;
@@ -151,9 +155,6 @@ interface TokenRecord {
   /** Random, unique per record (unlike `received_at` under a coarse or fixed clock): names the record in lock names, never a token. */
   readonly id: string;
 }
-
-/** A record held in a closure ({@link Held}), so that printing it shows no token. */
-type Tokens = Held<TokenRecord>;
 
 // RFC 6749 §3.3: scope-token = 1*NQCHAR, that is %x21 / %x23-5B / %x5D-7E ("!", "#" to "[", "]" to "~").
 const SCOPE_TOKEN = /^[!#-[\]-~]+$/;
@@ -204,7 +205,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   // Storage keys and the lock names are scoped by tenant origin and client.
   const key = "tenant-integration:" + new URL(base).origin + ":" + clientId + ":";
   /** Takes, if free, the marker lock saying that record `t` was rotated away (named by its id). */
-  const mark = <T>(t: Tokens, task: (lock?: unknown) => T) => locks!.request(key + "rotated:" + t().id, { ifAvailable: true }, task);
+  const mark = <T>(t: Tokens, task: (lock?: unknown) => T) => locks!.request(key + "rotated:" + t.id, { ifAvailable: true }, task);
   const TOKENS = key + "tokens";
   const PENDING = key + "pending";
 
@@ -219,7 +220,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Every token, code and verifier in play, for scrubbing. */
   const known = (...extra: string[]): string[] => {
-    for (const t of [current, unsaved]) if (t) extra.push(t().access_token, t().refresh_token);
+    for (const t of [current, unsaved]) if (t) extra.push(t.access_token, t.refresh_token);
     return extra;
   };
 
@@ -271,21 +272,21 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: string, attempt?: number): Promise<Tokens> => {
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
     // A refresh that did not rotate keeps `previous`.
-    return held({
+    return {
       ...parseTokenResponse(await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt), previous),
       received_at: now(),
       id: createState(),
-    });
+    };
   };
 
   /** Persists, and only then makes the tokens current; returns what can be told about them. */
   const commit = async (t: Tokens): Promise<SessionInfo> => {
     // Kept in memory only to retry the write on the next call; never handed out before it succeeds.
     unsaved = t;
-    await store(() => storage.set(TOKENS, JSON.stringify(t())));
+    await store(() => storage.set(TOKENS, JSON.stringify(t)));
     unsaved = undefined;
     current = t;
-    const { received_at, expires_in, scope } = t();
+    const { received_at, expires_in, scope } = t;
     return { expiresAt: received_at + expires_in * 1000, scope };
   };
 
@@ -293,13 +294,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const record = parseJson(await store(() => storage.get(TOKENS))) as { received_at: number; id: string };
     try {
       // An absent or unreadable record is no session.
-      return held({ ...parseTokenResponse(record), received_at: +record.received_at || 0, id: record.id });
+      return { ...parseTokenResponse(record), received_at: +record.received_at || 0, id: record.id };
     } catch {}
     return undefined;
   };
 
   const fresh = (t: Tokens): boolean => {
-    const { received_at, expires_in } = t();
+    const { received_at, expires_in } = t;
     const age = now() - received_at;
     const lifetime = expires_in * 1000;
     return age >= 0 && age < lifetime - Math.min(refreshLeewayMs, lifetime / 2);
@@ -307,7 +308,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   const refresh = async (stored: Tokens, again?: boolean): Promise<string> => {
     const gen = generation;
-    const { access_token, refresh_token } = stored();
+    const { access_token, refresh_token } = stored;
     for (let attempt = 1; ; attempt++) {
       try {
         const tokens = await tokenRequest(
@@ -329,7 +330,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
             }).catch(granted),
           );
         emit("tokens-refreshed", await commit(tokens));
-        return tokens().access_token;
+        return tokens.access_token;
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
           await sleep(Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000));
@@ -339,7 +340,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if ((e as OAuthResponseError).error !== "invalid_grant") throw e;
         // Another process may have rotated the token meanwhile: try the newest one once before giving up.
         const latest = !again && (await load());
-        if (latest && latest().refresh_token !== refresh_token) return obtain(true);
+        if (latest && latest.refresh_token !== refresh_token) return obtain(true);
         const ended = new SessionEndedError((e as OAuthResponseError).status, e as OAuthResponseError);
         if (gen === generation) {
           // The session is over whether or not the delete succeeds.
@@ -355,7 +356,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const obtain = async (again?: boolean, polls = 0): Promise<string> => {
     const stored = unsaved ?? (await load()) ?? fail("NOT_SIGNED_IN");
     if (stored === unsaved) await commit(stored);
-    else if (!fresh(stored) || stored().access_token === rejected) {
+    else if (!fresh(stored) || stored.access_token === rejected) {
       if (!locks || (await mark(stored, (l) => l))) return refresh(stored, again);
       // Marked rotated away: this tab's storage lags behind. Never send that refresh token: re-read
       // (bounded) until the record that replaced it shows, and decide again with that one.
@@ -364,12 +365,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       return obtain(again, polls + 1);
     }
     current = stored;
-    return stored().access_token;
+    return stored.access_token;
   };
 
   const getAccessToken = async (): Promise<string> =>
     current && fresh(current)
-      ? current().access_token
+      ? current.access_token
       : (inflight ??= lock(key + "lock", () => obtain()).finally(() => (inflight = undefined)));
 
   const clear = (): Promise<void> => {
@@ -427,7 +428,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     getAccessToken,
 
     onUnauthorized(rejectedToken) {
-      if (current?.().access_token === rejectedToken) {
+      if (current?.access_token === rejectedToken) {
         rejected = rejectedToken;
         current = undefined;
       }
