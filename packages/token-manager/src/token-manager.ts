@@ -286,8 +286,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     await store(() => storage.set(TOKENS, JSON.stringify(t)));
     unsaved = undefined;
     current = t;
-    const { received_at, expires_in, scope } = t;
-    return { expiresAt: received_at + expires_in * 1000, scope };
+    return { expiresAt: t.received_at + t.expires_in * 1000, scope: t.scope };
   };
 
   const load = async (): Promise<Tokens | undefined> => {
@@ -300,9 +299,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   const fresh = (t: Tokens): boolean => {
-    const { received_at, expires_in } = t;
-    const age = now() - received_at;
-    const lifetime = expires_in * 1000;
+    const age = now() - t.received_at;
+    const lifetime = t.expires_in * 1000;
     return age >= 0 && age < lifetime - Math.min(refreshLeewayMs, lifetime / 2);
   };
 
