@@ -6,7 +6,7 @@
  */
 
 /**
- * Replaces every occurrence of each secret in `text` with `[redacted]`.
+ * Replaces every occurrence of each secret in `text` with `[redacted]`; empty or absent secrets are skipped.
  *
  * @example
  * ```ts
@@ -14,7 +14,7 @@
  * ```
  * @see RFC 9700 §4.3
  */
-export function scrub(text: string, secrets: readonly string[]): string {
+export function scrub(text: string, secrets: readonly (string | undefined)[]): string {
   // A string pattern is matched literally, and the replacement holds no "$" pattern.
   for (const s of secrets) if (s) text = text.replaceAll(s, "[redacted]");
   return text;
@@ -31,7 +31,7 @@ export function scrub(text: string, secrets: readonly string[]): string {
  * ```
  * @see RFC 9700 §4.3
  */
-export function sanitize(error: unknown, secrets: readonly string[], depth = 0): Error {
+export function sanitize(error: unknown, secrets: readonly (string | undefined)[], depth = 0): Error {
   const e = (error ?? {}) as { name?: unknown; message?: unknown; cause?: unknown };
   const copy = new Error(
     scrub(String(e.message ?? error), secrets),

@@ -156,6 +156,9 @@ interface Tokens {
   readonly id: string;
 }
 
+/** Tokens, codes and verifiers to scrub from errors; `undefined` where there is none (skipped). */
+type Secrets = (string | undefined)[];
+
 // RFC 6749 §3.3: scope-token = 1*NQCHAR, that is %x21 / %x23-5B / %x5D-7E ("!", "#" to "[", "]" to "~").
 const SCOPE_TOKEN = /^[!#-[\]-~]+$/;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -219,10 +222,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const listeners: Record<string, Set<(payload: never) => void> | undefined> = {};
 
   /** Every token, code and verifier in play, for scrubbing. */
-  const known = (...extra: string[]): string[] => {
-    for (const t of [current, unsaved]) if (t) extra.push(t.access_token, t.refresh_token);
-    return extra;
-  };
+  const known = (...extra: string[]): Secrets => [
+    ...extra,
+    current?.access_token,
+    current?.refresh_token,
+    unsaved?.access_token,
+    unsaved?.refresh_token,
+  ];
 
   const emit = <E extends keyof TokenManagerEvents>(event: E, payload?: TokenManagerEvents[E]): void => {
     for (const listener of [...(listeners[event] ?? [])] as Listener<E>[]) {
@@ -243,7 +249,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   /** One POST to the tenant; returns the text of a 2xx and classifies everything else. */
-  const post = async (path: string, body: string, type: string, secrets: string[], attempt = 1): Promise<string> => {
+  const post = async (path: string, body: string, type: string, secrets: Secrets, attempt = 1): Promise<string> => {
     let response: Response;
     let text: string;
     try {
@@ -269,7 +275,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     throw new OAuthResponseError(status, fields as never);
   };
 
-  const tokenRequest = async (body: Record<string, string>, secrets: string[], previous?: string, attempt?: number): Promise<Tokens> => {
+  const tokenRequest = async (body: Record<string, string>, secrets: Secrets, previous?: string, attempt?: number): Promise<Tokens> => {
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
     // A refresh that did not rotate keeps `previous`.
     return {
