@@ -145,7 +145,7 @@ export interface TokenManager {
  * Records stay inside the manager's closure: no method, event or error returns or carries one (the
  * manager hands out the access token string alone, and copies what it tells into new objects).
  */
-interface Tokens {
+interface TokenRecord {
   readonly access_token: string;
   readonly refresh_token: string;
   readonly token_type: string;
@@ -208,14 +208,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   // Storage keys and the lock names are scoped by tenant origin and client.
   const key = "tenant-integration:" + new URL(base).origin + ":" + clientId + ":";
   /** Takes, if free, the marker lock saying that record `t` was rotated away (named by its id). */
-  const mark = <T>(t: Tokens, task: (lock?: unknown) => T) => locks!.request(key + "rotated:" + t.id, { ifAvailable: true }, task);
+  const mark = <T>(t: TokenRecord, task: (lock?: unknown) => T) => locks!.request(key + "rotated:" + t.id, { ifAvailable: true }, task);
   const TOKENS = key + "tokens";
   const PENDING = key + "pending";
 
-  let current: Tokens | undefined;
+  let current: TokenRecord | undefined;
   // The access token an API refused (onUnauthorized): not handed out again.
   let rejected: string | undefined;
-  let unsaved: Tokens | undefined;
+  let unsaved: TokenRecord | undefined;
   let inflight: Promise<string> | undefined;
   // Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens.
   let generation = 0;
@@ -275,7 +275,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     throw new OAuthResponseError(status, fields as never);
   };
 
-  const tokenRequest = async (body: Record<string, string>, secrets: Secrets, previous?: string, attempt?: number): Promise<Tokens> => {
+  const tokenRequest = async (body: Record<string, string>, secrets: Secrets, previous?: string, attempt?: number): Promise<TokenRecord> => {
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
     // A refresh that did not rotate keeps `previous`.
     return {
@@ -286,7 +286,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   /** Persists, and only then makes the tokens current; returns what can be told about them. */
-  const commit = async (t: Tokens): Promise<SessionInfo> => {
+  const commit = async (t: TokenRecord): Promise<SessionInfo> => {
     // Kept in memory only to retry the write on the next call; never handed out before it succeeds.
     unsaved = t;
     await store(() => storage.set(TOKENS, JSON.stringify(t)));
@@ -295,7 +295,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return { expiresAt: t.received_at + t.expires_in * 1000, scope: t.scope };
   };
 
-  const load = async (): Promise<Tokens | undefined> => {
+  const load = async (): Promise<TokenRecord | undefined> => {
     const record = parseJson(await store(() => storage.get(TOKENS))) as { received_at: number; id: string };
     try {
       // An absent or unreadable record is no session.
@@ -304,13 +304,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return undefined;
   };
 
-  const fresh = (t: Tokens): boolean => {
+  const fresh = (t: TokenRecord): boolean => {
     const age = now() - t.received_at;
     const lifetime = t.expires_in * 1000;
     return age >= 0 && age < lifetime - Math.min(refreshLeewayMs, lifetime / 2);
   };
 
-  const refresh = async (stored: Tokens, again?: boolean): Promise<string> => {
+  const refresh = async (stored: TokenRecord, again?: boolean): Promise<string> => {
     const gen = generation;
     const { access_token, refresh_token } = stored;
     for (let attempt = 1; ; attempt++) {
