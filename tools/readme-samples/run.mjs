@@ -47,7 +47,16 @@ export async function runProgram({ dir, name, source, env = {}, clockOffsetMs = 
   child.stdout.setEncoding("utf8").on("data", (chunk) => {
     stdout += chunk;
     const url = AUTHORIZE_URL.exec(stdout)?.[0];
-    if (url && !opened) opened = Promise.resolve(openAuthorizeUrl ? openAuthorizeUrl(url) : undefined).then(() => null, (error) => error);
+    if (url && !opened) {
+      opened = Promise.resolve(openAuthorizeUrl?.(url)).then(
+        () => null,
+        (error) => {
+          // The program would wait for a callback that never comes: stop it, and report why.
+          child.kill();
+          return error;
+        },
+      );
+    }
   });
   const code = await new Promise((resolve, reject) => child.on("close", resolve).on("error", reject));
   const failure = await opened;
