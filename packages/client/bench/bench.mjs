@@ -111,6 +111,9 @@ console.log("Browser bundle (esbuild, minified, gzip -9)");
 console.log(`  client + openapi-fetch               : ${kb(clientOnly.min)} min, ${kb(clientOnly.gz)} gzipped`);
 if (withTokenManager) {
   console.log(`  client + token manager + openapi-fetch: ${kb(kit.min)} min, ${kb(kit.gz)} gzipped   goal <= 6 kB   ${kit.gz <= 6 * 1024 ? "met" : "NOT met"}`);
+  // The floor under that goal: with no client at all, what is left is all the room a client has.
+  const floor = await size(`export { default } from "openapi-fetch";\nexport * from "@tenant-integration/token-manager";`);
+  console.log(`  token manager + openapi-fetch, no client: ${kb(floor.gz)} gzipped, leaving ${kb(Math.max(0, 6 * 1024 - floor.gz))} of the goal for the client (it takes ${kb(kit.gz - floor.gz)})`);
 } else {
   console.log("  @tenant-integration/token-manager has no dist/ yet: the kit figure above is client + openapi-fetch only");
   console.log(`  goal for the whole kit <= 6 kB; client + openapi-fetch alone is ${kb(clientOnly.gz)} (${clientOnly.gz <= 6 * 1024 ? "within" : "over"} it)`);
