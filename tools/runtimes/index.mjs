@@ -42,11 +42,11 @@ export function findRuntimes() {
   const found = [];
   const missing = [];
   const candidates = [
-    { name: "node20", command: process.env.NODE20_PATH ?? process.execPath, versionArgs: ["--version"], expect: /^v20\./, run: (s) => [s] },
-    { name: "node24", command: process.env.NODE24_PATH ?? installed.node24, versionArgs: ["--version"], expect: /^v24\./, run: (s) => [s] },
-    { name: "bun", command: process.env.BUN_PATH ?? installed.bun, versionArgs: ["--version"], expect: /^\d/, run: (s) => ["run", s] },
-    { name: "deno", command: process.env.DENO_PATH ?? installed.deno, versionArgs: ["--version"], expect: /^deno /, run: (s) => ["run", "--allow-net", "--allow-env", "--allow-read", s] },
-    { name: "workerd", command: process.env.WORKERD_PATH ?? installed.workerd, versionArgs: ["--version"], expect: /^workerd /, run: (c) => ["serve", c] },
+    { name: "node20", command: process.env.NODE20_PATH || process.execPath, versionArgs: ["--version"], expect: /^v20\./, run: (s) => [s] },
+    { name: "node24", command: process.env.NODE24_PATH || installed.node24, versionArgs: ["--version"], expect: /^v24\./, run: (s) => [s] },
+    { name: "bun", command: process.env.BUN_PATH || installed.bun, versionArgs: ["--version"], expect: /^\d/, run: (s) => ["run", s] },
+    { name: "deno", command: process.env.DENO_PATH || installed.deno, versionArgs: ["--version"], expect: /^deno /, run: (s) => ["run", "--allow-net", "--allow-env", "--allow-read", s] },
+    { name: "workerd", command: process.env.WORKERD_PATH || installed.workerd, versionArgs: ["--version"], expect: /^workerd /, run: (c) => ["serve", c] },
   ];
   for (const c of candidates) {
     if (!existsSync(c.command)) {
