@@ -326,6 +326,33 @@ describe("several tabs or managers sharing one storage", () => {
     expect(server.refreshes).toBe(1);
   });
 
+  it("make one refresh through the lock the storage carries, when no lock option is given", async () => {
+    const names: string[] = [];
+    const shared = processLock();
+    const storage: TokenStorage = {
+      ...memoryStorage(),
+      lock: (name, task) => (names.push(name), shared(name, task)),
+    };
+    const server = tokenServer();
+    const managers = Array.from({ length: 3 }, () => setup({ storage }, server));
+    await signIn(managers[0]!.tm);
+    for (const m of managers) m.clock.advance(900_000);
+    const results = await Promise.all(managers.map((m) => m.tm.getAccessToken()));
+    expect(new Set(results)).toEqual(new Set(["at_2"]));
+    expect(server.refreshes).toBe(1);
+    expect(names).toEqual(Array(3).fill(`tenant-integration:${BASE}:${CLIENT_ID}:lock`));
+  });
+
+  it("prefer the lock option over the storage's own lock", async () => {
+    const used: string[] = [];
+    const storage: TokenStorage = { ...memoryStorage(), lock: (_n, task) => (used.push("storage"), task()) };
+    const h = setup({ storage, lock: (_n, task) => (used.push("option"), task()) });
+    await signIn(h.tm);
+    h.clock.advance(900_000);
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(used).toEqual(["option"]);
+  });
+
   it("make one refresh through Web Locks", async () => {
     // A LockManager that queues requests per name, like navigator.locks.
     const tails = new Map<string, Promise<unknown>>();

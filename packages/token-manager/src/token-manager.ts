@@ -40,7 +40,7 @@ export interface TokenManagerOptions {
   now?: () => number;
   /** A `crypto.getRandomValues`-shaped random source (default WebCrypto). */
   random?: RandomSource;
-  /** The lock around a refresh (default: Web Locks when `navigator.locks` exists, else an in-process lock). */
+  /** The lock around a refresh (default: the storage's own `lock`, else Web Locks when `navigator.locks` exists, else an in-process lock). */
   lock?: Lock;
   /** The bounded wait for the Web Lock before it is stolen, in milliseconds (default 20 000). */
   lockTimeoutMs?: number;
@@ -202,9 +202,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const redirectTo = redirectTarget(redirectUri);
   need(isString(clientId) && clientId, "clientId");
   need(Array.isArray(scopes) && scopes.length && scopes.every((s) => SCOPE_TOKEN.test(s)), "scopes");
-  // With a custom lock, no Web Locks: neither the refresh lock nor the rotation markers.
-  const locks = options.lock ? undefined : (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
-  const lock = options.lock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock()));
+  // The lock option wins, then the storage's own lock (file, Redis). With either, no Web Locks:
+  // neither the refresh lock nor the rotation markers.
+  const ownLock = options.lock ?? storage.lock;
+  const locks = ownLock ? undefined : (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
+  const lock = ownLock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock()));
   // Storage keys and the lock names are scoped by tenant origin and client.
   const key = "tenant-integration:" + new URL(base).origin + ":" + clientId + ":";
   /** Takes, if free, the marker lock saying that record `t` was rotated away (named by its id). */

@@ -1,3 +1,5 @@
+import type { Lock } from "../lock.js";
+
 /**
  * The storage interface: three async methods over string keys and string values. The manager stores
  * one JSON record per key (the tokens, and the pending sign-in), so a store needs no schema.
@@ -15,6 +17,14 @@
  * @see RFC 6749 §10.3, §10.4 (tokens kept confidential)
  */
 export interface TokenStorage {
+  /**
+   * The lock that coordinates refreshes among everyone sharing this storage (a lock file beside a
+   * token file, a Redis lease). `createTokenManager` uses it unless its `lock` option is given, so a
+   * storage shared across processes or machines brings the lock that makes one refresh out of many.
+   *
+   * @see RFC 9700 §4.14.2 (refresh token rotation)
+   */
+  readonly lock?: Lock;
   /** Reads a value; `null` or `undefined` when absent. */
   get(key: string): Promise<string | null | undefined>;
   /** Writes a value. Must resolve only once the value is durable (the manager awaits it). */
