@@ -7,8 +7,8 @@
 // Source maps come along, so a CommonJS user's stack traces and "go to definition" land in the
 // shipped `src/*.ts` just as an ESM user's do: each .js.map is composed with the transform (esbuild
 // reads an inline input map), each .d.ts.map is copied, and in both the `sources` are rewritten for
-// the deeper folder. A file whose map tsc did not write gets no `sourceMappingURL` comment, so no
-// shipped file ever points at a map that is not there.
+// the deeper folder. A file without a map (or with one that maps nothing, as for a type-only module)
+// gets no `sourceMappingURL` comment, so no shipped file points at a map that is not there.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { transform } from "esbuild";
@@ -54,7 +54,9 @@ for (const file of files(dist)) {
   const target = join(out, rel);
   if (file.endsWith(".js")) {
     const source = readFileSync(file, "utf8");
-    const input = linkedMap(file, source);
+    // A type-only module's map maps nothing (esbuild would then ignore it): ship no map for it.
+    const linked = linkedMap(file, source);
+    const input = linked?.map.mappings ? linked : undefined;
     // esbuild composes an inline input map with its own, so the result maps CJS lines to the .ts.
     const inlined = input
       ? source.replace(mapComment, `//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(input.map)).toString("base64")}`)
@@ -70,6 +72,8 @@ for (const file of files(dist)) {
     if (input) {
       // esbuild names the sources relative to the input map's folder (dist/…): rebase them onto dist/cjs/….
       const composed = relocate(JSON.parse(map), dirname(input.path), dirname(target));
+      const lost = composed.sources.filter((source) => !existsSync(resolve(dirname(target), source)));
+      if (lost.length > 0) throw new Error(`${rel}: the CommonJS source map names missing sources: ${lost.join(", ")}`);
       writeFileSync(`${target}.map`, JSON.stringify({ ...composed, file: basename(target) }));
       writeFileSync(target, `${code.trimEnd()}\n//# sourceMappingURL=${basename(target)}.map\n`);
     } else {

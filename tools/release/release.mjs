@@ -1,13 +1,20 @@
 #!/usr/bin/env node
 // `pnpm release [--dry-run]`: builds every package, then publishes the public ones with changesets
 // (npm provenance on). With --dry-run it builds and packs and lists exactly what would be
-// published — every package, version and file — and publishes nothing.
+// published — every package, version and file — checks each package is ready (see below), and
+// publishes nothing.
+//
+// Why the metadata is checked here rather than left to npm: `npm publish --dry-run --provenance`
+// (npm 11) neither attests nor contacts the registry, so it accepts a package without `repository`
+// that the real publish rejects with E422 ("repository.url" is ""). Provenance needs the CI's OIDC
+// token, which only the release workflow has; the dry run checks what the registry will compare.
 import { execFileSync, spawnSync } from "node:child_process";
-import { readFileSync, readdirSync, existsSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { publishedPackages, publishProblems, root } from "../packaging/published.mjs";
+import { rehearseVersion } from "./rehearse-version.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const dryRun = process.argv.includes("--dry-run");
 
 function run(title, command, args, options = {}) {
@@ -19,33 +26,55 @@ function run(title, command, args, options = {}) {
   }
 }
 
-/** Every workspace package folder that would be published (not private). */
-export function publicPackages() {
-  const folders = ["spec", ...["packages"].flatMap((d) => readdirSync(join(root, d)).map((name) => join(d, name)))];
-  return folders
-    .filter((dir) => existsSync(join(root, dir, "package.json")))
-    .map((dir) => ({ dir, manifest: JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")) }))
-    .filter(({ manifest }) => !manifest.private);
-}
-
 run("Build every package", "pnpm", ["turbo", "run", "build"]);
+
+const failures = [];
+for (const { dir, manifest } of publishedPackages()) {
+  for (const problem of publishProblems(dir, manifest)) failures.push(`${manifest.name} (${dir}): ${problem}`);
+}
+if (failures.length > 0) {
+  console.error(`\n✖ Not ready to publish:\n${failures.map((f) => `  ${f}`).join("\n")}`);
+  process.exit(1);
+}
 
 if (dryRun) {
   console.log("\n▶ Pending version bumps (changesets)");
   spawnSync("pnpm", ["changeset", "status", "--verbose"], { cwd: root, stdio: "inherit" });
 
-  console.log("\n▶ What would be published (pnpm pack --dry-run)");
-  let total = 0;
-  for (const { dir, manifest } of publicPackages()) {
-    const out = execFileSync("pnpm", ["pack", "--dry-run", "--json"], { cwd: join(root, dir), encoding: "utf8" });
-    const packed = JSON.parse(out.slice(out.indexOf("{")));
-    const access = manifest.publishConfig?.access ?? "(no publishConfig.access)";
-    const provenance = manifest.publishConfig?.provenance ? "provenance" : "no provenance";
-    console.log(`\n${packed.name}@${packed.version}  (${relative(root, join(root, dir))}, ${access}, ${provenance})`);
-    for (const file of packed.files) console.log(`  ${file.path}`);
-    total += 1;
+  console.log("\n▶ What would be published (pnpm pack, then npm publish --dry-run --provenance on the tarball)");
+  const packs = mkdtempSync(join(tmpdir(), "release-dry-run-"));
+  try {
+    let total = 0;
+    for (const { dir, manifest } of publishedPackages()) {
+      const before = new Set(readdirSync(packs));
+      const out = execFileSync("pnpm", ["pack", "--json", "--pack-destination", packs], { cwd: join(root, dir), encoding: "utf8" });
+      const packed = JSON.parse(out.slice(out.indexOf("{")));
+      const tarball = readdirSync(packs).find((file) => !before.has(file));
+      console.log(`\n${packed.name}@${packed.version}  (${dir}, repository ${manifest.repository.url} ${manifest.repository.directory})`);
+      for (const file of packed.files) console.log(`  ${file.path}`);
+      // What npm itself makes of the tarball (access, tag, files); it publishes nothing with --dry-run.
+      const npm = spawnSync("npm", ["publish", join(packs, tarball), "--dry-run", "--provenance", "--loglevel=warn"], { cwd: packs, encoding: "utf8" });
+      if (npm.status !== 0) failures.push(`${packed.name}: npm publish --dry-run failed:\n${npm.stdout}${npm.stderr}`);
+      else console.log(`  npm: ${npm.stdout.trim().split("\n").at(-1)}`);
+      total += 1;
+    }
+    console.log(`\n${total} packages would be published.`);
+  } finally {
+    rmSync(packs, { recursive: true, force: true });
   }
-  console.log(`\n${total} packages would be published. Nothing was published (--dry-run).`);
+
+  console.log("\n▶ Rehearsal of `changeset version` in a temporary copy (CHANGELOG.md written and packed)");
+  for (const { name, version, changelogWritten, packed } of rehearseVersion()) {
+    const shipped = ["CHANGELOG.md", "LICENSE", "README.md"].filter((file) => packed.includes(file));
+    console.log(`  ${name}@${version}: CHANGELOG.md ${changelogWritten ? "written" : "NOT written"}; tarball has ${shipped.join(", ") || "none of them"}`);
+    if (!changelogWritten || shipped.length !== 3) failures.push(`${name}: after changeset version, the tarball must carry CHANGELOG.md, LICENSE and README.md`);
+  }
+
+  if (failures.length > 0) {
+    console.error(`\n✖ Release dry run failed:\n${failures.map((f) => `  ${f}`).join("\n")}`);
+    process.exit(1);
+  }
+  console.log("\nNothing was published (--dry-run).");
   process.exit(0);
 }
 
