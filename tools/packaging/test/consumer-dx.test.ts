@@ -1,0 +1,48 @@
+// A consumer project that uses the kit the way the issue-14 review did (packed tarballs, npm, its
+// own vitest suite under `tsc --strict`), fixture in fixtures/consumer-dx/:
+//   (a) `createSandbox().fetch` and `typeof fetch` passed to the client and the token manager, no adapter;
+//   (b) `@tenant-integration/sandbox/testing` for refresh, 403 and revoke tests;
+//   (c) `createQueryHooks(client)` from openapi-react-query, no cast;
+//   (d) a declared `TenantUser` field read as `string` (module augmentation of the client).
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, inject, it } from "vitest";
+import { consumerProject, run, typescript } from "./support/consumer.js";
+
+// Pinned like the workspace catalog; all install on Node 20 with engine-strict.
+const devDependencies = {
+  ...typescript,
+  vitest: "4.1.12",
+  "openapi-react-query": "0.5.4",
+  "@tanstack/react-query": "5.108.0",
+  react: "19.3.1",
+  "@types/react": "19.3.0",
+};
+
+const fixture = ["tsconfig.json", "src/wiring.ts", "src/tenant-user.ts", "src/query-hooks.ts", "test/integration.test.ts"];
+
+// BRANCH GUARD (i14-packaging only): the sandbox's `./testing` entry, the fetch-shaped options and
+// TenantUser come from the i14-testing and i14-client branches. Until they are merged, this file
+// says why it does not run; remove the guard (run unconditionally) after the merge.
+const sandbox = inject("packed")["@tenant-integration/sandbox"];
+const exportsMap = sandbox ? (JSON.parse(readFileSync(join(sandbox.unpacked, "package.json"), "utf8")).exports ?? {}) : {};
+const hasTestingEntry = "./testing" in exportsMap;
+if (!hasTestingEntry) {
+  console.warn("consumer-dx: skipped: the packed @tenant-integration/sandbox has no ./testing export yet (merge i14-testing and i14-client).");
+}
+
+describe.runIf(hasTestingEntry)("a consumer project written from the READMEs (consumer-dx)", () => {
+  it("compiles under tsc --strict and passes its own vitest suite", () => {
+    const dir = consumerProject("consumer-dx", {
+      files: Object.fromEntries(fixture.map((file) => [file, `consumer-dx/${file}`])),
+      type: "module",
+      devDependencies,
+    });
+    const compiled = run(dir, join(dir, "node_modules", ".bin", "tsc"), ["-p", "."]);
+    expect(compiled.output).toBe("");
+    expect(compiled.status).toBe(0);
+    const tested = run(dir, join(dir, "node_modules", ".bin", "vitest"), ["run", "--reporter=verbose"], 120_000);
+    expect(tested.output).toMatch(/Tests\s+6 passed \(6\)/);
+    expect(tested.status).toBe(0);
+  }, 300_000);
+});
