@@ -22,6 +22,12 @@ describe("the published packages", () => {
     expect(published.map(({ dir }) => dir)).not.toContain("tools/packaging");
   });
 
+  it("are devDependencies of this package, so turbo builds each before its tarball is packed and checked", () => {
+    const own = JSON.parse(readFileSync(join(root, "tools", "packaging", "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+    const missing = published.map(({ manifest }) => manifest.name).filter((name) => own.devDependencies[name] !== "workspace:*");
+    expect(missing, "add them to tools/packaging/package.json as workspace:*").toEqual([]);
+  });
+
   it("has an MIT LICENSE at the root of the repository", () => {
     expect(readFileSync(join(root, "LICENSE"), "utf8")).toMatch(/^MIT License\n/);
   });
