@@ -1,6 +1,7 @@
 // What is inside each tarball, file by file: the LICENSE, the metadata, source maps that resolve,
 // and READMEs that speak to the package's user (every file they name is in the tarball, every
 // other reference is an absolute URL).
+import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, posix } from "node:path";
 import { describe, expect, inject, it } from "vitest";
@@ -68,6 +69,24 @@ describe.each(Object.entries(packed))("the tarball of %s", (name, { dir, unpacke
     expect(has("README.md")).toBe(true);
     expect(contributorCommands(read("README.md"))).toEqual([]);
     expect(has("CONTRIBUTING.md")).toBe(false);
+  });
+});
+
+describe("the CommonJS source maps", () => {
+  // Regression guard for tools/build/cjs.mjs: the CommonJS maps are tsc's composed with the esbuild
+  // transform, so a line of dist/cjs/*.js must land on the .ts line that did it, not merely on a file.
+  it("lead a require() user's stack trace to the line of the shipped src/*.ts that threw", () => {
+    const { unpacked } = inject("packed")["@tenant-integration/token-manager"]!;
+    const script = `require("./dist/cjs/index.js").deriveCodeChallenge("not a verifier").catch((e) => console.log(e.stack))`;
+    const { stdout, stderr } = spawnSync(process.execPath, ["--enable-source-maps", "-e", script], { cwd: unpacked, encoding: "utf8" });
+    // Each frame in src/ (`…/src/errors.ts:172:9`), read back as the source line it names.
+    const frames = [...stdout.matchAll(/\/src\/([\w/-]+\.ts):(\d+):\d+/g)].map(([, file, line]) => {
+      const lines = readFileSync(join(unpacked, "src", file!), "utf8").split("\n");
+      return lines[Number(line) - 1];
+    });
+    expect(frames.length, stdout + stderr).toBeGreaterThanOrEqual(2);
+    expect(frames[0]).toMatch(/throw new TokenManagerError/);
+    expect(frames[1]).toMatch(/fail\("INVALID_VERIFIER"\)/);
   });
 });
 
