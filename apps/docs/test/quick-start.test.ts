@@ -34,6 +34,13 @@ describe("the quick start", () => {
     expect(typecheck(name, snippet!)).toBe("");
   });
 
+  it("says that its http URL is the local sandbox's, and that the service is https only", () => {
+    const guide = section("Quick start");
+    expect(guide).toMatch(/sandbox serves plain `http` on the\s+loopback interface only/);
+    expect(guide).toMatch(/`https:\/\/<tenant_host>` \(the contract's one server is https only\)/);
+    for (const snippet of codeBlocks(guide, "ts")) expect(snippet).toContain('"http://127.0.0.1:4020"; // the local sandbox; a real tenant: https://<tenant_host>');
+  });
+
   it("starts the sandbox with the clients the snippets use", () => {
     const [command] = codeBlocks(section("Quick start"), "sh");
     expect(command).toContain("tenant-sandbox --port 4020");
