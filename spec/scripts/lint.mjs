@@ -1,12 +1,14 @@
 #!/usr/bin/env node
-// Validates the contract: Redocly lint on the multi-file root, Spectral (OWASP) on the bundle, and
+// Validates the contract: Redocly lint on the multi-file root, the contract's own rules
+// (scripts/contract-rules.mjs) and Spectral (OWASP) on the bundle, and
 // a breaking-change check with optic against the contract of the last release. Each step prints
 // its own findings; the first failing step stops the run with exit code 1.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkBreakingChanges } from "./breaking-changes.mjs";
+import { checkContractRules } from "./contract-rules.mjs";
 
 const specDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name) => join(specDir, "node_modules", ".bin", name);
@@ -26,6 +28,15 @@ if (!existsSync(join(specDir, "dist", "openapi.yaml"))) {
   console.error("dist/openapi.yaml is missing: run `pnpm --filter @tenant-integration/openapi bundle` (turbo's lint runs build first).");
   process.exit(1);
 }
+console.log("\n▶ The contract's own rules (scripts/contract-rules.mjs)");
+const violations = checkContractRules(JSON.parse(readFileSync(join(specDir, "dist", "openapi.json"), "utf8")));
+if (violations.length > 0) {
+  console.error(violations.map((v) => `  ✖ ${v}`).join("\n"));
+  console.error("\n✖ The contract's own rules failed.");
+  process.exit(1);
+}
+console.log("✔ The contract's own rules");
+
 step("Spectral with the OWASP ruleset, warnings included", bin("spectral"), ["lint", "dist/openapi.yaml", "--fail-severity=warn"]);
 
 console.log("\n▶ Breaking changes against the last release (optic)");

@@ -1,4 +1,4 @@
-// The facts of the service description (../shared/service-description.md), asserted on the bundle
+// The facts of the service description (the only document of the service), asserted on the bundle
 // that every tool and package reads. A change to the contract that drops one of them fails here.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -62,8 +62,9 @@ describe("the contract states every fact of the service description", () => {
     }
   });
 
-  it.each(SCOPES)("lists the scope %s with a description", (scope) => {
-    expect(scheme.flows.authorizationCode.scopes[scope]).toMatch(/\S/);
+  it.each(SCOPES)("describes the scope %s by its area and access only", (scope) => {
+    const [area, access] = scope.split(":");
+    expect(scheme.flows.authorizationCode.scopes[scope]).toBe(`${area!.replace(/-/g, " ")} area: ${access}`);
   });
 
   it("lists exactly the 37 scopes and no other", () => {
@@ -110,6 +111,7 @@ describe("the contract states every fact of the service description", () => {
     }
     expect(param("scope").required).toBe(false);
     expect(param("scope")["x-assumption"]).toMatch(/not shown/);
+    expect(param("redirect_uri").description).toMatch(/exactly match/);
     expect(new RegExp(param("code_challenge").schema.pattern).test("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")).toBe(true);
   });
 
@@ -130,10 +132,46 @@ describe("the contract states every fact of the service description", () => {
     expect(schemas.AuthorizationCodeGrantRequest.required.sort()).toEqual(
       ["client_id", "code", "code_verifier", "grant_type", "redirect_uri"],
     );
+    expect(schemas.AuthorizationCodeGrantRequest["x-assumption"]).toMatch(/RFC 6749 §4\.1\.3.*RFC 7636 §4\.5/s);
     for (const grant of [schemas.AuthorizationCodeGrantRequest, schemas.RefreshTokenGrantRequest]) {
       expect(Object.keys(grant.properties)).not.toContain("client_secret");
     }
     expect(schemas.RefreshTokenGrantRequest["x-assumption"]).toMatch(/RFC 6749 §6/);
+  });
+
+  it("does not require client_id on refresh or revocation (RFC 6749 §3.2.1 makes it a MAY there)", () => {
+    expect(schemas.RefreshTokenGrantRequest.required).not.toContain("client_id");
+    expect(schemas.RevocationRequest.required).not.toContain("client_id");
+    expect(schemas.RefreshTokenGrantRequest.properties.client_id).toBeDefined();
+    expect(schemas.RefreshTokenGrantRequest["x-assumption"]).toMatch(/RFC 6749 §3\.2\.1/);
+  });
+
+  it("accepts only the 37 scope names in the scope parameter and the refresh request", () => {
+    for (const schema of [deref(param("scope").schema), deref(schemas.RefreshTokenGrantRequest.properties.scope)]) {
+      const pattern = new RegExp(schema.pattern);
+      for (const scope of SCOPES) expect(pattern.test(scope), scope).toBe(true);
+      expect(pattern.test(SCOPES.join(" "))).toBe(true);
+      for (const bad of ["profile:write", "admin:read", "profile:read  tickets:read", " profile:read", "profile:read,tickets:read", ""]) {
+        expect(pattern.test(bad), bad).toBe(false);
+      }
+    }
+  });
+
+  it("answers a code exchange with all four fields, and names that schema per grant", () => {
+    const ok = token.responses["200"];
+    expect(ok["x-response-schema-by-grant-type"]).toEqual({
+      authorization_code: "#/components/schemas/TokenResponse",
+      refresh_token: "#/components/schemas/RefreshTokenResponse",
+    });
+    expect(Object.keys(deref(ok.headers.Pragma).schema)).toContain("const");
+    expect(deref(ok.headers.Pragma).schema.const).toBe("no-cache");
+    expect(deref(ok.headers["Cache-Control"]).schema.const).toBe("no-store");
+  });
+
+  it("states the version fact: the /api/v1 prefix, apart from info.version", () => {
+    expect(contract.info.description).toMatch(/path prefix carries the version of the API: `\/api\/v1`/);
+    expect(contract.info.description).toMatch(/`info\.version` is the version of the contract document/);
+    for (const path of Object.keys(contract.paths).filter((p) => !p.startsWith("/oauth/"))) expect(path).toMatch(/^\/api\/v1\//);
   });
 
   it("states the token response fields, the 15-minute and 30-day lifetimes and rotation", () => {
@@ -167,10 +205,14 @@ describe("the contract states every fact of the service description", () => {
     expect(Object.keys(user.responses).sort()).toEqual(["200", "401", "403"]);
     const forbidden = deref(user.responses["403"]);
     expect(forbidden.description).toMatch(/lacks the scope/);
-    expect(contract["x-scope-rules"]).toEqual({ "missing-scope-status": 403, "any-of-accepted-scopes-suffices": true });
+    // "One of the accepted scopes suffices" is OpenAPI's OR: one requirement object per scope.
+    expect(contract["x-scope-rules"]).toBeUndefined();
+    expect(scheme.description).toMatch(/one security requirement object per accepted scope/);
   });
 
-  it("leaves the user record open: an object with unknown fields", () => {
+  it("leaves the user record open: an object with unknown fields, its example labelled illustrative", () => {
+    expect(contract.components.examples.UserRecord.summary).toMatch(/^Illustrative/);
+    expect(schemas.User.examples).toBeUndefined();
     expect(schemas.User.type).toBe("object");
     expect(schemas.User.additionalProperties).toBe(true);
     expect(schemas.User.properties).toBeUndefined();
@@ -204,6 +246,6 @@ describe("assumptions", () => {
       }
     };
     walk(contract, "#");
-    expect(found.length).toBeGreaterThanOrEqual(15);
+    expect(found.length).toBeGreaterThanOrEqual(30);
   });
 });

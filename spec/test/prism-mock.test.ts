@@ -3,7 +3,7 @@
 // with the violations named). Prism is stopped afterwards, also when a test fails.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPrism, violations, type RunningPrism } from "./support/prism.js";
-import { schemaErrors } from "./support/schema.js";
+import { contract, schemaErrors } from "./support/schema.js";
 
 const CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"; // RFC 7636 Appendix B
 const VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
@@ -45,6 +45,12 @@ describe("GET /oauth/authorize", () => {
     expect(named).toContain("request.query.code_challenge");
   });
 
+  it("rejects a scope name the service does not have, naming the scope parameter", async () => {
+    const res = await fetch(`${prism.url}/oauth/authorize?${authorizeQuery({ scope: "profile:read profile:write" })}`, { redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(violations(res).map((v) => v.location.join("."))).toContain("request.query.scope");
+  });
+
   it("rejects a request without state", async () => {
     const query = authorizeQuery();
     query.delete("state");
@@ -78,6 +84,30 @@ describe("POST /oauth/token", () => {
     expect(schemaErrors("#/components/schemas/RefreshTokenResponse", await res.json())).toEqual([]);
   });
 
+  it("refreshes without client_id, which RFC 6749 §3.2.1 makes optional there", async () => {
+    const res = await fetch(`${prism.url}/oauth/token`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ grant_type: "refresh_token", refresh_token: "rt_tGzv3JOkF0XG5Qx2TlKWIA" }),
+    });
+    expect(violations(res)).toEqual([]);
+    expect(res.status).toBe(200);
+  });
+
+  it("serves a code exchange that matches the schema the contract names for that grant", async () => {
+    const res = await fetch(`${prism.url}/oauth/token`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ grant_type: "authorization_code", client_id: "demo", redirect_uri: "http://127.0.0.1:53682/callback", code: "c", code_verifier: VERIFIER }),
+    });
+    const byGrant = contract.paths["/oauth/token"].post.responses["200"]["x-response-schema-by-grant-type"];
+    expect(schemaErrors(byGrant.authorization_code, await res.json())).toEqual([]);
+    // The refresh shape alone would let a code exchange without refresh_token through; the named one does not.
+    expect(schemaErrors(byGrant.authorization_code, { access_token: "a", token_type: "Bearer", expires_in: 900 })).toEqual([
+      "(root) must have required property 'refresh_token'",
+    ]);
+  });
+
   it("rejects a verifier shorter than 43 characters with an OAuth error body", async () => {
     const res = await fetch(`${prism.url}/oauth/token`, {
       method: "POST",
@@ -99,6 +129,16 @@ describe("POST /oauth/revoke", () => {
     });
     expect(violations(res)).toEqual([]);
     expect(res.status).toBe(200);
+  });
+
+  it("revokes without client_id (RFC 6749 §3.2.1), and rejects a repeated parameter", async () => {
+    const form = { "Content-Type": "application/x-www-form-urlencoded" };
+    const ok = await fetch(`${prism.url}/oauth/revoke`, { method: "POST", headers: form, body: new URLSearchParams({ token: "at_2YotnFZFEjr1zCsicMWpAA" }) });
+    expect(violations(ok)).toEqual([]);
+    expect(ok.status).toBe(200);
+    const repeated = await fetch(`${prism.url}/oauth/revoke`, { method: "POST", headers: json, body: JSON.stringify({ token: "at_x", extra: ["a", "b"] }) });
+    expect(repeated.status).toBe(400);
+    expect(violations(repeated).map((v) => v.location.join("."))).toContain("request.body.extra");
   });
 
   it("rejects a request without the token", async () => {

@@ -2,16 +2,27 @@
 // Builds dist/index.html: the Redoc reference of the bundled contract, with Redoc's scripts inlined
 // (--inlineBundle) so the page renders offline, the kit's theme (template.hbs) and Redoc's footer
 // logo swapped from its CDN to an inline image. Fails when the page would still fetch a remote file.
+//
+// Before Redoc reads it, a copy of the bundle is prepared for readers (scripts/prepare.mjs): every
+// x-assumption is written into the description of the thing it qualifies, so the reference shows
+// it where the operation or field is described, and the guides' `sequence` and `states` blocks
+// become inline SVG diagrams (scripts/diagrams.mjs).
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { prepareForReaders } from "./prepare.mjs";
 
 const docsDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(docsDir, "package.json"));
-const bundle = require.resolve("@tenant-integration/openapi/openapi.yaml");
+const contract = JSON.parse(readFileSync(require.resolve("@tenant-integration/openapi/openapi.json"), "utf8"));
+const work = mkdtempSync(join(tmpdir(), "docs-build-"));
+const bundle = join(work, "openapi.json");
+writeFileSync(bundle, JSON.stringify(prepareForReaders(contract), null, 2));
 const output = join(docsDir, "dist", "index.html");
+mkdirSync(dirname(output), { recursive: true });
 const redocly = join(docsDir, "node_modules", ".bin", "redocly");
 
 const result = spawnSync(
@@ -36,6 +47,7 @@ const result = spawnSync(
     env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" },
   },
 );
+rmSync(work, { recursive: true, force: true });
 // Keep the useful lines, drop the Node 20 deprecation box.
 process.stdout.write(result.stdout.split("\n").filter((line) => !/[║╔╚]/.test(line)).join("\n"));
 if (result.status !== 0) {

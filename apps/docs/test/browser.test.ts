@@ -69,7 +69,7 @@ afterAll(async () => {
 
 describe("the reference in Chromium", () => {
   it("renders the guides with their sidebar sections", async () => {
-    for (const heading of ["Quick start", "Token lifecycle", "Scopes", "Errors", "What the service description leaves open", "Packages"]) {
+    for (const heading of ["Quick start", "Token lifecycle", "Scopes", "Errors", "Using another OAuth library", "What the service description leaves open", "Packages"]) {
       expect(await sidebarLink(heading).count(), heading).toBeGreaterThan(0);
       expect(await guideHeading(heading).count(), heading).toBe(1);
     }

@@ -4,7 +4,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+// @ts-expect-error plain ESM script without types
+import { parseSequence, parseStates } from "../scripts/diagrams.mjs";
 import { assumptionPointers, contract, resolvePointer, scopes, section } from "./support/contract.js";
+
+/** The sources of the fenced diagram blocks (```` ```states <title> ````) of a guide section. */
+const diagramSources = (markdown: string, kind: "sequence" | "states"): string[] =>
+  [...markdown.matchAll(new RegExp("^```" + kind + "[^\\n]*\\n([\\s\\S]*?)^```$", "gm"))].map((match) => match[1] ?? "");
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const REPOSITORY = "https://github.com/tenant-integration/sdk";
@@ -57,15 +63,42 @@ describe("the scopes guide", () => {
 describe("the token lifecycle guide", () => {
   const lifecycle = section("Token lifecycle");
 
-  it("draws every state of section 3 of the service description", () => {
-    const diagram = lifecycle.slice(lifecycle.indexOf("```text"), lifecycle.lastIndexOf("```"));
-    for (const state of ["active", "expired", "revoked", "replaced by a new refresh token"]) expect(diagram).toContain(state);
-    for (const trigger of ["15 minutes", "30 days", "POST /oauth/revoke", "refresh_token grant"]) expect(diagram).toContain(trigger);
+  it("draws every state of section 3 of the service description, as a state diagram and not as ASCII art", () => {
+    const [source] = diagramSources(lifecycle, "states");
+    expect(source).toBeDefined();
+    const groups = parseStates(source!);
+    expect(groups.map((g: { title: string }) => g.title)).toEqual(["access token (15 minutes)", "refresh token (30 days)"]);
+    const moves = groups.flatMap((g: { transitions: { to: string; text: string }[] }) => g.transitions.map((t) => `${t.to}: ${t.text}`));
+    expect(moves).toEqual(["expired: 15 minutes pass", "revoked: POST /oauth/revoke", "expired: 30 days pass", "replaced by a new refresh token: refresh_token grant rotates it"]);
+    expect(lifecycle).not.toMatch(/```text/);
+  });
+
+  it("copies the description's table of section 3 as it stands: no assumed outcome in it", () => {
+    const rows = lifecycle.split("\n").filter((line) => /^\| (access|refresh) \|/.test(line));
+    expect(rows).toHaveLength(4);
+    expect(rows.join("\n")).not.toMatch(/invalid_token|invalid_grant|401/);
+    expect(rows[2]).toMatch(/\| none \|$/);
+  });
+});
+
+describe("the sign-in guide", () => {
+  it("draws the sequence between browser, integration and tenant, every step a message between them", () => {
+    const [source] = diagramSources(section("Sign-in in five steps"), "sequence");
+    const { participants, messages } = parseSequence(source!);
+    expect(participants).toEqual(["Browser", "Integration", "Tenant"]);
+    const text = messages.map((m: { text: string }) => m.text).join("\n");
+    for (const step of ["GET /oauth/authorize", "POST /oauth/token", "code_verifier", "state", "Authorization: Bearer"]) expect(text).toContain(step);
   });
 });
 
 describe("the errors guide", () => {
   const errors = section("Errors");
+
+  it("marks every row the description does not state as assumed, with the RFC", () => {
+    const rows = errors.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith("| when") && !line.startsWith("|---"));
+    expect(rows.length).toBeGreaterThanOrEqual(7);
+    for (const row of rows) expect(row, row).toMatch(/\| (description §7|assumed \(RFC \d+ §[^|]*) \|/);
+  });
 
   it.each([
     ["a missing scope", "403 Forbidden"],

@@ -1,8 +1,7 @@
 // The quick-start snippets of the guides are compiled against the built token manager and client,
 // so a renamed export or option breaks `pnpm test` instead of a reader's first hour; the Node
 // snippet also runs against a sandbox, as a reader would run it.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,30 +10,10 @@ import { approveInBrowser, programDirectory, runProgram, toJavaScript } from "@t
 import { DEMO_USER, startSandbox } from "@tenant-integration/sandbox";
 import { describe, expect, it } from "vitest";
 import { codeBlocks, section } from "./support/contract.js";
+import { typecheckSnippet } from "./support/typecheck.js";
 
 const docsDir = join(dirname(fileURLToPath(import.meta.url)), "..");
-const outDir = join(docsDir, "test-results", "quick-start");
-const tsc = join(docsDir, "node_modules", ".bin", "tsc");
-
-function typecheck(name: string, source: string): string {
-  rmSync(join(outDir, name), { recursive: true, force: true });
-  mkdirSync(join(outDir, name), { recursive: true });
-  writeFileSync(join(outDir, name, "snippet.ts"), source);
-  writeFileSync(
-    join(outDir, name, "tsconfig.json"),
-    JSON.stringify({
-      extends: "../../../../../tsconfig.base.json",
-      compilerOptions: { noEmit: true, types: ["node"], lib: ["ES2022", "DOM", "DOM.Iterable"] },
-      files: ["snippet.ts"],
-    }),
-  );
-  try {
-    execFileSync(tsc, ["-p", join(outDir, name, "tsconfig.json")], { encoding: "utf8", stdio: "pipe" });
-    return "";
-  } catch (error) {
-    return String((error as { stdout?: string }).stdout ?? error);
-  }
-}
+const typecheck = (name: string, source: string): string => typecheckSnippet("quick-start", name, source);
 
 /** The first TypeScript block under the quick start's heading `### <heading>`. */
 function snippetUnder(heading: string): string {
@@ -53,6 +32,13 @@ describe("the quick start", () => {
     expect(snippet).toContain("createTokenManager(");
     expect(snippet).toContain('client.GET("/api/v1/auth/user")');
     expect(typecheck(name, snippet!)).toBe("");
+  });
+
+  it("says that its http URL is the local sandbox's, and that the service is https only", () => {
+    const guide = section("Quick start");
+    expect(guide).toMatch(/sandbox serves plain `http` on the\s+loopback interface only/);
+    expect(guide).toMatch(/`https:\/\/<tenant_host>` \(the contract's one server is https only\)/);
+    for (const snippet of codeBlocks(guide, "ts")) expect(snippet).toContain('"http://127.0.0.1:4020"; // the local sandbox; a real tenant: https://<tenant_host>');
   });
 
   it("starts the sandbox with the clients the snippets use", () => {

@@ -6,14 +6,15 @@ import { parseArgs } from "node:util";
 export const HELP = `tenant: sign in to a Tenant Integration Service tenant from the command line
 
 Usage:
-  tenant login  [--tenant URL] [--client-id ID] [--scopes "profile:read ..."] [--no-open] [--timeout SECONDS]
+  tenant login  [--tenant URL] [--client-id ID] [--scopes "profile:read ..."] [--port N] [--no-open] [--timeout SECONDS]
   tenant whoami [--tenant URL] [--client-id ID] [--json]
   tenant logout [--tenant URL] [--client-id ID]
 
 Commands:
   login    Signs in in your browser (OAuth 2.0 Authorization Code + PKCE) and stores the tokens.
-           The browser returns to http://127.0.0.1:<random port>/callback (RFC 8252 §7.3): register
-           http://127.0.0.1/callback for a native client (tenant-sandbox: --client id=cli,redirect=http://127.0.0.1/callback,native).
+           The browser returns to http://127.0.0.1:<port>/callback, port 53682 unless --port says
+           otherwise. The tenant matches redirect URIs exactly: register that URI, port included
+           (tenant-sandbox: --client id=cli,redirect=http://127.0.0.1:53682/callback).
   whoami   Prints the signed-in user, refreshing the access token when it has expired.
   logout   Revokes the token at the tenant and removes the stored tokens.
 
@@ -21,6 +22,7 @@ Options:
   --tenant URL         the tenant (default: $TENANT_URL, else the tenant of the last login, else http://127.0.0.1:4020)
   --client-id ID       the OAuth client (default: $TENANT_CLIENT_ID, else the client of the last login, else cli)
   --scopes "A B"       scopes to ask for at login, space-separated (default "profile:read")
+  --port N             login: the loopback port of the registered redirect URI (default: $TENANT_REDIRECT_PORT, else 53682)
   --no-open            print the sign-in URL instead of opening the browser
   --timeout SECONDS    how long login waits for the browser (default 300)
   --json               whoami: print the user as JSON
@@ -44,6 +46,8 @@ export type Command =
       tenant?: string;
       clientId?: string;
       scopes: string[];
+      /** The loopback port of the registered redirect URI (login only). */
+      port?: number;
       open: boolean;
       timeoutSeconds: number;
       json: boolean;
@@ -66,6 +70,7 @@ export function parseCommand(argv: readonly string[]): Command {
         tenant: { type: "string" },
         "client-id": { type: "string" },
         scopes: { type: "string" },
+        port: { type: "string" },
         "no-open": { type: "boolean" },
         timeout: { type: "string" },
         json: { type: "boolean" },
@@ -80,7 +85,7 @@ export function parseCommand(argv: readonly string[]): Command {
   const [name, ...rest] = positionals;
   if (name !== "login" && name !== "whoami" && name !== "logout") throw new UsageError(`unknown command "${name}" (commands: login, whoami, logout)`);
   if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
-  const loginOnly = (["scopes", "no-open", "timeout"] as const).filter((flag) => values[flag] !== undefined);
+  const loginOnly = (["scopes", "port", "no-open", "timeout"] as const).filter((flag) => values[flag] !== undefined);
   if (name !== "login" && loginOnly.length > 0) throw new UsageError(`--${loginOnly[0]} is an option of login only`);
   if (name !== "whoami" && values.json !== undefined) throw new UsageError("--json is an option of whoami only");
 
@@ -90,14 +95,28 @@ export function parseCommand(argv: readonly string[]): Command {
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new UsageError("--timeout must be a positive number of seconds");
   if (values.tenant !== undefined && !URL.canParse(values.tenant)) throw new UsageError(`--tenant "${values.tenant}" is not a URL`);
   if (values["client-id"] === "") throw new UsageError("--client-id must not be empty");
+  const port = values.port === undefined ? undefined : parsePort(values.port, "--port");
 
   return {
     kind: name,
     ...(values.tenant === undefined ? {} : { tenant: values.tenant }),
     ...(values["client-id"] === undefined ? {} : { clientId: values["client-id"] }),
     scopes,
+    ...(port === undefined ? {} : { port }),
     open: values["no-open"] !== true,
     timeoutSeconds,
     json: values.json === true,
   };
+}
+
+/**
+ * Reads a TCP port number (1 to 65535) given as `source` (a flag or an environment variable).
+ *
+ * @throws {@link UsageError} when the text is not such a number.
+ * @example parsePort("53682", "--port") // 53682
+ */
+export function parsePort(text: string, source: string): number {
+  const port = Number(text);
+  if (!/^[0-9]+$/.test(text) || port < 1 || port > 65535) throw new UsageError(`${source} must be a port number from 1 to 65535`);
+  return port;
 }

@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 // `tenant login | whoami | logout`: the token manager and the client, used from a command line.
-import { createServer } from "node:net";
 import { createTenantClient } from "@tenant-integration/client";
 import { createTokenManager, memoryStorage, type TokenManagerOptions } from "@tenant-integration/token-manager";
 import { fileStorage, waitForCallback } from "@tenant-integration/token-manager/node";
-import { HELP, parseCommand, UsageError, type Command } from "./args.js";
+import { HELP, parseCommand, parsePort, UsageError, type Command } from "./args.js";
 import { openBrowser } from "./open-browser.js";
 import { configDir, forgetLastLogin, readLastLogin, removeIfEmpty, tokenFile, writeLastLogin } from "./paths.js";
 
@@ -12,6 +11,11 @@ type RunCommand = Exclude<Command, { kind: "help" }>;
 
 const DEFAULT_TENANT = "http://127.0.0.1:4020";
 const DEFAULT_CLIENT_ID = "cli";
+/**
+ * The loopback port of the redirect URI the CLI registers. The service matches redirect URIs
+ * exactly (service description §2, §7), so the port is fixed and registered, never picked at run time.
+ */
+const DEFAULT_REDIRECT_PORT = 53682;
 
 /** A failure with a message for the user and an exit code (1, or 2 for bad usage). */
 class Failure extends Error {
@@ -50,25 +54,17 @@ function tokenManager(s: Settings, redirectUri: string, scopes: string[] = ["pro
   });
 }
 
-/** A free TCP port on 127.0.0.1, picked by the operating system (RFC 8252 §7.3). */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function login(command: RunCommand, s: Settings, out: (line: string) => void): Promise<void> {
-  // The port is free now; the callback server binds it a moment later (a tiny race, reported as an error).
-  const redirectUri = `http://127.0.0.1:${await freeLoopbackPort()}/callback`;
+async function login(command: RunCommand, s: Settings, out: (line: string) => void, env: NodeJS.ProcessEnv): Promise<void> {
+  const fromEnv = env["TENANT_REDIRECT_PORT"] ? parsePort(env["TENANT_REDIRECT_PORT"], "TENANT_REDIRECT_PORT") : undefined;
+  // Exactly the registered redirect URI, port included: the tenant does not accept another port.
+  const redirectUri = `http://127.0.0.1:${command.port ?? fromEnv ?? DEFAULT_REDIRECT_PORT}/callback`;
   const tm = tokenManager(s, redirectUri, command.scopes);
   const server = await waitForCallback(redirectUri, {
     timeoutMs: command.timeoutSeconds * 1000,
     message: "Done. You can close this window and return to the terminal.",
+  }).catch((error: unknown) => {
+    if ((error as { code?: unknown } | null)?.code !== "EADDRINUSE") throw error;
+    throw new Failure(`${redirectUri} is in use by another program. Free its port, or register another port and pass --port.`);
   });
   try {
     const { url } = await tm.beginAuthorization();
@@ -172,7 +168,7 @@ export async function main(
       return 0;
     }
     s = await settings(command, env);
-    if (command.kind === "login") await login(command, s, io.out);
+    if (command.kind === "login") await login(command, s, io.out, env);
     else if (command.kind === "whoami") await whoami(command, s, io.out);
     else await logout(s, io.out);
     return 0;

@@ -1,8 +1,9 @@
 // The built `tenant` command against a real sandbox, with the test playing the browser: it reads the
 // printed authorize URL, approves on the consent page with fetch, and follows the redirect to the
-// CLI's loopback callback. The sandbox registers the CLI as a native client (RFC 8252 §7.3), so the
-// random port of the callback is accepted.
+// CLI's loopback callback. The sandbox registers the CLI's redirect URI with its fixed port and
+// matches it exactly, as the service does; the port is chosen free at run time and given to the CLI.
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer, type AddressInfo } from "node:net";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,14 +16,29 @@ const CLIENT_ID = "cli";
 
 let sandbox: RunningSandbox;
 let configDir: string;
+let redirectPort: number;
 const children: ChildProcess[] = [];
 
+/** A port free on 127.0.0.1 right now, for the CLI's registered redirect URI. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 beforeEach(async () => {
+  redirectPort = await freePort();
   sandbox = await startSandbox({
     port: 0,
     host: "127.0.0.1",
     testClock: true,
-    clients: [{ id: CLIENT_ID, redirectUris: ["http://127.0.0.1/callback"], native: true }],
+    // Exact matching, no port exception: only this URI, with this port, is registered.
+    clients: [{ id: CLIENT_ID, redirectUris: [`http://127.0.0.1:${redirectPort}/callback`] }],
   });
   configDir = await mkdtemp(join(tmpdir(), "tenant-cli-"));
 });
@@ -43,7 +59,7 @@ interface Run {
 /** Starts the CLI; it is killed after 30 s at the latest, and in afterEach. */
 function tenant(args: string[], env: NodeJS.ProcessEnv = {}): Run {
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env["PATH"], HOME: configDir, TENANT_CONFIG_DIR: configDir, ...env },
+    env: { PATH: process.env["PATH"], HOME: configDir, TENANT_CONFIG_DIR: configDir, TENANT_REDIRECT_PORT: String(redirectPort), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -100,13 +116,25 @@ async function login(): Promise<Run> {
 const tokenFile = () => join(configDir, `${new URL(sandbox.url).host.replace(":", "_")}-${CLIENT_ID}.json`);
 
 describe("tenant login", () => {
-  it("signs in through a loopback redirect on 127.0.0.1 with a random port, and stores the tokens with mode 0600", async () => {
+  it("stops with a message naming the redirect URI when another program holds its port", async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(redirectPort, "127.0.0.1", resolve));
+    try {
+      // A wait longer than the 30 s after which the test kills the CLI: an exit code of 1 (not a
+      // kill) shows the failed listen left no timer behind to hold the process open.
+      const run = tenant(["login", "--no-open", "--tenant", sandbox.url, "--client-id", CLIENT_ID, "--timeout", "120"]);
+      expect(await run.exit).toBe(1);
+      expect(run.stderr()).toContain(`http://127.0.0.1:${redirectPort}/callback is in use by another program`);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  });
+
+  it("signs in through the registered loopback redirect URI, its fixed port included, and stores the tokens with mode 0600", async () => {
     const run = tenant(["login", "--no-open", "--tenant", sandbox.url, "--client-id", CLIENT_ID, "--timeout", "30"]);
     const url = new URL(await authorizeUrl(run));
     const redirectUri = new URL(url.searchParams.get("redirect_uri") ?? "");
-    expect(redirectUri.hostname).toBe("127.0.0.1");
-    expect(redirectUri.pathname).toBe("/callback");
-    expect(Number(redirectUri.port)).toBeGreaterThan(0);
+    expect(redirectUri.href).toBe(`http://127.0.0.1:${redirectPort}/callback`);
     expect(url.searchParams.get("code_challenge_method")).toBe("S256");
 
     const { callback, page } = await approveInBrowser(url.href);

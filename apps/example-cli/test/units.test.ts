@@ -15,6 +15,13 @@ describe("parseCommand", () => {
     });
   });
 
+  it("reads --port for login only, as a port number", () => {
+    expect(parseCommand(["login", "--port", "8123"])).toMatchObject({ port: 8123 });
+    expect(parseCommand(["login"])).not.toHaveProperty("port");
+    for (const bad of ["0", "65536", "80x", "1.5"]) expect(() => parseCommand(["login", "--port", bad])).toThrow(/--port must be a port number/);
+    expect(() => parseCommand(["whoami", "--port", "8123"])).toThrow(/--port is an option of login only/);
+  });
+
   it("defaults to profile:read, opening the browser and a 300-second wait", () => {
     expect(parseCommand(["login"])).toMatchObject({ scopes: ["profile:read"], open: true, timeoutSeconds: 300 });
   });

@@ -42,9 +42,11 @@ Options:
                         redirect=<uri>        required; several URIs joined by | or the key repeated;
                                               matched exactly (no commas inside a URI: use --config)
                         scopes=<s>|<s>...     optional allow-list of scopes the client may ask for
-                        native                optional: a native app; a redirect URI on http://127.0.0.1
+                        native                optional, off by default: a redirect URI on http://127.0.0.1
                                               or http://[::1] without a port accepts any port
-                                              (RFC 8252 §7.3)
+                                              (RFC 8252 §7.3). The service is not known to behave
+                                              so: its description requires an exact match, so
+                                              integrations register a fixed loopback port
   --config <file>     read a JSON config file (fields: port, host, autoApprove, testClock, clients,
                       user, defaultScopes); flags given as well override it, --client adds clients
   --auto-approve      approve every valid authorization request at once (302 with a code) instead of
@@ -59,7 +61,7 @@ Examples:
   tenant-sandbox --port 4020 --client id=demo,redirect=http://localhost:5173/callback
   tenant-sandbox --port 0 --auto-approve --test-clock \\
     --client 'id=ci,redirect=http://127.0.0.1:8080/callback|http://localhost:8080/callback,scopes=profile:read'
-  tenant-sandbox --client id=cli,redirect=http://127.0.0.1/callback,native
+  tenant-sandbox --client id=cli,redirect=http://127.0.0.1:53682/callback
 
 Exit codes: 0 after SIGINT/SIGTERM, 1 when the server cannot start, 2 on bad arguments or config.
 `;

@@ -42,7 +42,7 @@ async function loadConfig(path: string): Promise<SandboxConfig> {
 
 function describe(client: ClientRegistration): string {
   const scopes = client.scopes === undefined ? "any" : client.scopes.join(" ");
-  const native = client.native === true ? "\n    native: loopback redirect URIs without a port accept any port" : "";
+  const native = client.native === true ? "\n    native: loopback redirect URIs without a port accept any port (not known service behaviour)" : "";
   return `  ${client.id}\n    redirect URIs: ${client.redirectUris.join("  ")}\n    scopes: ${scopes}${native}`;
 }
 

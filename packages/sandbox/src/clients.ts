@@ -18,7 +18,8 @@ export interface ClientRegistration {
    * A native app (RFC 8252): a registered redirect URI `http://127.0.0.1/<path>` or
    * `http://[::1]/<path>`, without a port, also matches the same URI with any port, because the app
    * listens on a port the operating system picks (RFC 8252 §7.3). Everything else still matches
-   * exactly. Off by default.
+   * exactly. Off by default: the service description requires an exact match, and the service is
+   * not known to accept another port, so integrations register a fixed loopback port.
    */
   readonly native?: boolean;
 }

@@ -122,6 +122,17 @@ export class TokenStore {
   }
 
   /**
+   * The client an access or refresh token was issued to, or undefined for a token never issued
+   * here: a request without `client_id` is identified by its token (RFC 6749 §3.2.1 makes
+   * `client_id` a MAY outside the authorization_code request).
+   *
+   * @example const clientId = store.clientOf(refreshToken) ?? "unknown";
+   */
+  clientOf(token: string): string | undefined {
+    return (this.#access.get(token)?.family ?? this.#refresh.get(token)?.family)?.clientId;
+  }
+
+  /**
    * Revokes the family of an access or refresh token, when the token was issued to `clientId`.
    * Returns what happened, for the event log; the caller answers 200 in every case.
    *

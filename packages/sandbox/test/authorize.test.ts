@@ -107,8 +107,8 @@ describe("GET /oauth/authorize: success", () => {
     expect(response.headers.get("x-frame-options")).toBe("DENY");
     const html = await response.text();
     expect(html).toContain(`<strong>${CLIENT_ID}</strong>`);
-    expect(html).toContain("<code>profile:read</code>: Read the profile of the signed-in user.");
-    expect(html).toContain("<code>tickets:read</code>: Read tickets.");
+    expect(html).toContain("<code>profile:read</code>: profile area: read");
+    expect(html).toContain("<code>tickets:read</code>: tickets area: read");
     expect(html).toContain('action="/__sandbox/consent"');
     expect(html).toContain('value="approve"');
     expect(html).toContain('value="deny"');

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../src/index.js";
-import { contractProblems } from "./support/contract.js";
+import { contractProblems, schemaForGrant, schemaProblems } from "./support/contract.js";
 import { startPrismProxy, type RunningPrism } from "./support/prism.js";
 import { authorizeQuery, CLIENT_ID, pkce, REDIRECT_URI, type TokenBody } from "./helpers.js";
 
@@ -107,11 +107,14 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
     }
   });
 
-  it("exchanges the code through the proxy (200, Cache-Control: no-store)", async () => {
+  it("exchanges the code through the proxy (200, Cache-Control: no-store), with all four fields the contract names for a code exchange", async () => {
     const response = await viaProxy("/oauth/token", json({ grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier }));
     expect(response.status).toBe(200);
     expect(response.headers.get("cache-control")).toBe("no-store");
+    expect(response.headers.get("pragma")).toBe("no-cache");
     tokens = (await response.json()) as TokenBody;
+    // Prism checks the 200 schema, which admits both grants' shapes; the code exchange must match its own.
+    expect(schemaProblems(schemaForGrant("authorization_code"), tokens)).toEqual([]);
   });
 
   it("refuses the reused code with 400 invalid_grant through the proxy", async () => {
@@ -139,10 +142,17 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
     const user = await viaProxy("/api/v1/auth/user", { headers: { authorization: `Bearer ${tokens.access_token}`, accept: "application/json" } });
     expect(user.status).toBe(200);
 
+    expect(schemaProblems(schemaForGrant("authorization_code"), tokens)).toEqual([]);
+
     const refreshed = await viaProxy("/oauth/token", json({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: tokens.refresh_token }));
     expect(refreshed.status).toBe(200);
     const rotated = (await refreshed.json()) as TokenBody;
     expect(rotated.refresh_token).not.toBe(tokens.refresh_token);
+    expect(schemaProblems(schemaForGrant("refresh_token"), rotated)).toEqual([]);
+
+    // client_id is optional on a refresh (RFC 6749 §3.2.1): the refresh token names its client.
+    const withoutClient = await viaProxy("/oauth/token", json({ grant_type: "refresh_token", refresh_token: rotated.refresh_token }));
+    expect(withoutClient.status).toBe(200);
 
     const reused = await viaProxy("/oauth/token", json({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: tokens.refresh_token }));
     expect(reused.status).toBe(400);
@@ -177,6 +187,8 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
     expect(form.status).toBe(200);
     const again = await viaProxy("/oauth/revoke", json({ token: access, client_id: CLIENT_ID }));
     expect(again.status).toBe(200);
+    const withoutClient = await viaProxy("/oauth/revoke", json({ token: access }));
+    expect(withoutClient.status).toBe(200);
     const user = await viaProxy("/api/v1/auth/user", { headers: { authorization: `Bearer ${access}`, accept: "application/json" } });
     expect(user.status).toBe(401);
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ClientConfigError, parseClientSpec, parseConfig, validateClient } from "../src/index.js";
 import { matchesAnyLoopbackPort } from "../src/clients.js";
+import { HELP } from "../src/args.js";
 import { authorizeQuery, locationParams, pkce, postJson, testSandbox } from "./helpers.js";
 
 // RFC 8252 §7.3: for loopback IP redirect URIs of native apps the port is chosen at request time.
@@ -111,5 +112,21 @@ describe("registering a native client", () => {
     expect(parseConfig({ clients: [{ id: "cli", redirectUris: ["http://127.0.0.1/callback"], native: true }] }).clients?.[0]?.native).toBe(true);
     expect(() => parseConfig({ clients: [{ id: "cli", redirectUris: ["http://127.0.0.1/callback"], native: "yes" }] })).toThrow(/native must be true or false/);
     expect(() => validateClient({ id: "cli", redirectUris: ["http://127.0.0.1/callback"], native: 1 as unknown as boolean })).toThrow(ClientConfigError);
+  });
+});
+
+describe("exact redirect matching by default (service description §2 and §7)", () => {
+  it("refuses another port for a loopback URI registered with a fixed port, and for one registered without a port", async () => {
+    const sandbox = testSandbox({ clients: [{ id: "cli", redirectUris: ["http://127.0.0.1:53682/callback", NATIVE_V4] }] });
+    expect((await authorize(sandbox, "cli", "http://127.0.0.1:53682/callback")).status).toBe(302);
+    expect((await authorize(sandbox, "cli", "http://127.0.0.1:53683/callback")).status).toBe(400);
+    expect((await authorize(sandbox, "cli", "http://127.0.0.1:51234/callback")).status).toBe(400);
+  });
+
+  it("leaves the port-agnostic option off unless asked, and says in --help that the service is not known to behave so", () => {
+    expect(parseClientSpec("id=cli,redirect=http://127.0.0.1/callback").native).toBeUndefined();
+    expect(HELP).toMatch(/native\s+optional, off by default/);
+    expect(HELP).toMatch(/The service is not known to behave\s+so/);
+    expect(HELP).not.toMatch(/--client id=cli,redirect=http:\/\/127\.0\.0\.1\/callback,native/);
   });
 });

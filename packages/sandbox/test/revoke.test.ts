@@ -42,9 +42,24 @@ describe("POST /oauth/revoke", () => {
     expect((await getUser(sandbox, tokens.access_token)).status).toBe(200);
   });
 
+  it("revokes without client_id, the token naming its client (RFC 6749 §3.2.1 makes client_id optional)", async () => {
+    const sandbox = testSandbox();
+    const tokens = await signIn(sandbox);
+    const response = await postForm(sandbox, "/oauth/revoke", { token: tokens.access_token, token_type_hint: "access_token" });
+    expect(response.status).toBe(200);
+    expect((await getUser(sandbox, tokens.access_token)).status).toBe(401);
+    expect((await postJson(sandbox, "/oauth/revoke", { token: "at_never_issued" })).status).toBe(200);
+  });
+
+  it("still answers a client_id given as a number with 400 invalid_request", async () => {
+    const sandbox = testSandbox();
+    const response = await postJson(sandbox, "/oauth/revoke", { token: "x", client_id: 5 });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: "invalid_request" });
+  });
+
   it.each([
     ["a missing token", { client_id: CLIENT_ID }, "invalid_request"],
-    ["a missing client_id", { token: "x" }, "invalid_request"],
     ["a token that is a number", { token: 5, client_id: CLIENT_ID }, "invalid_request"],
     ["an unknown token_type_hint", { token: "x", client_id: CLIENT_ID, token_type_hint: "id_token" }, "invalid_request"],
     ["an unknown client", { token: "x", client_id: "nobody" }, "invalid_client"],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { getUser, refresh, signIn, testSandbox, type TokenBody } from "./helpers.js";
+import { getUser, postJson, refresh, signIn, testSandbox, type TokenBody } from "./helpers.js";
 
 describe("POST /oauth/token, refresh_token grant", () => {
   it("rotates the refresh token on every refresh and issues a new access token", async () => {
@@ -65,6 +65,23 @@ describe("POST /oauth/token, refresh_token grant", () => {
     const second = (await (await refresh(sandbox, first.refresh_token)).json()) as TokenBody;
     sandbox.clock.advance(29 * 24 * 60 * 60);
     expect((await refresh(sandbox, second.refresh_token)).status).toBe(200);
+  });
+
+  it("refreshes without client_id, the refresh token naming its client (RFC 6749 §3.2.1 makes client_id optional)", async () => {
+    const sandbox = testSandbox();
+    const first = await signIn(sandbox);
+    const response = await postJson(sandbox, "/oauth/token", { grant_type: "refresh_token", refresh_token: first.refresh_token });
+    expect(response.status).toBe(200);
+    const second = (await response.json()) as TokenBody;
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    expect((await getUser(sandbox, second.access_token)).status).toBe(200);
+  });
+
+  it("answers a refresh without client_id and with an unknown refresh token with 400 invalid_grant", async () => {
+    const sandbox = testSandbox();
+    const response = await postJson(sandbox, "/oauth/token", { grant_type: "refresh_token", refresh_token: "rt_never_issued" });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: "invalid_grant" });
   });
 
   it("refuses a refresh token presented by another client", async () => {

@@ -34,6 +34,14 @@ function scopesModule() {
   const scopes = scheme.flows?.authorizationCode?.scopes ?? {};
   const names = Object.keys(scopes);
   if (names.length === 0) throw new Error(`security scheme ${name} lists no scopes`);
+  // The service description shows each scope's area and access (read, write or connect), nothing
+  // more, so that is all a description may say. The contract's lint enforces the same wording.
+  const describe = (scope) => {
+    const [area, access] = scope.split(":");
+    const text = `${area.replace(/-/g, " ")} area: ${access}`;
+    if (scopes[scope] !== text) throw new Error(`scope ${scope} is described as "${scopes[scope]}" in the contract; expected "${text}"`);
+    return text;
+  };
   const lines = [
     header(`Scope names of the \`${name}\` security scheme of the Tenant Integration Service contract.`),
     "/**",
@@ -48,9 +56,12 @@ function scopesModule() {
     "/** One scope name of the service (RFC 6749 §3.3). */",
     "export type Scope = (typeof scopes)[number];",
     "",
-    "/** What each scope grants, as the contract describes it. */",
+    "/**",
+    " * Each scope's area and access (`\"users area: write\"`), the only meaning the service description",
+    " * gives a scope: what an area holds is not shown.",
+    " */",
     "export const scopeDescriptions: Readonly<Record<Scope, string>> = {",
-    ...names.map((n) => `  ${JSON.stringify(n)}: ${JSON.stringify(scopes[n])},`),
+    ...names.map((n) => `  ${JSON.stringify(n)}: ${JSON.stringify(describe(n))},`),
     "};",
     "",
   ];

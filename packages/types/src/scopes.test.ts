@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { scopeDescriptions, scopes, type Scope, type TokenRequest } from "./index.js";
+import { scopeDescriptions, scopes, type RevocationRequest, type Scope, type TokenRequest } from "./index.js";
 
 const contract = JSON.parse(readFileSync(createRequire(import.meta.url).resolve("@tenant-integration/openapi/openapi.json"), "utf8"));
 const contractScopes: Record<string, string> = contract.components.securitySchemes.tenantOAuth.flows.authorizationCode.scopes;
@@ -18,8 +18,10 @@ describe("generated scope list", () => {
     expect(scopeDescriptions).toEqual(contractScopes);
   });
 
-  it("describes every scope", () => {
-    for (const scope of scopes) expect(scopeDescriptions[scope]).toMatch(/\S/);
+  it("describes every scope by its area and access only", () => {
+    for (const scope of scopes) expect(scopeDescriptions[scope]).toMatch(/^[a-z ]+ area: (read|write|connect)$/);
+    expect(scopeDescriptions["custom-fields:write"]).toBe("custom fields area: write");
+    expect(scopeDescriptions["realtime:connect"]).toBe("realtime area: connect");
   });
 
   it("types Scope as the union of exactly those names", () => {
@@ -36,5 +38,11 @@ describe("generated scope list", () => {
     // @ts-expect-error a refresh grant has no code_verifier
     const bad: TokenRequest = { grant_type: "refresh_token", client_id: "c", code_verifier: "v" };
     void bad;
+  });
+
+  it("types client_id as optional on refresh and revocation (RFC 6749 §3.2.1)", () => {
+    const refresh: TokenRequest = { grant_type: "refresh_token", refresh_token: "rt" };
+    const revoke: RevocationRequest = { token: "at" };
+    void [refresh, revoke];
   });
 });

@@ -9,8 +9,9 @@ import { BadRequestError, oauthError } from "../errors.js";
 import type { SandboxState } from "../state.js";
 
 /**
- * Handles a revocation request, form-encoded or JSON: `token` and `client_id` required,
- * `token_type_hint` optional (`access_token` or `refresh_token`). An access or refresh token
+ * Handles a revocation request, form-encoded or JSON: `token` required, `client_id` and
+ * `token_type_hint` optional (`access_token` or `refresh_token`). Without `client_id` the token
+ * identifies its client (RFC 6749 §3.2.1 makes `client_id` a MAY here). An access or refresh token
  * revokes every token of its grant. The answer is 200 with no body whether or not the token was
  * valid; a token issued to another client is left alone (and still answered 200, so that the
  * endpoint reveals nothing about tokens of other clients).
@@ -28,10 +29,14 @@ export function revokeRoute(state: SandboxState) {
       const rawClient = body["client_id"];
       clientId = typeof rawClient === "string" ? rawClient : null;
       const token = requiredString(body, "token");
-      const id = requiredString(body, "client_id");
+      const id = body["client_id"] === undefined ? state.tokens.clientOf(token) : requiredString(body, "client_id");
       const hint = stringField(body, "token_type_hint");
       if (hint !== undefined && hint !== "access_token" && hint !== "refresh_token") {
         throw new BadRequestError("token_type_hint must be access_token or refresh_token.");
+      }
+      if (id === undefined) {
+        record(200, "ok", "unknown_token");
+        return new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } });
       }
       if (state.clients.get(id) === undefined) {
         record(400, "invalid_client", "unknown_client");

@@ -128,7 +128,9 @@ async function exchangeCode(state: SandboxState, body: Record<string, unknown>):
 
 function refresh(state: SandboxState, body: Record<string, unknown>): IssuedTokens {
   const refreshToken = requiredString(body, "refresh_token");
-  const clientId = knownClient(state, body);
+  // client_id is optional here (RFC 6749 §3.2.1): without it, the refresh token names its client.
+  const clientId = body["client_id"] === undefined ? state.tokens.clientOf(refreshToken) : knownClient(state, body);
+  if (clientId === undefined) throw new Refusal("invalid_grant", "The refresh token is invalid, expired or revoked.", "refresh_token_unknown");
   const scope = stringField(body, "scope");
   let requested: readonly string[] | undefined;
   if (scope !== undefined) {

@@ -48,6 +48,19 @@ export function schemaProblems(pointer: string, value: unknown): string[] {
 }
 
 /**
+ * The JSON pointer (`/components/schemas/...`) of the token response schema the contract names for
+ * a grant type in `x-response-schema-by-grant-type`: OpenAPI cannot tie a response schema to a
+ * request field, so the 200 schema admits both grants' shapes and this mapping says which applies.
+ */
+export function schemaForGrant(grantType: "authorization_code" | "refresh_token"): string {
+  const ok = resolve(`/paths/${escape("/oauth/token")}/post/responses/200`).node;
+  const byGrant = ok["x-response-schema-by-grant-type"] as Record<string, string> | undefined;
+  const ref = byGrant?.[grantType];
+  if (ref === undefined) throw new Error(`the contract names no response schema for grant_type ${grantType}`);
+  return ref.replace(/^#/, "");
+}
+
+/**
  * Checks a response against the contract: its status is documented for the operation, required
  * headers are present and valid, the content type is documented, and a JSON body matches the
  * documented schema. Returns the problems found, empty when the response is valid.

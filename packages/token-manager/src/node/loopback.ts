@@ -67,7 +67,11 @@ export async function waitForCallback(redirectUri: string | URL, options: WaitFo
     server.closeAllConnections();
   };
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
+    server.once("error", (error) => {
+      // Not listening (the port is taken): drop the wait timer too, or it keeps the process alive.
+      clearTimeout(timer);
+      reject(error);
+    });
     server.listen(Number(target.port), target.hostname.replace(/^\[|\]$/g, ""), resolve);
   });
   return { callback, close: stop };

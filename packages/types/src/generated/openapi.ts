@@ -105,7 +105,16 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description The original PKCE verifier: 43–128 characters of `A-Z a-z 0-9 - . _ ~` (RFC 7636 §4.1), created
+         * Scope list
+         * @description Space-separated scope names (service description §2: "space-separated list of scope names"),
+         *     each one of the 37 names of the `tenantOAuth` security scheme, exactly as written there. An
+         *     unknown name does not match, so a generated request cannot pass an invented scope as valid.
+         * @example profile:read
+         * @example profile:read tickets:read tickets:write
+         */
+        ScopeList: string;
+        /**
+         * @description The original PKCE verifier: 43–128 URL-safe characters (service description §2, §8), created
          *     from a cryptographically random source and never reused.
          * @example dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk
          */
@@ -113,7 +122,8 @@ export interface components {
         /**
          * Authorization code grant
          * @description Exchanges the code received on the callback for tokens (RFC 6749 §4.1.3, RFC 7636 §4.5). Sent as
-         *     JSON. No client secret is sent: the client is public and proves possession with the verifier.
+         *     JSON. No client secret is sent (service description §4): a public client cannot keep one, and
+         *     proves possession with the verifier.
          */
         AuthorizationCodeGrantRequest: {
             /**
@@ -145,10 +155,9 @@ export interface components {
             grant_type: "refresh_token";
             /** @description The current refresh token. Never log it or put it in a URL. */
             refresh_token: string;
-            /** @description The OAuth client identifier. */
-            client_id: string;
-            /** @description Optional narrower space-separated scope list (RFC 6749 §6). */
-            scope?: string;
+            /** @description The OAuth client identifier (optional, RFC 6749 §3.2.1). */
+            client_id?: string;
+            scope?: components["schemas"]["ScopeList"];
         };
         /** @description The body of `POST /oauth/token`, one of two grants told apart by `grant_type`. */
         TokenRequest: components["schemas"]["AuthorizationCodeGrantRequest"] | components["schemas"]["RefreshTokenGrantRequest"];
@@ -189,8 +198,7 @@ export interface components {
         /**
          * Refresh response
          * @description The tokens issued by the refresh token grant (RFC 6749 §6). A new `refresh_token` is present when
-         *     the server rotates it; the client must then store it in place of the old one. When it is absent
-         *     the old refresh token stays valid.
+         *     the server rotates it; the client must then store it in place of the old one.
          */
         RefreshTokenResponse: {
             access_token: components["schemas"]["AccessToken"];
@@ -229,18 +237,15 @@ export interface components {
              * @enum {string}
              */
             token_type_hint?: "access_token" | "refresh_token";
-            /** @description The OAuth client identifier. */
-            client_id: string;
+            /** @description The OAuth client identifier (optional, RFC 6749 §3.2.1). */
+            client_id?: string;
+        } & {
+            [key: string]: string;
         };
         /**
          * User
          * @description The authenticated user. Its fields are not shown in the service description, so the record is an
          *     open JSON object: read the fields you need defensively.
-         * @example {
-         *       "id": 42,
-         *       "name": "Ada Lovelace",
-         *       "email": "ada@example.org"
-         *     }
          */
         User: {
             [key: string]: unknown;
@@ -249,9 +254,6 @@ export interface components {
          * API error
          * @description The body of an API error. Its shape is not shown in the service description; the machine-readable
          *     error is in the `WWW-Authenticate` header (RFC 6750 §3). Treat the body as an open object.
-         * @example {
-         *       "error": "insufficient_scope"
-         *     }
          */
         ApiError: {
             [key: string]: unknown;
@@ -265,7 +267,6 @@ export interface components {
          */
         OAuthErrorResponse: {
             headers: {
-                "Cache-Control": components["headers"]["Cache-Control"];
                 [name: string]: unknown;
             };
             content: {
@@ -307,15 +308,16 @@ export interface components {
         ClientId: string;
         /**
          * @description Where the browser returns after approval. Must exactly match (character for character) a URI
-         *     registered for the OAuth client; it is percent-encoded in the query. A mismatch is not redirected
-         *     (RFC 6749 §4.1.2.1).
+         *     registered for the OAuth client, with no exception (service description §2 and §7): a loopback
+         *     URI of a command-line tool is registered with its fixed port and sent with that same port. It is
+         *     percent-encoded in the query. A mismatch is not redirected (RFC 6749 §4.1.2.1).
          */
         RedirectUri: string;
         /**
-         * @description Space-separated list of scope names (RFC 6749 §3.3, whose scope-token grammar the pattern follows), percent-encoded in the query. The names are
-         *     those of the `tenantOAuth` security scheme.
+         * @description Space-separated list of scope names, percent-encoded in the query: only the 37 names of the
+         *     `tenantOAuth` security scheme.
          */
-        Scope: string;
+        Scope: components["schemas"]["ScopeList"];
         /**
          * @description An unpredictable random value, returned unchanged on the callback. The client stores it for the
          *     browser session, never reuses it, and compares the returned value exactly with the stored one,
@@ -334,14 +336,16 @@ export interface components {
     headers: {
         /** @description `no-store`: tokens must never be cached (RFC 6749 §5.1). */
         "Cache-Control": "no-store";
+        /** @description `no-cache`, for HTTP/1.0 caches, next to `Cache-Control: no-store` (RFC 6749 §5.1). */
+        Pragma: "no-cache";
         /**
          * @description The bearer challenge of RFC 6750 §3: `Bearer error="invalid_token"` for a malformed, expired or
          *     revoked token; a bare `Bearer realm="…"` (no error code) when the request sent no token at all.
          */
         InvalidTokenChallenge: string;
         /**
-         * @description The bearer challenge of RFC 6750 §3.1 for a token that lacks the route's scope:
-         *     `Bearer error="insufficient_scope", scope="profile:read"` names the scope the route requires.
+         * @description The bearer challenge for a token that lacks the route's scope:
+         *     `Bearer error="insufficient_scope", scope="profile:read"`, naming the scope the route requires.
          */
         InsufficientScopeChallenge: string;
     };
@@ -358,13 +362,14 @@ export interface operations {
                 client_id: components["parameters"]["ClientId"];
                 /**
                  * @description Where the browser returns after approval. Must exactly match (character for character) a URI
-                 *     registered for the OAuth client; it is percent-encoded in the query. A mismatch is not redirected
-                 *     (RFC 6749 §4.1.2.1).
+                 *     registered for the OAuth client, with no exception (service description §2 and §7): a loopback
+                 *     URI of a command-line tool is registered with its fixed port and sent with that same port. It is
+                 *     percent-encoded in the query. A mismatch is not redirected (RFC 6749 §4.1.2.1).
                  */
                 redirect_uri: components["parameters"]["RedirectUri"];
                 /**
-                 * @description Space-separated list of scope names (RFC 6749 §3.3, whose scope-token grammar the pattern follows), percent-encoded in the query. The names are
-                 *     those of the `tenantOAuth` security scheme.
+                 * @description Space-separated list of scope names, percent-encoded in the query: only the 37 names of the
+                 *     `tenantOAuth` security scheme.
                  */
                 scope?: components["parameters"]["Scope"];
                 /**
@@ -438,10 +443,21 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Tokens issued. The access token lives 15 minutes, the refresh token 30 days. */
+            /**
+             * @description Tokens issued. The access token lives 15 minutes, the refresh token 30 days.
+             *
+             *     A code exchange (`grant_type=authorization_code`) answers with all four fields,
+             *     `TokenResponse` (service description §2 and §4). A refresh answers with
+             *     `RefreshTokenResponse`, whose `refresh_token` is present only when it is rotated.
+             *     OpenAPI cannot tie a response schema to a field of the request, so the schema here admits
+             *     both, and `x-response-schema-by-grant-type` names the one each grant must match: the kit's
+             *     token manager, the sandbox's contract tests and the contract's Prism tests check that
+             *     mapping.
+             */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    Pragma: components["headers"]["Pragma"];
                     [name: string]: unknown;
                 };
                 content: {

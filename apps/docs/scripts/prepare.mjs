@@ -1,0 +1,79 @@
+// Prepares a copy of the bundled contract for the Redoc reference; the contract itself is not
+// changed. Two things a reader should see where they read:
+//
+// - Every `x-assumption` is appended to the `description` of the object that carries it, after
+//   the words "Assumption (not in the service description):", so an operation, parameter, field,
+//   header or response shows what the contract assumed right where Redoc describes it. (Redoc's
+//   `showExtensions` would show some of them raw, and none on responses or headers.) A body
+//   schema's assumption goes to its request body or response, where Redoc shows descriptions.
+// - The guides' fenced `sequence` and `states` blocks become inline SVG diagrams.
+import { renderDiagrams } from "./diagrams.mjs";
+
+/** The words that introduce an assumption in the rendered reference. */
+export const ASSUMPTION_LABEL = "Assumption (not in the service description):";
+
+/** The text an x-assumption becomes in its object's description. */
+export const assumptionText = (assumption) => `**${ASSUMPTION_LABEL}** ${assumption.trim()}`;
+
+function markAssumptions(node) {
+  if (Array.isArray(node)) node.forEach(markAssumptions);
+  else if (node !== null && typeof node === "object") {
+    if (typeof node["x-assumption"] === "string") {
+      const description = typeof node.description === "string" ? node.description.trimEnd() : "";
+      // Redoc shows a server's description as plain text, everything else as markdown.
+      const text = "url" in node ? `${ASSUMPTION_LABEL} ${node["x-assumption"].trim()}` : assumptionText(node["x-assumption"]);
+      node.description = description === "" ? text : `${description}\n\n${text}`;
+    }
+    for (const value of Object.values(node)) markAssumptions(value);
+  }
+}
+
+/** The node a local `$ref` names, followed until it is no reference. */
+function resolve(root, node) {
+  let current = node;
+  while (current && typeof current.$ref === "string") {
+    current = current.$ref
+      .replace(/^#\//, "")
+      .split("/")
+      .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+      .reduce((at, key) => at?.[key], root);
+  }
+  return current;
+}
+
+/**
+ * Redoc does not show the description of a request or response body's own schema, nor of the
+ * branches of its one-of or any-of: their assumptions are written into the description of the
+ * request body or response instead, after the schema's title.
+ */
+function markBodyAssumptions(root, target) {
+  const schemas = new Set();
+  for (const media of Object.values(target.content ?? {})) {
+    const schema = resolve(root, media.schema);
+    if (!schema) continue;
+    for (const member of [schema, ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])]) schemas.add(resolve(root, member));
+  }
+  const notes = [...schemas]
+    .filter((schema) => typeof schema?.["x-assumption"] === "string")
+    .map((schema) => `*${schema.title ?? "Body"}.* ${assumptionText(schema["x-assumption"])}`);
+  if (notes.length === 0) return;
+  const description = typeof target.description === "string" ? target.description.trimEnd() : "";
+  target.description = [description, ...notes].filter((part) => part !== "").join("\n\n");
+}
+
+/** A copy of `contract` with its assumptions written into descriptions and its diagrams drawn. */
+export function prepareForReaders(contract) {
+  const copy = structuredClone(contract);
+  // Bodies first, from the x-assumption texts as the contract has them.
+  const targets = new Set();
+  for (const item of Object.values(copy.paths ?? {})) {
+    for (const operation of Object.values(item)) {
+      if (operation?.requestBody) targets.add(resolve(copy, operation.requestBody));
+      for (const response of Object.values(operation?.responses ?? {})) targets.add(resolve(copy, response));
+    }
+  }
+  for (const target of targets) markBodyAssumptions(copy, target);
+  markAssumptions(copy);
+  copy.info.description = renderDiagrams(copy.info.description);
+  return copy;
+}
