@@ -189,9 +189,10 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
 
   const update = (change: (data: Record<string, string>) => boolean): Promise<void> =>
     locked("write", async (file) => {
-      await removeLeftovers(file);
       const data = await readForWrite(file);
       if (change(data)) await writeDurably(file, data);
+      // After the write, not before: a refresh's write is the crash window, kept as short as can be.
+      await removeLeftovers(file);
     });
 
   return {
