@@ -106,16 +106,21 @@ export interface TokenManager {
    * @throws {@link TokenManagerError} (`NO_PENDING_SIGN_IN`, `STATE_MISSING`, `STATE_MISMATCH`,
    * `STATE_EXPIRED`, `INVALID_CALLBACK`, `AUTHORIZATION_DENIED`) with no request sent;
    * {@link OAuthResponseError}, {@link TransientError}, {@link TokenManagerError} (`INVALID_RESPONSE`,
-   * `STORAGE_FAILED`).
+   * `STORAGE_FAILED`). A `STORAGE_FAILED` after the exchange keeps the tokens: they are usable in
+   * this process, and written again on the next `getAccessToken`.
    * @see RFC 6749 §3.1.2, §4.1.2, §4.1.3, §10.12; RFC 7636 §4.5; RFC 9700 §4.4 (mix-up)
    */
   completeAuthorization(callbackUrl: string | URL): Promise<SessionInfo>;
   /**
    * Returns a valid access token, refreshing it (once, however many callers) when it is within the
-   * leeway of expiry or was marked unusable by {@link TokenManager.onUnauthorized}.
+   * leeway of expiry or was marked unusable by {@link TokenManager.onUnauthorized}. New tokens whose
+   * write fails are handed out all the same (the tenant has rotated the refresh token) and reported
+   * with the `storage-failed` event; the write is retried on the next call.
    *
-   * @throws {@link TokenManagerError} (`NOT_SIGNED_IN`, `INVALID_RESPONSE`, `STORAGE_FAILED`),
-   * {@link SessionEndedError}, {@link TransientError}, {@link OAuthResponseError}.
+   * @throws {@link TokenManagerError} (`NOT_SIGNED_IN`, with the storage's reason as `cause` when its
+   * data was unreadable and set aside; `INVALID_RESPONSE`; `STORAGE_FAILED` when reading fails),
+   * {@link SessionEndedError}, {@link TransientError}, {@link OAuthResponseError}, and what the lock
+   * throws (`FileStorageError` `LOCK_TIMEOUT` for `fileStorage`'s).
    * @see RFC 6749 §6
    */
   getAccessToken(): Promise<string>;
