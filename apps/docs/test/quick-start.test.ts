@@ -1,8 +1,7 @@
 // The quick-start snippets of the guides are compiled against the built token manager and client,
 // so a renamed export or option breaks `pnpm test` instead of a reader's first hour; the Node
 // snippet also runs against a sandbox, as a reader would run it.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,30 +10,9 @@ import { approveInBrowser, programDirectory, runProgram, toJavaScript } from "@t
 import { DEMO_USER, startSandbox } from "@tenant-integration/sandbox";
 import { describe, expect, it } from "vitest";
 import { codeBlocks, section } from "./support/contract.js";
+import { typecheck } from "./support/typecheck.js";
 
 const docsDir = join(dirname(fileURLToPath(import.meta.url)), "..");
-const outDir = join(docsDir, "test-results", "quick-start");
-const tsc = join(docsDir, "node_modules", ".bin", "tsc");
-
-function typecheck(name: string, source: string): string {
-  rmSync(join(outDir, name), { recursive: true, force: true });
-  mkdirSync(join(outDir, name), { recursive: true });
-  writeFileSync(join(outDir, name, "snippet.ts"), source);
-  writeFileSync(
-    join(outDir, name, "tsconfig.json"),
-    JSON.stringify({
-      extends: "../../../../../tsconfig.base.json",
-      compilerOptions: { noEmit: true, types: ["node"], lib: ["ES2022", "DOM", "DOM.Iterable"] },
-      files: ["snippet.ts"],
-    }),
-  );
-  try {
-    execFileSync(tsc, ["-p", join(outDir, name, "tsconfig.json")], { encoding: "utf8", stdio: "pipe" });
-    return "";
-  } catch (error) {
-    return String((error as { stdout?: string }).stdout ?? error);
-  }
-}
 
 /** The first TypeScript block under the quick start's heading `### <heading>`. */
 function snippetUnder(heading: string): string {
