@@ -7,7 +7,7 @@
  * Regression guard for issue 11: N processes sharing one token file refreshed together after expiry
  * with the same refresh token, the sandbox revoked the family and the file ended `{}`.
  */
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -132,6 +132,29 @@ describe("a lock holder killed with SIGKILL during a refresh", () => {
       expect(await leftovers(file)).toEqual([]);
     } finally {
       await stopAll([holder, ...others]);
+    }
+  }, 60_000);
+});
+
+describe("processes finding a stale lock at the same moment", () => {
+  it("take it over one at a time: no two ever hold it together (the takeover's own gate)", async () => {
+    const file = join(dir, "tokens-takeover.json");
+    const log = join(dir, "takeover.log");
+    const workers = await Promise.all(Array.from({ length: 8 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, { staleMs: 2_000 })));
+    try {
+      // The lock of a holder that died long ago.
+      await mkdir(`${file}.refresh.lock`);
+      const old = new Date(Date.now() - 60_000);
+      await utimes(`${file}.refresh.lock`, old, old);
+      expect(await together(workers, { cmd: "hold-lock", log, ms: 30 })).toEqual(workers.map(() => ({ held: true })));
+      const lines = (await readFile(log, "utf8")).trim().split("\n");
+      expect(lines).toHaveLength(16);
+      for (let i = 0; i < lines.length; i += 2) {
+        expect(lines[i]).toMatch(/^in \d+$/);
+        expect(lines[i + 1]).toBe(lines[i]!.replace("in", "out"));
+      }
+    } finally {
+      await stopAll(workers);
     }
   }, 60_000);
 });

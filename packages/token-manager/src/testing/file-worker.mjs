@@ -12,6 +12,9 @@
 //                                           it is about to be sent (the test kills the process then)
 //   {"cmd":"write","key":k,"value":v}       storage.set(k, v)
 //   {"cmd":"write-loop","size":n}           storage.set of n-character values, forever (to be killed)
+//   {"cmd":"hold-lock","log":path,"ms":n}   takes the storage's lock, appends "in <pid>" to the log,
+//                                           holds it n ms, appends "out <pid>", releases
+import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { createTokenManager } from "@tenant-integration/token-manager";
 import { fileStorage } from "@tenant-integration/token-manager/node";
@@ -60,6 +63,13 @@ async function run(command) {
       say({ looping: true });
       for (let i = 0; ; i++) await storage.set(`loop`, String(i).padEnd(command.size, "x"));
     }
+    case "hold-lock":
+      await fileStorage(file, options).lock("hold", async () => {
+        appendFileSync(command.log, `in ${process.pid}\n`);
+        await new Promise((r) => setTimeout(r, command.ms));
+        appendFileSync(command.log, `out ${process.pid}\n`);
+      });
+      return { held: true };
     default:
       throw new Error(`unknown command ${command.cmd}`);
   }
