@@ -224,7 +224,7 @@ describe("a token file with a looser mode", () => {
     const path = join(d.dir, "tokens.json");
     await writeFile(path, '{"k":"v"}');
     await chmod(path, 0o644);
-    await d.readOnly();
+    d.readOnly();
     const error = (await fileStorage(path).get("k").catch((e: unknown) => e)) as FileStorageError;
     expect(error).toMatchObject({ code: "FILE_UNSAFE", message: `the token file ${path} may be read by others (mode 0644) and cannot be tightened to 0600` });
   });
@@ -236,15 +236,15 @@ describe("a read-only directory", () => {
     const path = join(d.dir, "tokens.json");
     // The pending sign-in in memory (as a one-shot `login` may keep it), so the exchange happens.
     const { tm, calls } = manager({ storage: fileStorage(path), pendingStorage: memoryStorage() });
-    await d.readOnly();
+    d.readOnly();
     const error = (await signIn(tm).catch((e: unknown) => e)) as Error;
     expect(error).toEqual(failure("STORAGE_FAILED"));
     expect(error.message).toBe("STORAGE_FAILED");
-    expect((error.cause as Error).message).toMatch(new RegExp(`^cannot (write the token file|take the lock) ${path.replace(/[.]/g, "\\.")}.* \\(EROFS\\)$`));
+    expect((error.cause as Error).message).toBe(`cannot write the token file ${path} (EROFS)`);
     expect(calls).toHaveLength(1);
     // Usable in this process, without a new request.
     expect(await tm.getAccessToken()).toBe("at_1");
-    await d.writable();
+    d.writable();
     expect(await tm.getAccessToken()).toBe("at_1");
     expect(await storedTokens(path)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
     expect(calls).toHaveLength(1);
@@ -257,14 +257,13 @@ describe("a read-only directory", () => {
     await signIn(tm);
     const reported: Error[] = [];
     tm.on("storage-failed", ({ error }) => reported.push(error));
-    await d.readOnly();
+    d.readOnly();
     c.advance(900_000);
     expect(await tm.getAccessToken()).toBe("at_2");
     expect(reported).toEqual([failure("STORAGE_FAILED")]);
-    expect((reported[0]!.cause as Error).message).toMatch(/ \(EROFS\)$/);
-    expect((reported[0]!.cause as Error).message).toContain(path);
+    expect((reported[0]!.cause as Error).message).toBe(`cannot write the token file ${path} (EROFS)`);
     expect(await storedTokens(path)).toMatchObject({ refresh_token: "rt_1" });
-    await d.writable();
+    d.writable();
     expect(await tm.getAccessToken()).toBe("at_2");
     expect(await storedTokens(path)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
     expect(calls).toHaveLength(2);
