@@ -159,6 +159,29 @@ describe("processes finding a stale lock at the same moment", () => {
   }, 60_000);
 });
 
+describe("a live holder that keeps the lock longer than staleMs", () => {
+  it("is not declared stale: its lock stays fresh, and the waiter gets it only after the release", async () => {
+    const file = join(dir, "tokens-long.json");
+    const log = join(dir, "long.log");
+    const options = { staleMs: 2_000 };
+    const holder = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options);
+    const waiter = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options);
+    try {
+      const held = holder.next();
+      holder.send({ cmd: "hold-lock", log, ms: 5_000 });
+      // Wait until the holder is inside, then ask for the lock: the waiter must wait 5 s, past staleMs.
+      while (!(await readFile(log, "utf8").catch(() => "")).includes("in")) await new Promise((r) => setTimeout(r, 20));
+      const waited = waiter.next();
+      waiter.send({ cmd: "hold-lock", log, ms: 10 });
+      expect(await Promise.all([held, waited])).toEqual([{ held: true }, { held: true }]);
+      const [holderPid, waiterPid] = [holder.process.pid, waiter.process.pid];
+      expect((await readFile(log, "utf8")).trim().split("\n")).toEqual([`in ${holderPid}`, `out ${holderPid}`, `in ${waiterPid}`, `out ${waiterPid}`]);
+    } finally {
+      await stopAll([holder, waiter]);
+    }
+  }, 60_000);
+});
+
 describe("writers killed with SIGKILL in the middle of their writes", () => {
   it("leave no temporary file behind the next writer, and the file stays valid JSON with every other key", async () => {
     const file = join(dir, "tokens-writers.json");
