@@ -6,7 +6,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 // @ts-expect-error plain ESM script without types
 import { parseSequence, parseStates } from "../scripts/diagrams.mjs";
-import { assumptionPointers, contract, resolvePointer, scopes, section } from "./support/contract.js";
+import { assumptionPointers, codeBlocks, contract, resolvePointer, scopes, section } from "./support/contract.js";
+import { typecheckSnippet } from "./support/typecheck.js";
 
 /** The sources of the fenced diagram blocks (```` ```states <title> ````) of a guide section. */
 const diagramSources = (markdown: string, kind: "sequence" | "states"): string[] =>
@@ -133,6 +134,33 @@ describe("the packages guide", () => {
     const row = packages.split("\n").find((line) => line.startsWith(`| \`${name}\` |`));
     expect(row, name).toBeDefined();
     expect(row).toContain(`(${REPOSITORY}/blob/main/${dir}/README.md)`);
+  });
+});
+
+describe("the more-than-one-process guide", () => {
+  const guide = section("More than one process");
+
+  it("comes right before the packages guide", () => {
+    const headings = [...contract.info.description.matchAll(/^## (.+)$/gm)].map((match) => match[1]);
+    expect(headings.indexOf("More than one process")).toBe(headings.indexOf("Packages") - 1);
+  });
+
+  it.each([
+    ["one process", "memoryStorage()"],
+    ["the tabs of one browser", "webStorage(localStorage)"],
+    ["processes on one machine", "fileStorage(path)"],
+    ["several machines", "redisStorage(client)"],
+  ])("says which storage covers %s: %s", (where, storage) => {
+    const row = guide.split("\n").find((line) => line.startsWith(`| ${where}`));
+    expect(row, where).toBeDefined();
+    expect(row).toContain(`\`${storage}\``);
+  });
+
+  it("shows a storage with its own lock that compiles against the built token manager", () => {
+    const [example] = codeBlocks(guide, "ts");
+    expect(example).toContain("lock");
+    expect(example).toContain(": TokenStorage");
+    expect(typecheckSnippet("guides", "own-storage-and-lock", example!)).toBe("");
   });
 });
 

@@ -49,7 +49,7 @@ function tokenManager(s: Settings, redirectUri: string, scopes: string[] = ["pro
     clientId: s.clientId,
     redirectUri,
     scopes: scopes as TokenManagerOptions["scopes"],
-    storage: fileStorage(s.file), // mode 0600, replaced atomically
+    storage: fileStorage(s.file), // 0600; its lock makes parallel runs share one refresh
     pendingStorage: memoryStorage(), // the pending sign-in never outlives this process
   });
 }
@@ -143,6 +143,13 @@ function explain(error: unknown, s: Settings | undefined): Failure {
     case "NETWORK_ERROR":
     case "TIMEOUT":
       return new Failure(`Could not reach ${where} (${message}). Check the URL and your connection, then retry.`);
+    case "LOCK_TIMEOUT":
+      return new Failure(`Another \`tenant\` run is still refreshing the tokens (${message}). Retry in a moment.`);
+    case "STORAGE_FAILED": {
+      // The cause names the token file and the fault (read-only, disk full); never a token.
+      const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
+      return new Failure(`Could not save the tokens${cause}. Fix that, then run the command again.`);
+    }
     default:
       return new Failure(message);
   }

@@ -216,6 +216,16 @@ describe("tenant whoami and logout", () => {
     expect(after.stderr()).toContain(`Not signed in to ${sandbox.url} as client cli. Run \`tenant login\` first.`);
   });
 
+  it("parallel whoami runs after expiry make one refresh among them, and all print the user", async () => {
+    await login();
+    sandbox.sandbox.clock.advance(16 * 60); // past the 15-minute access token
+    const runs = Array.from({ length: 5 }, () => tenant(["whoami", "--json"]));
+    expect(await Promise.all(runs.map((run) => run.exit))).toEqual([0, 0, 0, 0, 0]);
+    for (const run of runs) expect(JSON.parse(run.stdout())).toMatchObject({ name: "Ada Lovelace" });
+    const refreshes = sandbox.sandbox.events().filter((event) => event.grantType === "refresh_token");
+    expect(refreshes.map((event) => event.outcome)).toEqual(["ok"]);
+  });
+
   it("logout without a session succeeds and says there was nothing to revoke", async () => {
     const run = tenant(["logout", "--tenant", sandbox.url, "--client-id", CLIENT_ID]);
     expect(await run.exit).toBe(0);

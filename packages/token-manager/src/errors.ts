@@ -25,7 +25,7 @@
  * | `TRANSIENT` | {@link TransientError} | network error, timeout, 429 or 5xx (after the refresh retries); tokens kept |
  * | `INVALID_RESPONSE` | {@link TokenManagerError} | the endpoint answered something that is not a valid response; nothing stored |
  * | `NOT_SIGNED_IN` | {@link TokenManagerError} | there are no tokens |
- * | `STORAGE_FAILED` | {@link TokenManagerError} | the storage failed; no unpersisted token was handed out |
+ * | `STORAGE_FAILED` | {@link TokenManagerError} | the storage failed; tokens whose write failed stay usable in the process (a refresh reports it with the `storage-failed` event instead) |
  *
  * @example
  * ```ts

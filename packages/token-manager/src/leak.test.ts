@@ -57,6 +57,7 @@ describe("redaction", () => {
       }
     };
     for (const event of ["tokens-refreshed", "session-ended", "revoked"] as const) h.tm.on(event, (payload) => seen.push(payload));
+    h.tm.on("storage-failed", ({ error }) => seen.push(error));
 
     const attempt = async (fn: () => Promise<unknown>) => {
       try {

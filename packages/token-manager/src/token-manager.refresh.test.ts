@@ -154,7 +154,7 @@ describe("refresh", () => {
 });
 
 describe("a storage that fails on write", () => {
-  it("surfaces STORAGE_FAILED, hands out no unpersisted token, and persists it on the next call without a new request", async () => {
+  it("keeps the session when the refreshed tokens cannot be written: hands them out, reports storage-failed, and writes them on the next call without a new request", async () => {
     const base = memoryStorage();
     let failing = false;
     const storage: TokenStorage = {
@@ -165,29 +165,52 @@ describe("a storage that fails on write", () => {
       },
     };
     const h = await signedIn({ storage });
+    const reported: unknown[] = [];
+    h.tm.on("storage-failed", ({ error }) => reported.push(error));
     h.clock.advance(900_000);
     failing = true;
-    const results = await Promise.allSettled([h.tm.getAccessToken(), h.tm.getAccessToken()]);
-    for (const r of results) {
-      expect(r.status).toBe("rejected");
-      expect((r as PromiseRejectedResult).reason).toEqual(failure("STORAGE_FAILED"));
-    }
+    expect(await Promise.all([h.tm.getAccessToken(), h.tm.getAccessToken()])).toEqual(["at_2", "at_2"]);
     expect(h.calls).toHaveLength(1);
+    expect(reported).toEqual([failure("STORAGE_FAILED")]);
+    expect((reported[0] as Error).cause).toMatchObject({ message: "disk full" });
     expect(await stored(base)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
-    await expect(h.tm.getAccessToken()).rejects.toThrow(failure("STORAGE_FAILED"));
-    expect(h.calls).toHaveLength(1);
+    // Still failing: the token is handed out again, the write retried and reported again.
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(reported).toHaveLength(2);
     failing = false;
     expect(await h.tm.getAccessToken()).toBe("at_2");
     expect(h.calls).toHaveLength(1);
+    expect(reported).toHaveLength(2);
     expect(await stored(base)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
   });
 
-  it("surfaces STORAGE_FAILED from the code exchange and hands out nothing", async () => {
-    const storage: TokenStorage = { ...memoryStorage(), set: async () => Promise.reject(new Error("quota")) };
-    const pendingStorage = memoryStorage();
-    const h = setup({ storage, pendingStorage });
+  it("refreshes with the rotated refresh token it could not write, once that record has expired", async () => {
+    const base = memoryStorage();
+    let failing = false;
+    const storage: TokenStorage = { ...base, set: async (key, value) => (failing ? Promise.reject(new Error("read-only")) : base.set(key, value)) };
+    const h = await signedIn({ storage });
+    h.clock.advance(900_000);
+    failing = true;
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    h.clock.advance(900_000);
+    failing = false;
+    expect(await h.tm.getAccessToken()).toBe("at_3");
+    expect(bodyOf(h.calls[1]!)).toMatchObject({ refresh_token: "rt_2" });
+    expect(await stored(base)).toMatchObject({ access_token: "at_3", refresh_token: "rt_3" });
+  });
+
+  it("reports STORAGE_FAILED from a sign-in whose tokens cannot be written, keeps them usable in this process, and writes them on the next call", async () => {
+    const base = memoryStorage();
+    let failing = true;
+    const storage: TokenStorage = { ...base, set: async (key, value) => (failing ? Promise.reject(new Error("quota")) : base.set(key, value)) };
+    const h = setup({ storage, pendingStorage: memoryStorage() });
     await expect(signIn(h.tm)).rejects.toThrow(failure("STORAGE_FAILED"));
-    await expect(h.tm.getAccessToken()).rejects.toThrow(failure("STORAGE_FAILED"));
+    expect(await h.tm.getAccessToken()).toBe("at_1");
+    expect(await base.get(TOKENS_KEY)).toBeUndefined();
+    failing = false;
+    expect(await h.tm.getAccessToken()).toBe("at_1");
+    expect(await stored(base)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+    expect(h.calls).toHaveLength(1);
   });
 
   it("surfaces a failing read as STORAGE_FAILED", async () => {

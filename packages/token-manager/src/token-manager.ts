@@ -74,6 +74,12 @@ export interface TokenManagerEvents {
   "session-ended": { readonly error: SessionEndedError };
   /** `revoke()` succeeded and the tokens were cleared. */
   revoked: undefined;
+  /**
+   * New tokens (from a refresh, or a retried write) could not be written to the storage. They stay
+   * usable in this process and their write is retried on the next `getAccessToken`. `error` is the
+   * `STORAGE_FAILED` error, whose `cause` names the file and the fault.
+   */
+  "storage-failed": { readonly error: TokenManagerError };
 }
 
 /** A listener of the event `E`. */
@@ -100,16 +106,21 @@ export interface TokenManager {
    * @throws {@link TokenManagerError} (`NO_PENDING_SIGN_IN`, `STATE_MISSING`, `STATE_MISMATCH`,
    * `STATE_EXPIRED`, `INVALID_CALLBACK`, `AUTHORIZATION_DENIED`) with no request sent;
    * {@link OAuthResponseError}, {@link TransientError}, {@link TokenManagerError} (`INVALID_RESPONSE`,
-   * `STORAGE_FAILED`).
+   * `STORAGE_FAILED`). A `STORAGE_FAILED` after the exchange keeps the tokens: they are usable in
+   * this process, and written again on the next `getAccessToken`.
    * @see RFC 6749 §3.1.2, §4.1.2, §4.1.3, §10.12; RFC 7636 §4.5; RFC 9700 §4.4 (mix-up)
    */
   completeAuthorization(callbackUrl: string | URL): Promise<SessionInfo>;
   /**
    * Returns a valid access token, refreshing it (once, however many callers) when it is within the
-   * leeway of expiry or was marked unusable by {@link TokenManager.onUnauthorized}.
+   * leeway of expiry or was marked unusable by {@link TokenManager.onUnauthorized}. New tokens whose
+   * write fails are handed out all the same (the tenant has rotated the refresh token) and reported
+   * with the `storage-failed` event; the write is retried on the next call.
    *
-   * @throws {@link TokenManagerError} (`NOT_SIGNED_IN`, `INVALID_RESPONSE`, `STORAGE_FAILED`),
-   * {@link SessionEndedError}, {@link TransientError}, {@link OAuthResponseError}.
+   * @throws {@link TokenManagerError} (`NOT_SIGNED_IN`, with the storage's reason as `cause` when its
+   * data was unreadable and set aside; `INVALID_RESPONSE`; `STORAGE_FAILED` when reading fails),
+   * {@link SessionEndedError}, {@link TransientError}, {@link OAuthResponseError}, and what the lock
+   * throws (`FileStorageError` `LOCK_TIMEOUT` for `fileStorage`'s).
    * @see RFC 6749 §6
    */
   getAccessToken(): Promise<string>;
@@ -217,7 +228,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   let current: TokenRecord | undefined;
   // The access token an API refused (onUnauthorized): not handed out again.
   let rejected: string | undefined;
+  // Tokens whose write failed: usable in this process, and written again on the next call.
   let unsaved: TokenRecord | undefined;
+  // Why the stored tokens were found unreadable and set aside (the cause of the next NOT_SIGNED_IN).
+  let lost: Error | undefined;
   let inflight: Promise<string> | undefined;
   // Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens.
   let generation = 0;
@@ -287,18 +301,39 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     };
   };
 
-  /** Persists, and only then makes the tokens current; returns what can be told about them. */
+  /**
+   * Persists the tokens and makes them current. When the write fails they are current all the same
+   * (the tenant has already rotated the refresh token: throwing them away would end the session), kept
+   * as `unsaved` to be written again on the next call, and the `STORAGE_FAILED` error is thrown.
+   */
   const commit = async (t: TokenRecord): Promise<SessionInfo> => {
-    // Kept in memory only to retry the write on the next call; never handed out before it succeeds.
-    unsaved = t;
+    unsaved = current = t;
     await store(() => storage.set(TOKENS, JSON.stringify(t)));
-    unsaved = undefined;
-    current = t;
+    if (unsaved === t) unsaved = undefined;
     return { expiresAt: t.received_at + t.expires_in * 1000, scope: t.scope };
   };
 
+  /** {@link commit} for a refresh or a retried write: a failed write is reported, the session goes on. */
+  const commitOrReport = async (t: TokenRecord): Promise<SessionInfo | undefined> => {
+    try {
+      return await commit(t);
+    } catch (e) {
+      emit("storage-failed", { error: e as TokenManagerError });
+      return undefined;
+    }
+  };
+
   const load = async (): Promise<TokenRecord | undefined> => {
-    const record = parseJson(await store(() => storage.get(TOKENS))) as { received_at: number; id: string };
+    let raw: string | null | undefined;
+    try {
+      raw = await storage.get(TOKENS);
+    } catch (e) {
+      // A storage that found its data unreadable and set it aside (fileStorage's FILE_CORRUPT) has
+      // no tokens now: that is no session, with the reason as the cause of NOT_SIGNED_IN.
+      if (!(e as { reset?: unknown } | undefined)?.reset) return fail("STORAGE_FAILED", "", sanitize(e, known()));
+      lost = sanitize(e, known());
+    }
+    const record = parseJson(raw) as { received_at: number; id: string };
     try {
       // An absent or unreadable record is no session.
       return { ...parseTokenResponse(record), received_at: +record.received_at || 0, id: record.id };
@@ -335,7 +370,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
               return new Promise((r) => (setTimeout(r, 30_000) as { unref?(): void }).unref?.());
             }).catch(granted),
           );
-        emit("tokens-refreshed", await commit(tokens));
+        const info = await commitOrReport(tokens);
+        if (info) emit("tokens-refreshed", info);
         return tokens.access_token;
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
@@ -360,9 +396,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Runs under the lock: re-reads storage, and refreshes only if what it finds is not usable. */
   const obtain = async (again?: boolean, polls = 0): Promise<string> => {
-    const stored = unsaved ?? (await load()) ?? fail("NOT_SIGNED_IN");
-    if (stored === unsaved) await commit(stored);
-    else if (!fresh(stored) || stored.access_token === rejected) {
+    const stored = unsaved ?? (await load()) ?? notSignedIn();
+    if (stored === unsaved) await commitOrReport(stored);
+    if (!fresh(stored) || stored.access_token === rejected) {
       if (!locks || (await mark(stored, (l) => l))) return refresh(stored, again);
       // Marked rotated away: this tab's storage lags behind. Never send that refresh token: re-read
       // (bounded) until the record that replaced it shows, and decide again with that one.
@@ -374,8 +410,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return stored.access_token;
   };
 
+  const notSignedIn = (): never => {
+    const cause = lost;
+    lost = undefined;
+    return fail("NOT_SIGNED_IN", cause && "the stored tokens were unreadable", cause);
+  };
+
   const getAccessToken = async (): Promise<string> =>
-    current && fresh(current)
+    current && fresh(current) && !unsaved
       ? current.access_token
       : (inflight ??= lock(key + "lock", () => obtain()).finally(() => (inflight = undefined)));
 

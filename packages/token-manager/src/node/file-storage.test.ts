@@ -1,18 +1,47 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createTokenManager } from "../token-manager.js";
-import { BASE, CLIENT_ID, REDIRECT_URI, recordingFetch, tokenServer, signIn } from "../testing/harness.js";
+import { createTokenManager, type TokenManagerOptions } from "../token-manager.js";
+import { failure } from "../testing/failure.js";
+import { testDisk, type TestDisk } from "../testing/disks.js";
+import { BASE, CLIENT_ID, REDIRECT_URI, clock, recordingFetch, tokenServer, signIn } from "../testing/harness.js";
+import { memoryStorage } from "../storage/memory.js";
 import { fileStorage } from "./file-storage.js";
+import { FileStorageError } from "./file-storage-error.js";
+
+const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
 
 let dir: string;
+let disks: TestDisk[] = [];
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "token-manager-"));
 });
 afterEach(async () => {
+  for (const disk of disks) disk.remove();
+  disks = [];
   await rm(dir, { recursive: true, force: true });
 });
+
+/** A manager on the fake token server, with its own clock. */
+function manager(overrides: Partial<TokenManagerOptions>) {
+  const server = tokenServer();
+  const { fetch, calls } = recordingFetch((c) => server.handler(c));
+  const c = clock();
+  const tm = createTokenManager({ baseUrl: BASE, clientId: CLIENT_ID, redirectUri: REDIRECT_URI, scopes: ["profile:read"], fetch, now: c.now, ...overrides });
+  return { tm, calls, clock: c };
+}
+
+async function storedTokens(path: string): Promise<{ access_token: string; refresh_token: string }> {
+  const data = JSON.parse(await readFile(path, "utf8")) as Record<string, string>;
+  return JSON.parse(data[TOKENS_KEY]!) as { access_token: string; refresh_token: string };
+}
+
+async function disk(): Promise<TestDisk> {
+  const made = await testDisk(join(dir, "disk"));
+  disks.push(made);
+  return made;
+}
 
 describe("fileStorage", () => {
   it("treats an absent file as empty storage", async () => {
@@ -37,7 +66,7 @@ describe("fileStorage", () => {
     expect((await stat(join(dir, "cfg"))).mode & 0o777).toBe(0o700);
   });
 
-  it("replaces the file atomically and leaves no temporary file behind", async () => {
+  it("keeps every one of 25 concurrent writes of one process and leaves neither temporary file nor lock behind", async () => {
     const path = join(dir, "tokens.json");
     const s = fileStorage(path);
     await Promise.all(Array.from({ length: 25 }, (_, i) => s.set(`k${i}`, `v${i}`)));
@@ -46,19 +75,57 @@ describe("fileStorage", () => {
     expect(Object.keys(data)).toHaveLength(25);
   });
 
-  it("tightens the mode of an existing file on the next write", async () => {
+  it("removes the temporary files that killed writers left, on the next write", async () => {
     const path = join(dir, "tokens.json");
-    await writeFile(path, "{}", { mode: 0o644 });
+    await writeFile(`${path}.0123456789ab.tmp`, '{"k":"a refresh token of a killed writer"}');
+    await writeFile(join(dir, "other.json.0123456789ab.tmp"), "not ours");
     await fileStorage(path).set("k", "v");
-    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect((await readdir(dir)).sort()).toEqual(["other.json.0123456789ab.tmp", "tokens.json"]);
   });
 
-  it("rejects when the file is not readable JSON, so that the manager reports STORAGE_FAILED", async () => {
+  it("carries its own lock, which createTokenManager uses, serializing tasks across storages of one file", async () => {
     const path = join(dir, "tokens.json");
-    await writeFile(path, "not json");
-    await expect(fileStorage(path).get("k")).rejects.toThrow();
+    const order: string[] = [];
+    const task = (name: string) => async () => {
+      order.push(`${name} in`);
+      await new Promise((r) => setTimeout(r, 30));
+      order.push(`${name} out`);
+      return name;
+    };
+    const results = await Promise.all([fileStorage(path).lock("x", task("a")), fileStorage(path).lock("x", task("b"))]);
+    expect(results).toEqual(["a", "b"]);
+    // Either may go first; what counts is that they never overlap.
+    const [first, second] = order[0] === "a in" ? ["a", "b"] : ["b", "a"];
+    expect(order).toEqual([`${first} in`, `${first} out`, `${second} in`, `${second} out`]);
+    expect(await readdir(dir)).toEqual([]);
   });
 
+  it("fails with LOCK_TIMEOUT, naming the lock, when another process keeps its lock fresh past the bounded wait", async () => {
+    const path = join(dir, "tokens.json");
+    // What another live process holding the lock looks like: the lock directory, with a fresh mtime.
+    await mkdir(`${path}.refresh.lock`);
+    const error = (await fileStorage(path, { lockTimeoutMs: 300 })
+      .lock("x", async () => "never")
+      .catch((e: unknown) => e)) as FileStorageError;
+    expect(error).toBeInstanceOf(FileStorageError);
+    expect(error).toMatchObject({
+      code: "LOCK_TIMEOUT",
+      path: `${path}.refresh.lock`,
+      message: `the lock ${path}.refresh.lock stayed held by another process for 300 ms`,
+    });
+  });
+
+  it("takes over a lock whose holder stopped updating it for staleMs", async () => {
+    const path = join(dir, "tokens.json");
+    await mkdir(`${path}.refresh.lock`);
+    const old = new Date(Date.now() - 5_000);
+    await utimes(`${path}.refresh.lock`, old, old);
+    expect(await fileStorage(path, { staleMs: 2_000, lockTimeoutMs: 1_000 }).lock("x", async () => "taken over")).toBe("taken over");
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe("fileStorage and the token manager", () => {
   it("keeps a command-line session across manager instances", async () => {
     const path = join(dir, "tokens.json");
     const server = tokenServer();
@@ -66,5 +133,159 @@ describe("fileStorage", () => {
     const options = { baseUrl: BASE, clientId: CLIENT_ID, redirectUri: REDIRECT_URI, scopes: ["profile:read" as const], fetch };
     await signIn(createTokenManager({ ...options, storage: fileStorage(path) }));
     expect(await createTokenManager({ ...options, storage: fileStorage(path) }).getAccessToken()).toBe("at_1");
+  });
+});
+
+describe("a corrupt or empty token file", () => {
+  for (const [what, content, said] of [
+    ["corrupt", "{not json", "not valid JSON"],
+    ["empty", "", "empty"],
+    ["not an object of strings", '{"k": 1}', "not a JSON object of strings"],
+  ] as const) {
+    it(`(${what}) is moved aside and kept, getAccessToken says NOT_SIGNED_IN with the cause naming both files, and sign-in writes a good file`, async () => {
+      const path = join(dir, "tokens.json");
+      await writeFile(path, content, { mode: 0o600 });
+      const { tm } = manager({ storage: fileStorage(path) });
+      const error = (await tm.getAccessToken().catch((e: unknown) => e)) as Error;
+      expect(error).toEqual(failure("NOT_SIGNED_IN"));
+      expect(error.message).toBe("NOT_SIGNED_IN: the stored tokens were unreadable");
+      const aside = (await readdir(dir)).filter((n) => n.startsWith("tokens.json.corrupt-"));
+      expect(aside).toHaveLength(1);
+      expect((error.cause as Error).name).toBe("FileStorageError");
+      expect((error.cause as Error).message).toBe(`the token file ${path} was ${said}; moved aside to ${join(dir, aside[0]!)}: sign in again`);
+      expect(await readFile(join(dir, aside[0]!), "utf8")).toBe(content);
+
+      // The next call finds no file: plainly not signed in. Signing in writes a good file.
+      await expect(tm.getAccessToken()).rejects.toThrow(failure("NOT_SIGNED_IN"));
+      await signIn(tm);
+      expect(await storedTokens(path)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+      expect(await tm.getAccessToken()).toBe("at_1");
+    });
+  }
+
+  it("is moved aside by a write too (a sign-in begun first), which then writes a good file", async () => {
+    const path = join(dir, "tokens.json");
+    await writeFile(path, "", { mode: 0o600 });
+    const { tm } = manager({ storage: fileStorage(path) });
+    await signIn(tm);
+    expect(await storedTokens(path)).toMatchObject({ access_token: "at_1" });
+    expect((await readdir(dir)).filter((n) => n.startsWith("tokens.json.corrupt-"))).toHaveLength(1);
+  });
+
+  it("reports FILE_CORRUPT with reset from the storage itself, and never quotes the content", async () => {
+    const path = join(dir, "tokens.json");
+    await writeFile(path, '{"k": "rt_SECRET_in_a_broken_file"', { mode: 0o600 });
+    const error = (await fileStorage(path).get("k").catch((e: unknown) => e)) as FileStorageError;
+    expect(error).toBeInstanceOf(FileStorageError);
+    expect(error).toMatchObject({ name: "FileStorageError", code: "FILE_CORRUPT", path, reset: true });
+    expect(error.movedTo).toMatch(/tokens\.json\.corrupt-/);
+    expect(JSON.stringify({ ...error, message: error.message })).not.toContain("SECRET");
+  });
+});
+
+describe("a symlinked token file", () => {
+  it("is written through to its target; the link stays a link", async () => {
+    await mkdir(join(dir, "real"));
+    const target = join(dir, "real", "tokens.json");
+    const link = join(dir, "tokens.json");
+    await symlink(target, link);
+    const { tm } = manager({ storage: fileStorage(link) });
+    await signIn(tm);
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+    expect(await readlink(link)).toBe(target);
+    expect(await storedTokens(target)).toMatchObject({ access_token: "at_1" });
+    expect((await stat(target)).mode & 0o777).toBe(0o600);
+    // The lock and temporary files live beside the target, where every process finds them.
+    expect(await readdir(dir)).toEqual(["real", "tokens.json"]);
+    expect(await readdir(join(dir, "real"))).toEqual(["tokens.json"]);
+  });
+
+  it("is refused when it leads to something that is not a regular file", async () => {
+    await mkdir(join(dir, "a-directory"));
+    await symlink(join(dir, "a-directory"), join(dir, "tokens.json"));
+    await expect(fileStorage(join(dir, "tokens.json")).get("k")).rejects.toMatchObject({
+      code: "FILE_UNSAFE",
+      message: `the token file ${join(dir, "a-directory")} is not a regular file`,
+    });
+  });
+});
+
+describe("a token file with a looser mode", () => {
+  it("is tightened to 0600 on first read", async () => {
+    const path = join(dir, "tokens.json");
+    await writeFile(path, '{"k":"v"}');
+    await chmod(path, 0o644);
+    expect(await fileStorage(path).get("k")).toBe("v");
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it("is refused, naming the file and its mode, when it cannot be tightened", async () => {
+    const d = await disk();
+    const path = join(d.dir, "tokens.json");
+    await writeFile(path, '{"k":"v"}');
+    await chmod(path, 0o644);
+    d.readOnly();
+    const error = (await fileStorage(path).get("k").catch((e: unknown) => e)) as FileStorageError;
+    expect(error).toMatchObject({ code: "FILE_UNSAFE", message: `the token file ${path} may be read by others (mode 0644) and cannot be tightened to 0600` });
+  });
+});
+
+describe("a read-only directory", () => {
+  it("on sign-in: the error names the file and the cause, and the tokens stay usable and are written on the next call", async () => {
+    const d = await disk();
+    const path = join(d.dir, "tokens.json");
+    // The pending sign-in in memory (as a one-shot `login` may keep it), so the exchange happens.
+    const { tm, calls } = manager({ storage: fileStorage(path), pendingStorage: memoryStorage() });
+    d.readOnly();
+    const error = (await signIn(tm).catch((e: unknown) => e)) as Error;
+    expect(error).toEqual(failure("STORAGE_FAILED"));
+    expect(error.message).toBe("STORAGE_FAILED");
+    expect((error.cause as Error).message).toBe(`cannot write the token file ${path} (EROFS)`);
+    expect(calls).toHaveLength(1);
+    // Usable in this process, without a new request.
+    expect(await tm.getAccessToken()).toBe("at_1");
+    d.writable();
+    expect(await tm.getAccessToken()).toBe("at_1");
+    expect(await storedTokens(path)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+    expect(calls).toHaveLength(1);
+  });
+
+  it("on refresh: the session goes on, storage-failed names the file, and the rotated tokens are written once it is writable", async () => {
+    const d = await disk();
+    const path = join(d.dir, "tokens.json");
+    const { tm, calls, clock: c } = manager({ storage: fileStorage(path) });
+    await signIn(tm);
+    const reported: Error[] = [];
+    tm.on("storage-failed", ({ error }) => reported.push(error));
+    d.readOnly();
+    c.advance(900_000);
+    expect(await tm.getAccessToken()).toBe("at_2");
+    expect(reported).toEqual([failure("STORAGE_FAILED")]);
+    expect((reported[0]!.cause as Error).message).toBe(`cannot write the token file ${path} (EROFS)`);
+    expect(await storedTokens(path)).toMatchObject({ refresh_token: "rt_1" });
+    d.writable();
+    expect(await tm.getAccessToken()).toBe("at_2");
+    expect(await storedTokens(path)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
+    expect(calls).toHaveLength(2);
+  });
+});
+
+describe("a full disk", () => {
+  it("on refresh: the session goes on, storage-failed names the file and ENOSPC, no temporary file is left, and the tokens are written once there is room", async () => {
+    const d = await disk();
+    const path = join(d.dir, "tokens.json");
+    const { tm, clock: c } = manager({ storage: fileStorage(path) });
+    await signIn(tm);
+    const reported: Error[] = [];
+    tm.on("storage-failed", ({ error }) => reported.push(error));
+    await d.fill();
+    c.advance(900_000);
+    expect(await tm.getAccessToken()).toBe("at_2");
+    expect(reported).toHaveLength(1);
+    expect((reported[0]!.cause as Error).message).toBe(`cannot write the token file ${path} (ENOSPC)`);
+    expect((await readdir(d.dir)).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+    for (const name of (await readdir(d.dir)).filter((n) => n.startsWith("filler-"))) await rm(join(d.dir, name));
+    expect(await tm.getAccessToken()).toBe("at_2");
+    expect(await storedTokens(path)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
   });
 });

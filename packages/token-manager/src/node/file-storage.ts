@@ -1,78 +1,237 @@
 /**
- * A token storage in one JSON file, for command-line tools on Node (and Bun, Deno with Node APIs).
+ * A token storage in one JSON file, shared safely by the processes of one machine: command-line
+ * tools on Node (and Bun, Deno with Node APIs).
  *
- * @see RFC 6749 §10.3 (tokens kept confidential), RFC 8252 (native apps)
+ * @see RFC 6749 §10.3 (tokens kept confidential), RFC 8252 (native apps), RFC 9700 §4.14.2 (rotation)
  */
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { chmod, lstat, mkdir, open, readdir, readFile, readlink, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import type { Lock } from "../lock.js";
 import type { TokenStorage } from "../storage/storage.js";
+import { withFileLock, type FileLockOptions } from "./file-lock.js";
+import { FileStorageError } from "./file-storage-error.js";
+
+/** Options of {@link fileStorage}. */
+export interface FileStorageOptions {
+  /**
+   * After how many milliseconds a lock whose holder stopped updating it (a killed process) is taken
+   * over (default 10 000, at least 2 000). This is how long a killed holder can block the others.
+   */
+  staleMs?: number;
+  /** How long to wait for a lock held by a live process before failing with `LOCK_TIMEOUT` (default 30 000). */
+  lockTimeoutMs?: number;
+}
+
+/** A {@link TokenStorage} with the cross-process lock that `createTokenManager` picks up. */
+export interface FileTokenStorage extends TokenStorage {
+  readonly lock: Lock;
+}
+
+const errno = (e: unknown): string | undefined => (e as { code?: string } | undefined)?.code;
+/** Symlinks followed before giving up, as the kernel's own limit (ELOOP). */
+const MAX_LINKS = 40;
 
 /**
- * Stores every key in one JSON file at `path`, readable by its owner only (mode 0600, in a directory
- * created with 0700). Each write goes to a temporary file in the same directory, which then replaces
- * the file with `rename`, so a crash never leaves a half-written file. Writes of one storage are
- * serialized, so concurrent `set`s do not lose each other.
+ * Follows `path` through symlinks to the file they name, which need not exist yet (a dangling link
+ * is written through, creating its target), so that every process locks and writes the same file
+ * and a link is never replaced by a regular file.
+ */
+async function target(path: string): Promise<string> {
+  let current = resolve(path);
+  for (let hops = 0; hops < MAX_LINKS; hops++) {
+    let info;
+    try {
+      info = await lstat(current);
+    } catch (e) {
+      if (errno(e) === "ENOENT") return current;
+      throw new FileStorageError("IO_FAILED", `cannot read the token file ${current} (${errno(e) ?? "error"})`, current, e);
+    }
+    if (!info.isSymbolicLink()) {
+      if (!info.isFile()) throw new FileStorageError("FILE_UNSAFE", `the token file ${current} is not a regular file`, current);
+      return current;
+    }
+    current = resolve(dirname(current), await readlink(current));
+  }
+  throw new FileStorageError("FILE_UNSAFE", `the token file ${path} is a loop of symlinks`, path);
+}
+
+/** What is wrong with the text of a token file, or `undefined` when it is a JSON object of strings. */
+function problem(text: string): string | undefined {
+  if (!text.trim()) return "empty";
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    // The parser's message quotes the text, which may hold tokens: say only what is wrong.
+    return "not valid JSON";
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) return "not a JSON object";
+  if (!Object.values(data).every((v) => typeof v === "string")) return "not a JSON object of strings";
+  return undefined;
+}
+
+/**
+ * Stores every key in one JSON file at `path`, for the processes of one machine. Safe by default:
  *
- * Errors (a read-only disk, a permission problem) reject the returned promises; the manager turns
- * them into `StorageError`. An absent file is an empty storage.
+ * - **One refresh among processes.** `lock` holds the lock directory `<file>.refresh.lock` (with
+ *   `proper-lockfile`: an atomic `mkdir`, kept fresh by its live holder). `createTokenManager` uses it
+ *   unless given its own `lock`, re-reads the file under it, and refreshes only if it still must. A
+ *   killed holder blocks the others for at most `staleMs`; the wait is bounded by `lockTimeoutMs`.
+ * - **Writes that lose nothing.** Each `set` and `delete` reads, changes and writes the file under a
+ *   second, short lock `<file>.write.lock` (separate, because a refresh writes while holding the
+ *   refresh lock), so keys written by concurrent processes are all kept. A write goes to
+ *   `<file>.<random>.tmp`, is fsynced, renamed over the file, and the directory is fsynced: a crash
+ *   leaves the old or the new file, durably. Temporary files left by killed writers are removed by the
+ *   next writer.
+ * - **Symlinks** are followed: the file they name is written (and locked), the link stays.
+ * - **Modes.** The directory is created 0700 and the file 0600. An existing file that others may read
+ *   is tightened to 0600 on first access; if that fails (not its owner), it is refused (`FILE_UNSAFE`).
+ * - **Faults.** An empty or corrupt file is moved aside to `<file>.corrupt-<time>` (kept for
+ *   inspection) and reported once as `FILE_CORRUPT` with `reset: true`, which the manager turns into
+ *   `NOT_SIGNED_IN`; a write (sign-in) then creates a good file. Every error names the file.
  *
+ * @throws {@link FileStorageError} from the returned methods: `FILE_CORRUPT`, `FILE_UNSAFE`,
+ * `IO_FAILED`, `LOCK_TIMEOUT` (the manager reports them as described on {@link FileStorageError}).
  * @example
  * ```ts
  * import { fileStorage } from "@tenant-integration/token-manager/node";
  * import { homedir } from "node:os";
  * const storage = fileStorage(`${homedir()}/.config/my-cli/tokens.json`);
  * ```
- * @see RFC 6749 §10.3
+ * @see RFC 6749 §10.3, RFC 9700 §4.14.2
  */
-export function fileStorage(path: string): TokenStorage {
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(op: () => Promise<T>): Promise<T> => {
-    const run = queue.then(op, op);
-    queue = run.catch(() => {});
-    return run;
+export function fileStorage(path: string, options: FileStorageOptions = {}): FileTokenStorage {
+  const lockOptions: FileLockOptions = {
+    ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
+    ...(options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }),
   };
 
-  const read = async (): Promise<Record<string, string>> => {
-    let text: string;
+  /** Takes the lock directory `<file>.<kind>.lock` beside the (resolved) file, creating its directory. */
+  const locked = async <T>(kind: "refresh" | "write", task: (file: string) => Promise<T>): Promise<T> => {
+    const file = await target(path);
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 }).catch((e: unknown) => {
+      throw new FileStorageError("IO_FAILED", `cannot create the directory of the token file ${file} (${errno(e) ?? "error"})`, file, e);
+    });
+    return withFileLock(`${file}.${kind}.lock`, lockOptions, () => task(file));
+  };
+
+  /** The text of the file (tightening a loose mode first), or `undefined` when there is none. */
+  const readText = async (file: string): Promise<string | undefined> => {
     try {
-      text = await readFile(path, "utf8");
+      const { mode } = await stat(file);
+      if (mode & 0o077) {
+        await chmod(file, 0o600).catch((e: unknown) => {
+          const octal = (mode & 0o777).toString(8).padStart(4, "0");
+          throw new FileStorageError("FILE_UNSAFE", `the token file ${file} may be read by others (mode ${octal}) and cannot be tightened to 0600`, file, e);
+        });
+      }
+      return await readFile(file, "utf8");
     } catch (e) {
-      if ((e as { code?: string }).code === "ENOENT") return {};
-      throw e;
+      if (errno(e) === "ENOENT") return undefined;
+      if (e instanceof FileStorageError) throw e;
+      throw new FileStorageError("IO_FAILED", `cannot read the token file ${file} (${errno(e) ?? "error"})`, file, e);
     }
-    const data: unknown = JSON.parse(text);
-    return typeof data === "object" && data !== null && !Array.isArray(data) ? (data as Record<string, string>) : {};
   };
 
-  const write = async (data: Record<string, string>): Promise<void> => {
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const temp = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  /** Moves an unreadable file aside (it may hold the only copy of a refresh token) and says so. */
+  const setAside = async (file: string, what: string): Promise<FileStorageError> => {
+    const movedTo = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}-${randomBytes(3).toString("hex")}`;
+    await rename(file, movedTo).catch((e: unknown) => {
+      if (errno(e) !== "ENOENT") throw new FileStorageError("IO_FAILED", `cannot move the corrupt token file ${file} aside (${errno(e) ?? "error"})`, file, e);
+    });
+    return new FileStorageError("FILE_CORRUPT", `the token file ${file} was ${what}; moved aside to ${movedTo}: sign in again`, file, undefined, {
+      movedTo,
+      reset: true,
+    });
+  };
+
+  /** The file's data, under the write lock; a corrupt file is moved aside and counts as empty. */
+  const readForWrite = async (file: string): Promise<Record<string, string>> => {
+    const text = await readText(file);
+    if (text === undefined) return {};
+    const what = problem(text);
+    if (what === undefined) return JSON.parse(text) as Record<string, string>;
+    await setAside(file, what);
+    return {};
+  };
+
+  /** Writes `data` durably: temporary file, fsync, rename, fsync of the directory. */
+  const writeDurably = async (file: string, data: Record<string, string>): Promise<void> => {
+    const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
     try {
-      await writeFile(temp, JSON.stringify(data), { mode: 0o600, flag: "wx" });
-      // The mode of writeFile is masked by the umask; make sure.
-      await chmod(temp, 0o600);
-      await rename(temp, path);
+      const handle = await open(temp, "wx", 0o600);
+      try {
+        // The mode of open is masked by the umask; make sure.
+        await handle.chmod(0o600);
+        await handle.writeFile(JSON.stringify(data));
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temp, file);
     } catch (e) {
       await unlink(temp).catch(() => {});
-      throw e;
+      throw new FileStorageError("IO_FAILED", `cannot write the token file ${file} (${errno(e) ?? "error"})`, file, e);
     }
+    await syncDirectory(dirname(file)).catch((e: unknown) => {
+      throw new FileStorageError("IO_FAILED", `cannot make the write of the token file ${file} durable (${errno(e) ?? "error"})`, file, e);
+    });
   };
 
+  /** Removes the temporary files of writers killed mid-write (only a holder of the write lock writes one). */
+  const removeLeftovers = async (file: string): Promise<void> => {
+    const prefix = basename(file) + ".";
+    const names = await readdir(dirname(file)).catch(() => [] as string[]);
+    const leftovers = names.filter((n) => n.startsWith(prefix) && /^[0-9a-f]{12}\.tmp$/.test(n.slice(prefix.length)));
+    await Promise.all(leftovers.map((n) => unlink(join(dirname(file), n)).catch(() => {})));
+  };
+
+  const update = (change: (data: Record<string, string>) => boolean): Promise<void> =>
+    locked("write", async (file) => {
+      const data = await readForWrite(file);
+      if (change(data)) await writeDurably(file, data);
+      // After the write, not before: a refresh's write is the crash window, kept as short as can be.
+      await removeLeftovers(file);
+    });
+
   return {
-    get: (key) => serial(async () => (await read())[key]),
+    async get(key) {
+      const file = await target(path);
+      const text = await readText(file);
+      if (text === undefined) return undefined;
+      if (problem(text) === undefined) return (JSON.parse(text) as Record<string, string>)[key];
+      // Decide under the write lock, on a fresh read: another process may have replaced it meanwhile.
+      return locked("write", async (file) => {
+        const again = await readText(file);
+        if (again === undefined) return undefined;
+        const what = problem(again);
+        if (what === undefined) return (JSON.parse(again) as Record<string, string>)[key];
+        throw await setAside(file, what);
+      });
+    },
     set: (key, value) =>
-      serial(async () => {
-        const data = await read();
+      update((data) => {
         data[key] = value;
-        await write(data);
+        return true;
       }),
     delete: (key) =>
-      serial(async () => {
-        const data = await read();
-        if (!(key in data)) return;
+      update((data) => {
+        if (!(key in data)) return false;
         delete data[key];
-        await write(data);
+        return true;
       }),
+    lock: (_name, task) => locked("refresh", () => task()),
   };
+}
+
+/** Makes a rename durable (POSIX). Windows cannot open a directory, and its rename is durable as is. */
+async function syncDirectory(directory: string): Promise<void> {
+  if (process.platform === "win32") return;
+  const handle = await open(directory, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }

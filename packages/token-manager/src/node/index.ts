@@ -5,5 +5,6 @@
  *
  * @packageDocumentation
  */
-export { fileStorage } from "./file-storage.js";
+export { fileStorage, type FileStorageOptions, type FileTokenStorage } from "./file-storage.js";
+export { FileStorageError, type FileStorageErrorCode } from "./file-storage-error.js";
 export { waitForCallback, type CallbackServer, type WaitForCallbackOptions } from "./loopback.js";

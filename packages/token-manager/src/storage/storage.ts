@@ -25,7 +25,12 @@ export interface TokenStorage {
    * @see RFC 9700 §4.14.2 (refresh token rotation)
    */
   readonly lock?: Lock;
-  /** Reads a value; `null` or `undefined` when absent. */
+  /**
+   * Reads a value; `null` or `undefined` when absent. A storage that finds its data unreadable may
+   * set it aside and reject with an error whose `reset` is `true` (as `fileStorage` does with a
+   * corrupt file): the manager then treats the tokens as absent and reports `NOT_SIGNED_IN` with that
+   * error as `cause`.
+   */
   get(key: string): Promise<string | null | undefined>;
   /** Writes a value. Must resolve only once the value is durable (the manager awaits it). */
   set(key: string, value: string): Promise<void>;

@@ -1,0 +1,230 @@
+/**
+ * fileStorage across real processes, against the real sandbox (a server process with strict refresh
+ * token rotation: a rotated-away refresh token presented again revokes the family, RFC 9700 §4.14.2).
+ * Every worker is a separate Node process running the BUILT package as a command-line tool would,
+ * with `fileStorage(file)` and nothing added.
+ *
+ * Regression guard for issue 11: N processes sharing one token file refreshed together after expiry
+ * with the same refresh token, the sandbox revoked the family and the file ended `{}`.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSandboxProcess, startWorker, stopAll, type Child, type Message, type SandboxProcess } from "../testing/processes.js";
+
+const CLIENT_ID = "multi-process-cli";
+const REDIRECT_URI = "http://127.0.0.1:53682/callback";
+const TOKENS_KEY_PREFIX = "tenant-integration:";
+const TRIALS = 20;
+// Past the access token's 15 minutes.
+const LATER_SECONDS = 901;
+
+let sandbox: SandboxProcess;
+let dir: string;
+// The sandbox's clock moves forward only; the workers' clocks follow it by this offset.
+let offsetMs = 0;
+
+beforeAll(async () => {
+  sandbox = await startSandboxProcess(CLIENT_ID, REDIRECT_URI);
+  dir = await mkdtemp(join(tmpdir(), "file-storage-processes-"));
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** Moves the sandbox's clock and the workers' past the access token's lifetime. */
+async function expire(): Promise<void> {
+  await sandbox.advance(LATER_SECONDS);
+  offsetMs += LATER_SECONDS * 1000;
+}
+
+const lastSeq = async (): Promise<number> => (await sandbox.events()).at(-1)?.seq ?? 0;
+
+/** The sandbox's refresh_token grants since `seq`, as their outcomes ("ok" or an error code). */
+async function refreshesSince(seq: number): Promise<string[]> {
+  return (await sandbox.events()).filter((e) => e.seq > seq && e.grantType === "refresh_token").map((e) => e.outcome);
+}
+
+/** Sends `command` to every worker at once (the barrier: all are ready and waiting on stdin) and collects the answers. */
+async function together(workers: readonly Child[], command: Message): Promise<Message[]> {
+  const answers = workers.map((w) => w.next());
+  for (const w of workers) w.send(command);
+  return Promise.all(answers);
+}
+
+/** The token file parsed, with its one stored record. */
+async function storedRecord(file: string): Promise<{ refresh_token: string }> {
+  const data = JSON.parse(await readFile(file, "utf8")) as Record<string, string>;
+  const key = Object.keys(data).find((k) => k.startsWith(TOKENS_KEY_PREFIX) && k.endsWith(":tokens"));
+  return JSON.parse(data[key!]!) as { refresh_token: string };
+}
+
+/** What is in the directory besides the token file: temporary files, lock directories. */
+async function leftovers(file: string): Promise<string[]> {
+  const name = file.slice(dir.length + 1);
+  return (await readdir(dir)).filter((n) => n.startsWith(name + ".") && !n.includes(".corrupt-"));
+}
+
+describe.each([2, 5, 20])("%i processes sharing one token file, released together after expiry", (n) => {
+  let workers: Child[] = [];
+  let file: string;
+
+  beforeAll(async () => {
+    file = join(dir, `tokens-${n}.json`);
+    workers = await Promise.all(Array.from({ length: n }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)));
+    workers[0]!.send({ cmd: "sign-in", offsetMs });
+    expect(await workers[0]!.next()).toEqual({ signedIn: true });
+  }, 60_000);
+
+  afterAll(() => stopAll(workers));
+
+  it(`make exactly one refresh in each of ${TRIALS} trials, and every process gets the user`, async () => {
+    for (let trial = 0; trial < TRIALS; trial++) {
+      await expire();
+      const seq = await lastSeq();
+      const answers = await together(workers, { cmd: "call", offsetMs });
+      expect({ trial, answers }).toEqual({ trial, answers: Array.from({ length: n }, () => ({ status: 200, user: "Ada Lovelace" })) });
+      expect({ trial, refreshes: await refreshesSince(seq) }).toEqual({ trial, refreshes: ["ok"] });
+    }
+    // A later call still works: the session was kept, with the last rotated refresh token on disk.
+    await expire();
+    const seq = await lastSeq();
+    workers[0]!.send({ cmd: "call", offsetMs });
+    expect(await workers[0]!.next()).toEqual({ status: 200, user: "Ada Lovelace" });
+    expect(await refreshesSince(seq)).toEqual(["ok"]);
+    expect((await storedRecord(file)).refresh_token).toEqual(expect.any(String));
+    expect(await leftovers(file)).toEqual([]);
+  }, 240_000);
+});
+
+describe("a lock holder killed with SIGKILL during a refresh", () => {
+  const STALE_MS = 2_000;
+
+  it("holds up the others only until its lock is stale; they refresh once, and leave a valid file and no temporary file", async () => {
+    const file = join(dir, "tokens-killed.json");
+    const options = { staleMs: STALE_MS };
+    const holder = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options);
+    const others = await Promise.all(Array.from({ length: 4 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options)));
+    try {
+      holder.send({ cmd: "sign-in", offsetMs });
+      expect(await holder.next()).toEqual({ signedIn: true });
+      const before = (await storedRecord(file)).refresh_token;
+      await expire();
+      const seq = await lastSeq();
+
+      // The holder takes the refresh lock and is killed just before its refresh request leaves.
+      holder.send({ cmd: "call", offsetMs, hold: true });
+      expect(await holder.next()).toEqual({ holding: true });
+      const started = Date.now();
+      const answers = together(others, { cmd: "call", offsetMs });
+      holder.process.kill("SIGKILL");
+      await holder.exited;
+
+      // Without the takeover they would fail with LOCK_TIMEOUT after 30 s.
+      expect(await answers).toEqual(Array.from({ length: 4 }, () => ({ status: 200, user: "Ada Lovelace" })));
+      const waited = Date.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(STALE_MS / 2);
+      expect(await refreshesSince(seq)).toEqual(["ok"]);
+      expect((await storedRecord(file)).refresh_token).not.toBe(before);
+      expect(await leftovers(file)).toEqual([]);
+    } finally {
+      await stopAll([holder, ...others]);
+    }
+  }, 60_000);
+});
+
+describe("processes finding a stale lock at the same moment", () => {
+  it("take it over one at a time: no two ever hold it together (the takeover's own gate)", async () => {
+    const file = join(dir, "tokens-takeover.json");
+    const log = join(dir, "takeover.log");
+    const workers = await Promise.all(Array.from({ length: 8 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, { staleMs: 2_000 })));
+    try {
+      // The lock of a holder that died long ago.
+      await mkdir(`${file}.refresh.lock`);
+      const old = new Date(Date.now() - 60_000);
+      await utimes(`${file}.refresh.lock`, old, old);
+      expect(await together(workers, { cmd: "hold-lock", log, ms: 30 })).toEqual(workers.map(() => ({ held: true })));
+      const lines = (await readFile(log, "utf8")).trim().split("\n");
+      expect(lines).toHaveLength(16);
+      for (let i = 0; i < lines.length; i += 2) {
+        expect(lines[i]).toMatch(/^in \d+$/);
+        expect(lines[i + 1]).toBe(lines[i]!.replace("in", "out"));
+      }
+    } finally {
+      await stopAll(workers);
+    }
+  }, 60_000);
+});
+
+describe("a live holder that keeps the lock longer than staleMs", () => {
+  it("is not declared stale: its lock stays fresh, and the waiter gets it only after the release", async () => {
+    const file = join(dir, "tokens-long.json");
+    const log = join(dir, "long.log");
+    const options = { staleMs: 2_000 };
+    const holder = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options);
+    const waiter = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options);
+    try {
+      const held = holder.next();
+      holder.send({ cmd: "hold-lock", log, ms: 5_000 });
+      // Wait until the holder is inside, then ask for the lock: the waiter must wait 5 s, past staleMs.
+      while (!(await readFile(log, "utf8").catch(() => "")).includes("in")) await new Promise((r) => setTimeout(r, 20));
+      const waited = waiter.next();
+      waiter.send({ cmd: "hold-lock", log, ms: 10 });
+      expect(await Promise.all([held, waited])).toEqual([{ held: true }, { held: true }]);
+      const [holderPid, waiterPid] = [holder.process.pid, waiter.process.pid];
+      expect((await readFile(log, "utf8")).trim().split("\n")).toEqual([`in ${holderPid}`, `out ${holderPid}`, `in ${waiterPid}`, `out ${waiterPid}`]);
+    } finally {
+      await stopAll([holder, waiter]);
+    }
+  }, 60_000);
+});
+
+describe("writers killed with SIGKILL in the middle of their writes", () => {
+  it("leave no temporary file behind the next writer, and the file stays valid JSON with every other key", async () => {
+    const file = join(dir, "tokens-writers.json");
+    const options = { staleMs: 2_000 };
+    const keeper = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options);
+    try {
+      keeper.send({ cmd: "write", key: "kept", value: "yes" });
+      expect(await keeper.next()).toEqual({ written: "kept" });
+      for (let kill = 0; kill < 5; kill++) {
+        const writer = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options);
+        writer.send({ cmd: "write-loop", size: 200_000 });
+        expect(await writer.next()).toEqual({ looping: true });
+        await new Promise((r) => setTimeout(r, 50 + Math.random() * 150));
+        await stopAll([writer]);
+      }
+      keeper.send({ cmd: "write", key: "after", value: "kills" });
+      expect(await keeper.next()).toEqual({ written: "after" });
+      const data = JSON.parse(await readFile(file, "utf8")) as Record<string, string>;
+      expect(data).toMatchObject({ kept: "yes", after: "kills" });
+      expect(await leftovers(file)).toEqual([]);
+    } finally {
+      await stopAll([keeper]);
+    }
+  }, 60_000);
+});
+
+describe("processes writing different keys at once", () => {
+  it("keep every key (K = 12, read-modify-write under the write lock)", async () => {
+    const file = join(dir, "tokens-keys.json");
+    const writers = await Promise.all(Array.from({ length: 12 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)));
+    try {
+      const answers = await Promise.all(
+        writers.map((w, i) => {
+          const answer = w.next();
+          w.send({ cmd: "write", key: `key-${i}`, value: `value-${i}` });
+          return answer;
+        }),
+      );
+      expect(answers).toEqual(writers.map((_, i) => ({ written: `key-${i}` })));
+      const data = JSON.parse(await readFile(file, "utf8")) as Record<string, string>;
+      expect(data).toEqual(Object.fromEntries(writers.map((_, i) => [`key-${i}`, `value-${i}`])));
+    } finally {
+      await stopAll(writers);
+    }
+  }, 60_000);
+});

@@ -1,0 +1,82 @@
+// A command-line process of the user's kind, for the multi-process tests of fileStorage: it imports
+// the BUILT package (by its own name) and keeps its tokens with `fileStorage(file)` and nothing added.
+// It reads one JSON command per line on stdin and answers one JSON line on stdout, so that a test can
+// start many of them, wait until each says it is ready, and release them all at once.
+//
+//   argv: <tenant url> <token file> <client id> <redirect uri> [fileStorage options as JSON]
+//   {"cmd":"sign-in"}                       signs in through the sandbox's auto-approve
+//   {"cmd":"call","offsetMs":n}             a new manager (as a new run of the tool would make), with its
+//                                           clock moved by n ms like the sandbox's: getAccessToken, then
+//                                           GET /api/v1/auth/user
+//   {"cmd":"call","offsetMs":n,"hold":true} the same, but the refresh request is held forever once
+//                                           it is about to be sent (the test kills the process then)
+//   {"cmd":"write","key":k,"value":v}       storage.set(k, v)
+//   {"cmd":"write-loop","size":n}           storage.set of n-character values, forever (to be killed)
+//   {"cmd":"hold-lock","log":path,"ms":n}   takes the storage's lock, appends "in <pid>" to the log,
+//                                           holds it n ms, appends "out <pid>", releases
+import { appendFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { createTokenManager } from "@tenant-integration/token-manager";
+import { fileStorage } from "@tenant-integration/token-manager/node";
+
+const [url, file, clientId, redirectUri, storageOptions] = process.argv.slice(2);
+const options = storageOptions ? JSON.parse(storageOptions) : {};
+const say = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
+
+function manager(offsetMs = 0, hold = false) {
+  return createTokenManager({
+    baseUrl: url,
+    clientId,
+    redirectUri,
+    scopes: ["profile:read"],
+    storage: fileStorage(file, options),
+    now: () => Date.now() + offsetMs,
+    fetch: async (input, init) => {
+      if (hold && String(init.body).includes('"refresh_token"')) {
+        say({ holding: true });
+        await new Promise(() => {});
+      }
+      return fetch(input, init);
+    },
+  });
+}
+
+async function run(command) {
+  switch (command.cmd) {
+    case "sign-in": {
+      const tm = manager(command.offsetMs);
+      const { url: authorize } = await tm.beginAuthorization();
+      const location = (await fetch(authorize, { redirect: "manual" })).headers.get("location");
+      await tm.completeAuthorization(location);
+      return { signedIn: true };
+    }
+    case "call": {
+      const token = await manager(command.offsetMs, command.hold).getAccessToken();
+      const response = await fetch(`${url}/api/v1/auth/user`, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" } });
+      return { status: response.status, user: response.ok ? (await response.json()).name : undefined };
+    }
+    case "write":
+      await fileStorage(file, options).set(command.key, command.value);
+      return { written: command.key };
+    case "write-loop": {
+      const storage = fileStorage(file, options);
+      say({ looping: true });
+      for (let i = 0; ; i++) await storage.set(`loop`, String(i).padEnd(command.size, "x"));
+    }
+    case "hold-lock":
+      await fileStorage(file, options).lock("hold", async () => {
+        appendFileSync(command.log, `in ${process.pid}\n`);
+        await new Promise((r) => setTimeout(r, command.ms));
+        appendFileSync(command.log, `out ${process.pid}\n`);
+      });
+      return { held: true };
+    default:
+      throw new Error(`unknown command ${command.cmd}`);
+  }
+}
+
+const lines = createInterface({ input: process.stdin });
+lines.on("line", (line) => {
+  run(JSON.parse(line)).then(say, (e) => say({ error: e?.code ?? "ERROR", name: e?.name, message: String(e?.message), cause: e?.cause?.message }));
+});
+say({ ready: true, pid: process.pid });
