@@ -11,6 +11,7 @@ import { bundleSizes } from "./sizes.mjs";
 import { clientOverhead } from "./client-overhead.mjs";
 import { docsLoad } from "./docs-load.mjs";
 import { sandboxThroughput } from "./sandbox-throughput.mjs";
+import { sandboxHeap } from "./sandbox-heap.mjs";
 import { tokenManagerSpeed } from "./token-manager.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -21,6 +22,7 @@ const sections = [
   ["Client overhead", () => clientOverhead()],
   ["Token manager", () => tokenManagerSpeed()],
   ["Sandbox throughput", () => sandboxThroughput()],
+  ["Sandbox heap", () => sandboxHeap()],
   ["Build times", () => buildTimes(root)],
   ["Docs load", () => docsLoad(root)],
 ];

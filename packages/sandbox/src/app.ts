@@ -158,6 +158,7 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
     () => state.tokens.sweep(),
     () => state.codes.sweep((familyId) => state.tokens.hasFamily(familyId)),
     () => state.pending.sweep(),
+    () => state.events.sweep(),
   ]);
   if (restore !== undefined) housekeeping.sweep();
   const testClock = options.testClock ?? false;

@@ -13,7 +13,7 @@ export { CODE_LIFETIME_SECONDS } from "./codes.js";
 export { ACCESS_TOKEN_LIFETIME_SECONDS, MAX_ROTATION_GRACE_SECONDS, REFRESH_TOKEN_LIFETIME_SECONDS, type IssuedTokens } from "./tokens.js";
 export { HostConfigError, isLoopbackHostname } from "./hosts.js";
 export { StateFileError, type StateFileErrorCode } from "./state-file.js";
-export { MAX_EVENTS, type SandboxEvent } from "./events.js";
+export { EVENT_RETENTION_SECONDS, MAX_EVENTS, type SandboxEvent } from "./events.js";
 export { DEMO_USER, USER_SCOPE } from "./routes/user.js";
 export { CONSENT_PATH } from "./routes/authorize.js";
 export { CLOCK_PATH, EVENTS_PATH } from "./routes/admin.js";
