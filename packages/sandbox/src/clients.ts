@@ -205,8 +205,10 @@ export class ClientRegistry {
   }
 
   /**
-   * Whether `origin` is the origin of a redirect URI of some registered client: the browser
-   * origins that may call the token, revocation and API endpoints.
+   * Whether `origin` is the origin of an http(s) redirect URI of some registered client: the
+   * browser origins that may call the token, revocation and API endpoints. Never `null`.
+   *
+   * @see https://fetch.spec.whatwg.org/#http-cors-protocol, RFC 6454 §7.3 (the "null" origin)
    */
   allowsOrigin(origin: string): boolean {
     // A non-http(s) redirect URI (a native app's private-use scheme, RFC 8252 §7.1) has the

@@ -52,20 +52,15 @@ export class Housekeeping {
   }
 
   #arm(self: WeakRef<Housekeeping>): void {
-    this.#timer = setTimeout(tick, SWEEP_INTERVAL_MS, self);
+    // A static function and a weak reference: the pending timer does not keep the sandbox alive.
+    this.#timer = setTimeout(Housekeeping.#tick, SWEEP_INTERVAL_MS, self);
     (this.#timer as { unref?: () => void }).unref?.();
   }
 
-  /** @internal */
-  static tick(self: WeakRef<Housekeeping>): void {
+  static #tick(self: WeakRef<Housekeeping>): void {
     const housekeeping = self.deref();
     if (housekeeping === undefined || housekeeping.#stopped) return;
     housekeeping.sweepIfDue();
     housekeeping.#arm(self);
   }
-}
-
-// A plain function, so the pending timer refers to the sandbox only through the WeakRef.
-function tick(self: WeakRef<Housekeeping>): void {
-  Housekeeping.tick(self);
 }

@@ -1,5 +1,6 @@
 /**
- * A stateful, in-memory tenant of the Tenant Integration Service for development and tests.
+ * A stateful tenant of the Tenant Integration Service for development and tests, in memory or
+ * (with `startSandbox({ stateFile })`) kept in a file across restarts.
  *
  * `createSandbox` is runtime-neutral (web APIs only); `startSandbox` serves it on Node.
  *
