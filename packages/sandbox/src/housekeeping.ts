@@ -53,8 +53,11 @@ export class Housekeeping {
 
   #arm(self: WeakRef<Housekeeping>): void {
     // A static function and a weak reference: the pending timer does not keep the sandbox alive.
-    this.#timer = setTimeout(Housekeeping.#tick, SWEEP_INTERVAL_MS, self);
-    (this.#timer as { unref?: () => void }).unref?.();
+    const timer = setTimeout(Housekeeping.#tick, SWEEP_INTERVAL_MS, self);
+    // Node and Bun return an object with unref(); Deno returns a number and has Deno.unrefTimer.
+    if (typeof timer === "object" && timer !== null && "unref" in timer) (timer as { unref(): void }).unref();
+    else (globalThis as { Deno?: { unrefTimer?(id: unknown): void } }).Deno?.unrefTimer?.(timer);
+    this.#timer = timer;
   }
 
   static #tick(self: WeakRef<Housekeeping>): void {

@@ -3,8 +3,10 @@
  * saved as JSON, so that a restart or redeploy does not sign every integration out.
  *
  * Writes are atomic (a temporary file in the same directory, fsync, rename, fsync of the
- * directory) and coalesced: a change schedules one write {@link STATE_WRITE_DELAY_MS} later, and
- * the changes made meanwhile, or during a write, go into the next one. A file that cannot be read
+ * directory) and coalesced: a change schedules one write {@link STATE_WRITE_DELAY_MS} later (or
+ * twice as long as the last write took, if longer, so that saving a large state never takes more
+ * than about a third of the time), and the changes made meanwhile, or during a write, go into the
+ * next one. A file that cannot be read
  * or is not a sandbox state is reported and never overwritten.
  *
  * @module
@@ -117,6 +119,7 @@ export class StateFileWriter {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #writing: Promise<void> | undefined;
   #closed = false;
+  #lastWriteMs = 0;
 
   /**
    * @param snapshot gives the state to save, at the time of the write
@@ -169,16 +172,19 @@ export class StateFileWriter {
   }
 
   #arm(): void {
-    if (this.#timer === undefined && !this.#closed) this.#timer = setTimeout(() => void this.#background(), STATE_WRITE_DELAY_MS);
+    const delay = Math.max(STATE_WRITE_DELAY_MS, 2 * this.#lastWriteMs);
+    if (this.#timer === undefined && !this.#closed) this.#timer = setTimeout(() => void this.#background(), delay);
   }
 
   async #write(): Promise<void> {
+    const started = performance.now();
     const writing = writeStateFileAtomically(this.#path, `${JSON.stringify(this.#snapshot())}\n`);
     this.#writing = writing;
     try {
       await writing;
     } finally {
       this.#writing = undefined;
+      this.#lastWriteMs = performance.now() - started;
       // Changes made during the write go into one more write, after the same delay.
       if (this.#dirty) this.#arm();
     }
