@@ -23,7 +23,7 @@ async function settledHeap() {
 const WARM_UP_SIGN_INS = 2_000;
 const newSandbox = (createSandbox) => createSandbox({ clients: [{ id: "bench", redirectUris: [REDIRECT_URI] }], autoApprove: true });
 
-async function child() {
+async function measure() {
   const { createSandbox } = await import("@tenant-integration/sandbox");
   // Warm up on a sandbox thrown away after, so that the compiled code of the hot paths is in the
   // fresh figure as well as in the others, and the difference is the sandbox's own data.
@@ -32,11 +32,10 @@ async function child() {
   const fresh = await settledHeap();
   for (let index = 0; index < SIGN_INS; index += 1) await signInAndRefresh(sandbox);
   const loaded = await settledHeap();
-  const loadedStats = sandbox.stats();
   sandbox.clock.advance(DAYS * 24 * 60 * 60);
   const idle = await settledHeap();
   const idleStats = sandbox.stats();
-  process.stdout.write(`${JSON.stringify({ fresh, loaded, idle, loadedStats, idleStats })}\n`);
+  process.stdout.write(`${JSON.stringify({ fresh, loaded, idle, idleStats })}\n`);
 }
 
 // A function of its own, so the thrown-away sandbox is not held by the caller's suspended frame.
@@ -70,11 +69,11 @@ const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 
 export async function sandboxHeap() {
   const output = await new Promise((resolve, reject) => {
-    const process_ = spawn(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "child"], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "child"], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
-    process_.stdout.on("data", (chunk) => (out += chunk));
-    process_.on("error", reject);
-    process_.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`the heap child exited with ${code}`))));
+    child.stdout.on("data", (chunk) => (out += chunk));
+    child.on("error", reject);
+    child.on("exit", (code) => (code === 0 ? resolve(out) : reject(new Error(`the heap child exited with ${code}`))));
   });
   const { fresh, loaded, idle, idleStats } = JSON.parse(output.trim().split("\n").at(-1));
   const ratio = idle / fresh;
@@ -89,4 +88,4 @@ export async function sandboxHeap() {
   ];
 }
 
-if (process.argv[2] === "child") await child();
+if (process.argv[2] === "child") await measure();

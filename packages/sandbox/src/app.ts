@@ -110,7 +110,11 @@ const JSON_404 = (c: { req: { method: string; path: string } }): Response => not
  *   testClock: true,
  * });
  * const res = await sandbox.app.request("/api/v1/auth/user"); // 401
+ * @throws ClientConfigError when a client registration is invalid.
+ * @throws HostConfigError when `allowedHosts` holds something other than a host name.
+ * @throws RangeError when `rotationGraceSeconds` is not a whole number from 0 to {@link MAX_ROTATION_GRACE_SECONDS}.
  * @see RFC 6749 §4.1 (authorization code grant), RFC 7636 (PKCE), RFC 7009 (revocation), RFC 6750 (bearer tokens)
+ * @see RFC 9700 §4.14.2 (refresh token rotation), RFC 9110 §15.5.20 (421 for a foreign Host)
  */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
   return buildSandbox(options).sandbox;
