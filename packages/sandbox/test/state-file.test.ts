@@ -175,7 +175,7 @@ describe("a state file that cannot be used", () => {
 });
 
 describe("tenant-sandbox --state-file", () => {
-  function startCli(args: string[]): Promise<{ url: string; stop: () => Promise<number | null> }> {
+  function startCli(args: string[]): Promise<{ url: string; stop: (signal?: NodeJS.Signals) => Promise<number | null> }> {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";
@@ -186,7 +186,7 @@ describe("tenant-sandbox --state-file", () => {
         const line = stdout.split("\n").find((candidate) => candidate.startsWith("{"));
         if (line !== undefined && stdout.includes("\n")) {
           const exited = new Promise<number | null>((done) => child.once("exit", done));
-          resolve({ url: (JSON.parse(line) as { url: string }).url, stop: () => (child.kill("SIGTERM"), exited) });
+          resolve({ url: (JSON.parse(line) as { url: string }).url, stop: (signal = "SIGTERM") => (child.kill(signal), exited) });
         }
       });
       child.once("exit", (code) => reject(new Error(`exited ${String(code)}: ${stderr}`)));
@@ -204,6 +204,25 @@ describe("tenant-sandbox --state-file", () => {
       const refreshed = await refreshOver(second.url, tokens.refresh_token);
       expect(refreshed.status).toBe(200);
       expect((await userOver(second.url, ((await refreshed.json()) as TokenBody).access_token)).status).toBe(200);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it("survives kill -9 in the middle of sign-ins: the file is whole, and a sign-in older than the write delay is kept", async () => {
+    const stateFile = join(await stateDir(), "state.json");
+    const args = ["--port", "0", "--json", "--auto-approve", "--state-file", stateFile, "--client", `id=${CLIENT_ID},redirect=${REDIRECT_URI}`];
+    const first = await startCli(args);
+    const early = await signInOver(first.url);
+    await new Promise((resolve) => setTimeout(resolve, STATE_WRITE_DELAY_MS * 10)); // generous: the machine may be busy
+    // Sign-ins in flight, so that writes are under way when the process dies.
+    const load = Promise.allSettled(Array.from({ length: 40 }, () => signInOver(first.url)));
+    await new Promise((resolve) => setTimeout(resolve, STATE_WRITE_DELAY_MS * 2));
+    await first.stop("SIGKILL");
+    await load;
+    const second = await startCli(args);
+    try {
+      expect((await refreshOver(second.url, early.refresh_token)).status).toBe(200);
     } finally {
       await second.stop();
     }
