@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, readdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { startSandbox, StateFileError, type RunningSandbox } from "../src/index.js";
 import { readStateFile, STATE_WRITE_DELAY_MS, StateFileWriter } from "../src/state-file.js";
 import { CLIENT_ID, pkce, REDIRECT_URI, type TokenBody } from "./helpers.js";
@@ -11,8 +11,15 @@ import { CLIENT_ID, pkce, REDIRECT_URI, type TokenBody } from "./helpers.js";
 const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
 const clients = [{ id: CLIENT_ID, redirectUris: [REDIRECT_URI] }];
 
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
 async function stateDir(): Promise<string> {
-  return mkdtemp(join(tmpdir(), "sandbox-state-"));
+  const dir = await mkdtemp(join(tmpdir(), "sandbox-state-"));
+  dirs.push(dir);
+  return dir;
 }
 
 /** The whole flow over HTTP against a running sandbox with auto-approve. */
