@@ -11,6 +11,7 @@ import { bundleSizes } from "./sizes.mjs";
 import { clientOverhead } from "./client-overhead.mjs";
 import { docsLoad } from "./docs-load.mjs";
 import { sandboxThroughput } from "./sandbox-throughput.mjs";
+import { sandboxHeap } from "./sandbox-heap.mjs";
 import { tokenManagerSpeed } from "./token-manager.mjs";
 import { fileStorageFigures } from "./crash-window.mjs";
 
@@ -23,6 +24,7 @@ const sections = [
   ["Token manager", () => tokenManagerSpeed()],
   ["File storage across processes", () => fileStorageFigures()],
   ["Sandbox throughput", () => sandboxThroughput()],
+  ["Sandbox heap", () => sandboxHeap()],
   ["Build times", () => buildTimes(root)],
   ["Docs load", () => docsLoad(root)],
 ];

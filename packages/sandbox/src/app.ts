@@ -20,9 +20,12 @@ import { revokeRoute } from "./routes/revoke.js";
 import { tokenRoute } from "./routes/token.js";
 import { DEMO_USER, USER_SCOPE, userRoute } from "./routes/user.js";
 import type { SandboxState } from "./state.js";
-import { TokenStore, type IssuedTokens } from "./tokens.js";
+import { MAX_ROTATION_GRACE_SECONDS, TokenStore, type IssuedTokens } from "./tokens.js";
 import { checkScope } from "./scopes.js";
 import { cors } from "./cors.js";
+import { hostCheck } from "./hosts.js";
+import { Housekeeping } from "./housekeeping.js";
+import { SNAPSHOT_VERSION, type SandboxSnapshot } from "./snapshot.js";
 
 /** Options of {@link createSandbox}. */
 export interface SandboxOptions {
@@ -38,8 +41,24 @@ export interface SandboxOptions {
   readonly user?: Readonly<Record<string, unknown>>;
   /** Scopes granted when a request has no `scope` and the client no allow-list (default `["profile:read"]`). */
   readonly defaultScopes?: readonly string[];
-  /** Called with an unexpected error before the sandbox answers it with 500 (a bug in the sandbox). */
+  /**
+   * Called with an unexpected error before the sandbox answers it with 500 (a bug in the sandbox),
+   * and, under `startSandbox` with a `stateFile`, with a `StateFileError` when a background write fails.
+   */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Host names the sandbox answers besides the loopback names (`localhost`, `*.localhost`,
+   * `127.0.0.0/8`, `[::1]`), e.g. `["tenant.test"]` for a base URL `http://tenant.test`. A request
+   * for any other host gets `421`, so that a web page cannot reach the sandbox through DNS
+   * rebinding. `startSandbox` adds the host it listens on.
+   */
+  readonly allowedHosts?: readonly string[];
+  /**
+   * Seconds after a rotation during which the rotated-away refresh token, presented again, gets
+   * the same successor refresh token (and a new access token) instead of revoking the family, as
+   * long as that successor is unused. Default 0: strict rotation.
+   */
+  readonly rotationGraceSeconds?: number;
 }
 
 /** One sandbox: the app and everything tests may look at or move. */
@@ -69,6 +88,14 @@ export interface Sandbox {
   issueTokens(clientId: string, scopes?: readonly string[]): IssuedTokens;
   /** Counts of what the sandbox holds in memory. */
   stats(): { families: number; accessTokens: number; refreshTokens: number; codes: number; pendingRequests: number };
+  /** Stops the idle eviction timer (it never keeps a process alive; this just ends it early). */
+  close(): void;
+}
+
+/** How a persisted sandbox is wired: its saved state, and who hears of every change. @internal */
+export interface Persistence {
+  readonly restore?: SandboxSnapshot;
+  readonly onChange: () => void;
 }
 
 const JSON_404 = (c: { req: { method: string; path: string } }): Response => notFound(c.req.method, c.req.path);
@@ -83,23 +110,69 @@ const JSON_404 = (c: { req: { method: string; path: string } }): Response => not
  *   testClock: true,
  * });
  * const res = await sandbox.app.request("/api/v1/auth/user"); // 401
+ * @throws ClientConfigError when a client registration is invalid.
+ * @throws HostConfigError when `allowedHosts` holds something other than a host name.
+ * @throws RangeError when `rotationGraceSeconds` is not a whole number from 0 to {@link MAX_ROTATION_GRACE_SECONDS}.
  * @see RFC 6749 §4.1 (authorization code grant), RFC 7636 (PKCE), RFC 7009 (revocation), RFC 6750 (bearer tokens)
+ * @see RFC 9700 §4.14.2 (refresh token rotation), RFC 9110 §15.5.20 (421 for a foreign Host)
  */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
-  const clock = createClock(options.now);
+  return buildSandbox(options).sandbox;
+}
+
+/**
+ * {@link createSandbox} with persistence: restores `persistence.restore` and calls
+ * `persistence.onChange` after every change; `snapshot()` gives what to save.
+ *
+ * @internal
+ */
+export function buildSandbox(options: SandboxOptions, persistence?: Persistence): { sandbox: Sandbox; snapshot(): SandboxSnapshot } {
+  const grace = options.rotationGraceSeconds ?? 0;
+  if (!Number.isInteger(grace) || grace < 0 || grace > MAX_ROTATION_GRACE_SECONDS) {
+    throw new RangeError(`rotationGraceSeconds must be an integer from 0 to ${MAX_ROTATION_GRACE_SECONDS}`);
+  }
+  const onChange = persistence?.onChange ?? (() => undefined);
+  const restore = persistence?.restore;
+  const clock = createClock(options.now, {
+    offsetSeconds: restore?.clockOffsetSeconds ?? 0,
+    onAdvance: () => {
+      housekeeping.sweep();
+      onChange();
+    },
+  });
+  // Stored clients first, so that the ones given now replace those with the same id.
+  const clients = new Map<string, ClientRegistration>();
+  for (const client of [...(restore?.clients ?? []), ...(options.clients ?? [])]) clients.set(client.id, client);
   const state: SandboxState = {
     clock,
-    clients: new ClientRegistry(options.clients ?? []),
-    codes: new CodeStore(clock),
-    tokens: new TokenStore(clock),
+    clients: new ClientRegistry(clients.values(), onChange),
+    codes: new CodeStore(clock, onChange),
+    tokens: new TokenStore(clock, { rotationGraceSeconds: grace, onChange }),
     events: new EventLog(clock),
     pending: new PendingRequests(clock),
     user: options.user ?? DEMO_USER,
     defaultScopes: options.defaultScopes ?? [USER_SCOPE],
     autoApprove: options.autoApprove ?? false,
   };
+  if (restore !== undefined) {
+    state.tokens.restore(restore.tokens);
+    state.codes.restore(restore.codes);
+  }
+  const housekeeping = new Housekeeping(clock, [
+    () => state.tokens.sweep(),
+    () => state.codes.sweep((familyId) => state.tokens.hasFamily(familyId)),
+    () => state.pending.sweep(),
+    () => state.events.sweep(),
+  ]);
+  if (restore !== undefined) housekeeping.sweep();
   const testClock = options.testClock ?? false;
   const app = new Hono();
+  app.use("*", hostCheck(options.allowedHosts ?? []));
+  app.use("*", async (_c, next) => {
+    housekeeping.startTimer();
+    housekeeping.sweepIfDue();
+    await next();
+  });
 
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
@@ -133,7 +206,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     return Response.json({ error: "server_error", error_description: "The sandbox failed; this is a bug." }, { status: 500 });
   });
 
-  return {
+  const sandbox: Sandbox = {
     app,
     fetch: (request) => app.fetch(request),
     clock,
@@ -159,5 +232,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       return state.tokens.issue(clientId, granted);
     },
     stats: () => ({ ...state.tokens.stats(), codes: state.codes.size, pendingRequests: state.pending.size }),
+    close: () => housekeeping.stop(),
   };
+  const snapshot = (): SandboxSnapshot => ({
+    format: "tenant-sandbox-state",
+    version: SNAPSHOT_VERSION,
+    clockOffsetSeconds: clock.offsetSeconds,
+    clients: state.clients.list(),
+    codes: state.codes.snapshot(),
+    tokens: state.tokens.snapshot(),
+  });
+  return { sandbox, snapshot };
 }

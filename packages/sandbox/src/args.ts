@@ -4,7 +4,9 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { MAX_ROTATION_GRACE_SECONDS } from "./tokens.js";
 import { ClientConfigError, parseClientSpec, type ClientRegistration } from "./clients.js";
+import { HostConfigError, normalizeHostname } from "./hosts.js";
 
 /** Arguments that cannot be used; the CLI prints the message and exits with code 2. */
 export class UsageError extends Error {
@@ -24,11 +26,14 @@ export type Command =
       readonly configPath?: string;
       readonly autoApprove?: boolean;
       readonly testClock?: boolean;
+      readonly stateFile?: string;
+      readonly rotationGraceSeconds?: number;
+      readonly allowedHosts?: readonly string[];
       readonly json: boolean;
     };
 
 /** The `--help` text. */
-export const HELP = `tenant-sandbox: a local, in-memory tenant of the Tenant Integration Service
+export const HELP = `tenant-sandbox: a local tenant of the Tenant Integration Service, in memory or in a --state-file
 
 Usage:
   tenant-sandbox --client id=<client_id>,redirect=<uri>[|<uri>...][,scopes=<scope>|<scope>...][,native] [options]
@@ -48,11 +53,23 @@ Options:
                                               so: its description requires an exact match, so
                                               integrations register a fixed loopback port
   --config <file>     read a JSON config file (fields: port, host, autoApprove, testClock, clients,
-                      user, defaultScopes); flags given as well override it, --client adds clients
+                      user, defaultScopes, stateFile, rotationGraceSeconds, allowedHosts); flags
+                      given as well override it, --client and --allowed-host add to it
   --auto-approve      approve every valid authorization request at once (302 with a code) instead of
                       showing the consent page; for automated tests
   --test-clock        add the test routes: POST /__sandbox/clock {"advanceSeconds": n},
                       GET/DELETE /__sandbox/events
+  --state-file <path> keep clients, codes, tokens and the test clock in this JSON file (mode 0600,
+                      written atomically), so a restart keeps every sign-in; without it the
+                      sandbox keeps everything in memory only
+  --rotation-grace <seconds>
+                      for this long after a refresh, the rotated-away refresh token presented
+                      again gets the same new refresh token (and a new access token) instead of
+                      revoking the sign-in, while that new token is unused (default 0: strict;
+                      at most 3600)
+  --allowed-host <name>
+                      also answer requests for this host name (repeat for several); loopback
+                      names and the --host are always answered, any other Host gets 421
   --json              print the startup information as one JSON line instead of text
   -h, --help          show this help
   -v, --version       show the version
@@ -62,8 +79,10 @@ Examples:
   tenant-sandbox --port 0 --auto-approve --test-clock \\
     --client 'id=ci,redirect=http://127.0.0.1:8080/callback|http://localhost:8080/callback,scopes=profile:read'
   tenant-sandbox --client id=cli,redirect=http://127.0.0.1:53682/callback
+  tenant-sandbox --state-file .sandbox/state.json --rotation-grace 30 --client id=demo,redirect=http://localhost:5173/callback
 
-Exit codes: 0 after SIGINT/SIGTERM, 1 when the server cannot start, 2 on bad arguments or config.
+Exit codes: 0 after SIGINT/SIGTERM, 1 when the server cannot start (port taken, state file unreadable,
+corrupt or not writable), 2 on bad arguments or config.
 `;
 
 /**
@@ -87,6 +106,9 @@ export function parseCommand(argv: readonly string[]): Command {
         config: { type: "string" },
         "auto-approve": { type: "boolean" },
         "test-clock": { type: "boolean" },
+        "state-file": { type: "string" },
+        "rotation-grace": { type: "string" },
+        "allowed-host": { type: "string", multiple: true },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
@@ -105,6 +127,23 @@ export function parseCommand(argv: readonly string[]): Command {
     port = Number(values.port);
   }
   if (values.host !== undefined && values.host.trim() === "") throw new UsageError("--host must not be empty");
+  if (values["state-file"] !== undefined && values["state-file"] === "") throw new UsageError("--state-file must not be empty");
+  let rotationGraceSeconds: number | undefined;
+  const grace = values["rotation-grace"];
+  if (grace !== undefined) {
+    if (!/^\d{1,4}$/.test(grace) || Number(grace) > MAX_ROTATION_GRACE_SECONDS) {
+      throw new UsageError(`--rotation-grace must be a whole number of seconds from 0 to ${MAX_ROTATION_GRACE_SECONDS}, not "${grace}"`);
+    }
+    rotationGraceSeconds = Number(grace);
+  }
+  const allowedHosts = (values["allowed-host"] ?? []).map((name) => {
+    try {
+      return normalizeHostname(name);
+    } catch (error) {
+      if (error instanceof HostConfigError) throw new UsageError(`--allowed-host: ${error.message}`);
+      throw error;
+    }
+  });
   const clients = (values.client ?? []).map((spec) => {
     try {
       return parseClientSpec(spec);
@@ -122,6 +161,9 @@ export function parseCommand(argv: readonly string[]): Command {
     kind: "run",
     clients,
     json: values.json === true,
+    ...(values["state-file"] === undefined ? {} : { stateFile: values["state-file"] }),
+    ...(rotationGraceSeconds === undefined ? {} : { rotationGraceSeconds }),
+    ...(allowedHosts.length === 0 ? {} : { allowedHosts }),
     ...(port === undefined ? {} : { port }),
     ...(values.host === undefined ? {} : { host: values.host }),
     ...(values.config === undefined ? {} : { configPath: values.config }),

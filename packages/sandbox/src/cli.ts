@@ -10,6 +10,7 @@ import { HELP, parseCommand, UsageError } from "./args.js";
 import { ClientConfigError, type ClientRegistration } from "./clients.js";
 import { parseConfig, type SandboxConfig } from "./config.js";
 import { startSandbox, type StartOptions } from "./start.js";
+import { StateFileError } from "./state-file.js";
 
 /** The port used when neither `--port` nor the config file names one. */
 export const DEFAULT_PORT = 4020;
@@ -71,15 +72,21 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       }
       clients.push(client);
     }
+    const stateFile = command.stateFile ?? config.stateFile;
+    const rotationGraceSeconds = command.rotationGraceSeconds ?? config.rotationGraceSeconds;
     const options: StartOptions = {
       port: command.port ?? config.port ?? DEFAULT_PORT,
       host: command.host ?? config.host ?? "127.0.0.1",
       clients,
       autoApprove: command.autoApprove ?? config.autoApprove ?? false,
       testClock: command.testClock ?? config.testClock ?? false,
+      allowedHosts: [...(config.allowedHosts ?? []), ...(command.allowedHosts ?? [])],
+      ...(stateFile === undefined ? {} : { stateFile }),
+      ...(rotationGraceSeconds === undefined ? {} : { rotationGraceSeconds }),
       ...(config.user === undefined ? {} : { user: config.user }),
       ...(config.defaultScopes === undefined ? {} : { defaultScopes: config.defaultScopes }),
-      onError: (error) => process.stderr.write(`tenant-sandbox: internal error: ${String(error)}\n`),
+      onError: (error) =>
+        process.stderr.write(error instanceof StateFileError ? `tenant-sandbox: ${error.message}\n` : `tenant-sandbox: internal error: ${String(error)}\n`),
       // Nothing else runs in this process, so the adapter may use its faster globals.
       fastGlobals: true,
     };
@@ -87,21 +94,32 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
     try {
       running = await startSandbox(options);
     } catch (error) {
+      if (error instanceof StateFileError) {
+        process.stderr.write(`tenant-sandbox: ${error.message}\n`);
+        return 1;
+      }
       process.stderr.write(`tenant-sandbox: cannot listen on ${options.host ?? ""}:${options.port ?? ""}: ${(error as Error).message}\n`);
       return 1;
     }
     if (command.json) {
       process.stdout.write(
-        `${JSON.stringify({ url: running.url, port: running.port, host: running.host, autoApprove: options.autoApprove, testClock: options.testClock, clients })}\n`,
+        `${JSON.stringify({ url: running.url, port: running.port, host: running.host, autoApprove: options.autoApprove, testClock: options.testClock, stateFile: stateFile ?? null, rotationGraceSeconds: rotationGraceSeconds ?? 0, clients })}\n`,
       );
     } else {
       process.stdout.write(`tenant-sandbox listening on ${running.url}\n`);
       process.stdout.write(clients.length === 0 ? "clients: none (add --client)\n" : `clients:\n${clients.map(describe).join("\n")}\n`);
       process.stdout.write(`auto-approve: ${options.autoApprove === true ? "on" : "off"}, test clock: ${options.testClock === true ? "on" : "off"}\n`);
+      process.stdout.write(`state: ${stateFile === undefined ? "in memory only" : `kept in ${stateFile}`}, rotation grace: ${rotationGraceSeconds ?? 0} s\n`);
     }
     if (clients.length === 0) process.stderr.write("tenant-sandbox: no clients registered; every authorization request will be refused\n");
     const stop = (): void => {
-      void running.close().then(() => process.exit(0));
+      running.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          process.stderr.write(`tenant-sandbox: ${error instanceof Error ? error.message : String(error)}\n`);
+          process.exit(1);
+        },
+      );
     };
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);

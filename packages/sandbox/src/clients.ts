@@ -161,9 +161,12 @@ export function matchesAnyLoopbackPort(registered: string, requested: string): b
 /** The clients of one sandbox, by id. */
 export class ClientRegistry {
   readonly #clients = new Map<string, ClientRegistration>();
+  readonly #onChange: () => void;
 
-  constructor(clients: Iterable<ClientRegistration> = []) {
-    for (const client of clients) this.register(client);
+  /** @param onChange called after every registration or removal (the state file's cue to save) */
+  constructor(clients: Iterable<ClientRegistration> = [], onChange: () => void = () => undefined) {
+    for (const client of clients) this.#clients.set(client.id, validateClient(client));
+    this.#onChange = onChange;
   }
 
   /**
@@ -175,12 +178,15 @@ export class ClientRegistry {
   register(client: ClientRegistration): ClientRegistration {
     const valid = validateClient(client);
     this.#clients.set(valid.id, valid);
+    this.#onChange();
     return valid;
   }
 
   /** Removes a client; returns whether it existed. */
   unregister(id: string): boolean {
-    return this.#clients.delete(id);
+    const existed = this.#clients.delete(id);
+    if (existed) this.#onChange();
+    return existed;
   }
 
   /** The client with this id, if registered. */
@@ -200,13 +206,20 @@ export class ClientRegistry {
   }
 
   /**
-   * Whether `origin` is the origin of a redirect URI of some registered client: the browser
-   * origins that may call the token, revocation and API endpoints.
+   * Whether `origin` is the origin of an http(s) redirect URI of some registered client: the
+   * browser origins that may call the token, revocation and API endpoints. Never `null`.
+   *
+   * @see https://fetch.spec.whatwg.org/#http-cors-protocol, RFC 6454 §7.3 (the "null" origin)
    */
   allowsOrigin(origin: string): boolean {
+    // A non-http(s) redirect URI (a native app's private-use scheme, RFC 8252 §7.1) has the
+    // opaque origin "null", which sandboxed iframes, data: URLs and file: pages all send: it must
+    // never match.
+    if (origin === "null") return false;
     for (const client of this.#clients.values()) {
       for (const uri of client.redirectUris) {
-        if (new URL(uri).origin === origin) return true;
+        const parsed = new URL(uri);
+        if ((parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.origin === origin) return true;
       }
     }
     return false;

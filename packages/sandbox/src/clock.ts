@@ -21,6 +21,14 @@ export interface Clock {
 /** The largest single advance the clock accepts: ten years, far beyond every token lifetime. */
 export const MAX_ADVANCE_SECONDS = 10 * 365 * 24 * 60 * 60;
 
+/** Options of {@link createClock}. */
+export interface ClockOptions {
+  /** Seconds the clock starts moved forward by (a restored test clock); default 0. */
+  readonly offsetSeconds?: number;
+  /** Called after every advance, e.g. to evict what the jump expired. */
+  readonly onAdvance?: () => void;
+}
+
 /**
  * Creates a {@link Clock} on top of `base` (default `Date.now`).
  *
@@ -29,8 +37,8 @@ export const MAX_ADVANCE_SECONDS = 10 * 365 * 24 * 60 * 60;
  * clock.advance(901); // the access tokens issued before are now expired
  * @see RFC 6749 §4.2.2 and §5.1 (expires_in counts seconds from issue)
  */
-export function createClock(base: () => number = Date.now): Clock {
-  let offsetMs = 0;
+export function createClock(base: () => number = Date.now, options: ClockOptions = {}): Clock {
+  let offsetMs = Math.round((options.offsetSeconds ?? 0) * 1000);
   return {
     now: () => base() + offsetMs,
     advance(seconds: number): number {
@@ -38,6 +46,7 @@ export function createClock(base: () => number = Date.now): Clock {
         throw new RangeError(`advanceSeconds must be a number from 0 to ${MAX_ADVANCE_SECONDS}`);
       }
       offsetMs += Math.round(seconds * 1000);
+      options.onAdvance?.();
       return base() + offsetMs;
     },
     get offsetSeconds() {

@@ -20,8 +20,17 @@ export interface CodeGrant {
 
 interface CodeRecord extends CodeGrant {
   readonly expiresAt: number;
-  used: boolean;
-  /** The token family issued with this code, so that a replay can revoke it. */
+  readonly used: false;
+}
+
+/**
+ * A code after its first presentation: all a replay needs is the family to revoke. It is kept while
+ * that family lives, so a replay revokes the tokens whenever it comes; a code that issued no tokens
+ * is kept until its own expiry.
+ */
+interface UsedCode {
+  readonly expiresAt: number;
+  readonly used: true;
   familyId: string | undefined;
 }
 
@@ -31,13 +40,21 @@ export type CodeRedemption =
   | { readonly kind: "unknown" | "expired" }
   | { readonly kind: "reused"; readonly familyId: string | undefined };
 
-/** Issues and redeems authorization codes. */
-export class CodeStore {
-  readonly #codes = new Map<string, CodeRecord>();
-  readonly #clock: Clock;
+/** The stored form of the codes, for the state file. */
+export type CodeSnapshot = readonly (
+  | (CodeGrant & { readonly code: string; readonly expiresAt: number; readonly used: false })
+  | { readonly code: string; readonly expiresAt: number; readonly used: true; readonly familyId?: string }
+)[];
 
-  constructor(clock: Clock) {
+/** Issues, redeems and evicts authorization codes. */
+export class CodeStore {
+  readonly #codes = new Map<string, CodeRecord | UsedCode>();
+  readonly #clock: Clock;
+  readonly #onChange: () => void;
+
+  constructor(clock: Clock, onChange: () => void = () => undefined) {
     this.#clock = clock;
+    this.#onChange = onChange;
   }
 
   /**
@@ -47,15 +64,16 @@ export class CodeStore {
    * @see RFC 6749 §4.1.2
    */
   issue(grant: CodeGrant): string {
-    this.#prune();
     const code = randomToken("ac_");
     this.#codes.set(code, {
-      ...grant,
+      clientId: grant.clientId,
+      redirectUri: grant.redirectUri,
+      codeChallenge: grant.codeChallenge,
       scopes: [...grant.scopes],
       expiresAt: this.#clock.now() + CODE_LIFETIME_SECONDS * 1000,
       used: false,
-      familyId: undefined,
     });
+    this.#onChange();
     return code;
   }
 
@@ -70,31 +88,57 @@ export class CodeStore {
     const record = this.#codes.get(code);
     if (record === undefined) return { kind: "unknown" };
     if (record.used) return { kind: "reused", familyId: record.familyId };
-    record.used = true;
+    const used: UsedCode = { expiresAt: record.expiresAt, used: true, familyId: undefined };
+    this.#codes.set(code, used);
+    this.#onChange();
     if (this.#clock.now() >= record.expiresAt) return { kind: "expired" };
+    const codes = this.#codes;
+    const onChange = this.#onChange;
     return {
       kind: "ok",
       grant: record,
       bindFamily(familyId) {
-        record.familyId = familyId;
+        used.familyId = familyId;
+        // Set again: a sweep during the verifier check (another request's) may have dropped it.
+        codes.set(code, used);
+        onChange();
       },
     };
   }
 
-  /** Number of codes held (issued and not yet pruned). */
+  /** Number of codes held (issued and not yet evicted). */
   get size(): number {
     return this.#codes.size;
   }
 
   /**
-   * Drops codes long past their expiry; a used code is kept for a while to detect replays. Codes
-   * are held in issue order and the clock never goes back, so the oldest come first.
+   * Evicts the codes nothing needs any more: an unused code at its expiry, a used one when the
+   * family it issued is gone (`familyLives` tells), or at its expiry when it issued none.
+   *
+   * @see RFC 6749 §4.1.2 (a replay should revoke the tokens issued from the code)
    */
-  #prune(): void {
-    const cutoff = this.#clock.now() - 10 * 60 * 1000;
+  sweep(familyLives: (familyId: string) => boolean): void {
+    const now = this.#clock.now();
     for (const [code, record] of this.#codes) {
-      if (record.expiresAt >= cutoff) break;
-      this.#codes.delete(code);
+      const needed = record.used && record.familyId !== undefined ? familyLives(record.familyId) : now < record.expiresAt;
+      if (!needed) this.#codes.delete(code);
+    }
+  }
+
+  /** Every code, for the state file. */
+  snapshot(): CodeSnapshot {
+    return [...this.#codes].map(([code, record]) =>
+      record.used
+        ? { code, expiresAt: record.expiresAt, used: true as const, ...(record.familyId === undefined ? {} : { familyId: record.familyId }) }
+        : { code, ...record },
+    );
+  }
+
+  /** Loads the codes of a snapshot into this (empty) store. */
+  restore(snapshot: CodeSnapshot): void {
+    for (const entry of snapshot) {
+      const { code, ...record } = entry;
+      this.#codes.set(code, record.used ? { expiresAt: record.expiresAt, used: true, familyId: record.familyId } : { ...record, scopes: [...record.scopes] });
     }
   }
 }

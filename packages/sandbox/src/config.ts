@@ -5,6 +5,8 @@
  */
 import { ClientConfigError, validateClient, type ClientRegistration } from "./clients.js";
 import { scopes as knownScopes } from "@tenant-integration/types";
+import { MAX_ROTATION_GRACE_SECONDS } from "./tokens.js";
+import { HostConfigError, normalizeHostname } from "./hosts.js";
 
 /** The fields of a config file; every one is optional. */
 export interface SandboxConfig {
@@ -15,9 +17,15 @@ export interface SandboxConfig {
   clients?: ClientRegistration[];
   user?: Record<string, unknown>;
   defaultScopes?: string[];
+  /** As `--state-file`: where clients, codes, tokens and the test clock are kept across restarts. */
+  stateFile?: string;
+  /** As `--rotation-grace`: seconds a just-rotated refresh token still gets its successor (default 0). */
+  rotationGraceSeconds?: number;
+  /** As `--allowed-host`: host names answered besides the loopback names and `host`. */
+  allowedHosts?: string[];
 }
 
-const FIELDS = ["$schema", "port", "host", "autoApprove", "testClock", "clients", "user", "defaultScopes"];
+const FIELDS = ["$schema", "port", "host", "autoApprove", "testClock", "clients", "user", "defaultScopes", "stateFile", "rotationGraceSeconds", "allowedHosts"];
 const CLIENT_FIELDS = ["id", "redirectUris", "scopes", "native"];
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -44,7 +52,7 @@ export function parseConfig(input: unknown): SandboxConfig {
     if (!FIELDS.includes(key)) throw new ClientConfigError(`unknown config field "${key}" (fields: ${FIELDS.slice(1).join(", ")})`);
   }
   const config: SandboxConfig = {};
-  const { port, host, autoApprove, testClock, clients, user, defaultScopes } = input;
+  const { port, host, autoApprove, testClock, clients, user, defaultScopes, stateFile, rotationGraceSeconds, allowedHosts } = input;
   if (port !== undefined) {
     if (typeof port !== "number" || !Number.isInteger(port) || port < 0 || port > 65535) {
       throw new ClientConfigError("port must be an integer from 0 to 65535");
@@ -91,6 +99,26 @@ export function parseConfig(input: unknown): SandboxConfig {
     const unknown = list.find((scope) => !(knownScopes as readonly string[]).includes(scope));
     if (unknown !== undefined) throw new ClientConfigError(`defaultScopes: unknown scope "${unknown}"`);
     config.defaultScopes = list;
+  }
+  if (stateFile !== undefined) {
+    if (typeof stateFile !== "string" || stateFile === "") throw new ClientConfigError("stateFile must be a non-empty string (a path)");
+    config.stateFile = stateFile;
+  }
+  if (rotationGraceSeconds !== undefined) {
+    if (typeof rotationGraceSeconds !== "number" || !Number.isInteger(rotationGraceSeconds) || rotationGraceSeconds < 0 || rotationGraceSeconds > MAX_ROTATION_GRACE_SECONDS) {
+      throw new ClientConfigError(`rotationGraceSeconds must be an integer from 0 to ${MAX_ROTATION_GRACE_SECONDS}`);
+    }
+    config.rotationGraceSeconds = rotationGraceSeconds;
+  }
+  if (allowedHosts !== undefined) {
+    config.allowedHosts = stringList(allowedHosts, "allowedHosts").map((name) => {
+      try {
+        return normalizeHostname(name);
+      } catch (error) {
+        if (error instanceof HostConfigError) throw new ClientConfigError(`allowedHosts: ${error.message}`, { cause: error });
+        throw error;
+      }
+    });
   }
   return config;
 }

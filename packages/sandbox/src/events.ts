@@ -5,6 +5,7 @@
  * @module
  */
 import type { Clock } from "./clock.js";
+import { REFRESH_TOKEN_LIFETIME_SECONDS } from "./tokens.js";
 
 /** One call to `POST /oauth/token` or `POST /oauth/revoke`. */
 export interface SandboxEvent {
@@ -30,6 +31,11 @@ export type SandboxEventInput = Omit<SandboxEvent, "seq" | "time">;
 
 /** The most events kept; older ones are dropped first. */
 export const MAX_EVENTS = 10_000;
+/**
+ * How long an event is kept, in seconds of sandbox time: 30 days, the longest any token an event
+ * is about can live. Older events are dropped at the next sweep.
+ */
+export const EVENT_RETENTION_SECONDS = REFRESH_TOKEN_LIFETIME_SECONDS;
 
 /** An in-memory, bounded event log. */
 export class EventLog {
@@ -63,6 +69,17 @@ export class EventLog {
   /** A copy of the events, oldest first. */
   list(): SandboxEvent[] {
     return [...this.#events];
+  }
+
+  /**
+   * Drops the events older than {@link EVENT_RETENTION_SECONDS}. Events are appended in time order
+   * and the clock never goes back, so the old ones are at the front.
+   */
+  sweep(): void {
+    const cutoff = this.#clock.now() - EVENT_RETENTION_SECONDS * 1000;
+    let old = 0;
+    while (old < this.#events.length && Date.parse(this.#events[old]?.time ?? "") < cutoff) old += 1;
+    if (old > 0) this.#events.splice(0, old);
   }
 
   /** Removes every event; returns how many there were. */

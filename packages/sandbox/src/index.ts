@@ -1,5 +1,6 @@
 /**
- * A stateful, in-memory tenant of the Tenant Integration Service for development and tests.
+ * A stateful tenant of the Tenant Integration Service for development and tests, in memory or
+ * (with `startSandbox({ stateFile })`) kept in a file across restarts.
  *
  * `createSandbox` is runtime-neutral (web APIs only); `startSandbox` serves it on Node.
  *
@@ -8,10 +9,12 @@
 export { createSandbox, type Sandbox, type SandboxOptions } from "./app.js";
 export { startSandbox, type RunningSandbox, type StartOptions } from "./start.js";
 export { ClientConfigError, ClientRegistry, parseClientSpec, validateClient, type ClientRegistration } from "./clients.js";
-export { createClock, MAX_ADVANCE_SECONDS, type Clock } from "./clock.js";
+export { createClock, MAX_ADVANCE_SECONDS, type Clock, type ClockOptions } from "./clock.js";
 export { CODE_LIFETIME_SECONDS } from "./codes.js";
-export { ACCESS_TOKEN_LIFETIME_SECONDS, REFRESH_TOKEN_LIFETIME_SECONDS, type IssuedTokens } from "./tokens.js";
-export { MAX_EVENTS, type SandboxEvent } from "./events.js";
+export { ACCESS_TOKEN_LIFETIME_SECONDS, MAX_ROTATION_GRACE_SECONDS, REFRESH_TOKEN_LIFETIME_SECONDS, type IssuedTokens } from "./tokens.js";
+export { HostConfigError, isLoopbackHostname } from "./hosts.js";
+export { StateFileError, type StateFileErrorCode } from "./state-file.js";
+export { EVENT_RETENTION_SECONDS, MAX_EVENTS, type SandboxEvent } from "./events.js";
 export { DEMO_USER, USER_SCOPE } from "./routes/user.js";
 export { CONSENT_PATH } from "./routes/authorize.js";
 export { CLOCK_PATH, EVENTS_PATH } from "./routes/admin.js";

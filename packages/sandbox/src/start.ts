@@ -1,18 +1,21 @@
 /**
- * `startSandbox`: serves a sandbox over HTTP on Node with `@hono/node-server`.
+ * `startSandbox`: serves a sandbox over HTTP on Node with `@hono/node-server`, optionally with a
+ * state file that keeps its tenant across restarts.
  *
  * @module
  */
 import { serve } from "@hono/node-server";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createSandbox, type Sandbox, type SandboxOptions } from "./app.js";
+import { buildSandbox, type Sandbox, type SandboxOptions } from "./app.js";
+import { hostsOfListenAddress } from "./hosts.js";
+import { readStateFile, StateFileWriter } from "./state-file.js";
 
 /** Options of {@link startSandbox}: the sandbox's own, plus where to listen. */
 export interface StartOptions extends SandboxOptions {
   /** TCP port; 0 (the default) picks a free one. */
   readonly port?: number;
-  /** Interface to listen on (default `127.0.0.1`, loopback only). */
+  /** Interface to listen on (default `127.0.0.1`, loopback only). Also added to `allowedHosts`, unless a wildcard (`0.0.0.0`, `::`). */
   readonly host?: string;
   /**
    * Let `@hono/node-server` replace the process's global `Request` and `Response` with its faster
@@ -21,6 +24,13 @@ export interface StartOptions extends SandboxOptions {
    * The `tenant-sandbox` CLI turns it on, since nothing else runs in its process.
    */
   readonly fastGlobals?: boolean;
+  /**
+   * A JSON file that keeps the clients, codes, tokens (with their families) and the test clock
+   * across restarts: read at start (a missing file is a first start), written atomically with mode
+   * 0600 after changes (coalesced, at most about every 100 ms) and on `close()`. It holds live
+   * tokens: keep it private. One sandbox per file.
+   */
+  readonly stateFile?: string;
 }
 
 /** A listening sandbox. */
@@ -33,7 +43,11 @@ export interface RunningSandbox {
   readonly host: string;
   /** The sandbox behind the server, with its clock, clients and events. */
   readonly sandbox: Sandbox;
-  /** Stops listening and closes open connections. */
+  /**
+   * Stops listening, closes open connections, and writes the state file (when there is one).
+   *
+   * @throws StateFileError (rejects) when the last write of the state file fails.
+   */
   close(): Promise<void>;
 }
 
@@ -41,6 +55,9 @@ export interface RunningSandbox {
  * Creates a sandbox and serves it. Resolves once the port is bound.
  *
  * @throws Error (rejects) when the port cannot be bound, e.g. `EADDRINUSE`.
+ * @throws StateFileError (rejects) when the state file cannot be read, is not a sandbox state
+ *   (it is left untouched), or cannot be written.
+ * @throws HostConfigError (rejects) when `allowedHosts` holds something other than a host name.
  * @example
  * const running = await startSandbox({ port: 0, autoApprove: true, testClock: true,
  *   clients: [{ id: "demo", redirectUris: ["http://127.0.0.1:8080/callback"] }] });
@@ -48,14 +65,27 @@ export interface RunningSandbox {
  * await running.close();
  * @see RFC 8252 §7.3 (loopback redirects: a local tenant on 127.0.0.1)
  */
-export function startSandbox(options: StartOptions = {}): Promise<RunningSandbox> {
-  const sandbox = createSandbox(options);
+export async function startSandbox(options: StartOptions = {}): Promise<RunningSandbox> {
   const host = options.host ?? "127.0.0.1";
+  const sandboxOptions: SandboxOptions = { ...options, allowedHosts: [...(options.allowedHosts ?? []), ...hostsOfListenAddress(host)] };
+  let writer: StateFileWriter | undefined;
+  let sandbox: Sandbox;
+  if (options.stateFile === undefined) {
+    sandbox = buildSandbox(sandboxOptions).sandbox;
+  } else {
+    const restore = await readStateFile(options.stateFile);
+    const built = buildSandbox(sandboxOptions, { ...(restore === undefined ? {} : { restore }), onChange: () => writer?.schedule() });
+    sandbox = built.sandbox;
+    writer = new StateFileWriter(options.stateFile, built.snapshot, (error) => options.onError?.(error));
+    // Write once before listening: a file that cannot be written stops the start, not a later request.
+    await writer.flush();
+  }
   return new Promise((resolve, reject) => {
     // Unless asked, keep the process's own Request and Response (see `fastGlobals`).
     const server = serve({ fetch: sandbox.fetch, port: options.port ?? 0, hostname: host, overrideGlobalObjects: options.fastGlobals === true }) as Server;
     const onError = (error: Error): void => {
       server.close();
+      sandbox.close();
       reject(error);
     };
     server.once("error", onError);
@@ -68,11 +98,14 @@ export function startSandbox(options: StartOptions = {}): Promise<RunningSandbox
         port,
         host,
         sandbox,
-        close: () =>
-          new Promise<void>((done, fail) => {
+        close: async () => {
+          await new Promise<void>((done, fail) => {
             server.close((error) => (error === undefined ? done() : fail(error)));
             server.closeAllConnections();
-          }),
+          });
+          sandbox.close();
+          await writer?.close();
+        },
       });
     });
   });

@@ -1,6 +1,9 @@
 /**
  * Access and refresh tokens: opaque random strings held in memory, grouped in families (one per
- * grant), with refresh token rotation and reuse detection.
+ * grant), with refresh token rotation, reuse detection and an optional rotation grace period.
+ *
+ * Every token record is evicted once its own lifetime is over (on use, and by {@link TokenStore.sweep},
+ * which the sandbox runs on a timer and when its clock moves); a family goes with its last token.
  *
  * @module
  */
@@ -11,6 +14,9 @@ import { randomToken } from "./crypto.js";
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 15 * 60;
 /** Refresh token lifetime in seconds (30 days), counted from the issue of each refresh token. */
 export const REFRESH_TOKEN_LIFETIME_SECONDS = 30 * 24 * 60 * 60;
+
+/** The largest rotation grace period accepted, in seconds (an hour; real servers offer up to a minute or so). */
+export const MAX_ROTATION_GRACE_SECONDS = 3600;
 
 /** The tokens of one successful token response. */
 export interface IssuedTokens {
@@ -29,11 +35,26 @@ export type AccessTokenState =
   | { readonly state: "active"; readonly clientId: string; readonly scopes: readonly string[]; readonly expiresAt: number }
   | { readonly state: "expired" | "revoked" | "unknown" };
 
-/** The outcome of a refresh token grant. */
+/** The outcome of a refresh token grant; `grace` tells a replay answered within the rotation grace period. */
 export type RefreshOutcome =
-  | { readonly kind: "ok"; readonly tokens: IssuedTokens }
+  | { readonly kind: "ok"; readonly tokens: IssuedTokens; readonly grace: boolean }
   | { readonly kind: "invalid_grant"; readonly reason: "unknown" | "expired" | "revoked" | "wrong_client" | "reused" }
   | { readonly kind: "invalid_scope" };
+
+/** The stored form of the tokens, for the state file. Times are epoch milliseconds of the sandbox clock. */
+export interface TokenSnapshot {
+  readonly families: readonly { readonly id: string; readonly clientId: string; readonly scopes: readonly string[]; readonly revoked: boolean }[];
+  readonly accessTokens: readonly { readonly token: string; readonly family: string; readonly scopes: readonly string[]; readonly expiresAt: number }[];
+  readonly refreshTokens: readonly {
+    readonly token: string;
+    readonly family: string;
+    readonly expiresAt: number;
+    /** When it was rotated away; absent while it is the family's current refresh token. */
+    readonly rotatedAt?: number;
+    /** The refresh token it was rotated into, kept only during the rotation grace period. */
+    readonly successor?: string;
+  }[];
+}
 
 interface Family {
   readonly id: string;
@@ -41,7 +62,8 @@ interface Family {
   /** The scopes of the grant; a refresh may narrow an access token, never the family. */
   readonly scopes: readonly string[];
   revoked: boolean;
-  readonly tokens: Set<string>;
+  /** How many token records still point at the family; it is forgotten when none is left. */
+  liveTokens: number;
 }
 
 interface AccessRecord {
@@ -53,19 +75,37 @@ interface AccessRecord {
 interface RefreshRecord {
   readonly family: Family;
   readonly expiresAt: number;
-  rotated: boolean;
+  /** Set when rotated away: reuse detection needs only this mark, the family and the expiry. */
+  rotatedAt: number | undefined;
+  /** The successor, kept while a replay may still be answered with it (rotation grace). */
+  successor: string | undefined;
 }
 
-/** Issues, rotates, checks and revokes tokens. */
+/** Options of {@link TokenStore}. */
+export interface TokenStoreOptions {
+  /**
+   * Seconds after a rotation during which the rotated-away refresh token, presented again, is
+   * answered with the same successor refresh token (and a new access token) instead of revoking
+   * the family. 0 (the default) is strict rotation.
+   */
+  readonly rotationGraceSeconds?: number;
+  /** Called after every change worth persisting (issue, rotation, revocation). */
+  readonly onChange?: () => void;
+}
+
+/** Issues, rotates, checks, revokes and evicts tokens. */
 export class TokenStore {
   readonly #clock: Clock;
+  readonly #graceMs: number;
+  readonly #onChange: () => void;
   readonly #access = new Map<string, AccessRecord>();
   readonly #refresh = new Map<string, RefreshRecord>();
   readonly #families = new Map<string, Family>();
-  #issuedSincePrune = 0;
 
-  constructor(clock: Clock) {
+  constructor(clock: Clock, options: TokenStoreOptions = {}) {
     this.#clock = clock;
+    this.#graceMs = (options.rotationGraceSeconds ?? 0) * 1000;
+    this.#onChange = options.onChange ?? (() => undefined);
   }
 
   /**
@@ -75,49 +115,75 @@ export class TokenStore {
    * @see RFC 6749 §5.1
    */
   issue(clientId: string, scopes: readonly string[]): IssuedTokens {
-    const family: Family = { id: randomToken("fam_", 16), clientId, scopes: [...scopes], revoked: false, tokens: new Set() };
+    const family: Family = { id: randomToken("fam_", 16), clientId, scopes: [...scopes], revoked: false, liveTokens: 0 };
     this.#families.set(family.id, family);
-    return this.#issueInto(family, family.scopes);
+    const tokens = this.#issueInto(family, family.scopes);
+    this.#onChange();
+    return tokens;
   }
 
   /**
    * Exchanges a refresh token: the presented token is rotated away and a new access token and a
-   * new refresh token are issued. Presenting a rotated token again revokes the whole family.
+   * new refresh token are issued. Presenting a rotated token again revokes the whole family,
+   * unless it comes within the rotation grace period while its successor is still unused: then
+   * the answer carries that same successor and a new access token.
    *
    * @param requestedScopes a narrower scope for the new access token, or undefined for the grant's scope
    * @see RFC 6749 §6 (refresh; a narrower scope must be included in the original grant)
    * @see RFC 9700 §4.14.2 (refresh token rotation and reuse detection)
    */
   refresh(refreshToken: string, clientId: string, requestedScopes: readonly string[] | undefined): RefreshOutcome {
+    const now = this.#clock.now();
     const record = this.#refresh.get(refreshToken);
     if (record === undefined) return { kind: "invalid_grant", reason: "unknown" };
     const family = record.family;
     if (family.clientId !== clientId) return { kind: "invalid_grant", reason: "wrong_client" };
+    if (now >= record.expiresAt) {
+      this.#evictRefresh(refreshToken, record);
+      return { kind: "invalid_grant", reason: "expired" };
+    }
     if (family.revoked) return { kind: "invalid_grant", reason: "revoked" };
-    if (record.rotated) {
-      this.#revokeFamily(family);
+    // Reuse is decided before anything else about the request, so that no parameter can dodge it.
+    const successor = record.rotatedAt === undefined ? undefined : this.#graceSuccessor(record, now);
+    if (record.rotatedAt !== undefined && successor === undefined) {
+      family.revoked = true;
+      this.#onChange();
       return { kind: "invalid_grant", reason: "reused" };
     }
-    if (this.#clock.now() >= record.expiresAt) return { kind: "invalid_grant", reason: "expired" };
     let scopes = family.scopes;
     if (requestedScopes !== undefined) {
       if (!requestedScopes.every((scope) => family.scopes.includes(scope))) return { kind: "invalid_scope" };
       scopes = [...new Set(requestedScopes)];
     }
-    record.rotated = true;
-    return { kind: "ok", tokens: this.#issueInto(family, scopes) };
+    if (successor !== undefined) {
+      const accessToken = this.#issueAccess(family, scopes, now);
+      this.#onChange();
+      return {
+        kind: "ok",
+        grace: true,
+        tokens: { accessToken, refreshToken: successor, expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS, scopes, familyId: family.id },
+      };
+    }
+    const tokens = this.#issueInto(family, scopes);
+    record.rotatedAt = now;
+    record.successor = this.#graceMs > 0 ? tokens.refreshToken : undefined;
+    this.#onChange();
+    return { kind: "ok", grace: false, tokens };
   }
 
   /**
-   * Tells the state of an access token.
+   * Tells the state of an access token; an expired one is evicted on the way.
    *
    * @see RFC 6750 §3.1 (invalid_token: expired, revoked, malformed or invalid)
    */
   inspect(accessToken: string): AccessTokenState {
     const record = this.#access.get(accessToken);
     if (record === undefined) return { state: "unknown" };
+    if (this.#clock.now() >= record.expiresAt) {
+      this.#evictAccess(accessToken, record);
+      return { state: "expired" };
+    }
     if (record.family.revoked) return { state: "revoked" };
-    if (this.#clock.now() >= record.expiresAt) return { state: "expired" };
     return { state: "active", clientId: record.family.clientId, scopes: record.scopes, expiresAt: record.expiresAt };
   }
 
@@ -144,7 +210,8 @@ export class TokenStore {
     if (family === undefined) return "unknown";
     if (family.clientId !== clientId) return "wrong_client";
     if (family.revoked) return "already_revoked";
-    this.#revokeFamily(family);
+    family.revoked = true;
+    this.#onChange();
     return "revoked";
   }
 
@@ -152,8 +219,36 @@ export class TokenStore {
   revokeFamilyById(familyId: string): boolean {
     const family = this.#families.get(familyId);
     if (family === undefined) return false;
-    this.#revokeFamily(family);
+    if (!family.revoked) {
+      family.revoked = true;
+      this.#onChange();
+    }
     return true;
+  }
+
+  /**
+   * Evicts every token whose lifetime is over, the successors kept past the grace period, and the
+   * families left without tokens. Linear in the number of records; the sandbox runs it at most
+   * once a minute of sandbox time, and when its clock is moved.
+   *
+   * @see RFC 9700 §4.14.2 (a rotated refresh token is needed for reuse detection only while it could be presented)
+   */
+  sweep(): void {
+    const now = this.#clock.now();
+    for (const [token, record] of this.#access) {
+      if (now >= record.expiresAt) this.#evictAccess(token, record);
+    }
+    for (const [token, record] of this.#refresh) {
+      if (now >= record.expiresAt) this.#evictRefresh(token, record);
+      else if (record.successor !== undefined && record.rotatedAt !== undefined && now >= record.rotatedAt + this.#graceMs) {
+        record.successor = undefined;
+      }
+    }
+  }
+
+  /** Whether a family still has tokens (a replayed code can still revoke something). */
+  hasFamily(familyId: string): boolean {
+    return this.#families.has(familyId);
   }
 
   /** Counts of the tokens held, for the programmatic API and the tests. */
@@ -161,42 +256,90 @@ export class TokenStore {
     return { families: this.#families.size, accessTokens: this.#access.size, refreshTokens: this.#refresh.size };
   }
 
+  /** Every record, for the state file. */
+  snapshot(): TokenSnapshot {
+    return {
+      families: [...this.#families.values()].map(({ id, clientId, scopes, revoked }) => ({ id, clientId, scopes, revoked })),
+      accessTokens: [...this.#access].map(([token, record]) => ({ token, family: record.family.id, scopes: record.scopes, expiresAt: record.expiresAt })),
+      refreshTokens: [...this.#refresh].map(([token, record]) => ({
+        token,
+        family: record.family.id,
+        expiresAt: record.expiresAt,
+        ...(record.rotatedAt === undefined ? {} : { rotatedAt: record.rotatedAt }),
+        ...(record.successor === undefined ? {} : { successor: record.successor }),
+      })),
+    };
+  }
+
+  /**
+   * Loads the records of a snapshot into this (empty) store; records of unknown families are
+   * skipped, expired ones go at the next sweep.
+   */
+  restore(snapshot: TokenSnapshot): void {
+    for (const { id, clientId, scopes, revoked } of snapshot.families) {
+      this.#families.set(id, { id, clientId, scopes: [...scopes], revoked, liveTokens: 0 });
+    }
+    for (const { token, family: familyId, scopes, expiresAt } of snapshot.accessTokens) {
+      const family = this.#families.get(familyId);
+      if (family === undefined) continue;
+      family.liveTokens += 1;
+      this.#access.set(token, { family, scopes: [...scopes], expiresAt });
+    }
+    for (const { token, family: familyId, expiresAt, rotatedAt, successor } of snapshot.refreshTokens) {
+      const family = this.#families.get(familyId);
+      if (family === undefined) continue;
+      family.liveTokens += 1;
+      this.#refresh.set(token, { family, expiresAt, rotatedAt, successor });
+    }
+    for (const [id, family] of this.#families) if (family.liveTokens === 0) this.#families.delete(id);
+    this.sweep();
+  }
+
+  /**
+   * The successor to answer a replay of `record` with, or undefined when the replay is reuse: past
+   * the grace period, or the successor was itself rotated or is gone (the chain moved on).
+   */
+  #graceSuccessor(record: RefreshRecord, now: number): string | undefined {
+    if (record.successor === undefined || record.rotatedAt === undefined || now >= record.rotatedAt + this.#graceMs) return undefined;
+    const next = this.#refresh.get(record.successor);
+    if (next === undefined || next.rotatedAt !== undefined || now >= next.expiresAt) return undefined;
+    return record.successor;
+  }
+
   #issueInto(family: Family, scopes: readonly string[]): IssuedTokens {
-    this.#maybePrune();
     const now = this.#clock.now();
-    const accessToken = randomToken("at_");
+    const accessToken = this.#issueAccess(family, scopes, now);
     const refreshToken = randomToken("rt_");
-    this.#access.set(accessToken, { family, scopes, expiresAt: now + ACCESS_TOKEN_LIFETIME_SECONDS * 1000 });
-    this.#refresh.set(refreshToken, { family, expiresAt: now + REFRESH_TOKEN_LIFETIME_SECONDS * 1000, rotated: false });
-    family.tokens.add(accessToken);
-    family.tokens.add(refreshToken);
+    this.#refresh.set(refreshToken, {
+      family,
+      expiresAt: now + REFRESH_TOKEN_LIFETIME_SECONDS * 1000,
+      rotatedAt: undefined,
+      successor: undefined,
+    });
+    family.liveTokens += 1;
     return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS, scopes, familyId: family.id };
   }
 
-  #revokeFamily(family: Family): void {
-    family.revoked = true;
+  #issueAccess(family: Family, scopes: readonly string[], now: number): string {
+    const accessToken = randomToken("at_");
+    this.#access.set(accessToken, { family, scopes, expiresAt: now + ACCESS_TOKEN_LIFETIME_SECONDS * 1000 });
+    family.liveTokens += 1;
+    return accessToken;
   }
 
-  /** Forgets tokens past their expiry, now and then, so that a long run does not grow without bound. */
-  #maybePrune(): void {
-    this.#issuedSincePrune += 1;
-    if (this.#issuedSincePrune < 1000) return;
-    this.#issuedSincePrune = 0;
-    const now = this.#clock.now();
-    for (const [token, record] of this.#access) {
-      if (record.expiresAt <= now) {
-        this.#access.delete(token);
-        record.family.tokens.delete(token);
-      }
-    }
-    for (const [token, record] of this.#refresh) {
-      if (record.expiresAt <= now) {
-        this.#refresh.delete(token);
-        record.family.tokens.delete(token);
-      }
-    }
-    for (const [id, family] of this.#families) {
-      if (family.tokens.size === 0) this.#families.delete(id);
-    }
+  #evictAccess(token: string, record: AccessRecord): void {
+    this.#access.delete(token);
+    this.#release(record.family);
+  }
+
+  #evictRefresh(token: string, record: RefreshRecord): void {
+    this.#refresh.delete(token);
+    this.#release(record.family);
+  }
+
+  /** Forgets a family with its last token: nothing is left that reuse or a replayed code could revoke. */
+  #release(family: Family): void {
+    family.liveTokens -= 1;
+    if (family.liveTokens <= 0) this.#families.delete(family.id);
   }
 }

@@ -62,8 +62,18 @@ describe("parseCommand", () => {
     });
   });
 
+  it("reads --state-file, --rotation-grace and repeated --allowed-host", () => {
+    const command = parseCommand(["--state-file", "state.json", "--rotation-grace", "30", "--allowed-host", "Tenant.Test", "--allowed-host", "::1"]);
+    expect(command).toMatchObject({ kind: "run", stateFile: "state.json", rotationGraceSeconds: 30, allowedHosts: ["tenant.test", "[::1]"] });
+  });
+
   it.each([
     [["--port", "65536"], /--port/],
+    [["--rotation-grace", "3601"], /--rotation-grace/],
+    [["--rotation-grace", "1.5"], /--rotation-grace/],
+    [["--rotation-grace", "-1"], /--rotation-grace|argument/],
+    [["--state-file", ""], /--state-file/],
+    [["--allowed-host", "tenant.test:4020"], /--allowed-host/],
     [["--port", "abc"], /--port/],
     [["--port"], /argument missing/],
     [["--nope"], /Unknown option/],
@@ -85,7 +95,7 @@ describe("tenant-sandbox", () => {
   it("--help prints every flag and exits 0", async () => {
     const result = await run(["--help"]);
     expect(result.code).toBe(0);
-    for (const flag of ["--port", "--host", "--client", "--config", "--auto-approve", "--test-clock", "--json", "--help", "--version"]) {
+    for (const flag of ["--port", "--host", "--client", "--config", "--auto-approve", "--test-clock", "--state-file", "--rotation-grace", "--allowed-host", "--json", "--help", "--version"]) {
       expect(result.stdout).toContain(flag);
     }
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CLIENT_ID, signIn, testSandbox } from "./helpers.js";
+import { CLIENT_ID, REDIRECT_URI, signIn, testSandbox } from "./helpers.js";
 
 // The test sandbox registers http://127.0.0.1:53682/callback and http://localhost:53682/callback.
 const ALLOWED = "http://127.0.0.1:53682";
@@ -41,5 +41,36 @@ describe("CORS for browser integrations", () => {
     expect(other.headers.get("access-control-allow-origin")).toBeNull();
     const page = await sandbox.app.request(`/oauth/authorize?client_id=${CLIENT_ID}`, { headers: { origin: ALLOWED } });
     expect(page.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
+
+// Issue 12, point 5: a registered non-http(s) redirect URI has the origin "null", and the token
+// endpoint then allowed `Origin: null`, which any sandboxed iframe or file: page sends.
+describe("Origin: null", () => {
+  const withNativeClient = () => testSandbox({ clients: [{ id: "app", redirectUris: ["myapp:/callback", "com.example.app:/oauth"] }, { id: CLIENT_ID, redirectUris: [REDIRECT_URI] }] });
+
+  it.each(["/oauth/token", "/oauth/revoke", "/api/v1/auth/user"])("is refused on a preflight of %s even with a private-use redirect URI registered", async (path) => {
+    const response = await withNativeClient().app.request(path, {
+      method: "OPTIONS",
+      headers: { origin: "null", "access-control-request-method": "POST" },
+    });
+    expect(response.status).toBe(403);
+    expect(response.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("never gets Access-Control-Allow-Origin: null on an answer", async () => {
+    const sandbox = withNativeClient();
+    const token = await sandbox.app.request("/oauth/token", { method: "POST", headers: { origin: "null", "content-type": "application/json" }, body: "{}" });
+    expect(token.headers.get("access-control-allow-origin")).toBeNull();
+    const user = await sandbox.app.request("/api/v1/auth/user", { headers: { origin: "null" } });
+    expect(user.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("still allows the http(s) origins registered next to a private-use URI", async () => {
+    const response = await withNativeClient().app.request("/oauth/token", {
+      method: "OPTIONS",
+      headers: { origin: new URL(REDIRECT_URI).origin, "access-control-request-method": "POST" },
+    });
+    expect(response.status).toBe(204);
   });
 });

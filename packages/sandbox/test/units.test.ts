@@ -47,4 +47,16 @@ describe("small parts", () => {
     expect(() => parseConfig({ defaultScopes: ["root"] })).toThrow(ClientConfigError);
     expect(() => parseConfig([])).toThrow(/JSON object/);
   });
+
+  it("parses stateFile, rotationGraceSeconds and allowedHosts, and refuses bad values", () => {
+    expect(parseConfig({ stateFile: ".sandbox/state.json", rotationGraceSeconds: 60, allowedHosts: ["Tenant.Test"] })).toEqual({
+      stateFile: ".sandbox/state.json",
+      rotationGraceSeconds: 60,
+      allowedHosts: ["tenant.test"],
+    });
+    expect(() => parseConfig({ stateFile: "" })).toThrow(/stateFile/);
+    expect(() => parseConfig({ rotationGraceSeconds: 3601 })).toThrow(/rotationGraceSeconds/);
+    expect(() => parseConfig({ rotationGraceSeconds: "30" })).toThrow(/rotationGraceSeconds/);
+    expect(() => parseConfig({ allowedHosts: ["http://tenant.test"] })).toThrow(/allowedHosts/);
+  });
 });

@@ -29,6 +29,7 @@ function invalidPage(message: string): Response {
  * - Any other error is redirected to the `redirect_uri` with `error` (`invalid_request`,
  *   `unsupported_response_type` or `invalid_scope`), `error_description` and the unchanged `state`.
  * - A valid request shows the consent page (200), or with auto-approve redirects with a `code`.
+ *   When too many requests already wait for consent, it redirects with `temporarily_unavailable`.
  *
  * @see RFC 6749 §4.1.1, §4.1.2.1 (error response), §3.1 (no repeated parameters)
  * @see RFC 7636 §4.3, §4.4.1 (PKCE: code_challenge required, S256 only)
@@ -85,6 +86,8 @@ export function authorizeRoute(state: SandboxState) {
     const request: AuthorizationRequest = { clientId: client.id, redirectUri, scopes, state: stateValue, codeChallenge };
     if (state.autoApprove) return approve(state, request);
     const requestId = state.pending.add(request);
+    // Full: refuse this request rather than drop another user's open consent page.
+    if (requestId === undefined) return fail("temporarily_unavailable", "Too many sign-ins are waiting for consent; try again in a few minutes.");
     return htmlResponse(consentPage({ clientId: client.id, redirectUri, scopes, requestId, action: CONSENT_PATH }), 200, redirectUri);
   };
 }

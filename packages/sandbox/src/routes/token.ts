@@ -62,10 +62,11 @@ export function tokenRoute(state: SandboxState) {
       clientId = typeof rawClient === "string" ? rawClient : null;
       const grant = requiredString(body, "grant_type");
       let tokens: IssuedTokens;
+      let detail: string | null = null;
       if (grant === "authorization_code") tokens = await exchangeCode(state, body);
-      else if (grant === "refresh_token") tokens = refresh(state, body);
+      else if (grant === "refresh_token") ({ tokens, detail } = refresh(state, body));
       else throw new Refusal("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.", "unsupported_grant_type");
-      state.events.record({ endpoint: "token", grantType, clientId, status: 200, outcome: "ok", detail: null });
+      state.events.record({ endpoint: "token", grantType, clientId, status: 200, outcome: "ok", detail });
       return tokenResponse(tokens);
     } catch (error) {
       const refusal =
@@ -126,7 +127,8 @@ async function exchangeCode(state: SandboxState, body: Record<string, unknown>):
   return tokens;
 }
 
-function refresh(state: SandboxState, body: Record<string, unknown>): IssuedTokens {
+/** A refresh; `detail` is `rotation_grace` when a just-rotated token was answered with its successor. */
+function refresh(state: SandboxState, body: Record<string, unknown>): { tokens: IssuedTokens; detail: string | null } {
   const refreshToken = requiredString(body, "refresh_token");
   // client_id is optional here (RFC 6749 §3.2.1): without it, the refresh token names its client.
   const clientId = body["client_id"] === undefined ? state.tokens.clientOf(refreshToken) : knownClient(state, body);
@@ -144,7 +146,7 @@ function refresh(state: SandboxState, body: Record<string, unknown>): IssuedToke
   const outcome = state.tokens.refresh(refreshToken, clientId, requested);
   switch (outcome.kind) {
     case "ok":
-      return outcome.tokens;
+      return { tokens: outcome.tokens, detail: outcome.grace ? "rotation_grace" : null };
     case "invalid_scope":
       throw new Refusal("invalid_scope", "scope must be within the scope of the original grant.", "scope_not_granted");
     case "invalid_grant": {
