@@ -8,10 +8,8 @@ import { createTokenManager, type TokenStorage } from "@tenant-integration/token
 import { inject, onTestFinished } from "vitest";
 import type { RedisClientLike } from "../../src/index.js";
 
-export type Client = ReturnType<typeof createClient>;
-
 /** A connected client to the run's redis-server, closed when the test ends. */
-export async function connect(url = inject("redisUrl")): Promise<Client> {
+export async function connect(url = inject("redisUrl")) {
   const client = createClient({ url });
   // node-redis emits connection errors as events; without a listener they would crash the worker.
   client.on("error", () => {});
@@ -41,7 +39,7 @@ const CLIENT = "fleet-demo";
 /** An in-process sandbox (auto-approve) and a fetch that sends to it. */
 export function inProcessSandbox() {
   const sandbox = createSandbox({ clients: [{ id: CLIENT, redirectUris: [REDIRECT] }], autoApprove: true });
-  const fetch = (input: string | URL | Request, init?: RequestInit) => sandbox.fetch(new Request(input, init));
+  const fetch = async (input: string | URL | Request, init?: RequestInit) => sandbox.fetch(new Request(input, init));
   return { sandbox, fetch };
 }
 
