@@ -72,7 +72,7 @@ function newOwner(): string {
  * @example
  * ```ts
  * import { createClient } from "redis";
- * const client = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const client = await createClient({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" }).connect();
  * const lock = redisLock(client, { leaseMs: 10_000 });
  * await lock("tenant-integration:https://acme.tenant.test:demo:lock", async () => refreshOnce());
  * ```

@@ -46,7 +46,7 @@ export interface RedisTokenStorage extends TokenStorage {
  * import { createTokenManager } from "@tenant-integration/token-manager";
  * import { redisStorage } from "@tenant-integration/token-store-redis";
  *
- * const client = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const client = await createClient({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" }).connect();
  * const tm = createTokenManager({
  *   baseUrl: "https://acme.tenant.test",
  *   clientId: "demo-integration",

@@ -71,6 +71,27 @@ describe("redisStorage", () => {
     expect(traced.commands).toEqual([]);
   });
 
+  it("uses only SET, GET, DEL, EVALSHA, EVAL (and WAIT with replicas) over a whole session: the commands Valkey shares", async () => {
+    const client = await connect();
+    const prefix = uniquePrefix();
+    const traced = counting(client);
+    const sandbox = inProcessSandbox();
+    const clock = { offsetMs: 0 };
+    const storage = redisStorage(traced, { prefix, replicas: { count: 0, timeoutMs: 100 } });
+    await client.scriptFlush(); // so that the EVAL fallback runs too
+    const a = managerFor(storage, sandbox, clock);
+    const b = managerFor(redisStorage(traced, { prefix }), sandbox, clock);
+    await signIn(a, sandbox);
+    await b.getAccessToken();
+    clock.offsetMs = 16 * 60_000;
+    // Both expired at once: they contend for the lock, one refreshes.
+    const [ta, tb] = await Promise.all([a.getAccessToken(), b.getAccessToken()]);
+    expect(ta).toBe(tb);
+    await a.revoke();
+    await b.signOut();
+    expect(new Set(traced.commands)).toEqual(new Set(["SET", "GET", "DEL", "EVALSHA", "EVAL", "WAIT"]));
+  });
+
   it("rejects a failed command with COMMAND_FAILED naming the key, never the value; the manager reports STORAGE_FAILED", async () => {
     const client = await connect();
     const prefix = uniquePrefix();

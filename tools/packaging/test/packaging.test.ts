@@ -18,6 +18,7 @@ const packages = {
   "@tenant-integration/token-manager": "packages/token-manager",
   "@tenant-integration/client": "packages/client",
   "@tenant-integration/sandbox": "packages/sandbox",
+  "@tenant-integration/token-store-redis": "packages/token-store-redis",
 } as const;
 type Name = keyof typeof packages;
 
