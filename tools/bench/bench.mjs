@@ -12,6 +12,7 @@ import { clientOverhead } from "./client-overhead.mjs";
 import { docsLoad } from "./docs-load.mjs";
 import { sandboxThroughput } from "./sandbox-throughput.mjs";
 import { tokenManagerSpeed } from "./token-manager.mjs";
+import { redisFleet } from "./redis-fleet.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -20,6 +21,7 @@ const sections = [
   ["Bundle sizes", () => bundleSizes(here)],
   ["Client overhead", () => clientOverhead()],
   ["Token manager", () => tokenManagerSpeed()],
+  ["Redis fleet", () => redisFleet()],
   ["Sandbox throughput", () => sandboxThroughput()],
   ["Build times", () => buildTimes(root)],
   ["Docs load", () => docsLoad(root)],
