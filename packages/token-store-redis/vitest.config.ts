@@ -6,7 +6,7 @@ import { findRedisServer } from "./test/support/redis-server.mjs";
 // unit suites in src/ still run. A missing server is never reported as a pass on it.
 const redis = findRedisServer();
 if (!redis) {
-  const why = "redis-server is not on PATH (apt-get install -y redis-server, or set REDIS_SERVER_PATH)";
+  const why = `no runnable ${process.env.REDIS_SERVER_PATH || "redis-server on PATH"} (apt-get install -y redis-server, or set REDIS_SERVER_PATH)`;
   if (process.env.CI === "true") throw new Error(`token-store-redis: required in CI: ${why}`);
   console.warn(`token-store-redis: the Redis suites (test/*.test.ts) are left out: ${why}`);
 }

@@ -13,7 +13,7 @@ import { RedisStoreError } from "./errors.js";
  * import { createClient } from "redis";
  * const client: RedisClientLike = await createClient({ url: "redis://127.0.0.1:6379" }).connect();
  * ```
- * @see https://github.com/redis/node-redis (sendCommand)
+ * @see https://github.com/redis/node-redis (sendCommand); RFC 6749 §10.4 (the values it carries are secrets)
  */
 export interface RedisClientLike {
   /** Sends `args` (the command name, then its arguments) and resolves with the reply. */

@@ -3,7 +3,15 @@
  * never a value: values hold refresh tokens.
  */
 
-/** The stable codes of {@link RedisStoreError}. */
+/**
+ * The stable codes of {@link RedisStoreError}: branch on these, never on the message.
+ *
+ * @example
+ * ```ts
+ * const retryable: RedisStoreErrorCode[] = ["COMMAND_FAILED", "LOCK_UNAVAILABLE", "LOCK_TIMEOUT"];
+ * ```
+ * @see RFC 9700 §4.14.2 (why a lock guards the refresh)
+ */
 export type RedisStoreErrorCode =
   /** An option is not a finite positive number, or the renewal interval is not shorter than the lease. */
   | "INVALID_OPTIONS"

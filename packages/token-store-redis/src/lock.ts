@@ -8,7 +8,17 @@ import type { Lock } from "@tenant-integration/token-manager";
 import { script, send, type RedisClientLike } from "./client.js";
 import { RedisStoreError } from "./errors.js";
 
-/** Options of {@link redisLock} (and of `redisStorage`, which passes them on). */
+/**
+ * Options of {@link redisLock} (and of `redisStorage`, which passes them on). All are optional;
+ * {@link redisLock} throws `INVALID_OPTIONS` for a duration that is not a finite number > 0, or a
+ * renewal period not shorter than the lease.
+ *
+ * @example
+ * ```ts
+ * const options: RedisLockOptions = { prefix: "billing-app:", leaseMs: 15_000, waitTimeoutMs: 60_000 };
+ * ```
+ * @see RFC 9700 §4.14.2, RFC 6749 §6
+ */
 export interface RedisLockOptions {
   /** Put before every key (the lock's and the storage's), e.g. `"myapp:"` in a shared Redis (default `""`). */
   prefix?: string;

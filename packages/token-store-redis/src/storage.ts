@@ -8,7 +8,15 @@ import { send, text, type RedisClientLike } from "./client.js";
 import { RedisStoreError } from "./errors.js";
 import { redisLock, type RedisLockOptions } from "./lock.js";
 
-/** Options of {@link redisStorage}: the lock's, plus replica acknowledgement. */
+/**
+ * Options of {@link redisStorage}: the lock's, plus replica acknowledgement.
+ *
+ * @example
+ * ```ts
+ * const options: RedisStorageOptions = { prefix: "billing-app:", replicas: { count: 1, timeoutMs: 500 } };
+ * ```
+ * @see RFC 6749 §10.4; https://redis.io/docs/latest/commands/wait/
+ */
 export interface RedisStorageOptions extends RedisLockOptions {
   /**
    * After each write (`SET`, `DEL`), wait with `WAIT` until `count` replicas acknowledged it, at most
@@ -20,7 +28,16 @@ export interface RedisStorageOptions extends RedisLockOptions {
   replicas?: { count: number; timeoutMs: number };
 }
 
-/** A {@link TokenStorage} whose `lock` is always there. */
+/**
+ * A {@link TokenStorage} whose `lock` is always there: what {@link redisStorage} returns.
+ *
+ * @example
+ * ```ts
+ * const storage: RedisTokenStorage = redisStorage(client);
+ * await storage.lock("tenant-integration:https://acme.tenant.test:demo:lock", async () => {});
+ * ```
+ * @see RFC 9700 §4.14.2
+ */
 export interface RedisTokenStorage extends TokenStorage {
   /** The Redis lock on `prefix + name`, which `createTokenManager` uses unless given its own `lock`. */
   readonly lock: Lock;
