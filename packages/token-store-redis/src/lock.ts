@@ -103,6 +103,7 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
     // performance.now() is monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
     const deadline = performance.now() + waitTimeoutMs;
     for (let attempt = 0; ; attempt++) {
+      // A SET whose reply is lost may still have taken the lock: it then expires after leaseMs.
       const reply = await send(client, ["SET", key, owner, "NX", "PX", String(leaseMs)], key, "LOCK_UNAVAILABLE");
       if (reply !== null) return;
       const left = deadline - performance.now();
@@ -120,7 +121,11 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
     let renewedAt = performance.now();
     const lost = (why: string, cause?: unknown) => {
       stopped = true;
-      onLeaseLost(new RedisStoreError("LEASE_LOST", `${key}: ${why}; the running refresh was not stopped`, cause));
+      try {
+        onLeaseLost(new RedisStoreError("LEASE_LOST", `${key}: ${why}; the running refresh was not stopped`, cause));
+      } catch {
+        // A throwing callback must not become an unhandled rejection on a timer that crashes the process.
+      }
     };
     const renew = async () => {
       try {

@@ -157,6 +157,29 @@ describe("redisLock", () => {
     expect(lost.mock.calls[0]![0]).toMatchObject({ code: "LEASE_LOST", cause: { code: "COMMAND_FAILED", cause: new Error("connection lost") } });
   });
 
+  it("survives an onLeaseLost callback that throws (regression: it ran on a timer, so it would crash the process)", async () => {
+    const client = await connect();
+    const prefix = uniquePrefix();
+    const unhandled = vi.fn();
+    process.on("unhandledRejection", unhandled);
+    try {
+      const thrower = vi.fn(() => {
+        throw new Error("monitoring is down");
+      });
+      const result = await redisLock(client, { prefix, leaseMs: 300, renewEveryMs: 50, onLeaseLost: thrower })("lock", async () => {
+        await client.set(`${prefix}lock`, "new-owner", { PX: 60_000 });
+        await sleep(300);
+        return "done";
+      });
+      await sleep(50);
+      expect(result).toBe("done");
+      expect(thrower).toHaveBeenCalledTimes(1);
+      expect(unhandled).not.toHaveBeenCalled();
+    } finally {
+      process.off("unhandledRejection", unhandled);
+    }
+  });
+
   it("rejects with LOCK_UNAVAILABLE, the client's error as cause, when Redis fails while the lock is taken", async () => {
     const failing = { sendCommand: () => Promise.reject(new Error("The client is closed")) };
     const task = vi.fn(async () => {});
