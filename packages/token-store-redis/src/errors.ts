@@ -26,8 +26,9 @@ export type RedisStoreErrorCode =
   /** The bounded wait for the lock ran out while another owner held it. */
   | "LOCK_TIMEOUT"
   /**
-   * The lease ran out under a running task: a renewal found another owner (or no lock), or no
-   * renewal succeeded for a whole lease. Reported to `onLeaseLost`; the task itself goes on.
+   * The lease ran out under a running task: a renewal found another owner (or no lock), no renewal
+   * succeeded for a whole lease, or the release found the lock no longer this owner's. Reported to
+   * `onLeaseLost`; the task itself goes on.
    */
   | "LEASE_LOST";
 

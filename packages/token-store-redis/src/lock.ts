@@ -40,8 +40,8 @@ export interface RedisLockOptions {
   /** The longest pause between two tries while waiting, in milliseconds (default 500). */
   maxRetryDelayMs?: number;
   /**
-   * Called when a running task's lease was lost: a renewal found another owner or no lock, or no
-   * renewal succeeded for a whole lease. The task cannot be stopped and goes on (see the README,
+   * Called when a running task's lease was lost: a renewal found another owner or no lock, no
+   * renewal succeeded for a whole lease, or the release found the lock no longer this owner's. The task cannot be stopped and goes on (see the README,
    * "What the store guarantees"). Default: `console.warn` of the error's message (a key name and a
    * duration, never a value).
    */
@@ -73,7 +73,8 @@ function newOwner(): string {
  * `SET key owner NX PX leaseMs` (a random owner value), retrying with exponential backoff and
  * jitter until it gets it or `waitTimeoutMs` runs out; renews the lease every `renewEveryMs` while
  * the task runs (compare-and-`PEXPIRE`); and releases it when the task settles (compare-and-`DEL`),
- * so a lock taken over by someone else after an expiry is never released by the late holder.
+ * so a lock taken over by someone else after an expiry is never released by the late holder (which
+ * reports the lost lease to `onLeaseLost`).
  * `redisStorage` carries one, so most apps never call this.
  *
  * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option. The returned lock
@@ -114,15 +115,23 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
     }
   };
 
-  /** Renews the lease until `stop()`; reports a loss once. */
-  const keepAlive = (key: string, owner: string) => {
+  /**
+   * Holds a taken lock: renews the lease until `release()`, which deletes the key if still ours.
+   * A loss is reported once: by a renewal that finds another owner (or none), by renewals failing
+   * for a whole lease, or by the release finding the key no longer ours (a loss that happened
+   * between two renewals, or while this process was paused and its timers could not run).
+   */
+  const hold = (key: string, owner: string) => {
     let stopped = false;
+    let reported = false;
     let timer: unknown;
     let renewedAt = performance.now();
     const lost = (why: string, cause?: unknown) => {
       stopped = true;
+      if (reported) return;
+      reported = true;
       try {
-        onLeaseLost(new RedisStoreError("LEASE_LOST", `${key}: ${why}; the running refresh was not stopped`, cause));
+        onLeaseLost(new RedisStoreError("LEASE_LOST", `${key}: ${why}; the task under the lock was not stopped`, cause));
       } catch {
         // A throwing callback must not become an unhandled rejection on a timer that crashes the process.
       }
@@ -131,7 +140,7 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
       try {
         const reply = await RENEW.run(client, key, [owner, String(leaseMs)]);
         if (stopped) return;
-        if (Number(reply) !== 1) return lost("another owner holds the lock, or it expired");
+        if (Number(reply) !== 1) return lost("a renewal found another owner, or no lock");
         renewedAt = performance.now();
       } catch (e) {
         if (stopped) return;
@@ -143,9 +152,17 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
     // A chain of timeouts, not an interval: a slow renewal never overlaps the next one.
     const schedule = () => unref((timer = setTimeout(renew, renewEveryMs)));
     schedule();
-    return () => {
+    return async () => {
       stopped = true;
       clearTimeout(timer as Parameters<typeof clearTimeout>[0]);
+      let released: unknown;
+      try {
+        released = await RELEASE.run(client, key, [owner]);
+      } catch {
+        // A failed release only leaves the lease to expire (at most leaseMs): the task's outcome stands.
+        return;
+      }
+      if (Number(released) !== 1) lost("at release the lock was no longer this owner's (the lease expired under the task)");
     };
   };
 
@@ -153,13 +170,11 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
     const key = prefix + name;
     const owner = newOwner();
     await acquire(key, owner);
-    const stop = keepAlive(key, owner);
+    const release = hold(key, owner);
     try {
       return await task();
     } finally {
-      stop();
-      // A failed release only leaves the lease to expire (at most leaseMs): the task's outcome stands.
-      await RELEASE.run(client, key, [owner]).catch(() => {});
+      await release();
     }
   };
 }

@@ -79,6 +79,9 @@ describe("redisLock", () => {
       await client.set(key, "someone-else", { PX: 60_000 });
     });
     expect(await client.get(key)).toBe("someone-else");
+    // The default renewal period (a third of 10 s) never ran: the release itself noticed the loss.
+    expect(lost).toHaveBeenCalledTimes(1);
+    expect(lost.mock.calls[0]![0]).toMatchObject({ code: "LEASE_LOST", message: expect.stringContaining("at release") });
   });
 
   it("keeps renewing a long task's lease, so others wait instead of taking the lock", async () => {

@@ -15,12 +15,14 @@ export interface FleetMessage {
   result?: FleetResult;
   tokenRequest?: true;
   tokenResponse?: number;
+  leaseLost?: string;
 }
 /** One running child.mjs. */
 export interface FleetMember {
   readonly pid: number;
   next(timeoutMs?: number): Promise<FleetMessage>;
   send(command: { go: number } | { again: true } | { exit: true }): void;
+  /** Sends a signal (default SIGKILL). */
   kill(signal?: NodeJS.Signals): void;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -33,7 +35,7 @@ export interface FleetEnv {
   PREFIX: string;
   CLOCK_OFFSET_MS?: string;
   LEASE_MS?: string;
-  VICTIM?: "before" | "after";
+  VICTIM?: "before" | "after" | "pause";
 }
 export declare function startMember(env: FleetEnv): FleetMember;
 export declare function startFleet(size: number, env: FleetEnv): Promise<FleetMember[]>;
