@@ -14,6 +14,7 @@ import { sandboxThroughput } from "./sandbox-throughput.mjs";
 import { sandboxHeap } from "./sandbox-heap.mjs";
 import { tokenManagerSpeed } from "./token-manager.mjs";
 import { fileStorageFigures } from "./crash-window.mjs";
+import { redisFleet } from "./redis-fleet.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -23,6 +24,7 @@ const sections = [
   ["Client overhead", () => clientOverhead()],
   ["Token manager", () => tokenManagerSpeed()],
   ["File storage across processes", () => fileStorageFigures()],
+  ["Redis fleet", () => redisFleet()],
   ["Sandbox throughput", () => sandboxThroughput()],
   ["Sandbox heap", () => sandboxHeap()],
   ["Build times", () => buildTimes(root)],

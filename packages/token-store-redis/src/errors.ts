@@ -1,0 +1,60 @@
+/**
+ * The one error class of the Redis store and lock. Messages name the Redis key and the command,
+ * never a value: values hold refresh tokens.
+ */
+
+/**
+ * The stable codes of {@link RedisStoreError}: branch on these, never on the message.
+ *
+ * @example
+ * ```ts
+ * const retryable: RedisStoreErrorCode[] = ["COMMAND_FAILED", "LOCK_UNAVAILABLE", "LOCK_TIMEOUT"];
+ * ```
+ * @see RFC 9700 §4.14.2 (why a lock guards the refresh)
+ */
+export type RedisStoreErrorCode =
+  /** An option is not a finite positive number, or the renewal interval is not shorter than the lease. */
+  | "INVALID_OPTIONS"
+  /** A Redis command failed (connection lost, client closed, an error reply); `cause` has the client's error. */
+  | "COMMAND_FAILED"
+  /** Redis answered something the store did not expect (e.g. a `GET` of a key holding a hash). */
+  | "UNEXPECTED_REPLY"
+  /** Fewer replicas than asked acknowledged a write within the `replicas` timeout (`WAIT`). */
+  | "REPLICATION_TIMEOUT"
+  /** Taking the lock failed on a Redis error; `cause` has it. */
+  | "LOCK_UNAVAILABLE"
+  /** The bounded wait for the lock ran out while another owner held it. */
+  | "LOCK_TIMEOUT"
+  /**
+   * The lease ran out under a running task: a renewal found another owner (or no lock), no renewal
+   * succeeded for a whole lease, or the release found the lock no longer this owner's. Reported to
+   * `onLeaseLost`; the task itself goes on.
+   */
+  | "LEASE_LOST";
+
+/**
+ * An error of the Redis store or lock, with a stable `code` and the underlying error as `cause`.
+ * Never carries a stored value or a token.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await tm.getAccessToken();
+ * } catch (e) {
+ *   if (e instanceof RedisStoreError && e.code === "LOCK_TIMEOUT") retryLater();
+ * }
+ * ```
+ * @see RFC 6749 §10.4 (refresh tokens kept confidential), RFC 9700 §4.14.2
+ */
+export class RedisStoreError extends Error {
+  override readonly name = "RedisStoreError";
+
+  constructor(
+    /** Stable, for branching. */
+    readonly code: RedisStoreErrorCode,
+    message: string,
+    cause?: unknown,
+  ) {
+    super(`${code}: ${message}`, cause === undefined ? undefined : { cause });
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * `@tenant-integration/token-store-redis`: the token manager's storage and refresh lock on Redis or
+ * Valkey, over a node-redis client the app connects. One refresh across a fleet.
+ *
+ * @see RFC 9700 §4.14.2, RFC 6749 §6, §10.4
+ */
+export type { RedisClientLike } from "./client.js";
+export { RedisStoreError, type RedisStoreErrorCode } from "./errors.js";
+export { redisLock, type RedisLockOptions } from "./lock.js";
+export { redisStorage, type RedisStorageOptions, type RedisTokenStorage } from "./storage.js";

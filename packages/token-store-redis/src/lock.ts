@@ -1,0 +1,180 @@
+/**
+ * A refresh lock on Redis: a lease (`SET key owner NX PX lease`) that only its owner releases or
+ * renews, with a bounded wait. It makes one refresh out of many across processes and machines.
+ *
+ * @see RFC 9700 §4.14.2 (refresh token rotation), RFC 6749 §6
+ */
+import type { Lock } from "@tenant-integration/token-manager";
+import { script, send, type RedisClientLike } from "./client.js";
+import { RedisStoreError } from "./errors.js";
+
+/**
+ * Options of {@link redisLock} (and of `redisStorage`, which passes them on). All are optional;
+ * {@link redisLock} throws `INVALID_OPTIONS` for a duration that is not a finite number > 0, or a
+ * renewal period not shorter than the lease.
+ *
+ * @example
+ * ```ts
+ * const options: RedisLockOptions = { prefix: "billing-app:", leaseMs: 15_000, waitTimeoutMs: 60_000 };
+ * ```
+ * @see RFC 9700 §4.14.2, RFC 6749 §6
+ */
+export interface RedisLockOptions {
+  /** Put before every key (the lock's and the storage's), e.g. `"myapp:"` in a shared Redis (default `""`). */
+  prefix?: string;
+  /**
+   * How long a lease lasts without renewal, in milliseconds (default 10 000). A holder that dies
+   * (`kill -9`, a lost machine) blocks the others for at most this long.
+   */
+  leaseMs?: number;
+  /** How often a running task's lease is renewed, in milliseconds (default a third of `leaseMs`). Less than `leaseMs`. */
+  renewEveryMs?: number;
+  /**
+   * How long to wait for a lock held by another owner before giving up with `LOCK_TIMEOUT`, in
+   * milliseconds (default 45 000: longer than the token manager's slowest refresh, three attempts
+   * of 10 s with backoff, so a live holder is waited for).
+   */
+  waitTimeoutMs?: number;
+  /** The first pause between two tries while waiting, in milliseconds (default 20); doubles up to `maxRetryDelayMs`, with jitter. */
+  retryDelayMs?: number;
+  /** The longest pause between two tries while waiting, in milliseconds (default 500). */
+  maxRetryDelayMs?: number;
+  /**
+   * Called when a running task's lease was lost: a renewal found another owner or no lock, no
+   * renewal succeeded for a whole lease, or the release found the lock no longer this owner's. The task cannot be stopped and goes on (see the README,
+   * "What the store guarantees"). Default: `console.warn` of the error's message (a key name and a
+   * duration, never a value).
+   */
+  onLeaseLost?: (error: RedisStoreError) => void;
+}
+
+/** Deletes the key only if it still holds this owner's value. */
+const RELEASE = script(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`);
+/** Extends the lease only if the key still holds this owner's value. */
+const RENEW = script(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`);
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** A timer that does not keep a Node process alive (a renewal must not delay exit). */
+const unref = (timer: unknown) => (timer as { unref?(): void }).unref?.();
+
+/** Checks that `value` is a finite number > 0 and returns it. */
+function positive(name: string, value: number): number {
+  if (!(Number.isFinite(value) && value > 0)) throw new RedisStoreError("INVALID_OPTIONS", `${name} must be a finite number > 0`);
+  return value;
+}
+
+/** A random owner value: 128 bits from WebCrypto, so no other holder can guess or repeat it. */
+function newOwner(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Creates a {@link Lock} on Redis. Each call takes the key `prefix + name` with
+ * `SET key owner NX PX leaseMs` (a random owner value), retrying with exponential backoff and
+ * jitter until it gets it or `waitTimeoutMs` runs out; renews the lease every `renewEveryMs` while
+ * the task runs (compare-and-`PEXPIRE`); and releases it when the task settles (compare-and-`DEL`),
+ * so a lock taken over by someone else after an expiry is never released by the late holder (which
+ * reports the lost lease to `onLeaseLost`).
+ * `redisStorage` carries one, so most apps never call this.
+ *
+ * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option. The returned lock
+ * rejects with `LOCK_TIMEOUT` when the wait runs out, `LOCK_UNAVAILABLE` when Redis fails while the
+ * lock is taken, or with the task's own error.
+ * @example
+ * ```ts
+ * import { createClient } from "redis";
+ * const client = await createClient({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" }).connect();
+ * const lock = redisLock(client, { leaseMs: 10_000 });
+ * await lock("tenant-integration:https://acme.tenant.test:demo:lock", async () => refreshOnce());
+ * ```
+ * @see RFC 9700 §4.14.2 (a reused refresh token revokes the family), RFC 6749 §6;
+ * https://redis.io/docs/latest/develop/clients/patterns/distributed-locks/ (single-instance lock)
+ */
+export function redisLock(client: RedisClientLike, options: RedisLockOptions = {}): Lock {
+  const { prefix = "", onLeaseLost = (e: RedisStoreError) => console.warn(e.message) } = options;
+  const leaseMs = Math.ceil(positive("leaseMs", options.leaseMs ?? 10_000));
+  const renewEveryMs = positive("renewEveryMs", options.renewEveryMs ?? Math.floor(leaseMs / 3));
+  if (renewEveryMs >= leaseMs) throw new RedisStoreError("INVALID_OPTIONS", "renewEveryMs must be less than leaseMs");
+  const waitTimeoutMs = positive("waitTimeoutMs", options.waitTimeoutMs ?? 45_000);
+  const retryDelayMs = positive("retryDelayMs", options.retryDelayMs ?? 20);
+  const maxRetryDelayMs = positive("maxRetryDelayMs", options.maxRetryDelayMs ?? 500);
+
+  /** Tries until the lock is ours or the wait runs out. */
+  const acquire = async (key: string, owner: string): Promise<void> => {
+    // performance.now() is monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
+    const deadline = performance.now() + waitTimeoutMs;
+    for (let attempt = 0; ; attempt++) {
+      // A SET whose reply is lost may still have taken the lock: it then expires after leaseMs.
+      const reply = await send(client, ["SET", key, owner, "NX", "PX", String(leaseMs)], key, "LOCK_UNAVAILABLE");
+      if (reply !== null) return;
+      const left = deadline - performance.now();
+      if (left <= 0) throw new RedisStoreError("LOCK_TIMEOUT", `${key} still held by another owner after ${waitTimeoutMs} ms`);
+      // Full backoff, then jitter in its upper half, so a fleet released together does not retry in step.
+      const backoff = Math.min(maxRetryDelayMs, retryDelayMs * 2 ** attempt);
+      await sleep(Math.min(left, backoff / 2 + (Math.random() * backoff) / 2));
+    }
+  };
+
+  /**
+   * Holds a taken lock: renews the lease until `release()`, which deletes the key if still ours.
+   * A loss is reported once: by a renewal that finds another owner (or none), by renewals failing
+   * for a whole lease, or by the release finding the key no longer ours (a loss that happened
+   * between two renewals, or while this process was paused and its timers could not run).
+   */
+  const hold = (key: string, owner: string) => {
+    let stopped = false;
+    let reported = false;
+    let timer: unknown;
+    let renewedAt = performance.now();
+    const lost = (why: string, cause?: unknown) => {
+      stopped = true;
+      if (reported) return;
+      reported = true;
+      try {
+        onLeaseLost(new RedisStoreError("LEASE_LOST", `${key}: ${why}; the task under the lock was not stopped`, cause));
+      } catch {
+        // A throwing callback must not become an unhandled rejection on a timer that crashes the process.
+      }
+    };
+    const renew = async () => {
+      try {
+        const reply = await RENEW.run(client, key, [owner, String(leaseMs)]);
+        if (stopped) return;
+        if (Number(reply) !== 1) return lost("a renewal found another owner, or no lock");
+        renewedAt = performance.now();
+      } catch (e) {
+        if (stopped) return;
+        // A failed renewal is tried again; once a whole lease passed without one, the lease is gone.
+        if (performance.now() - renewedAt >= leaseMs) return lost(`no renewal succeeded for ${leaseMs} ms`, e);
+      }
+      schedule();
+    };
+    // A chain of timeouts, not an interval: a slow renewal never overlaps the next one.
+    const schedule = () => unref((timer = setTimeout(renew, renewEveryMs)));
+    schedule();
+    return async () => {
+      stopped = true;
+      clearTimeout(timer as Parameters<typeof clearTimeout>[0]);
+      let released: unknown;
+      try {
+        released = await RELEASE.run(client, key, [owner]);
+      } catch {
+        // A failed release only leaves the lease to expire (at most leaseMs): the task's outcome stands.
+        return;
+      }
+      if (Number(released) !== 1) lost("at release the lock was no longer this owner's (the lease expired under the task)");
+    };
+  };
+
+  return async (name, task) => {
+    const key = prefix + name;
+    const owner = newOwner();
+    await acquire(key, owner);
+    const release = hold(key, owner);
+    try {
+      return await task();
+    } finally {
+      await release();
+    }
+  };
+}

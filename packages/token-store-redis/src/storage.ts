@@ -1,0 +1,113 @@
+/**
+ * Token storage on Redis (or Valkey), carrying its refresh lock.
+ *
+ * @see RFC 6749 §10.4 (refresh tokens), RFC 9700 §4.14.2 (rotation)
+ */
+import type { Lock, TokenStorage } from "@tenant-integration/token-manager";
+import { send, text, type RedisClientLike } from "./client.js";
+import { RedisStoreError } from "./errors.js";
+import { redisLock, type RedisLockOptions } from "./lock.js";
+
+/**
+ * Options of {@link redisStorage}: the lock's, plus replica acknowledgement.
+ *
+ * @example
+ * ```ts
+ * const options: RedisStorageOptions = { prefix: "billing-app:", replicas: { count: 1, timeoutMs: 500 } };
+ * ```
+ * @see RFC 6749 §10.4; https://redis.io/docs/latest/commands/wait/
+ */
+export interface RedisStorageOptions extends RedisLockOptions {
+  /**
+   * After each write (`SET`, `DEL`), wait with `WAIT` until `count` replicas acknowledged it, at most
+   * `timeoutMs` (> 0; `WAIT` with 0 blocks forever); fewer is a `REPLICATION_TIMEOUT` error (the token manager then reports
+   * `STORAGE_FAILED` and keeps the new tokens in memory to write again). Default: no `WAIT`, a write
+   * resolves once the primary acknowledged it. `WAIT` narrows, and does not close, the window in
+   * which a failover loses a rotated refresh token (see the README).
+   */
+  replicas?: { count: number; timeoutMs: number };
+}
+
+/**
+ * A {@link TokenStorage} whose `lock` is always there: what {@link redisStorage} returns.
+ *
+ * @example
+ * ```ts
+ * const storage: RedisTokenStorage = redisStorage(client);
+ * await storage.lock("tenant-integration:https://acme.tenant.test:demo:lock", async () => {});
+ * ```
+ * @see RFC 9700 §4.14.2
+ */
+export interface RedisTokenStorage extends TokenStorage {
+  /** The Redis lock on `prefix + name`, which `createTokenManager` uses unless given its own `lock`. */
+  readonly lock: Lock;
+}
+
+/**
+ * Stores the token manager's records in Redis, one string key per record, and brings the Redis
+ * lock that makes one refresh out of many across every process sharing the Redis. Keys are the
+ * manager's own, which already name the tenant origin and the client, after `prefix`:
+ * `<prefix>tenant-integration:<origin>:<clientId>:tokens` (and `:pending`, `:lock`). Values are the
+ * manager's JSON strings, stored as they are and never logged.
+ *
+ * `get` is `GET`, `set` is `SET` (resolving once Redis acknowledged it, and with `replicas` once
+ * replicas did too), `delete` is `DEL`. Keys have no expiry: a refresh token outlives any access
+ * token, and the manager deletes what it no longer needs.
+ *
+ * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option. Its methods reject with
+ * `COMMAND_FAILED` (cause: the client's error), `UNEXPECTED_REPLY` or `REPLICATION_TIMEOUT`; the
+ * token manager turns those into `STORAGE_FAILED`.
+ * @example
+ * ```ts
+ * import { createClient } from "redis";
+ * import { createTokenManager } from "@tenant-integration/token-manager";
+ * import { redisStorage } from "@tenant-integration/token-store-redis";
+ *
+ * const client = await createClient({ url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379" }).connect();
+ * const tm = createTokenManager({
+ *   baseUrl: "https://acme.tenant.test",
+ *   clientId: "demo-integration",
+ *   redirectUri: "https://app.example.org/callback",
+ *   scopes: ["profile:read"],
+ *   storage: redisStorage(client),
+ * });
+ * ```
+ * @see RFC 6749 §6, §10.4; RFC 9700 §4.14.2
+ */
+export function redisStorage(client: RedisClientLike, options: RedisStorageOptions = {}): RedisTokenStorage {
+  const { prefix = "", replicas } = options;
+  if (replicas && !(Number.isInteger(replicas.count) && replicas.count >= 0 && Number.isInteger(replicas.timeoutMs) && replicas.timeoutMs > 0)) {
+    throw new RedisStoreError("INVALID_OPTIONS", "replicas.count and replicas.timeoutMs must be integers, count >= 0 and timeoutMs > 0 (WAIT 0 would block forever)");
+  }
+  const lock = redisLock(client, options);
+
+  /** With `replicas`, waits for their acknowledgement of the write just made on this connection. */
+  const replicated = async (key: string): Promise<void> => {
+    if (!replicas) return;
+    const acknowledged = Number(await send(client, ["WAIT", String(replicas.count), String(replicas.timeoutMs)], key));
+    if (!(acknowledged >= replicas.count)) {
+      throw new RedisStoreError("REPLICATION_TIMEOUT", `${acknowledged} of ${replicas.count} replicas acknowledged the write of ${key} within ${replicas.timeoutMs} ms`);
+    }
+  };
+
+  return {
+    lock,
+    async get(name) {
+      const key = prefix + name;
+      const value = text(await send(client, ["GET", key], key));
+      if (value === undefined) throw new RedisStoreError("UNEXPECTED_REPLY", `GET of ${key} did not answer a string`);
+      return value;
+    },
+    async set(name, value) {
+      const key = prefix + name;
+      const reply = text(await send(client, ["SET", key, value], key));
+      if (reply !== "OK") throw new RedisStoreError("UNEXPECTED_REPLY", `SET of ${key} was not acknowledged with OK`);
+      await replicated(key);
+    },
+    async delete(name) {
+      const key = prefix + name;
+      await send(client, ["DEL", key], key);
+      await replicated(key);
+    },
+  };
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// One member of a fleet: a Node process with its own Redis connection, its own `redisStorage` and
+// its own token manager, all from the BUILT packages (as an app installs them). Driven over
+// stdin/stdout with one JSON object per line, so a test (test/fleet.test.ts) or the benchmark
+// (tools/bench/redis-fleet.mjs) can release many of them at the same instant.
+//
+// Environment: REDIS_URL, TENANT_URL, CLIENT_ID, REDIRECT_URI, PREFIX; CLOCK_OFFSET_MS (the
+// test clock's offset at start, default 0) and LEASE_MS (optional);
+// VICTIM=before|after|pause (optional): the first refresh request hangs before it is sent
+// ("before"), or after the tenant answered but before the manager sees the answer ("after"), so
+// that the test can `kill -9` the lock holder in the middle of a refresh; or the process stops
+// itself with SIGSTOP just before sending it ("pause"), so that the test can let its lease expire
+// and then SIGCONT it.
+//
+// In:  {"go": <clock offset ms>}   move this process's clock, then get a token and the user
+//      {"again": true}             get a token and the user again (no clock change)
+//      {"exit": true}
+// Out: {"ready": true} once warmed up (a token and the user fetched), then one {"result": …} per command;
+//      {"tokenRequest": true} / {"tokenResponse": <status>} in VICTIM mode, {"leaseLost": "LEASE_LOST"}
+//      when its lock lease was lost under a refresh. Never a token.
+import { createInterface } from "node:readline";
+import { createClient } from "redis";
+import { createTokenManager } from "@tenant-integration/token-manager";
+import { redisStorage } from "@tenant-integration/token-store-redis";
+
+const env = process.env;
+const say = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
+const forever = () => new Promise(() => {});
+
+let offsetMs = Number(env.CLOCK_OFFSET_MS ?? 0);
+let victim = env.VICTIM;
+const fetchForManager = async (input, init) => {
+  if (victim && String(input).endsWith("/oauth/token")) {
+    const mode = victim;
+    victim = undefined;
+    say({ tokenRequest: true });
+    if (mode === "before") return forever();
+    if (mode === "pause") {
+      process.kill(process.pid, "SIGSTOP"); // frozen here, timers and all, until SIGCONT
+      return fetch(input, init);
+    }
+    const response = await fetch(input, init);
+    say({ tokenResponse: response.status });
+    return forever();
+  }
+  return fetch(input, init);
+};
+
+const client = createClient({ url: env.REDIS_URL });
+client.on("error", () => {});
+await client.connect();
+const tm = createTokenManager({
+  baseUrl: env.TENANT_URL,
+  clientId: env.CLIENT_ID,
+  redirectUri: env.REDIRECT_URI,
+  scopes: ["profile:read"],
+  storage: redisStorage(client, {
+    prefix: env.PREFIX,
+    ...(env.LEASE_MS ? { leaseMs: Number(env.LEASE_MS) } : {}),
+    onLeaseLost: (error) => say({ leaseLost: error.code }),
+  }),
+  fetch: fetchForManager,
+  now: () => Date.now() + offsetMs,
+});
+let refreshed = false;
+tm.on("tokens-refreshed", () => (refreshed = true));
+
+/** GET /api/v1/auth/user with a token; after a 401, `onUnauthorized` and one retry (what the client package's middleware does). */
+async function getUser() {
+  const request = async () => {
+    const token = await tm.getAccessToken();
+    return { token, response: await fetch(`${env.TENANT_URL}/api/v1/auth/user`, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" } }) };
+  };
+  const first = await request();
+  if (first.response.status !== 401) return first.response;
+  tm.onUnauthorized(first.token);
+  return (await request()).response;
+}
+
+/** A token and the user: what every member of the fleet needs to work. */
+async function work() {
+  const started = performance.now();
+  refreshed = false;
+  try {
+    const response = await getUser();
+    const user = response.ok ? await response.json() : undefined;
+    return { ok: response.ok, status: response.status, userId: user?.id, refreshed, ms: performance.now() - started };
+  } catch (e) {
+    return { ok: false, name: e?.name, code: e?.code, refreshed, ms: performance.now() - started };
+  }
+}
+
+const warm = await work();
+if (!warm.ok) {
+  say({ result: warm });
+  process.exit(1);
+}
+say({ ready: true });
+
+for await (const line of createInterface({ input: process.stdin })) {
+  const command = JSON.parse(line);
+  if (command.exit) break;
+  if (typeof command.go === "number") offsetMs = command.go;
+  say({ result: await work() });
+}
+await client.close();

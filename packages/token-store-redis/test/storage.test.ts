@@ -1,0 +1,165 @@
+/**
+ * redisStorage against a real redis-server, alone and under the token manager: the key layout,
+ * get/set/delete, errors that name keys and never values, replica acknowledgement, the fresh-token
+ * path staying off Redis, and a Redis restart without persistence.
+ */
+import { createClient } from "redis";
+import { TokenManagerError } from "@tenant-integration/token-manager";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { RedisStoreError, redisStorage } from "../src/index.js";
+import { connect, counting, inProcessSandbox, managerFor, signIn, uniquePrefix } from "./support/helpers.js";
+import { startRedisServer } from "./support/redis-server.mjs";
+
+describe("redisStorage", () => {
+  it("stores values as strings under prefix + key, reads them back and deletes them", async () => {
+    const client = await connect();
+    const prefix = uniquePrefix();
+    const storage = redisStorage(client, { prefix });
+    const key = "tenant-integration:https://acme.tenant.test:demo:tokens";
+    expect(await storage.get(key)).toBeNull();
+    await storage.set(key, '{"a":1}');
+    // Acknowledged by Redis before set resolved: another connection sees it at once.
+    const other = await connect();
+    expect(await other.get(`${prefix}${key}`)).toBe('{"a":1}');
+    expect(await other.pTTL(`${prefix}${key}`)).toBe(-1); // no expiry
+    expect(await storage.get(key)).toBe('{"a":1}');
+    await storage.delete(key);
+    await storage.delete(key); // absent: still resolves
+    expect(await storage.get(key)).toBeNull();
+  });
+
+  it("keeps the token manager's keys, named by tenant origin and client id, after the prefix", async () => {
+    const client = await connect();
+    const prefix = uniquePrefix();
+    const sandbox = inProcessSandbox();
+    const tm = managerFor(redisStorage(client, { prefix }), sandbox);
+    await signIn(tm, sandbox);
+    expect((await client.keys(`${prefix}*`)).sort()).toEqual([`${prefix}tenant-integration:http://127.0.0.1:4020:fleet-demo:tokens`]);
+  });
+
+  it("carries its lock, which the token manager uses (SET NX on the :lock key around a refresh)", async () => {
+    const client = await connect();
+    const prefix = uniquePrefix();
+    const traced = counting(client);
+    const sandbox = inProcessSandbox();
+    const clock = { offsetMs: 0 };
+    const tm = managerFor(redisStorage(traced, { prefix }), sandbox, clock);
+    await signIn(tm, sandbox);
+    const locked: string[] = [];
+    const spy = { sendCommand: (args: string[]) => (args[0] === "SET" && args.includes("NX") && locked.push(args[1]!), traced.sendCommand(args)) };
+    const tm2 = managerFor(redisStorage(spy, { prefix }), sandbox, clock);
+    clock.offsetMs = 16 * 60_000;
+    await tm2.getAccessToken();
+    expect(locked).toEqual([`${prefix}tenant-integration:http://127.0.0.1:4020:fleet-demo:lock`]);
+  });
+
+  it("never goes to Redis on the fresh-token path: the manager answers from memory", async () => {
+    const client = await connect();
+    const prefix = uniquePrefix();
+    const sandbox = inProcessSandbox();
+    const tm = managerFor(redisStorage(client, { prefix }), sandbox);
+    await signIn(tm, sandbox);
+
+    // A second manager (another process, in effect) reads the record once, under the lock ...
+    const traced = counting(client);
+    const other = managerFor(redisStorage(traced, { prefix }), sandbox);
+    const token = await other.getAccessToken();
+    expect(traced.commands).toEqual(["SET", "GET", "EVALSHA"]); // lock, read, release
+    // ... and then never again while the token is fresh.
+    traced.commands.length = 0;
+    for (let i = 0; i < 1_000; i++) expect(await other.getAccessToken()).toBe(token);
+    expect(traced.commands).toEqual([]);
+  });
+
+  it("uses only SET, GET, DEL, EVALSHA, EVAL (and WAIT with replicas) over a whole session: the commands Valkey shares", async () => {
+    const client = await connect();
+    const prefix = uniquePrefix();
+    const traced = counting(client);
+    const sandbox = inProcessSandbox();
+    const clock = { offsetMs: 0 };
+    const storage = redisStorage(traced, { prefix, replicas: { count: 0, timeoutMs: 100 } });
+    await client.scriptFlush(); // so that the EVAL fallback runs too
+    const a = managerFor(storage, sandbox, clock);
+    const b = managerFor(redisStorage(traced, { prefix }), sandbox, clock);
+    await signIn(a, sandbox);
+    await b.getAccessToken();
+    clock.offsetMs = 16 * 60_000;
+    // Both expired at once: they contend for the lock, one refreshes.
+    const [ta, tb] = await Promise.all([a.getAccessToken(), b.getAccessToken()]);
+    expect(ta).toBe(tb);
+    await a.revoke();
+    await b.signOut();
+    expect(new Set(traced.commands)).toEqual(new Set(["SET", "GET", "DEL", "EVALSHA", "EVAL", "WAIT"]));
+  });
+
+  it("rejects a failed command with COMMAND_FAILED naming the key, never the value; the manager reports STORAGE_FAILED", async () => {
+    const client = await connect();
+    const prefix = uniquePrefix();
+    const key = "tenant-integration:http://127.0.0.1:4020:fleet-demo:tokens";
+    // A key of another type: Redis answers WRONGTYPE to GET.
+    await client.hSet(`${prefix}${key}`, "field", "x");
+    const storage = redisStorage(client, { prefix });
+    const error = await storage.get(key).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis GET of ${prefix}${key} failed` });
+    expect(String((error as Error).cause)).toMatch(/WRONGTYPE/);
+
+    const stopped = redisStorage({ sendCommand: () => Promise.reject(new Error("The client is closed")) }, { prefix });
+    const setError = await stopped.set(key, '{"refresh_token":"rt-secret"}').catch((e: unknown) => e);
+    expect(setError).toMatchObject({ code: "COMMAND_FAILED" });
+    expect(JSON.stringify(setError) + String(setError) + String((setError as Error).cause)).not.toContain("rt-secret");
+
+    const sandbox = inProcessSandbox();
+    const tm = managerFor(storage, sandbox);
+    const managerError = await tm.getAccessToken().catch((e: unknown) => e);
+    expect(managerError).toBeInstanceOf(TokenManagerError);
+    expect(managerError).toMatchObject({ code: "STORAGE_FAILED" });
+  });
+
+  it("waits for replicas when asked (WAIT), and rejects with REPLICATION_TIMEOUT when too few acknowledge", async () => {
+    const client = await connect();
+    const prefix = uniquePrefix();
+    const traced = counting(client);
+    // This server has no replica: WAIT 0 is met at once, WAIT 1 runs out.
+    await redisStorage(traced, { prefix, replicas: { count: 0, timeoutMs: 100 } }).set("k", "v");
+    expect(traced.commands).toEqual(["SET", "WAIT"]);
+    const error = await redisStorage(client, { prefix, replicas: { count: 1, timeoutMs: 50 } })
+      .set("k", "v2")
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "RedisStoreError", code: "REPLICATION_TIMEOUT" });
+    expect((error as Error).message).not.toContain("v2");
+  });
+
+  it("refuses bad replica options at once (INVALID_OPTIONS)", async () => {
+    const client = await connect();
+    expect(() => redisStorage(client, { replicas: { count: 1, timeoutMs: 0 } })).toThrow(RedisStoreError);
+    expect(() => redisStorage(client, { replicas: { count: -1, timeoutMs: 10 } })).toThrow(/INVALID_OPTIONS/);
+  });
+
+  it("after a Redis restart without persistence, the session is gone: NOT_SIGNED_IN, no refresh sent", async () => {
+    const first = await startRedisServer();
+    onTestFinished(() => first.stop());
+    const client = createClient({ url: first.url, socket: { reconnectStrategy: () => 50 } });
+    client.on("error", () => {});
+    await client.connect();
+    onTestFinished(() => client.destroy());
+    const sandbox = inProcessSandbox();
+    const clock = { offsetMs: 0 };
+    await signIn(managerFor(redisStorage(client), sandbox, clock), sandbox);
+
+    await first.stop();
+    const second = await startRedisServer({ port: first.port });
+    onTestFinished(() => second.stop());
+    // A process that starts now (or whose token expired) finds nothing: the tokens were only in memory.
+    clock.offsetMs = 16 * 60_000;
+    const fresh = managerFor(redisStorage(client), sandbox, clock);
+    const before = sandbox.sandbox.events().length;
+    let error: unknown;
+    for (let i = 0; i < 100; i++) {
+      error = await fresh.getAccessToken().catch((e: unknown) => e);
+      if ((error as TokenManagerError).code !== "STORAGE_FAILED") break; // still reconnecting
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(error).toMatchObject({ code: "NOT_SIGNED_IN" });
+    expect(sandbox.sandbox.events().length).toBe(before);
+  });
+});

@@ -1,0 +1,18 @@
+/** A running redis-server. */
+export interface RunningRedis {
+  readonly port: number;
+  /** `redis://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly pid: number;
+  /** Everything it printed, for failure messages. */
+  output(): string;
+  /** SIGTERM to its pid, resolved once it exited. */
+  stop(): Promise<void>;
+}
+/** The redis-server to run (REDIS_SERVER_PATH, else `redis-server` on PATH), `undefined` when missing. */
+export declare function findRedisServer(): { command: string; version: string } | undefined;
+/**
+ * Starts redis-server on 127.0.0.1 without persistence (`--save '' --appendonly no`), on `port` (to
+ * restart one) or a free port; resolves once it accepts connections.
+ */
+export declare function startRedisServer(options?: { command?: string; port?: number; timeoutMs?: number }): Promise<RunningRedis>;
