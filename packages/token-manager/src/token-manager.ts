@@ -6,7 +6,9 @@
  */
 import type { Scope } from "@tenant-integration/types";
 import { isString, type RandomSource } from "./encoding.js";
-import { describe, fail, OAuthResponseError, SessionEndedError, type TokenManagerError, TransientError } from "./errors.js";
+import { describe, fail, type OAuthErrorFields, OAuthResponseError, SessionEndedError, type TokenManagerError, TransientError } from "./errors.js";
+import type { FetchLike } from "./fetch.js";
+import { createLog, type Logger, type LogLevel } from "./logger.js";
 import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
 import { callbackTarget, need, parseUrl, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
@@ -34,8 +36,8 @@ export interface TokenManagerOptions {
   refreshLeewayMs?: number;
   /** How long a pending sign-in stays valid, in milliseconds (default 600 000). */
   pendingLifetimeMs?: number;
-  /** The `fetch` to use (default: the global `fetch`, looked up at call time). */
-  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** The `fetch` to use (default: the global `fetch`, looked up at call time): any `typeof fetch`, or a sandbox's `sandbox.fetch`. */
+  fetch?: FetchLike;
   /** The clock, in milliseconds since the epoch (default `Date.now`). */
   now?: () => number;
   /** A `crypto.getRandomValues`-shaped random source (default WebCrypto). */
@@ -48,6 +50,10 @@ export interface TokenManagerOptions {
   requestTimeoutMs?: number;
   /** Retries of a refresh after a network error, 429 or 5xx: total attempts (default 3) and first delay (default 300 ms, doubled each time). */
   retry?: { attempts?: number; baseDelayMs?: number };
+  /** Where log lines go (default: none). `console` fits, and so does a pino logger; no line carries a token, code, verifier, state, header value or body. */
+  logger?: Logger;
+  /** The least severe level written (default `"info"`: one line per request, refreshes, sign-in, revocation; `"debug"` adds lock waits and storage reads). */
+  logLevel?: LogLevel;
 }
 
 /** What the manager tells about a session, without any token. */
@@ -200,6 +206,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const base = tenantBase(options.baseUrl);
   const redirectUri = String(options.redirectUri);
   const redirectTo = redirectTarget(redirectUri);
+  const log = createLog(options.logger, options.logLevel);
   need(isString(clientId) && clientId, "clientId");
   need(Array.isArray(scopes) && scopes.length && scopes.every((s) => SCOPE_TOKEN.test(s)), "scopes");
   // The lock option wins, then the storage's own lock (file, Redis). With either, no Web Locks:
@@ -254,6 +261,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const post = async (path: string, body: string, type: string, secrets: Secrets, attempt = 1): Promise<string> => {
     let response: Response;
     let text: string;
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
     try {
       // The global fetch is looked up at call time, and called without a receiver.
       response = await (options.fetch ?? fetch)(base + path, {
@@ -266,25 +275,30 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       });
       text = await response.text();
     } catch (e) {
+      const durationMs = elapsed();
+      log.error({ method: "POST", path, durationMs, attempt }, `POST ${path} got no answer after ${durationMs}ms (attempt ${attempt})`);
       throw new TransientError(undefined, attempt, sanitize(e, secrets));
     }
     const { status } = response;
+    const durationMs = elapsed();
+    log.info({ method: "POST", path, status, durationMs, attempt }, `POST ${path} ${status} ${durationMs}ms (attempt ${attempt})`);
     if (response.ok) return text;
-    if (status === 429 || status > 499) throw new TransientError(status, attempt);
-    const fields = (status > 399 && (parseOAuthError(text) as Record<string, string> | undefined)) || fail("INVALID_RESPONSE", "HTTP " + status);
+    if (status === 429 || status >= 500) throw new TransientError(status, attempt);
+    const fields = status >= 400 ? parseOAuthError(text) : undefined;
+    if (!fields) return fail("INVALID_RESPONSE", "HTTP " + status);
     // A server may echo what it was sent; the error must not carry it.
-    for (const k in fields) fields[k] = scrub(fields[k] as string, secrets);
-    throw new OAuthResponseError(status, fields as never);
+    const scrubbed: Record<string, string> = {};
+    for (const [name, value] of Object.entries(fields)) scrubbed[name] = scrub(value, secrets);
+    throw new OAuthResponseError(status, scrubbed as unknown as OAuthErrorFields);
   };
 
   const tokenRequest = async (body: Record<string, string>, secrets: Secrets, previous?: string, attempt?: number): Promise<TokenRecord> => {
+    const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt);
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
+    const receivedAt = now();
     // A refresh that did not rotate keeps `previous`.
-    return {
-      ...parseTokenResponse(await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt), previous),
-      received_at: now(),
-      id: createState(),
-    };
+    const parsed = parseTokenResponse(text, previous);
+    return { ...parsed, received_at: receivedAt, id: createState() };
   };
 
   /** Persists, and only then makes the tokens current; returns what can be told about them. */
@@ -315,6 +329,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const refresh = async (stored: TokenRecord, again?: boolean): Promise<string> => {
     const gen = generation;
     const { access_token, refresh_token } = stored;
+    log.info({}, "Refreshing the access token");
     for (let attempt = 1; ; attempt++) {
       try {
         const tokens = await tokenRequest(
@@ -335,11 +350,16 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
               return new Promise((r) => (setTimeout(r, 30_000) as { unref?(): void }).unref?.());
             }).catch(granted),
           );
-        emit("tokens-refreshed", await commit(tokens));
+        const session = await commit(tokens);
+        log.info({ expiresAt: session.expiresAt }, `Access token refreshed; it expires at ${new Date(session.expiresAt).toISOString()}`);
+        emit("tokens-refreshed", session);
         return tokens.access_token;
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
-          await sleep(Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000));
+          const delayMs = Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000);
+          const outcome = e.status ? "HTTP " + e.status : "no answer";
+          log.warn({ attempt, status: e.status, delayMs }, `Refresh attempt ${attempt} got ${outcome}; retrying in ${delayMs}ms`);
+          await sleep(delayMs);
           continue;
         }
         // Of what the try throws, only an OAuthResponseError has an `error` field.
@@ -349,6 +369,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (latest && latest.refresh_token !== refresh_token) return obtain(true);
         const ended = new SessionEndedError((e as OAuthResponseError).status, e as OAuthResponseError);
         if (gen === generation) {
+          log.warn({ status: ended.status }, "Session ended: the refresh token was refused (invalid_grant); tokens cleared");
           // The session is over whether or not the delete succeeds.
           await clear().catch(() => {});
           emit("session-ended", { error: ended });
@@ -360,13 +381,16 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Runs under the lock: re-reads storage, and refreshes only if what it finds is not usable. */
   const obtain = async (again?: boolean, polls = 0): Promise<string> => {
-    const stored = unsaved ?? (await load()) ?? fail("NOT_SIGNED_IN");
+    const loaded = unsaved ?? (await load());
+    log.debug({ found: loaded !== undefined }, "Read the tokens from storage under the refresh lock");
+    const stored = loaded ?? fail("NOT_SIGNED_IN");
     if (stored === unsaved) await commit(stored);
     else if (!fresh(stored) || stored.access_token === rejected) {
       if (!locks || (await mark(stored, (l) => l))) return refresh(stored, again);
       // Marked rotated away: this tab's storage lags behind. Never send that refresh token: re-read
       // (bounded) until the record that replaced it shows, and decide again with that one.
       if (polls > 99) throw new TransientError(undefined, 0);
+      log.debug({ polls }, "Storage still shows a record another tab rotated away; reading it again");
       await sleep(30);
       return obtain(again, polls + 1);
     }
@@ -374,10 +398,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return stored.access_token;
   };
 
-  const getAccessToken = async (): Promise<string> =>
-    current && fresh(current)
-      ? current.access_token
-      : (inflight ??= lock(key + "lock", () => obtain()).finally(() => (inflight = undefined)));
+  const getAccessToken = async (): Promise<string> => {
+    if (current && fresh(current)) return current.access_token;
+    if (!inflight) {
+      log.debug({}, "Waiting for the refresh lock");
+      inflight = lock(key + "lock", () => obtain()).finally(() => (inflight = undefined));
+    }
+    return inflight;
+  };
 
   const clear = (): Promise<void> => {
     generation++;
@@ -416,19 +444,18 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", "repeated " + k);
       // An absent or unreadable record is no pending sign-in.
       const { state, verifier, expiresAt } = parseJson(raw) as Record<string, unknown>;
-      if (typeof state + typeof verifier + typeof expiresAt !== "stringstringnumber") fail("NO_PENDING_SIGN_IN");
-      if (!constantTimeEqual(params.get("state") ?? fail("STATE_MISSING"), state as string)) fail("STATE_MISMATCH");
-      if (now() > (expiresAt as number)) fail("STATE_EXPIRED");
+      if (!isString(state) || !isString(verifier) || typeof expiresAt !== "number") return fail("NO_PENDING_SIGN_IN");
+      const received = params.get("state") ?? fail("STATE_MISSING");
+      if (!constantTimeEqual(received, state)) fail("STATE_MISMATCH");
+      if (now() > expiresAt) fail("STATE_EXPIRED");
       const denied = parseOAuthError(Object.fromEntries(params));
       if (denied) fail("AUTHORIZATION_DENIED", describe(denied), undefined, denied);
       const code = params.get("code") || fail("INVALID_CALLBACK", "no code");
       generation++;
-      return commit(
-        await tokenRequest(
-          { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier as string },
-          known(code, verifier as string),
-        ),
-      );
+      const exchange = { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier };
+      const session = await commit(await tokenRequest(exchange, known(code, verifier)));
+      log.info({ expiresAt: session.expiresAt, scope: session.scope }, "Signed in");
+      return session;
     },
 
     getAccessToken,
@@ -456,6 +483,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         known(token),
       );
       await clear();
+      log.info({}, "Access token revoked; tokens cleared");
       emit("revoked");
     },
 
