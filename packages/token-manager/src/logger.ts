@@ -37,8 +37,8 @@ export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
 const LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 
-/** A write function per level; lines below the chosen level are dropped before they are built. */
-export type Log = Record<Exclude<LogLevel, "silent">, (fields: Record<string, unknown>, message: string) => void>;
+/** Writes one line at `level`, or nothing when `level` is below the chosen one. */
+export type Log = (level: Exclude<LogLevel, "silent">, fields: Record<string, unknown>, message: string) => void;
 
 /**
  * Binds `logger` and `level` into a {@link Log}. The logger's methods are called on the logger (pino
@@ -48,22 +48,19 @@ export type Log = Record<Exclude<LogLevel, "silent">, (fields: Record<string, un
  * @example
  * ```ts
  * const log = createLog(console, "info");
- * log.info({ method: "POST", path: "/oauth/token" }, "POST /oauth/token 200 12ms (attempt 1)");
+ * log("info", { method: "POST", path: "/oauth/token" }, "POST /oauth/token 200 12ms (attempt 1)");
  * ```
  * @see RFC 9700 §4.3
  */
 export function createLog(logger: Logger | undefined, level: LogLevel = "info"): Log {
   const threshold = LEVELS.indexOf(level);
   if (threshold < 0) fail("INVALID_OPTIONS", "logLevel");
-  const writer =
-    (name: Exclude<LogLevel, "silent">) =>
-    (fields: Record<string, unknown>, message: string): void => {
-      if (!logger || LEVELS.indexOf(name) < threshold) return;
-      try {
-        logger[name]?.(fields, message);
-      } catch {
-        // A failing logger is the app's problem; the token flow goes on.
-      }
-    };
-  return { debug: writer("debug"), info: writer("info"), warn: writer("warn"), error: writer("error") };
+  return (name, fields, message) => {
+    if (!logger || LEVELS.indexOf(name) < threshold) return;
+    try {
+      logger[name]?.(fields, message);
+    } catch {
+      // A failing logger is the app's problem; the token flow goes on.
+    }
+  };
 }

@@ -22,21 +22,19 @@ export const MIN_SECRET_PREFIX = 8;
 /**
  * The forms in which the kit sends `secret`, and so in which a server may echo it: as is,
  * percent-encoded (`encodeURIComponent`), form-encoded (`URLSearchParams`: `+` for a space, and `!'()~`
- * encoded too), and JSON-escaped; the percent-encoded ones also with lowercase hex digits, which some
- * servers write when they re-encode.
+ * encoded too), and JSON-escaped.
  *
  * @example
  * ```ts
- * secretForms('a+b"c'); // ['a+b"c', "a%2Bb%22c", "a%2bb%22c", 'a+b\\"c']
+ * secretForms('a+b"c'); // ['a+b"c', "a%2Bb%22c", 'a+b\\"c']
  * ```
  * @see RFC 3986 §2.1 (percent-encoding); WHATWG URL §5.2 (application/x-www-form-urlencoded); RFC 8259 §7 (JSON strings)
  */
 export function secretForms(secret: string): string[] {
   const percent = encodeURIComponent(secret);
   const form = new URLSearchParams({ s: secret }).toString().slice(2);
-  const lowerHex = (encoded: string) => encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase());
   const json = JSON.stringify(secret).slice(1, -1);
-  return [...new Set([secret, percent, lowerHex(percent), form, lowerHex(form), json])];
+  return [...new Set([secret, percent, form, json])];
 }
 
 /** How many characters of `form` match `text` from index `at`. */
@@ -95,8 +93,7 @@ interface ErrorLike {
  * Copies an error and everything it wraps (its `cause`, and the `errors` of an `AggregateError`, at
  * any depth) into plain `Error`s and `AggregateError`s whose `name` and `message` are scrubbed of the
  * secrets. Nothing else is copied, so request bodies, headers or responses hanging on the original
- * never reach the caller. A cycle is copied as a cycle. `name`, `cause` and `errors` are
- * non-enumerable, as on native errors.
+ * never reach the caller. An error met again further down (a cycle) is left out there.
  *
  * @example
  * ```ts
@@ -104,18 +101,15 @@ interface ErrorLike {
  * ```
  * @see RFC 9700 §4.3
  */
-export function sanitize(error: unknown, secrets: readonly (string | undefined)[], copies = new Map<unknown, Error>()): Error {
-  const done = copies.get(error);
-  if (done) return done;
+export function sanitize(error: unknown, secrets: readonly (string | undefined)[], seen = new Set<unknown>()): Error {
+  seen.add(error);
   const e = (error ?? {}) as ErrorLike;
+  const copyOf = (inner: unknown) => (seen.has(inner) ? [] : [sanitize(inner, secrets, seen)]);
+  const [cause] = e.cause === undefined ? [] : copyOf(e.cause);
   const message = scrub(String(e.message ?? error), secrets);
-  const copy = Array.isArray(e.errors) ? new AggregateError([], message) : new Error(message);
-  const hidden = (name: string, value: unknown) =>
-    Object.defineProperty(copy, name, { value, writable: true, configurable: true, enumerable: false });
-  hidden("name", scrub(String(e.name ?? "Error"), secrets));
-  // Registered before the parts are copied, so that a part that leads back here gets this copy.
-  if (typeof error === "object" && error !== null) copies.set(error, copy);
-  if (e.cause !== undefined) hidden("cause", sanitize(e.cause, secrets, copies));
-  if (Array.isArray(e.errors)) hidden("errors", e.errors.map((inner: unknown) => sanitize(inner, secrets, copies)));
+  // `cause` (and `errors`) passed to the constructors stay non-enumerable, as on native errors.
+  const options = (cause && { cause }) as ErrorOptions;
+  const copy = Array.isArray(e.errors) ? new AggregateError(e.errors.flatMap(copyOf), message, options) : new Error(message, options);
+  copy.name = scrub(String(e.name ?? "Error"), secrets);
   return copy;
 }

@@ -262,7 +262,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     let response: Response;
     let text: string;
     const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
+    /** The one line per request: `info` with its status, `error` when no answer came. */
+    const logRequest = (status?: number) => {
+      const durationMs = Math.round(performance.now() - started);
+      const outcome = status ?? "no answer";
+      log(status ? "info" : "error", { method: "POST", path, status, durationMs, attempt }, `POST ${path} ${outcome} ${durationMs}ms (attempt ${attempt})`);
+    };
     try {
       // The global fetch is looked up at call time, and called without a receiver.
       response = await (options.fetch ?? fetch)(base + path, {
@@ -275,13 +280,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       });
       text = await response.text();
     } catch (e) {
-      const durationMs = elapsed();
-      log.error({ method: "POST", path, durationMs, attempt }, `POST ${path} got no answer after ${durationMs}ms (attempt ${attempt})`);
+      logRequest();
       throw new TransientError(undefined, attempt, sanitize(e, secrets));
     }
     const { status } = response;
-    const durationMs = elapsed();
-    log.info({ method: "POST", path, status, durationMs, attempt }, `POST ${path} ${status} ${durationMs}ms (attempt ${attempt})`);
+    logRequest(status);
     if (response.ok) return text;
     if (status === 429 || status >= 500) throw new TransientError(status, attempt);
     const fields = status >= 400 ? parseOAuthError(text) : undefined;
@@ -329,7 +332,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const refresh = async (stored: TokenRecord, again?: boolean): Promise<string> => {
     const gen = generation;
     const { access_token, refresh_token } = stored;
-    log.info({}, "Refreshing the access token");
+    log("info", {}, "Refresh started");
     for (let attempt = 1; ; attempt++) {
       try {
         const tokens = await tokenRequest(
@@ -351,14 +354,14 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
             }).catch(granted),
           );
         const session = await commit(tokens);
-        log.info({ expiresAt: session.expiresAt }, `Access token refreshed; it expires at ${new Date(session.expiresAt).toISOString()}`);
+        log("info", { expiresAt: session.expiresAt }, "Refresh finished");
         emit("tokens-refreshed", session);
         return tokens.access_token;
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
           const delayMs = Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000);
           const outcome = e.status ? "HTTP " + e.status : "no answer";
-          log.warn({ attempt, status: e.status, delayMs }, `Refresh attempt ${attempt} got ${outcome}; retrying in ${delayMs}ms`);
+          log("warn", { attempt, status: e.status, delayMs }, `Refresh attempt ${attempt} failed (${outcome}); retrying in ${delayMs}ms`);
           await sleep(delayMs);
           continue;
         }
@@ -369,7 +372,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (latest && latest.refresh_token !== refresh_token) return obtain(true);
         const ended = new SessionEndedError((e as OAuthResponseError).status, e as OAuthResponseError);
         if (gen === generation) {
-          log.warn({ status: ended.status }, "Session ended: the refresh token was refused (invalid_grant); tokens cleared");
+          log("warn", { status: ended.status }, "Session ended (invalid_grant)");
           // The session is over whether or not the delete succeeds.
           await clear().catch(() => {});
           emit("session-ended", { error: ended });
@@ -382,7 +385,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   /** Runs under the lock: re-reads storage, and refreshes only if what it finds is not usable. */
   const obtain = async (again?: boolean, polls = 0): Promise<string> => {
     const loaded = unsaved ?? (await load());
-    log.debug({ found: loaded !== undefined }, "Read the tokens from storage under the refresh lock");
+    log("debug", { found: loaded !== undefined }, "Read tokens from storage");
     const stored = loaded ?? fail("NOT_SIGNED_IN");
     if (stored === unsaved) await commit(stored);
     else if (!fresh(stored) || stored.access_token === rejected) {
@@ -390,7 +393,6 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       // Marked rotated away: this tab's storage lags behind. Never send that refresh token: re-read
       // (bounded) until the record that replaced it shows, and decide again with that one.
       if (polls > 99) throw new TransientError(undefined, 0);
-      log.debug({ polls }, "Storage still shows a record another tab rotated away; reading it again");
       await sleep(30);
       return obtain(again, polls + 1);
     }
@@ -401,7 +403,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const getAccessToken = async (): Promise<string> => {
     if (current && fresh(current)) return current.access_token;
     if (!inflight) {
-      log.debug({}, "Waiting for the refresh lock");
+      log("debug", {}, "Waiting for the refresh lock");
       inflight = lock(key + "lock", () => obtain()).finally(() => (inflight = undefined));
     }
     return inflight;
@@ -454,7 +456,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       generation++;
       const exchange = { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier };
       const session = await commit(await tokenRequest(exchange, known(code, verifier)));
-      log.info({ expiresAt: session.expiresAt, scope: session.scope }, "Signed in");
+      log("info", { expiresAt: session.expiresAt, scope: session.scope }, "Signed in");
       return session;
     },
 
@@ -483,7 +485,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         known(token),
       );
       await clear();
-      log.info({}, "Access token revoked; tokens cleared");
+      log("info", {}, "Revoked");
       emit("revoked");
     },
 
