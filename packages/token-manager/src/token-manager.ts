@@ -475,7 +475,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         token = await getAccessToken();
       } catch (e) {
         // Without a session there is nothing to revoke: only clear.
-        if (/^(NOT_SIGNED_IN|SESSION_ENDED)$/.test((e as TokenManagerError | undefined)?.code!)) return clear();
+        const code = (e as TokenManagerError | undefined)?.code;
+        if (code === "NOT_SIGNED_IN" || code === "SESSION_ENDED") return clear();
         throw e;
       }
       await post(
