@@ -21,7 +21,15 @@ import type { Scope } from "@tenant-integration/types";
 import { createSandbox, type Sandbox, type SandboxOptions } from "./app.js";
 import type { SandboxEvent } from "./events.js";
 
-/** Options of {@link createTestTenant}; every one has a default. */
+/**
+ * Options of {@link createTestTenant}; every one has a default.
+ *
+ * @example
+ * ```ts
+ * await createTestTenant({ scopes: ["tickets:read"], tokenManager: { logger: console }, client: { retry: false } });
+ * ```
+ * @see RFC 6749 §3.3 (scope)
+ */
 export interface TestTenantOptions {
   /** The scopes the token manager asks for and the sandbox grants (default `["profile:read"]`). */
   readonly scopes?: readonly Scope[];
@@ -43,7 +51,17 @@ export interface TestTenantOptions {
   readonly client?: Omit<TenantClientOptions, "baseUrl" | "auth" | "fetch">;
 }
 
-/** What {@link createTestTenant} returns: the three parts, wired together, and the controls of the shared clock. */
+/**
+ * What {@link createTestTenant} returns: the three parts, wired together, and the controls of the shared clock.
+ *
+ * @example
+ * ```ts
+ * const tenant = await createTestTenant();
+ * await tenant.tokenManager.revoke();
+ * await tenant.signIn(); // signed in again
+ * ```
+ * @see RFC 6749 §4.1, §6; RFC 7009
+ */
 export interface TestTenant {
   /** The in-process sandbox tenant. */
   readonly sandbox: Sandbox;

@@ -113,7 +113,7 @@ describe("the logger option", () => {
     const debug = await run("debug");
     expect(debug.filter((l) => l.level === "debug").map((l) => l.message)).toEqual([
       "Waiting for the refresh lock",
-      "Read tokens from storage",
+      "Refresh lock taken; reading the tokens from storage",
     ]);
     expect(await run("warn")).toEqual([]);
     expect(await run("silent")).toEqual([]);

@@ -16,6 +16,12 @@ const REDACTED = "[redacted]";
  * The shortest start of a secret that is scrubbed when a server cuts the secret short: 8 characters,
  * 48 bits of a random base64url token, too much to leave in an error, and long enough that ordinary
  * words do not match. A shorter secret is scrubbed only whole.
+ *
+ * @example
+ * ```ts
+ * scrub("echo: rt_abcdefgh", ["rt_abcdefghijklmnop"]); // "echo: [redacted]" (8 characters of its start)
+ * ```
+ * @see RFC 9700 §4.3
  */
 export const MIN_SECRET_PREFIX = 8;
 

@@ -384,9 +384,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Runs under the lock: re-reads storage, and refreshes only if what it finds is not usable. */
   const obtain = async (again?: boolean, polls = 0): Promise<string> => {
-    const loaded = unsaved ?? (await load());
-    log("debug", { found: loaded !== undefined }, "Read tokens from storage");
-    const stored = loaded ?? fail("NOT_SIGNED_IN");
+    const stored = unsaved ?? (await load()) ?? fail("NOT_SIGNED_IN");
     if (stored === unsaved) await commit(stored);
     else if (!fresh(stored) || stored.access_token === rejected) {
       if (!locks || (await mark(stored, (l) => l))) return refresh(stored, again);
@@ -404,7 +402,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     if (current && fresh(current)) return current.access_token;
     if (!inflight) {
       log("debug", {}, "Waiting for the refresh lock");
-      inflight = lock(key + "lock", () => obtain()).finally(() => (inflight = undefined));
+      const underLock = () => {
+        log("debug", {}, "Refresh lock taken; reading the tokens from storage");
+        return obtain();
+      };
+      inflight = lock(key + "lock", underLock).finally(() => (inflight = undefined));
     }
     return inflight;
   };
