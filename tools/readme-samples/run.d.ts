@@ -45,3 +45,18 @@ export declare function runProgram(options: RunProgramOptions): Promise<ProgramR
  * @throws Error when the authorize endpoint does not redirect or the redirect URI does not answer 2xx.
  */
 export declare function approveInBrowser(url: string): Promise<Response>;
+
+export interface RunVitestOptions {
+  /** A directory from {@link programDirectory}. */
+  dir: string;
+  /** The test file's name, without extension (`<dir>/<name>.test.ts`). */
+  name: string;
+  /** The test file, TypeScript as written (vitest transpiles it). */
+  source: string;
+}
+
+/**
+ * Runs a vitest test file with the vitest that `dir` resolves, and resolves when vitest has exited.
+ * `openedAuthorizeUrl` is always false.
+ */
+export declare function runVitest(options: RunVitestOptions): Promise<ProgramRun>;

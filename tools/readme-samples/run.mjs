@@ -2,7 +2,8 @@
 // with a person's browser played by the test (it opens the authorize URL the program prints).
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import ts from "typescript";
 
 /** A TypeScript sample as an ES module (types erased, nothing checked: see typeCheckSamples). */
@@ -76,4 +77,30 @@ export async function approveInBrowser(url) {
   const callback = await fetch(location);
   if (!callback.ok) throw new Error(`the redirect URI answered ${callback.status}`);
   return callback;
+}
+
+/**
+ * Runs `source` (a vitest test file, TypeScript as written) as `<dir>/<name>.test.ts` with the vitest
+ * that `dir` resolves (the package's own), as the reader would run `npx vitest run`. Resolves with the
+ * exit code and output once vitest has exited.
+ */
+export async function runVitest({ dir, name, source }) {
+  const file = join(dir, `${name}.test.ts`);
+  writeFileSync(file, source);
+  // A config of its own, so that vitest does not pick up the package's (found above `dir`).
+  const config = join(dir, `${name}.vitest.config.mjs`);
+  writeFileSync(config, `export default { test: { include: [${JSON.stringify(`${name}.test.ts`)}] } };\n`);
+  const vitest = join(dirname(createRequire(file).resolve("vitest/package.json")), "vitest.mjs");
+  const child = spawn(process.execPath, [vitest, "run", "--root", dir, "--config", config], {
+    cwd: dir,
+    // Not the outer vitest's worker settings: a fresh run, as from a terminal.
+    env: { ...process.env, VITEST: "", VITEST_WORKER_ID: "", VITEST_POOL_ID: "", NO_COLOR: "1", CI: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
+  const code = await new Promise((resolve, reject) => child.on("close", resolve).on("error", reject));
+  return { code, stdout, stderr, openedAuthorizeUrl: false };
 }

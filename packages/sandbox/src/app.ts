@@ -65,8 +65,14 @@ export interface SandboxOptions {
 export interface Sandbox {
   /** The Hono app; `app.request(path, init)` calls it without a server. */
   readonly app: Hono;
-  /** The app's fetch handler, for `Deno.serve`, `Bun.serve` or a worker's `fetch` export. */
-  readonly fetch: (request: Request) => Response | Promise<Response>;
+  /**
+   * The app as a function shaped like the global `fetch` ({@link FetchLike}): pass it as the `fetch`
+   * of the token manager or the client to run them against this sandbox in-process, with no server.
+   * It is also the handler for `Deno.serve`, `Bun.serve`, `@hono/node-server` or a worker's `fetch`
+   * export: those call it with a Request and their own second argument (connection info, the server,
+   * bindings), which goes to the app untouched.
+   */
+  readonly fetch: FetchLike;
   /** The sandbox's clock; `clock.advance(seconds)` works whether or not `testClock` is set. */
   readonly clock: Clock;
   /** The registered clients; register or remove clients at run time. */
@@ -97,6 +103,25 @@ export interface Persistence {
   readonly restore?: SandboxSnapshot;
   readonly onChange: () => void;
 }
+
+/**
+ * The shape of the global `fetch`, declared here as in the client and token manager packages (which
+ * this package does not import), so that `sandbox.fetch` fits their `fetch` options as it is.
+ *
+ * @example
+ * const tm = createTokenManager({ baseUrl: "http://127.0.0.1:4020", fetch: sandbox.fetch, ... });
+ * @see https://fetch.spec.whatwg.org/#fetch-method
+ */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** The option names of a `RequestInit`, to tell one from a server's second argument. */
+const REQUEST_INIT_KEYS = ["method", "headers", "body", "redirect", "signal", "credentials", "mode", "cache", "referrer", "referrerPolicy", "integrity", "keepalive", "duplex", "priority"];
+
+/**
+ * Whether `init`, the second argument given with a Request, is a fetch `RequestInit` (override the
+ * Request's parts, as `fetch(request, init)` does) rather than a server's own argument.
+ */
+const isRequestInit = (init: object): boolean => REQUEST_INIT_KEYS.some((key) => key in init);
 
 const JSON_404 = (c: { req: { method: string; path: string } }): Response => notFound(c.req.method, c.req.path);
 
@@ -208,7 +233,13 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
 
   const sandbox: Sandbox = {
     app,
-    fetch: (request) => app.fetch(request),
+    fetch: async (input, init) => {
+      if (!(input instanceof Request)) return app.fetch(new Request(input, init));
+      if (init !== undefined && isRequestInit(init)) return app.fetch(new Request(input, init));
+      // A server's call (Bun's server, Deno's connection info, node-server's { incoming, outgoing }):
+      // Hono takes that argument as its `env`.
+      return app.fetch(input, init);
+    },
     clock,
     clients: state.clients,
     testClock,

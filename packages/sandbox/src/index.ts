@@ -6,7 +6,7 @@
  *
  * @packageDocumentation
  */
-export { createSandbox, type Sandbox, type SandboxOptions } from "./app.js";
+export { createSandbox, type FetchLike, type Sandbox, type SandboxOptions } from "./app.js";
 export { startSandbox, type RunningSandbox, type StartOptions } from "./start.js";
 export { ClientConfigError, ClientRegistry, parseClientSpec, validateClient, type ClientRegistration } from "./clients.js";
 export { createClock, MAX_ADVANCE_SECONDS, type Clock, type ClockOptions } from "./clock.js";

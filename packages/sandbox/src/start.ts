@@ -82,7 +82,8 @@ export async function startSandbox(options: StartOptions = {}): Promise<RunningS
   }
   return new Promise((resolve, reject) => {
     // Unless asked, keep the process's own Request and Response (see `fastGlobals`).
-    const server = serve({ fetch: sandbox.fetch, port: options.port ?? 0, hostname: host, overrideGlobalObjects: options.fastGlobals === true }) as Server;
+    // The app itself, typed as node-server's handler: it receives node-server's bindings as `env`.
+    const server = serve({ fetch: sandbox.app.fetch, port: options.port ?? 0, hostname: host, overrideGlobalObjects: options.fastGlobals === true }) as Server;
     const onError = (error: Error): void => {
       server.close();
       sandbox.close();

@@ -41,7 +41,9 @@ function setup(options: { scopes?: readonly Scope[]; sharedClock?: boolean } = {
     ...(options.sharedClock === false ? {} : { now: () => running.sandbox.clock.now() }),
     fetch: async (input, init) => {
       const response = await fetch(input, init);
-      exchanges.push({ path: new URL(input).pathname, requestBody: typeof init.body === "string" ? init.body : String(init.body ?? ""), response: response.clone() });
+      // The manager calls fetch with a URL string and an init.
+      const body = init?.body;
+      exchanges.push({ path: new URL(String(input)).pathname, requestBody: typeof body === "string" ? body : String(body ?? ""), response: response.clone() });
       return response;
     },
   });

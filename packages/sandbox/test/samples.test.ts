@@ -3,7 +3,7 @@
  * so a sample that stops compiling (a renamed option, a changed signature) fails `pnpm test`.
  *
  * The samples are compiled in memory as modules of this package, with `@tenant-integration/sandbox`
- * mapped to `src/`, under the package's tsconfig (see tools/readme-samples). The vitest samples
+ * (and `/testing`) mapped to `src/`, under the package's tsconfig (see tools/readme-samples). The vitest samples
  * resolve `vitest` as an app's tests would; they define everything they use, so no ambient
  * declarations are needed.
  */
@@ -14,7 +14,7 @@ import { describe, expect, it } from "vitest";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const samples = readmeSamples(`${root}README.md`);
 
-const paths = { "@tenant-integration/sandbox": ["./src/index.ts"] };
+const paths = { "@tenant-integration/sandbox": ["./src/index.ts"], "@tenant-integration/sandbox/testing": ["./src/testing.ts"] };
 
 const typeCheck = (sources: readonly string[]) => typeCheckSamples({ root, samples: sources, paths });
 

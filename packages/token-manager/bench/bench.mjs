@@ -13,7 +13,6 @@ if (!existsSync(dist)) {
 }
 const { createTokenManager, memoryStorage } = await import(dist);
 
-const GOAL_GZIP = 3.5 * 1024;
 const GOAL_CALLS = 1_000_000;
 
 // 1. Bundle size: everything the package exports, minified for the browser, then gzipped.
@@ -81,10 +80,9 @@ const refreshRequests = expired.requests() - before;
 
 const mark = (ok) => (ok ? "meets the goal" : "MISSES the goal");
 console.log("@tenant-integration/token-manager bench (built dist/, Node " + process.version + ")");
-console.log(
-  `bundle (browser, everything exported): ${bytes.length} B minified, ${gzip} B gzipped ` +
-    `(${(gzip / 1024).toFixed(2)} kB; goal ≤ 3.5 kB: ${mark(gzip <= GOAL_GZIP)})`,
-);
+// No absolute size goal: the kit's goal is relative, a typical app against openapi-fetch + oauth4webapi
+// (tools/bench/sizes.mjs, in `pnpm bench`).
+console.log(`bundle (browser, everything exported): ${bytes.length} B minified, ${gzip} B gzipped (${(gzip / 1024).toFixed(2)} kB)`);
 console.log(`getAccessToken() on a fresh token: ${perSecond.toLocaleString("en-US")} calls/s (goal ≥ 1,000,000: ${mark(perSecond >= GOAL_CALLS)})`);
 console.log(
   `1,000 concurrent callers on an expired token: ${wall.toFixed(2)} ms wall time, ${refreshRequests} refresh request(s), ` +

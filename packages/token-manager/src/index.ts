@@ -16,6 +16,8 @@ export type {
 } from "./token-manager.js";
 export { createPkcePair, deriveCodeChallenge, type PkceOptions, type PkcePair } from "./pkce.js";
 export type { RandomSource } from "./encoding.js";
+export type { FetchLike } from "./fetch.js";
+export type { Logger, LogLevel } from "./logger.js";
 export {
   type ErrorCode,
   OAuthResponseError,

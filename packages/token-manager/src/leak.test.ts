@@ -6,7 +6,7 @@ import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
-import { BASE, CLIENT_ID, REDIRECT_URI, bodyOf, json, setup, type Setup } from "./testing/harness.js";
+import { BASE, CLIENT_ID, REDIRECT_URI, bodyOf, json, setup, tokens, type Setup } from "./testing/harness.js";
 
 const CANARY = /CANARY/;
 const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;
@@ -134,6 +134,71 @@ describe("redaction", () => {
     // The canaries were really in play: the requests carried them.
     expect(h.calls.some((c) => CANARY.test(c.body))).toBe(true);
     expect(verifiers.filter((v) => h.calls.some((c) => c.body.includes(v))).length).toBeGreaterThan(5);
+  });
+
+  it("scrubs echoes of a secret that are percent-encoded, form-encoded, JSON-escaped or cut short, at every depth of the cause", async () => {
+    // Tokens with every character the encodings treat differently; CANARY first, so that a cut echo still shows it.
+    const token = (kind: string, n: number) => `CANARY_${kind}+/= "\\_${n}_0123456789`;
+    const echoes = [
+      (s: string) => encodeURIComponent(s),
+      (s: string) => new URLSearchParams({ t: s }).toString().slice(2),
+      (s: string) => JSON.stringify(s).slice(1, -1),
+      (s: string) => s.slice(0, 12),
+      (s: string) => encodeURIComponent(s).slice(0, 15),
+    ];
+    /** Every secret the request carried, echoed in every form. */
+    const echoAll = (call: { body: string }) => {
+      const sent = call.body.startsWith("{") ? Object.values(JSON.parse(call.body) as Record<string, string>) : [...new URLSearchParams(call.body).values()];
+      return sent.flatMap((value) => echoes.map((echo) => echo(value))).join(" | ");
+    };
+    let n = 0;
+    let mode = "ok";
+    const h: Setup = setup({ retry: { attempts: 1, baseDelayMs: 0 } });
+    h.server.handler = async (call) => {
+      const echoed = echoAll(call);
+      switch (mode) {
+        case "oauth":
+          return json(400, { error: "invalid_request", error_description: `bad ${echoed}`, error_uri: `https://x.test/?q=${echoed}` });
+        case "invalid_grant":
+          return json(400, { error: "invalid_grant", error_description: echoed });
+        case "network": {
+          // An AggregateError (as undici throws for several addresses) whose inner causes are hidden.
+          const inner = new Error(`connect failed: ${echoed}`);
+          Object.defineProperty(inner, "cause", { value: new Error(`deeper: ${echoed}`), enumerable: false });
+          throw new TypeError(`fetch failed: ${echoed}`, { cause: new AggregateError([inner, new Error(echoed)], `all failed: ${echoed}`) });
+        }
+        default:
+          if (call.url.endsWith("/revoke")) return new Response(null);
+          n++;
+          return tokens(token("at", n), token("rt", n));
+      }
+    };
+    const seen: unknown[] = [];
+    const attempt = (fn: () => Promise<unknown>) => fn().catch((e: unknown) => void seen.push(e));
+    const signInWith = async (m: string) => {
+      mode = m;
+      const { url } = await h.tm.beginAuthorization();
+      const state = new URL(url).searchParams.get("state") ?? "";
+      await attempt(() => h.tm.completeAuthorization(`${REDIRECT_URI}?code=${encodeURIComponent(token("code", 0))}&state=${state}`));
+    };
+    for (const m of ["oauth", "network", "ok"]) await signInWith(m);
+    for (const m of ["oauth", "network"]) {
+      mode = m;
+      await attempt(() => h.tm.revoke());
+      h.clock.advance(900_000);
+      await attempt(() => h.tm.getAccessToken());
+    }
+    mode = "invalid_grant";
+    await attempt(() => h.tm.getAccessToken());
+
+    expect(new Set(seen.map((e) => (e as { code?: string }).code))).toEqual(new Set(["OAUTH_ERROR", "TRANSIENT", "SESSION_ENDED"]));
+    // The echoes were really in play: the server was sent the canaries.
+    expect(h.calls.filter((c) => CANARY.test(c.body)).length).toBeGreaterThan(6);
+    const printed = seen.flatMap((e) => [inspect(e, { showHidden: true, depth: Infinity }), JSON.stringify(e), String(e)]);
+    expect(printed.filter((p) => CANARY.test(p))).toEqual([]);
+    // The errors still say what happened, around the scrubbed parts.
+    expect(printed.join("\n")).toMatch(/all failed: [^\n]*\[redacted\]/);
+    expect(printed.join("\n")).toMatch(/deeper: [^\n]*\[redacted\]/);
   });
 
   it("keeps the token record inside the manager: the manager, its results and its events print no token", async () => {

@@ -38,7 +38,7 @@ export interface PkceOptions {
  */
 export async function createPkcePair(options: PkceOptions = {}): Promise<PkcePair> {
   const { length = 64, random = defaultRandom } = options;
-  if (!(length > 42 && length < 129 && !(length % 1))) fail("INVALID_VERIFIER");
+  if (!Number.isInteger(length) || length < 43 || length > 128) fail("INVALID_VERIFIER");
   // 6 × length ≤ 8 × ceil(length × 3 / 4): every kept character is made of random bits only.
   const verifier = base64url(random(new Uint8Array(Math.ceil((length * 3) / 4)))).slice(0, length);
   return { verifier, challenge: await deriveCodeChallenge(verifier), method: "S256" };

@@ -6,7 +6,9 @@
  */
 import type { Scope } from "@tenant-integration/types";
 import { isString, type RandomSource } from "./encoding.js";
-import { describe, fail, OAuthResponseError, SessionEndedError, type TokenManagerError, TransientError } from "./errors.js";
+import { describe, fail, type OAuthErrorFields, OAuthResponseError, SessionEndedError, type TokenManagerError, TransientError } from "./errors.js";
+import type { FetchLike } from "./fetch.js";
+import { createLog, type Logger, type LogLevel } from "./logger.js";
 import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
 import { callbackTarget, need, parseUrl, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
@@ -34,8 +36,8 @@ export interface TokenManagerOptions {
   refreshLeewayMs?: number;
   /** How long a pending sign-in stays valid, in milliseconds (default 600 000). */
   pendingLifetimeMs?: number;
-  /** The `fetch` to use (default: the global `fetch`, looked up at call time). */
-  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** The `fetch` to use (default: the global `fetch`, looked up at call time): any `typeof fetch`, or a sandbox's `sandbox.fetch`. */
+  fetch?: FetchLike;
   /** The clock, in milliseconds since the epoch (default `Date.now`). */
   now?: () => number;
   /** A `crypto.getRandomValues`-shaped random source (default WebCrypto). */
@@ -48,6 +50,10 @@ export interface TokenManagerOptions {
   requestTimeoutMs?: number;
   /** Retries of a refresh after a network error, 429 or 5xx: total attempts (default 3) and first delay (default 300 ms, doubled each time). */
   retry?: { attempts?: number; baseDelayMs?: number };
+  /** Where log lines go (default: none). `console` fits, and so does a pino logger; no line carries a token, code, verifier, state, header value or body. */
+  logger?: Logger;
+  /** The least severe level written (default `"info"`: one line per request, refreshes, sign-in, revocation; `"debug"` adds lock waits and storage reads). */
+  logLevel?: LogLevel;
 }
 
 /** What the manager tells about a session, without any token. */
@@ -211,6 +217,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const base = tenantBase(options.baseUrl);
   const redirectUri = String(options.redirectUri);
   const redirectTo = redirectTarget(redirectUri);
+  const log = createLog(options.logger, options.logLevel);
   need(isString(clientId) && clientId, "clientId");
   need(Array.isArray(scopes) && scopes.length && scopes.every((s) => SCOPE_TOKEN.test(s)), "scopes");
   // The lock option wins, then the storage's own lock (file, Redis). With either, no Web Locks:
@@ -268,6 +275,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const post = async (path: string, body: string, type: string, secrets: Secrets, attempt = 1): Promise<string> => {
     let response: Response;
     let text: string;
+    const started = performance.now();
+    /** The one line per request: `info` with its status, `error` when no answer came. */
+    const logRequest = (status?: number) => {
+      const durationMs = Math.round(performance.now() - started);
+      const outcome = status ?? "no answer";
+      log(status ? "info" : "error", { method: "POST", path, status, durationMs, attempt }, `POST ${path} ${outcome} ${durationMs}ms (attempt ${attempt})`);
+    };
     try {
       // The global fetch is looked up at call time, and called without a receiver.
       response = await (options.fetch ?? fetch)(base + path, {
@@ -280,25 +294,28 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       });
       text = await response.text();
     } catch (e) {
+      logRequest();
       throw new TransientError(undefined, attempt, sanitize(e, secrets));
     }
     const { status } = response;
+    logRequest(status);
     if (response.ok) return text;
-    if (status === 429 || status > 499) throw new TransientError(status, attempt);
-    const fields = (status > 399 && (parseOAuthError(text) as Record<string, string> | undefined)) || fail("INVALID_RESPONSE", "HTTP " + status);
+    if (status === 429 || status >= 500) throw new TransientError(status, attempt);
+    const fields = status >= 400 ? parseOAuthError(text) : undefined;
+    if (!fields) return fail("INVALID_RESPONSE", "HTTP " + status);
     // A server may echo what it was sent; the error must not carry it.
-    for (const k in fields) fields[k] = scrub(fields[k] as string, secrets);
-    throw new OAuthResponseError(status, fields as never);
+    const scrubbed: Record<string, string> = {};
+    for (const [name, value] of Object.entries(fields)) scrubbed[name] = scrub(value, secrets);
+    throw new OAuthResponseError(status, scrubbed as unknown as OAuthErrorFields);
   };
 
   const tokenRequest = async (body: Record<string, string>, secrets: Secrets, previous?: string, attempt?: number): Promise<TokenRecord> => {
+    const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt);
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
+    const receivedAt = now();
     // A refresh that did not rotate keeps `previous`.
-    return {
-      ...parseTokenResponse(await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt), previous),
-      received_at: now(),
-      id: createState(),
-    };
+    const parsed = parseTokenResponse(text, previous);
+    return { ...parsed, received_at: receivedAt, id: createState() };
   };
 
   /**
@@ -350,6 +367,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const refresh = async (stored: TokenRecord, again?: boolean): Promise<string> => {
     const gen = generation;
     const { access_token, refresh_token } = stored;
+    log("info", {}, "Refresh started");
     for (let attempt = 1; ; attempt++) {
       try {
         const tokens = await tokenRequest(
@@ -371,11 +389,15 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
             }).catch(granted),
           );
         const info = await commitOrReport(tokens);
+        log("info", { expiresAt: tokens.received_at + tokens.expires_in * 1000, stored: info !== undefined }, "Refresh finished");
         if (info) emit("tokens-refreshed", info);
         return tokens.access_token;
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
-          await sleep(Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000));
+          const delayMs = Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000);
+          const outcome = e.status ? "HTTP " + e.status : "no answer";
+          log("warn", { attempt, status: e.status, delayMs }, `Refresh attempt ${attempt} failed (${outcome}); retrying in ${delayMs}ms`);
+          await sleep(delayMs);
           continue;
         }
         // Of what the try throws, only an OAuthResponseError has an `error` field.
@@ -385,6 +407,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (latest && latest.refresh_token !== refresh_token) return obtain(true);
         const ended = new SessionEndedError((e as OAuthResponseError).status, e as OAuthResponseError);
         if (gen === generation) {
+          log("warn", { status: ended.status }, "Session ended (invalid_grant)");
           // The session is over whether or not the delete succeeds.
           await clear().catch(() => {});
           emit("session-ended", { error: ended });
@@ -416,10 +439,19 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return fail("NOT_SIGNED_IN", cause && "the stored tokens were unreadable", cause);
   };
 
-  const getAccessToken = async (): Promise<string> =>
-    current && fresh(current) && !unsaved
-      ? current.access_token
-      : (inflight ??= lock(key + "lock", () => obtain()).finally(() => (inflight = undefined)));
+  const getAccessToken = async (): Promise<string> => {
+    // A record whose write failed is still served, but each call goes through obtain() to retry the write.
+    if (current && fresh(current) && !unsaved) return current.access_token;
+    if (!inflight) {
+      log("debug", {}, "Waiting for the refresh lock");
+      const underLock = () => {
+        log("debug", {}, "Refresh lock taken; reading the tokens from storage");
+        return obtain();
+      };
+      inflight = lock(key + "lock", underLock).finally(() => (inflight = undefined));
+    }
+    return inflight;
+  };
 
   const clear = (): Promise<void> => {
     generation++;
@@ -458,19 +490,18 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", "repeated " + k);
       // An absent or unreadable record is no pending sign-in.
       const { state, verifier, expiresAt } = parseJson(raw) as Record<string, unknown>;
-      if (typeof state + typeof verifier + typeof expiresAt !== "stringstringnumber") fail("NO_PENDING_SIGN_IN");
-      if (!constantTimeEqual(params.get("state") ?? fail("STATE_MISSING"), state as string)) fail("STATE_MISMATCH");
-      if (now() > (expiresAt as number)) fail("STATE_EXPIRED");
+      if (!isString(state) || !isString(verifier) || typeof expiresAt !== "number") return fail("NO_PENDING_SIGN_IN");
+      const received = params.get("state") ?? fail("STATE_MISSING");
+      if (!constantTimeEqual(received, state)) fail("STATE_MISMATCH");
+      if (now() > expiresAt) fail("STATE_EXPIRED");
       const denied = parseOAuthError(Object.fromEntries(params));
       if (denied) fail("AUTHORIZATION_DENIED", describe(denied), undefined, denied);
       const code = params.get("code") || fail("INVALID_CALLBACK", "no code");
       generation++;
-      return commit(
-        await tokenRequest(
-          { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier as string },
-          known(code, verifier as string),
-        ),
-      );
+      const exchange = { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier };
+      const session = await commit(await tokenRequest(exchange, known(code, verifier)));
+      log("info", { expiresAt: session.expiresAt, scope: session.scope }, "Signed in");
+      return session;
     },
 
     getAccessToken,
@@ -488,7 +519,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         token = await getAccessToken();
       } catch (e) {
         // Without a session there is nothing to revoke: only clear.
-        if (/^(NOT_SIGNED_IN|SESSION_ENDED)$/.test((e as TokenManagerError | undefined)?.code!)) return clear();
+        const code = (e as TokenManagerError | undefined)?.code;
+        if (code === "NOT_SIGNED_IN" || code === "SESSION_ENDED") return clear();
         throw e;
       }
       await post(
@@ -498,6 +530,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         known(token),
       );
       await clear();
+      log("info", {}, "Revoked");
       emit("revoked");
     },
 

@@ -24,6 +24,26 @@ describe("waitForCallback", () => {
     await expect(fetch(`http://127.0.0.1:${port}/callback`)).rejects.toThrow();
   });
 
+  it("with port 0, listens on a free port and tells the bound redirect URI, which receives the callback", async () => {
+    const server = await waitForCallback("http://127.0.0.1:0/callback?app=cli");
+    const bound = new URL(server.redirectUri);
+    expect(bound.port).not.toBe("0");
+    expect(Number(bound.port)).toBeGreaterThan(0);
+    expect(server.redirectUri).toBe(`http://127.0.0.1:${bound.port}/callback?app=cli`);
+    const page = await fetch(`http://127.0.0.1:${bound.port}/callback?code=c2&state=s2`);
+    expect(page.status).toBe(200);
+    expect(await server.callback).toBe(`http://127.0.0.1:${bound.port}/callback?code=c2&state=s2`);
+  });
+
+  it("tells a fixed-port redirect URI exactly as given, so that it still matches the registered one", async () => {
+    const port = await freePort();
+    const given = `http://localhost:${port}/callback`;
+    const server = await waitForCallback(new URL(given));
+    expect(server.redirectUri).toBe(given);
+    server.close();
+    await expect(server.callback).rejects.toThrow(failure("INVALID_CALLBACK"));
+  });
+
   it("rejects with INVALID_CALLBACK when closed before a callback arrives", async () => {
     const port = await freePort();
     const server = await waitForCallback(`http://127.0.0.1:${port}/cb`);

@@ -23,9 +23,9 @@ export type Handler = (call: RecordedCall) => Response | Promise<Response>;
 /** A fetch that records calls and answers with `handler`. */
 export function recordingFetch(handler: Handler) {
   const calls: RecordedCall[] = [];
-  const fetch = async (input: string, init: RequestInit): Promise<Response> => {
+  const fetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const call: RecordedCall = {
-      url: input,
+      url: String(input),
       method: init.method ?? "GET",
       headers: Object.fromEntries(new Headers(init.headers).entries()),
       body: typeof init.body === "string" ? init.body : "",

@@ -1,0 +1,199 @@
+/**
+ * `@tenant-integration/sandbox/testing`: one call for a signed-in test setup. An in-process sandbox
+ * tenant, a token manager signed in to it (the sandbox approves at once, no browser), and a client
+ * using that manager, all on `sandbox.fetch` (no server, no port) and all on the sandbox's one clock.
+ *
+ * This entry point imports `@tenant-integration/token-manager` and `@tenant-integration/client`
+ * (optional peer dependencies of this package: install them to use it). The main entry point
+ * imports neither.
+ *
+ * @module
+ */
+import { createTenantClient, type TenantClient, type TenantClientOptions } from "@tenant-integration/client";
+import {
+  createTokenManager,
+  type Lock,
+  type SessionInfo,
+  type TokenManager,
+  type TokenManagerOptions,
+} from "@tenant-integration/token-manager";
+import type { Scope } from "@tenant-integration/types";
+import { createSandbox, type Sandbox, type SandboxOptions } from "./app.js";
+import type { SandboxEvent } from "./events.js";
+
+/**
+ * Options of {@link createTestTenant}; every one has a default.
+ *
+ * @example
+ * ```ts
+ * await createTestTenant({ scopes: ["tickets:read"], tokenManager: { logger: console }, client: { retry: false } });
+ * ```
+ * @see RFC 6749 §3.3 (scope)
+ */
+export interface TestTenantOptions {
+  /** The scopes the token manager asks for and the sandbox grants (default `["profile:read"]`). */
+  readonly scopes?: readonly Scope[];
+  /** Sign in before returning (default `true`); with `false`, call {@link TestTenant.signIn} yourself. */
+  readonly signIn?: boolean;
+  /** The loopback address both use (default `"http://127.0.0.1:4020"`); nothing listens there, every request stays in-process. */
+  readonly baseUrl?: string;
+  /** The OAuth client registered in the sandbox (default `"test-integration"`). */
+  readonly clientId?: string;
+  /** Its redirect URI (default `"http://127.0.0.1:53682/callback"`); nothing needs to listen there either. */
+  readonly redirectUri?: string;
+  /** The clock's base time source in milliseconds (default `Date.now`); {@link TestTenant.advance} adds to it. */
+  readonly now?: () => number;
+  /** More sandbox options (`user`, `defaultScopes`, `onError`, more `clients`…). */
+  readonly sandbox?: Omit<SandboxOptions, "autoApprove" | "now">;
+  /** More token manager options (`storage`, `logger`, `refreshLeewayMs`, `retry`…). */
+  readonly tokenManager?: Omit<Partial<TokenManagerOptions>, "baseUrl" | "clientId" | "redirectUri" | "scopes" | "fetch" | "now">;
+  /** More client options (`retry`, `headers`, `middleware`). */
+  readonly client?: Omit<TenantClientOptions, "baseUrl" | "auth" | "fetch">;
+}
+
+/**
+ * What {@link createTestTenant} returns: the three parts, wired together, and the controls of the shared clock.
+ *
+ * @example
+ * ```ts
+ * const tenant = await createTestTenant();
+ * await tenant.tokenManager.revoke();
+ * await tenant.signIn(); // signed in again
+ * ```
+ * @see RFC 6749 §4.1, §6; RFC 7009
+ */
+export interface TestTenant {
+  /** The in-process sandbox tenant. */
+  readonly sandbox: Sandbox;
+  /** A token manager on `sandbox.fetch` and the sandbox's clock; signed in unless `signIn: false`. */
+  readonly tokenManager: TokenManager;
+  /** A client with `auth` = {@link TestTenant.tokenManager}, on `sandbox.fetch`. */
+  readonly client: TenantClient;
+  /** The loopback base URL both use; no request to it leaves the process. */
+  readonly baseUrl: string;
+  /** The OAuth client the sandbox has registered for the token manager. */
+  readonly clientId: string;
+  /** That client's redirect URI. */
+  readonly redirectUri: string;
+  /**
+   * Moves the one shared clock forward (the sandbox's tokens and the manager's `now` alike) and
+   * returns the new time in milliseconds.
+   *
+   * @throws RangeError when `seconds` is negative, not finite, or more than ten years.
+   */
+  advance(seconds: number): number;
+  /** The sandbox's token and revoke events so far, oldest first (no token values). */
+  events(): SandboxEvent[];
+  /**
+   * Signs the token manager in again (after `revoke()`, `signOut()` or an ended session): authorize,
+   * approved at once by the sandbox, then the code exchange.
+   *
+   * @throws {@link TestTenantError} `SIGN_IN_FAILED` when the sandbox does not approve (e.g. a scope it does not grant).
+   */
+  signIn(): Promise<SessionInfo>;
+}
+
+/**
+ * The test tenant could not sign in: the sandbox answered the authorization request with something
+ * other than a redirect carrying a code. `message` says what it answered (no token or code).
+ *
+ * @example
+ * ```ts
+ * await expect(createTestTenant({ scopes: ["no:such-scope" as Scope] })).rejects.toThrow(TestTenantError);
+ * ```
+ * @see RFC 6749 §4.1.2.1 (authorization error response)
+ */
+export class TestTenantError extends Error {
+  override name = "TestTenantError";
+  /** The stable code. */
+  readonly code = "SIGN_IN_FAILED";
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+  }
+}
+
+const DEFAULT_BASE_URL = "http://127.0.0.1:4020";
+const DEFAULT_CLIENT_ID = "test-integration";
+const DEFAULT_REDIRECT_URI = "http://127.0.0.1:53682/callback";
+
+/**
+ * Creates an in-process test tenant: a sandbox, a token manager signed in to it with the chosen
+ * scopes, and a client on that manager. Nothing listens on a port; `tenant.advance(seconds)` moves
+ * the clock of the sandbox and of the manager together, so expiry and proactive refresh are tested
+ * without waiting.
+ *
+ * @throws {@link TestTenantError} `SIGN_IN_FAILED` when the sandbox does not approve the sign-in.
+ * @example
+ * ```ts
+ * import { createTestTenant } from "@tenant-integration/sandbox/testing";
+ *
+ * const tenant = await createTestTenant({ scopes: ["profile:read"] });
+ * tenant.advance(16 * 60); // past the 15-minute access token
+ * const { data } = await tenant.client.GET("/api/v1/auth/user"); // refreshed first
+ * tenant.events().filter((e) => e.grantType === "refresh_token"); // one refresh
+ * ```
+ * @see RFC 6749 §4.1 (authorization code grant), §6 (refresh); RFC 7636 (PKCE); RFC 7009 (revocation)
+ */
+export async function createTestTenant(options: TestTenantOptions = {}): Promise<TestTenant> {
+  const {
+    scopes = ["profile:read"],
+    baseUrl = DEFAULT_BASE_URL,
+    clientId = DEFAULT_CLIENT_ID,
+    redirectUri = DEFAULT_REDIRECT_URI,
+  } = options;
+  const sandbox = createSandbox({
+    ...options.sandbox,
+    clients: [...(options.sandbox?.clients ?? []), { id: clientId, redirectUris: [redirectUri] }],
+    // Headless approval: the authorization request is answered with the redirect at once.
+    autoApprove: true,
+    ...(options.now && { now: options.now }),
+  });
+  const managerOptions = options.tokenManager ?? {};
+  const tokenManager = createTokenManager({
+    // Tenants of one test run do not wait on each other's refreshes, unless told to share a lock.
+    ...(managerOptions.storage?.lock === undefined && { lock: tenantLock() }),
+    ...managerOptions,
+    baseUrl,
+    clientId,
+    redirectUri,
+    scopes,
+    fetch: sandbox.fetch,
+    now: sandbox.clock.now,
+  });
+  const client = createTenantClient({ ...options.client, baseUrl, auth: tokenManager, fetch: sandbox.fetch });
+
+  const signIn = async (): Promise<SessionInfo> => {
+    const { url } = await tokenManager.beginAuthorization();
+    const answer = await sandbox.fetch(url, { redirect: "manual" });
+    const location = answer.headers.get("location");
+    const callback = location === null ? undefined : new URL(location, url);
+    if (answer.status !== 302 || !callback?.searchParams.has("code")) {
+      const reason = callback?.searchParams.get("error_description") ?? callback?.searchParams.get("error") ?? (await answer.text());
+      throw new TestTenantError(`The sandbox did not approve the sign-in (HTTP ${answer.status}): ${reason}`);
+    }
+    return tokenManager.completeAuthorization(callback);
+  };
+
+  if (options.signIn !== false) await signIn();
+  return {
+    sandbox,
+    tokenManager,
+    client,
+    baseUrl,
+    clientId,
+    redirectUri,
+    advance: (seconds) => sandbox.clock.advance(seconds),
+    events: () => sandbox.events(),
+    signIn,
+  };
+}
+
+/** One refresh at a time within one tenant: a promise chain, so a failed task does not block the next. */
+function tenantLock(): Lock {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (_name, task) => {
+    const run = tail.then(task, task);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}

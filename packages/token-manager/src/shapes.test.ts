@@ -1,0 +1,64 @@
+/**
+ * Type tests (checked by `vitest --typecheck` and `tsc --strict`): the `fetch` option takes the global
+ * `fetch` and anything shaped like it with no adapter, and the `logger` option takes `console` and a
+ * pino-style logger as they are. (The sandbox's `sandbox.fetch` is checked in packages/sandbox, which
+ * may import both packages.)
+ */
+import { describe, expectTypeOf, it } from "vitest";
+import type { FetchLike, Logger, TokenManagerOptions } from "./index.js";
+
+/** pino's log function overloads (pino's `LogFn`), so that pino need not be installed. */
+interface PinoLogFn {
+  <T extends object>(obj: T, msg?: string, ...args: any[]): void;
+  (obj: unknown, msg?: string, ...args: any[]): void;
+  (msg: string, ...args: any[]): void;
+}
+interface PinoLike {
+  level: string;
+  trace: PinoLogFn;
+  debug: PinoLogFn;
+  info: PinoLogFn;
+  warn: PinoLogFn;
+  error: PinoLogFn;
+  fatal: PinoLogFn;
+  child(bindings: Record<string, unknown>): PinoLike;
+}
+
+describe("the fetch option", () => {
+  it("is the shape of the global fetch, so typeof fetch and a wrapper of it fit", () => {
+    expectTypeOf(fetch).toExtend<FetchLike>();
+    expectTypeOf<FetchLike>().toExtend<TokenManagerOptions["fetch"]>();
+    const wrapped: FetchLike = (input, init) => fetch(input, init);
+    expectTypeOf(wrapped).toExtend<NonNullable<TokenManagerOptions["fetch"]>>();
+  });
+
+  it("accepts an in-process handler that takes a Request or a URL, like a sandbox's", () => {
+    const handler = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => new Response(String(input) + init?.method);
+    expectTypeOf(handler).toExtend<NonNullable<TokenManagerOptions["fetch"]>>();
+  });
+
+  it("refuses a function that can take only a string, since the option promises fetch's inputs", () => {
+    const stringOnly = async (input: string): Promise<Response> => new Response(input);
+    // @ts-expect-error a URL or a Request would not fit a string-only function
+    const option: TokenManagerOptions["fetch"] = stringOnly;
+    expectTypeOf(option).not.toBeAny();
+  });
+});
+
+describe("the logger option", () => {
+  it("takes console as it is", () => {
+    expectTypeOf(console).toExtend<Logger>();
+  });
+
+  it("takes a pino-style logger (fields first, message second) as it is", () => {
+    expectTypeOf<PinoLike>().toExtend<Logger>();
+    expectTypeOf<PinoLike>().toExtend<NonNullable<TokenManagerOptions["logger"]>>();
+  });
+
+  it("refuses a logger whose methods take the message first", () => {
+    const messageFirst = { info: (message: string, fields: Record<string, unknown>) => void [message, fields] };
+    // @ts-expect-error (message, fields) is not (fields, message)
+    const logger: Logger = messageFirst;
+    expectTypeOf(logger).not.toBeAny();
+  });
+});

@@ -1,0 +1,33 @@
+// A typical browser app on the kit: sign in (PKCE), call GET /api/v1/auth/user (refreshing when
+// needed, rotation-safe across tabs), sign out with revocation. Bundled by sizes.mjs, never run.
+import { createTenantClient } from "@tenant-integration/client";
+import { createTokenManager, webStorage } from "@tenant-integration/token-manager";
+
+const baseUrl = "https://acme.tenant.test";
+const tokenManager = createTokenManager({
+  baseUrl,
+  clientId: "demo-integration",
+  redirectUri: "https://app.example.org/callback",
+  scopes: ["profile:read"],
+  storage: webStorage(localStorage),
+  pendingStorage: webStorage(sessionStorage),
+});
+const client = createTenantClient({ baseUrl, auth: tokenManager });
+
+export async function signIn() {
+  location.assign((await tokenManager.beginAuthorization()).url);
+}
+
+export async function onCallback() {
+  await tokenManager.completeAuthorization(location.href);
+}
+
+export async function currentUser() {
+  const { data, error } = await client.GET("/api/v1/auth/user");
+  if (error) throw new Error("GET /api/v1/auth/user failed");
+  return data;
+}
+
+export async function signOut() {
+  await tokenManager.revoke();
+}
