@@ -98,6 +98,22 @@ describe("the logger option", () => {
     ]);
   });
 
+  it("warns when a refresh could not be stored, and still serves the new token", async () => {
+    const logger = capturing();
+    const h = setup({ logger });
+    await signIn(h.tm);
+    h.storage.set = async () => {
+      throw new Error("EROFS: read-only file system");
+    };
+    h.clock.advance(900_000);
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(levelsOf(logger.lines.slice(2))).toEqual([
+      "info Refresh started",
+      "info POST /oauth/token 200 Nms (attempt 1)",
+      "warn Refresh finished, but the tokens could not be stored; the write is retried on the next call",
+    ]);
+  });
+
   it("writes nothing below the chosen level: info by default, debug adds lock waits and storage reads, silent writes nothing", async () => {
     const run = async (logLevel?: LogLevel) => {
       const logger = capturing();

@@ -389,8 +389,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
             }).catch(granted),
           );
         const info = await commitOrReport(tokens);
-        log("info", { expiresAt: tokens.received_at + tokens.expires_in * 1000, stored: info !== undefined }, "Refresh finished");
-        if (info) emit("tokens-refreshed", info);
+        if (info) {
+          log("info", { expiresAt: info.expiresAt }, "Refresh finished");
+          emit("tokens-refreshed", info);
+        } else {
+          log("warn", {}, "Refresh finished, but the tokens could not be stored; the write is retried on the next call");
+        }
         return tokens.access_token;
       } catch (e) {
         if (e instanceof TransientError && attempt < attempts) {
