@@ -330,7 +330,7 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
     const rejected = bearerTokenOf(request);
     const unauthorized = parts.unauthorized && outcome.status === 401 && rejected !== undefined && replayable && inScope(request.url, prefix);
     if (unauthorized) outcome = await answerUnauthorized(fetch, request, call, outcome, rejected, attempt);
-    else if (!outcome.ok) rememberToken(outcome, request);
+    if (!outcome.ok && !tokensSentFor.has(outcome)) rememberToken(outcome, request);
     return outcome === response ? undefined : outcome;
   }
 }
