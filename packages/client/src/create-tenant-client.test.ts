@@ -213,6 +213,16 @@ describe("createTenantClient options", () => {
     expect(fetch.calls[0]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
   });
 
+  it("runs middleware added with use() before the built-in one on requests (regression: the TSDoc said after)", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const sawToken: boolean[] = [];
+    const c = client(fetch);
+    c.use({ onRequest: ({ request }) => void sawToken.push(request.headers.has("authorization")) });
+    await c.GET("/api/v1/auth/user");
+    expect(sawToken).toEqual([false]);
+    expect(fetch.calls[0]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
+  });
+
   it("ejects middleware added with use", async () => {
     const fetch = fakeFetch(json(200, {}));
     const seen: number[] = [];

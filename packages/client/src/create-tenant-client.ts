@@ -53,6 +53,13 @@ export interface TenantClient extends TypedClient<TenantPaths> {
   readonly raw: TypedClient<WithErrorClasses<RawPaths>>;
   /** The validated base URL, normalized, without a trailing slash. */
   readonly baseUrl: string;
+  /**
+   * Registers more middleware, like the `middleware` option. It runs before the built-in middleware
+   * on requests (so the built-in one sees the final URL and adds the token last) and after it on
+   * responses (so it sees the response after retries and the refresh-and-retry; count retries with
+   * `onRetry`).
+   */
+  use(...middleware: Middleware[]): void;
 }
 
 const METHODS = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"] as const;

@@ -51,6 +51,15 @@ describe("onRetry", () => {
     expect(infos[0]?.error?.code).toBe("NETWORK_ERROR");
   });
 
+  it("gives a 401 that answers a retried network failure the one refresh-and-retry", async () => {
+    let n = 1;
+    const auth = { getAccessToken: async () => `at_${n}`, onUnauthorized: () => void n++ };
+    const fetch = fakeFetch(new TypeError("fetch failed"), json(401, {}), json(200, { ok: true }));
+    const { data } = await createTenantClient({ baseUrl, auth, fetch, retry: noWait }).GET("/api/v1/auth/user");
+    expect(data).toEqual({ ok: true });
+    expect(fetch.calls.map((c) => c.headers.get("authorization"))).toEqual(["Bearer at_1", "Bearer at_1", "Bearer at_2"]);
+  });
+
   it("throws the last NetworkError when every attempt failed on the network", async () => {
     const infos: RetryInfo[] = [];
     const fetch = fakeFetch(new TypeError("fetch failed"));

@@ -301,12 +301,13 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
       const failure = networkError(request, error);
       logFailure(request, failure, call.sentAt, 1);
       if (mayRetry(request) && isRetryableFailure(failure)) {
-        return retryLoop(options.fetch as Fetch, request, call, failure).then(({ outcome }) => {
+        const fetch = options.fetch as Fetch;
+        return retryLoop(fetch, request, call, failure).then(async ({ outcome, attempt }) => {
           // without the network part, the original error goes on unchanged, as without retries
           if (outcome instanceof NetworkError) return parts.network ? outcome : undefined;
-          call.recovered = outcome;
-          if (!outcome.ok) rememberToken(outcome, request);
-          return outcome;
+          const settled = await settle(fetch, request, call, outcome, attempt);
+          call.recovered = settled;
+          return settled;
         });
       }
       return parts.network ? failure : undefined;
@@ -326,11 +327,17 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
     let attempt = 1;
     if (mayRetry(request) && replayable) ({ outcome, attempt } = await retryLoop(fetch, request, call, response));
     if (outcome instanceof NetworkError) throw outcome;
+    const settled = await settle(fetch, request, call, outcome, attempt);
+    return settled === response ? undefined : settled;
+  }
 
+  /** The last step for an answer: the one refresh-and-retry after a 401, and the token sent remembered for an error value. */
+  async function settle(fetch: Fetch, request: Request, call: Call, response: Response, attempt: number): Promise<Response> {
     const rejected = bearerTokenOf(request);
-    const unauthorized = parts.unauthorized && outcome.status === 401 && rejected !== undefined && replayable && inScope(request.url, prefix);
-    if (unauthorized) outcome = await answerUnauthorized(fetch, request, call, outcome, rejected, attempt);
-    if (!outcome.ok && !tokensSentFor.has(outcome)) rememberToken(outcome, request);
-    return outcome === response ? undefined : outcome;
+    const replayable = request.body === null || call.body !== undefined;
+    const unauthorized = parts.unauthorized && response.status === 401 && rejected !== undefined && replayable && inScope(request.url, prefix);
+    const settled = unauthorized ? await answerUnauthorized(fetch, request, call, response, rejected, attempt) : response;
+    if (!settled.ok && !tokensSentFor.has(settled)) rememberToken(settled, request);
+    return settled;
   }
 }
