@@ -51,5 +51,8 @@ export function apiPrefix(baseUrl: string): string {
  * @see RFC 6750 §5.2 (tokens go only to the resource server they are meant for)
  */
 export function inScope(url: string, prefix: string | undefined): boolean {
-  return prefix !== undefined && url.startsWith(prefix) && "/?#".includes(url[prefix.length] ?? "/");
+  if (prefix === undefined || !url.startsWith(prefix)) return false;
+  // what follows the prefix must end its last segment: nothing, "/", a query or a fragment
+  const next = url.charAt(prefix.length);
+  return next === "" || next === "/" || next === "?" || next === "#";
 }

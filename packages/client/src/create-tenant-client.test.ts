@@ -244,6 +244,10 @@ describe("createTenantClient options", () => {
     expect(fetch.calls.map((x) => x.headers.get("authorization"))).toEqual(["Bearer at_1", "Bearer at_2"]);
   });
 
+  it("refuses an empty staticToken with INVALID_OPTIONS", () => {
+    expect(() => staticToken("")).toThrow(expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS" }));
+  });
+
   it("refuses an auth option without getAccessToken", () => {
     expect(() => createTenantClient({ baseUrl, auth: {} as never })).toThrow(expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS" }));
   });
