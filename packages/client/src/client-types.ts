@@ -16,21 +16,30 @@ export type HttpMethod = "get" | "put" | "post" | "delete" | "options" | "head" 
 /** A media type pattern, as openapi-fetch uses it to pick response content. */
 export type MediaType = `${string}/${string}`;
 
+/** A response key as text: `403` and `"403"` alike, `"5XX"`, `"default"`. */
+type StatusText<Status> = `${Status & (string | number)}`;
+
 /** Whether a response key of an operation is an error status (4xx, 5xx or `default`), as openapi-fetch counts them. */
-type IsErrorStatus<Status> = `${Status & (string | number)}` extends `4${string}` | `5${string}` | "default" ? true : false;
+type IsErrorStatus<Status> = StatusText<Status> extends `4${string}` | `5${string}` | "default" ? true : false;
 
 /**
  * The error class the client returns for a status: {@link UnauthorizedError} for 401,
  * {@link ForbiddenError} (or its subclass `InsufficientScopeError`) for 403, {@link RateLimitError}
  * for 429, {@link ServerError} for 5xx, else {@link HttpError}; `Body` is the contract's body type.
+ *
+ * @example
+ * ```ts
+ * type E = HttpErrorFor<403, ApiError>; // ForbiddenError<ApiError>
+ * ```
+ * @see RFC 9110 §15 (status codes)
  */
-export type HttpErrorFor<Status, Body> = `${Status & (string | number)}` extends "401"
+export type HttpErrorFor<Status, Body> = StatusText<Status> extends "401"
   ? UnauthorizedError<Body>
-  : `${Status & (string | number)}` extends "403"
+  : StatusText<Status> extends "403"
     ? ForbiddenError<Body>
-    : `${Status & (string | number)}` extends "429"
+    : StatusText<Status> extends "429"
       ? RateLimitError<Body>
-      : `${Status & (string | number)}` extends `5${string}`
+      : StatusText<Status> extends `5${string}`
         ? ServerError<Body>
         : HttpError<Body>;
 
@@ -77,6 +86,13 @@ type PathsWithTenantUser = Omit<paths, "/api/v1/auth/user"> & {
  * client's error classes and the user record as {@link TenantUser}. `TenantClient` is an
  * openapi-fetch `Client<TenantPaths>`, so helpers built on openapi-fetch (openapi-react-query's
  * `createQueryHooks`) accept it.
+ *
+ * @example
+ * ```ts
+ * import createQueryHooks from "openapi-react-query";
+ * const hooks = createQueryHooks<TenantPaths>(client); // the same as createQueryHooks(client)
+ * ```
+ * @see https://openapi-ts.dev/openapi-fetch/api#createclient
  */
 export type TenantPaths = WithErrorClasses<PathsWithTenantUser>;
 

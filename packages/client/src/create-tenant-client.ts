@@ -8,7 +8,15 @@ import { levelled, type Logger, type LogLevel } from "./logger.js";
 import { coreMiddleware, tokensSentFor } from "./middleware/core.js";
 import type { RetryInfo, RetryOptions } from "./middleware/retry.js";
 
-/** The default of {@link TenantClientOptions.timeoutMs}: 30 seconds. */
+/**
+ * The default of {@link TenantClientOptions.timeoutMs}: 30 seconds for a whole call, retries included.
+ *
+ * @example
+ * ```ts
+ * createTenantClient({ baseUrl, auth, timeoutMs: DEFAULT_TIMEOUT_MS * 2 });
+ * ```
+ * @see RFC 9110 §9.2.2 (a timed-out idempotent request may be repeated)
+ */
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** Options of {@link createTenantClient}. */

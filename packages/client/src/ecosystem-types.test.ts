@@ -16,7 +16,11 @@ import {
   createTenantClient,
   ForbiddenError,
   HttpError,
+  RateLimitError,
+  ServerError,
   staticToken,
+  UnauthorizedError,
+  type HttpErrorFor,
   type FetchLike,
   type paths,
   type Scope,
@@ -135,4 +139,16 @@ export {};
     // and the check is live: the same line without the expectation fails
     expect(compile(plain.replace("// @ts-expect-error not declared: unknown", "")).join("\n")).toContain("not assignable to type 'string'");
   }, 60_000);
+});
+
+describe("HttpErrorFor", () => {
+  it("maps each status to its error class", () => {
+    expectTypeOf<HttpErrorFor<401, { a: 1 }>>().toEqualTypeOf<UnauthorizedError<{ a: 1 }>>();
+    expectTypeOf<HttpErrorFor<403, unknown>>().toEqualTypeOf<ForbiddenError<unknown>>();
+    expectTypeOf<HttpErrorFor<429, unknown>>().toEqualTypeOf<RateLimitError<unknown>>();
+    expectTypeOf<HttpErrorFor<503, unknown>>().toEqualTypeOf<ServerError<unknown>>();
+    expectTypeOf<HttpErrorFor<"5XX", unknown>>().toEqualTypeOf<ServerError<unknown>>();
+    expectTypeOf<HttpErrorFor<404, string>>().toEqualTypeOf<HttpError<string>>();
+    expect(new ServerError({ status: 503, body: undefined, headers: {} }).code).toBe("SERVER_ERROR");
+  });
 });

@@ -29,7 +29,15 @@ export interface Logger {
   error?(fields: Record<string, unknown>, message: string): void;
 }
 
-/** The lowest level written; `"silent"` writes nothing. */
+/**
+ * The lowest level written; `"silent"` writes nothing.
+ *
+ * @example
+ * ```ts
+ * createTenantClient({ baseUrl, auth, logger: console, logLevel: "warn" }); // retries, session ends, network errors
+ * ```
+ * @see RFC 5424 §6.2.1 (severity levels)
+ */
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };

@@ -26,7 +26,15 @@ export interface RetryOptions {
   readonly baseUrl?: string;
 }
 
-/** What {@link RetryOptions.onRetry} is told about a retry about to be made. */
+/**
+ * What {@link RetryOptions.onRetry} is told about a retry about to be made.
+ *
+ * @example
+ * ```ts
+ * createTenantClient({ baseUrl, auth, onRetry: ({ attempt, status, error, delayMs }) => metrics.count("retry", { attempt, status, code: error?.code, delayMs }) });
+ * ```
+ * @see RFC 9110 §10.2.3 (Retry-After), §9.2.2 (idempotent methods)
+ */
 export interface RetryInfo {
   /** The number of the attempt about to be sent: 2 for the first retry. */
   readonly attempt: number;
