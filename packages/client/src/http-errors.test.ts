@@ -100,6 +100,11 @@ describe("error values of non-2xx answers", () => {
     expect(error?.body).toBeUndefined();
   });
 
+  it("a 2xx whose body is not JSON rejects with openapi-fetch's SyntaxError (the one thrown answer, as the README table says)", async () => {
+    const fetch = fakeFetch(new Response("<html>", { status: 200, headers: { "content-type": "application/json" } }));
+    await expect(client(fetch).GET("/api/v1/auth/user")).rejects.toBeInstanceOf(SyntaxError);
+  });
+
   it("an OAuth error body is kept as the contract types it", async () => {
     const fetch = fakeFetch(json(400, { error: "invalid_grant", error_description: "expired" }));
     const { error } = await client(fetch).POST("/oauth/token", { body: { grant_type: "refresh_token", refresh_token: "rt_1", client_id: "demo" } });
