@@ -114,8 +114,12 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
   if (typeof auth?.getAccessToken !== "function") throw new TenantClientError("INVALID_OPTIONS", "Invalid auth: it needs a getAccessToken() method");
   const defaultTimeout = checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, "timeoutMs");
   const log = levelled(options.logger, options.logLevel);
-  const onRetry = options.onRetry ?? (options.retry || undefined)?.onRetry;
-  const retry = options.retry === false ? undefined : { ...options.retry, ...(onRetry === undefined ? {} : { onRetry }) };
+  // `retry: false` turns retries off; otherwise the client's onRetry wins over retry.onRetry
+  let retry: RetryOptions | undefined;
+  if (options.retry !== false) {
+    const onRetry = options.onRetry ?? options.retry?.onRetry;
+    retry = onRetry === undefined ? { ...options.retry } : { ...options.retry, onRetry };
+  }
   const builtIn = coreMiddleware({ prefix, auth, retry, log, parts: { bearer: true, unauthorized: true, network: true } });
   const baseUrl = prefix.slice(0, -"/api/v1".length);
 
@@ -147,8 +151,13 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
     const ms = timeoutMs === undefined ? defaultTimeout : checkTimeout(timeoutMs, "timeoutMs (per request)");
     // One timer per call, cleared when the call ends: cheaper than AbortSignal.timeout, and it
     // keeps no process alive and no stream (parseAs: "stream") under a timeout after the call.
-    const timeout = ms === Infinity ? undefined : new AbortController();
-    const timer = timeout && setTimeout(() => timeout.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError")), ms);
+    let timeout: AbortController | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    if (ms !== Infinity) {
+      const controller = new AbortController();
+      timer = setTimeout(() => controller.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError")), ms);
+      timeout = controller;
+    }
     const middleware = raw ? [outsideApiGuard, ...(rest.middleware ?? [])] : rest.middleware;
     try {
       const result = await client.request(method as "get", url as "/api/v1/{path}", {
@@ -190,18 +199,22 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
   return Object.assign(typed, { raw: typedClient(true) as unknown as TypedClient<WithErrorClasses<RawPaths>>, baseUrl });
 }
 
+/** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /**
- * A timeout in ms: a positive number, or `Infinity` for none.
+ * A timeout in ms: a positive number up to {@link MAX_TIMER_MS}, or `Infinity` for none.
  *
  * @throws {@link TenantClientError} `INVALID_OPTIONS` naming `name` otherwise
  */
 function checkTimeout(value: unknown, name: string): number {
-  if (typeof value !== "number" || !(value > 0)) throw new TenantClientError("INVALID_OPTIONS", `Invalid ${name}: a positive number of ms, or Infinity`);
+  const valid = typeof value === "number" && (value === Infinity || (value > 0 && value <= MAX_TIMER_MS));
+  if (!valid) throw new TenantClientError("INVALID_OPTIONS", `Invalid ${name}: a positive number of ms up to ${MAX_TIMER_MS}, or Infinity`);
   return value;
 }
 
 /**
- * A signal that aborts when any of `signals` does, with that signal's reason; `undefined` when none
+ * Internal (not exported from the package): a signal that aborts when any of `signals` does, with that signal's reason; `undefined` when none
  * is given. Uses `AbortSignal.any` where it exists (Node 20.3+, current browsers), else listens.
  *
  * @param native - `AbortSignal.any` (tests pass `undefined` to exercise the fallback)
