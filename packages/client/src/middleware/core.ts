@@ -272,11 +272,12 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
             call.body = body;
             return addToken ? withToken(request) : undefined;
           })
-          .finally(() => (call.sentAt = performance.now()));
+          .finally(() => markSent(call));
       }
       if (!addToken) return undefined;
       const authorized = withToken(request);
-      if (authorized instanceof Promise) return authorized.finally(() => (call.sentAt = performance.now()));
+      // a token that had to be awaited: the attempt starts once it is there
+      if (authorized instanceof Promise) return authorized.finally(() => markSent(call));
       return authorized;
     },
 
@@ -314,6 +315,10 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
     },
   };
   return middleware;
+
+  function markSent(call: Call): void {
+    call.sentAt = performance.now();
+  }
 
   function rememberToken(response: Response, request: Request): void {
     const sent = bearerTokenOf(request);
