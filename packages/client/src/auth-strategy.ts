@@ -1,3 +1,5 @@
+import { TenantClientError } from "./errors.js";
+
 /**
  * How the client obtains bearer tokens. The client knows nothing of OAuth flows: it asks the
  * strategy for a current token before every API request and tells it when the server rejected one.
@@ -37,7 +39,7 @@ export interface AuthStrategy {
  *
  * @param token - the access token
  * @returns a strategy whose `getAccessToken()` resolves to `token`
- * @throws `TypeError` when `token` is not a non-empty string (the message never contains it)
+ * @throws {@link TenantClientError} `INVALID_OPTIONS` when `token` is not a non-empty string (the message never contains it)
  * @example
  * ```ts
  * const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken(process.env.TOKEN!) });
@@ -45,7 +47,7 @@ export interface AuthStrategy {
  * @see RFC 6750 §2.1
  */
 export function staticToken(token: string): AuthStrategy {
-  if (typeof token !== "string" || !token) throw new TypeError("staticToken: empty token");
+  if (typeof token !== "string" || token.length === 0) throw new TenantClientError("INVALID_OPTIONS", "Invalid staticToken: the token must be a non-empty string");
   // one promise for every call: the client's middleware then adds the header without awaiting
   const resolved = Promise.resolve(token);
   return { getAccessToken: () => resolved };

@@ -37,6 +37,29 @@ describe("apiPrefix (the base URL check)", () => {
     }
   });
 
+  it("says why a base URL is refused, for each rule", () => {
+    const reasons: Record<string, string> = {
+      "acme.tenant.example": "not an absolute URL",
+      "/api": "not an absolute URL",
+      "http://acme.tenant.example": "http is allowed only to loopback",
+      "ftp://acme.example": "ftp: is not https",
+      "https://user:pw@acme.example": "no credentials allowed",
+      "https://acme.example/?a=1": "no query or fragment allowed",
+      "https://acme.example/#x": "no query or fragment allowed",
+    };
+    for (const [url, reason] of Object.entries(reasons)) {
+      expect((failure(url) as TenantClientError).message, url).toContain(`Invalid baseUrl: ${reason}`);
+    }
+  });
+
+  it("refuses an empty query or fragment, as the token manager does (regression: https://x/? and https://x/# were accepted)", () => {
+    for (const url of ["https://acme.example/?", "https://acme.example/#", "https://acme.example/tenant?#"]) {
+      const error = failure(url) as TenantClientError;
+      expect(error, url).toBeInstanceOf(TenantClientError);
+      expect(error.message, url).toBe("Invalid baseUrl: no query or fragment allowed");
+    }
+  });
+
   it("never echoes credentials in the error", () => {
     const error = failure("https://user:s3cret@acme.example") as TenantClientError;
     expect(error.name).toBe("TenantClientError");

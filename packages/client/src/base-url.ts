@@ -3,12 +3,31 @@
  */
 import { TenantClientError } from "./errors.js";
 
+/** Loopback host names, as the URL parser writes them: `localhost`, 127.0.0.0/8 and `[::1]`. */
+const LOOPBACK = /^(localhost|\[::1\]|127(\.\d{1,3}){3})$/;
+
+/**
+ * Why `baseUrl` is refused, or `undefined` when it is acceptable. The rules are the token
+ * manager's (`tenantBase`): https, or http to a loopback host; no credentials; no query or fragment,
+ * not even an empty `?` or `#`.
+ */
+function refusal(url: URL | undefined): string | undefined {
+  if (!url) return "not an absolute URL";
+  if (url.protocol === "http:" && !LOOPBACK.test(url.hostname)) return "http is allowed only to loopback (localhost, 127.0.0.0/8, [::1])";
+  if (url.protocol !== "https:" && url.protocol !== "http:") return `${url.protocol} is not https`;
+  if (url.username || url.password) return "no credentials allowed";
+  // An empty "?" or "#" leaves search and hash empty, but still makes href longer than origin + path.
+  if (url.href !== url.origin + url.pathname) return "no query or fragment allowed";
+  return undefined;
+}
+
 /**
  * Checks the tenant's base URL and returns the prefix of its API, `<origin><path>/api/v1`, in the
  * form WHATWG URL normalization gives `Request.url`. Bearer tokens travel only over TLS, so the URL
  * must be `https:`; `http:` only on a loopback host (`localhost`, 127.0.0.0/8, `[::1]`).
  *
- * @throws {@link TenantClientError} `INVALID_BASE_URL` for anything else, or credentials, a query or a fragment
+ * @throws {@link TenantClientError} `INVALID_BASE_URL` for anything else, or credentials, a query or
+ *   a fragment; the message says which rule failed, and never repeats the URL (it may hold credentials)
  * @see RFC 6750 §5.3 (TLS), RFC 6761 §6.3 and RFC 1122 §3.2.1.3 (loopback)
  */
 export function apiPrefix(baseUrl: string): string {
@@ -16,19 +35,12 @@ export function apiPrefix(baseUrl: string): string {
   try {
     url = new URL(baseUrl);
   } catch {
-    // refused below
+    // refused below as "not an absolute URL"
   }
-  if (
-    !url ||
-    url.username ||
-    url.password ||
-    url.search ||
-    url.hash ||
-    !(url.protocol === "https:" || (url.protocol === "http:" && /^(localhost|\[::1\]|127(\.\d{1,3}){3})$/.test(url.hostname)))
-  ) {
-    throw new TenantClientError("INVALID_BASE_URL", "Invalid baseUrl");
-  }
-  return `${url.origin}${url.pathname.replace(/\/+$/, "")}/api/v1`;
+  const reason = refusal(url);
+  if (url === undefined || reason !== undefined) throw new TenantClientError("INVALID_BASE_URL", `Invalid baseUrl: ${reason}`);
+  const path = url.pathname.replace(/\/+$/, "");
+  return `${url.origin}${path}/api/v1`;
 }
 
 /**
@@ -39,5 +51,8 @@ export function apiPrefix(baseUrl: string): string {
  * @see RFC 6750 §5.2 (tokens go only to the resource server they are meant for)
  */
 export function inScope(url: string, prefix: string | undefined): boolean {
-  return prefix !== undefined && url.startsWith(prefix) && "/?#".includes(url[prefix.length] ?? "/");
+  if (prefix === undefined || !url.startsWith(prefix)) return false;
+  // what follows the prefix must end its last segment: nothing, "/", a query or a fragment
+  const next = url.charAt(prefix.length);
+  return next === "" || next === "/" || next === "?" || next === "#";
 }

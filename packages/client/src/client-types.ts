@@ -1,11 +1,14 @@
 /**
- * The types of the tenant client: openapi-fetch's own method types, with one change: `error` may
- * also be a {@link ForbiddenError}, which the client returns in place of the body of a 403.
+ * The types of the tenant client: openapi-fetch's own method types, over the contract's paths with
+ * two changes ({@link TenantPaths}): every error response is typed as the error class the client
+ * returns for it, and the user record is {@link TenantUser}, which integrators may augment.
  *
  * @packageDocumentation
  */
-import type { FetchResponse, MaybeOptionalInit, Middleware } from "openapi-fetch";
-import type { ForbiddenError } from "./errors.js";
+import type { Client } from "openapi-fetch";
+import type { paths } from "@tenant-integration/types";
+import type { ForbiddenError, HttpError, RateLimitError, ServerError, UnauthorizedError } from "./errors.js";
+import type { TenantUser } from "./index.js";
 
 /** The HTTP methods of an OpenAPI path item, as openapi-fetch names them. */
 export type HttpMethod = "get" | "put" | "post" | "delete" | "options" | "head" | "patch" | "trace";
@@ -13,80 +16,93 @@ export type HttpMethod = "get" | "put" | "post" | "delete" | "options" | "head" 
 /** A media type pattern, as openapi-fetch uses it to pick response content. */
 export type MediaType = `${string}/${string}`;
 
-/** The paths of `Paths` that have an operation for `Method`. */
-export type PathsWithMethod<Paths, Method extends HttpMethod> = {
-  [P in keyof Paths]: Paths[P] extends { [K in Method]: unknown } ? P : never;
-}[keyof Paths];
+/** A response key as text: `403` and `"403"` alike, `"5XX"`, `"default"`. */
+type StatusText<Status> = `${Status & (string | number)}`;
 
-type RequiredKeysOfHelper<T> = { [K in keyof T]: {} extends Pick<T, K> ? never : K }[keyof T];
-type RequiredKeysOf<T> = RequiredKeysOfHelper<T> extends undefined ? never : RequiredKeysOfHelper<T>;
-
-/** The init argument: optional when nothing in it is required (mirrors openapi-fetch). */
-export type InitParam<Init> =
-  RequiredKeysOf<Init> extends never ? [(Init & { [key: string]: unknown })?] : [Init & { [key: string]: unknown }];
+/** Whether a response key of an operation is an error status (4xx, 5xx or `default`), as openapi-fetch counts them. */
+type IsErrorStatus<Status> = StatusText<Status> extends `4${string}` | `5${string}` | "default" ? true : false;
 
 /**
- * A result of the tenant client: openapi-fetch's `{ data, error, response }`, where the error
- * branch also admits a {@link ForbiddenError} (returned for every 403).
+ * The error class the client returns for a status: {@link UnauthorizedError} for 401,
+ * {@link ForbiddenError} (or its subclass `InsufficientScopeError`) for 403, {@link RateLimitError}
+ * for 429, {@link ServerError} for 5xx, else {@link HttpError}; `Body` is the contract's body type.
+ *
+ * @example
+ * ```ts
+ * type E = HttpErrorFor<403, ApiError>; // ForbiddenError<ApiError>
+ * ```
+ * @see RFC 9110 §15 (status codes)
  */
-export type WithForbidden<R> = R extends { error: infer E; data?: never; response: Response }
-  ? { data?: never; error: E | ForbiddenError; response: Response }
-  : R;
+export type HttpErrorFor<Status, Body> = StatusText<Status> extends "401"
+  ? UnauthorizedError<Body>
+  : StatusText<Status> extends "403"
+    ? ForbiddenError<Body>
+    : StatusText<Status> extends "429"
+      ? RateLimitError<Body>
+      : StatusText<Status> extends `5${string}`
+        ? ServerError<Body>
+        : HttpError<Body>;
 
-/** The result of calling `Method` on `Path` with `Init`. */
-export type TenantFetchResponse<Paths, Path extends keyof Paths, Method extends HttpMethod, Init, Media extends MediaType> =
-  Paths[Path] extends Record<Method, Record<string | number, any>>
-    ? WithForbidden<FetchResponse<Paths[Path][Method], Init, Media>>
-    : never;
-
-/** One HTTP method of the tenant client, e.g. `GET`. */
-export type TenantClientMethod<Paths extends {}, Method extends HttpMethod, Media extends MediaType> = <
-  Path extends PathsWithMethod<Paths, Method>,
-  Init extends MaybeOptionalInit<Paths[Path], Method & keyof Paths[Path]>,
->(
-  url: Path,
-  ...init: InitParam<Init>
-) => Promise<TenantFetchResponse<Paths, Path, Method, Init, Media>>;
-
-/** `request(method, url, init)` of the tenant client. */
-export type TenantClientRequestMethod<Paths extends {}, Media extends MediaType> = <
-  Method extends HttpMethod,
-  Path extends PathsWithMethod<Paths, Method>,
-  Init extends MaybeOptionalInit<Paths[Path], Method & keyof Paths[Path]>,
->(
-  method: Method,
-  url: Path,
-  ...init: InitParam<Init>
-) => Promise<TenantFetchResponse<Paths, Path, Method, Init, Media>>;
+/** An error response object with its content replaced by the error class (the body is kept as `body`). */
+type ErrorResponseObject<Status, R> = R extends { content: infer C }
+  ? { [K in keyof R]: K extends "content" ? { [M in keyof C]: HttpErrorFor<Status, C[M]> } : R[K] }
+  : { [K in keyof R]: R[K] } & { content: { "*/*": HttpErrorFor<Status, undefined> } };
 
 /**
- * A typed client over `Paths`: the methods of openapi-fetch's `Client`, returning
- * `{ data, error, response }` and never throwing on an HTTP status.
+ * The responses of an operation as the client returns them: each error response typed as its
+ * error class, plus a `default` {@link HttpError} for every status the contract does not list (a
+ * 429, a 5xx, a 3xx left unfollowed), since the client returns those as `error` too.
  */
-export interface TypedClient<Paths extends {}, Media extends MediaType = MediaType> {
-  /** Call any method: `request("get", "/api/v1/auth/user")`. */
-  request: TenantClientRequestMethod<Paths, Media>;
-  /** Call a GET endpoint. */
-  GET: TenantClientMethod<Paths, "get", Media>;
-  /** Call a PUT endpoint. */
-  PUT: TenantClientMethod<Paths, "put", Media>;
-  /** Call a POST endpoint. */
-  POST: TenantClientMethod<Paths, "post", Media>;
-  /** Call a DELETE endpoint. */
-  DELETE: TenantClientMethod<Paths, "delete", Media>;
-  /** Call an OPTIONS endpoint. */
-  OPTIONS: TenantClientMethod<Paths, "options", Media>;
-  /** Call a HEAD endpoint. */
-  HEAD: TenantClientMethod<Paths, "head", Media>;
-  /** Call a PATCH endpoint. */
-  PATCH: TenantClientMethod<Paths, "patch", Media>;
-  /** Call a TRACE endpoint. */
-  TRACE: TenantClientMethod<Paths, "trace", Media>;
-  /** Register more middleware; it runs after the built-in ones on requests, before them on responses. */
-  use(...middleware: Middleware[]): void;
-  /** Unregister middleware registered with `use`. */
-  eject(...middleware: Middleware[]): void;
-}
+export type TenantResponses<Responses> = {
+  [S in keyof Responses]: IsErrorStatus<S> extends true ? ErrorResponseObject<S, Responses[S]> : Responses[S];
+} & ("default" extends keyof Responses ? {} : { default: { headers: { [name: string]: unknown }; content: { "*/*": HttpError<unknown> } } });
+
+/** An operation with {@link TenantResponses}. */
+export type TenantOperation<Operation> = {
+  [K in keyof Operation]: K extends "responses" ? TenantResponses<Operation[K]> : Operation[K];
+};
+
+/** Every operation of `Paths` with {@link TenantResponses}. */
+export type WithErrorClasses<Paths> = {
+  [P in keyof Paths]: { [K in keyof Paths[P]]: K extends HttpMethod ? TenantOperation<Paths[P][K]> : Paths[P][K] };
+};
+
+type UserPath = paths["/api/v1/auth/user"];
+type UserOperation = UserPath["get"];
+
+/** The contract's paths with the user record typed as {@link TenantUser}. */
+type PathsWithTenantUser = Omit<paths, "/api/v1/auth/user"> & {
+  "/api/v1/auth/user": Omit<UserPath, "get"> & {
+    get: Omit<UserOperation, "responses"> & {
+      responses: Omit<UserOperation["responses"], 200> & {
+        200: Omit<UserOperation["responses"][200], "content"> & { content: { "application/json": TenantUser } };
+      };
+    };
+  };
+};
+
+/**
+ * The paths of the tenant client: the contract's `paths` with error responses typed as the
+ * client's error classes and the user record as {@link TenantUser}. `TenantClient` is an
+ * openapi-fetch `Client<TenantPaths>`, so helpers built on openapi-fetch (openapi-react-query's
+ * `createQueryHooks`) accept it.
+ *
+ * @example
+ * ```ts
+ * import createQueryHooks from "openapi-react-query";
+ * const hooks = createQueryHooks<TenantPaths>(client); // the same as createQueryHooks(client)
+ * ```
+ * @see https://openapi-ts.dev/openapi-fetch/api#createclient
+ */
+export type TenantPaths = WithErrorClasses<PathsWithTenantUser>;
+
+/**
+ * A typed client over `Paths`: openapi-fetch's own `Client`, returning `{ data, error, response }`
+ * and never throwing on an HTTP status. Over {@link TenantPaths}, `error` is the error class of the
+ * status (as openapi-fetch's `Readable` copy of its type: same fields; `instanceof` narrows it).
+ * Per request it also takes `timeoutMs` (a number of ms, or `Infinity`).
+ */
+export type TypedClient<Paths extends {}> = Client<Paths, MediaType>;
 
 /** An operation of an `/api/v1` route the contract does not list yet: anything goes, JSON in and out. */
 export interface RawOperation {

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startPrism, type RunningPrism } from "@tenant-integration/prism-testing";
 import { staticToken } from "./auth-strategy.js";
 import { createTenantClient, type TenantClient } from "./create-tenant-client.js";
-import { ForbiddenError } from "./errors.js";
+import { ForbiddenError, HttpError, UnauthorizedError } from "./errors.js";
 
 const bundle = createRequire(import.meta.url).resolve("@tenant-integration/openapi/openapi.yaml");
 
@@ -108,11 +108,33 @@ describe("contract: every operation through the client against Prism", () => {
     expect(anonymous.status).toBe(401);
   });
 
-  it("turns Prism's documented 403 into a ForbiddenError", async () => {
+  it("turns Prism's documented 403 into a ForbiddenError with status, body and headers", async () => {
     const { error, response } = await client.GET("/api/v1/auth/user", { headers: { Prefer: "code=403" } });
     expect(violations(response)).toBeNull();
     expect(response.status).toBe(403);
     expect(error).toBeInstanceOf(ForbiddenError);
+    expect(error).toMatchObject({ status: 403, body: expect.any(Object) });
+    expect(error?.headers["www-authenticate"]).toContain("Bearer");
+  });
+
+  it("turns Prism's documented 401 into an UnauthorizedError (staticToken cannot refresh)", async () => {
+    const { error, response } = await client.GET("/api/v1/auth/user", { headers: { Prefer: "code=401" } });
+    expect(violations(response)).toBeNull();
+    expect(response.status).toBe(401);
+    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect(error).toMatchObject({ status: 401, code: "UNAUTHORIZED", body: expect.any(Object) });
+    expect(error?.headers["www-authenticate"]).toContain("Bearer");
+  });
+
+  it("turns the token endpoint's documented 400 into an HttpError with the OAuth error body", async () => {
+    const { error, response } = await client.POST("/oauth/token", {
+      body: { grant_type: "refresh_token", refresh_token: "rt_tGzv3JOkF0XG5Qx2TlKWIA", client_id: "demo-integration" },
+      headers: { Prefer: "code=400" },
+    });
+    expect(violations(response)).toBeNull();
+    expect(response.status).toBe(400);
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error).toMatchObject({ status: 400, code: "HTTP_ERROR", body: { error: expect.any(String) } });
   });
 
   it("sees a violation reported when a body breaks the contract (the check is live)", async () => {

@@ -2,13 +2,14 @@ import { inspect } from "node:util";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { staticToken } from "./auth-strategy.js";
 import { createTenantClient } from "./create-tenant-client.js";
-import { ForbiddenError, InsufficientScopeError, NetworkError, PathOutsideApiError, TenantClientError } from "./errors.js";
+import { ForbiddenError, HttpError, InsufficientScopeError, NetworkError, PathOutsideApiError, TenantClientError } from "./errors.js";
 import { fakeFetch, json } from "./test-support/fake-fetch.js";
+import type { FetchLike } from "./fetch-like.js";
 
 const baseUrl = "https://acme.tenant.example";
 const TOKEN = "at_S3cr3tT0k3nValue";
 
-function client(fetch: (r: Request) => Promise<Response>) {
+function client(fetch: FetchLike) {
   return createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, retry: false });
 }
 
@@ -29,7 +30,7 @@ describe("403 as a typed error value", () => {
     expect(error).toBeInstanceOf(InsufficientScopeError);
     expect(error).toBeInstanceOf(ForbiddenError);
     if (!(error instanceof ForbiddenError)) throw new Error("expected a ForbiddenError");
-    expectTypeOf(error.status).toEqualTypeOf<403>();
+    expectTypeOf(error.status).toEqualTypeOf<number>();
     expect(error.status).toBe(403);
     expect(error.code).toBe("INSUFFICIENT_SCOPE");
     expect(error.name).toBe("InsufficientScopeError");
@@ -53,10 +54,12 @@ describe("403 as a typed error value", () => {
     expect((error as ForbiddenError).requiredScope).toEqual(["tickets:read"]);
   });
 
-  it("leaves other error statuses as openapi-fetch parsed them", async () => {
+  it("returns other error statuses as a plain HttpError with the parsed body", async () => {
     const fetch = fakeFetch(json(404, { error: "not_found" }));
     const { error } = await client(fetch).raw.GET("/api/v1/tickets/1");
-    expect(error).toEqual({ error: "not_found" });
+    expect(error).toBeInstanceOf(HttpError);
+    expect(error?.constructor).toBe(HttpError);
+    expect(error?.body).toEqual({ error: "not_found" });
   });
 });
 
@@ -210,6 +213,16 @@ describe("createTenantClient options", () => {
     expect(fetch.calls[0]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
   });
 
+  it("runs middleware added with use() before the built-in one on requests (regression: the TSDoc said after)", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const sawToken: boolean[] = [];
+    const c = client(fetch);
+    c.use({ onRequest: ({ request }) => void sawToken.push(request.headers.has("authorization")) });
+    await c.GET("/api/v1/auth/user");
+    expect(sawToken).toEqual([false]);
+    expect(fetch.calls[0]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
+  });
+
   it("ejects middleware added with use", async () => {
     const fetch = fakeFetch(json(200, {}));
     const seen: number[] = [];
@@ -231,8 +244,12 @@ describe("createTenantClient options", () => {
     expect(fetch.calls.map((x) => x.headers.get("authorization"))).toEqual(["Bearer at_1", "Bearer at_2"]);
   });
 
+  it("refuses an empty staticToken with INVALID_OPTIONS", () => {
+    expect(() => staticToken("")).toThrow(expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS" }));
+  });
+
   it("refuses an auth option without getAccessToken", () => {
-    expect(() => createTenantClient({ baseUrl, auth: {} as never })).toThrow(TypeError);
+    expect(() => createTenantClient({ baseUrl, auth: {} as never })).toThrow(expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS" }));
   });
 
   it("passes strategy errors to the caller unchanged", async () => {

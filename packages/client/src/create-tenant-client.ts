@@ -1,27 +1,46 @@
 import createClient, { type Middleware } from "openapi-fetch";
-import type { paths } from "@tenant-integration/types";
 import type { AuthStrategy } from "./auth-strategy.js";
 import { apiPrefix, inScope } from "./base-url.js";
-import type { RawPaths, TypedClient } from "./client-types.js";
-import { ForbiddenError, InsufficientScopeError, PathOutsideApiError } from "./errors.js";
-import { BEARER, coreMiddleware, NETWORK, UNAUTHORIZED } from "./middleware/core.js";
-import type { RetryOptions } from "./middleware/retry.js";
-import { bearerChallenge } from "./www-authenticate.js";
+import type { HttpMethod, RawPaths, TenantPaths, TypedClient, WithErrorClasses } from "./client-types.js";
+import { httpErrorFrom, PathOutsideApiError, TenantClientError, TimeoutError } from "./errors.js";
+import type { FetchLike } from "./fetch-like.js";
+import { levelled, type Logger, type LogLevel } from "./logger.js";
+import { coreMiddleware, tokensSentFor } from "./middleware/core.js";
+import type { RetryInfo, RetryOptions } from "./middleware/retry.js";
+
+/**
+ * The default of {@link TenantClientOptions.timeoutMs}: 30 seconds for a whole call, retries included.
+ *
+ * @example
+ * ```ts
+ * createTenantClient({ baseUrl, auth, timeoutMs: DEFAULT_TIMEOUT_MS * 2 });
+ * ```
+ * @see RFC 9110 §9.2.2 (a timed-out idempotent request may be repeated)
+ */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** Options of {@link createTenantClient}. */
 export interface TenantClientOptions {
   /**
    * The tenant's address, e.g. `https://acme.tenant.example`. `https:` only; `http:` only on a
    * loopback host. A path is allowed (the API is then under `<path>/api/v1`); credentials, a query
-   * or a fragment are not.
+   * or a fragment (even an empty `?` or `#`) are not.
    */
   readonly baseUrl: string;
   /** Where bearer tokens come from: the token manager, {@link staticToken}, or any {@link AuthStrategy}. */
   readonly auth: AuthStrategy;
-  /** The fetch to send requests with. Default `globalThis.fetch`. Tests inject one. */
-  readonly fetch?: (request: Request) => Promise<Response>;
-  /** Retry policy for 429 and 5xx on idempotent methods, or `false` to turn retries off. Default: 2 retries, 300 ms base delay, 10 s cap. */
+  /** The fetch to send requests with, shaped like the global one. Default `globalThis.fetch`. Tests inject one (or `sandbox.fetch`). */
+  readonly fetch?: FetchLike;
+  /** Retry policy for 429, 5xx and failed connections on idempotent methods, or `false` to turn retries off. Default: 2 retries, 300 ms base delay, 10 s cap. */
   readonly retry?: RetryOptions | false;
+  /** Called before each retry is waited for (attempt, status or error, delay, request), e.g. to count attempts. Overrides `retry.onRetry`. */
+  readonly onRetry?: (info: RetryInfo) => void;
+  /** The longest a call may take, retries included, in ms; `Infinity` for none. Default {@link DEFAULT_TIMEOUT_MS} (30 000). A request may pass its own `timeoutMs`. */
+  readonly timeoutMs?: number;
+  /** Where to log requests, retries and refreshes (`console` works). Default: none. Never logs a token, a header value or a body. */
+  readonly logger?: Logger;
+  /** The lowest level written to `logger`. Default `"info"`. */
+  readonly logLevel?: LogLevel;
   /** Headers sent with every request, merged over the default `{ Accept: "application/json" }`. */
   readonly headers?: Readonly<Record<string, string>>;
   /** More middleware, as if passed to `client.use()`: it runs before the built-in one on requests, after it on responses. */
@@ -30,17 +49,35 @@ export interface TenantClientOptions {
 
 /**
  * The tenant client: typed `GET`/`POST`/… for every operation of the contract, plus `raw` for
- * `/api/v1` routes the contract does not list yet.
+ * `/api/v1` routes the contract does not list yet. Structurally an openapi-fetch
+ * `Client<TenantPaths>`, so openapi-fetch helpers (openapi-react-query) accept it.
  */
-export interface TenantClient extends TypedClient<paths> {
+export interface TenantClient extends TypedClient<TenantPaths> {
   /**
    * The untyped escape hatch for `/api/v1/…` routes the contract does not list yet, with the same
    * auth, retries and error values. It rejects with {@link PathOutsideApiError}, sending nothing,
    * any URL that is not under `/api/v1` of the tenant after normalization.
    */
-  readonly raw: TypedClient<RawPaths>;
+  readonly raw: TypedClient<WithErrorClasses<RawPaths>>;
   /** The validated base URL, normalized, without a trailing slash. */
   readonly baseUrl: string;
+  /**
+   * Registers more middleware, like the `middleware` option. It runs before the built-in middleware
+   * on requests (so the built-in one sees the final URL and adds the token last) and after it on
+   * responses (so it sees the response after retries and the refresh-and-retry; count retries with
+   * `onRetry`).
+   */
+  use(...middleware: Middleware[]): void;
+}
+
+const METHODS = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"] as const;
+
+/** The per-call options the wrapper reads before openapi-fetch sees the rest. */
+interface CallInit {
+  timeoutMs?: unknown;
+  signal?: AbortSignal | null;
+  middleware?: Middleware[];
+  [key: string]: unknown;
 }
 
 /**
@@ -50,36 +87,47 @@ export interface TenantClient extends TypedClient<paths> {
  * {@link unauthorizedRetryMiddleware} and {@link networkErrorMiddleware} do on their own. Your
  * `middleware` (and `use`) run before it on requests and after it on responses.
  *
- * Results are openapi-fetch's `{ data, error, response }`; no HTTP status throws. A 403 comes back
- * with `error` set to a {@link ForbiddenError} (or {@link InsufficientScopeError}) naming the scope
- * the route requires. Requests that carry the token are sent with `redirect: "manual"`: a 3xx
- * comes back unfollowed (in browsers as an opaque response with status 0), so the token never
- * reaches another origin.
+ * Results are openapi-fetch's `{ data, error, response }`; no HTTP status throws. Every non-2xx
+ * answer comes back with `error` set to an {@link HttpError}: {@link UnauthorizedError} (401),
+ * {@link ForbiddenError} / {@link InsufficientScopeError} (403), {@link RateLimitError} (429),
+ * {@link ServerError} (5xx), else `HttpError` itself. Requests that carry the token are sent with
+ * `redirect: "manual"`: a 3xx comes back unfollowed (in browsers as an opaque response with status
+ * 0), so the token never reaches another origin.
  *
  * @param options - see {@link TenantClientOptions}
  * @returns the client
- * @throws {@link TenantClientError} `INVALID_BASE_URL` when `baseUrl` is not https (or http on loopback)
- * @throws `TypeError` when `auth` has no `getAccessToken`
+ * @throws {@link TenantClientError} `INVALID_BASE_URL` when `baseUrl` is not acceptable (the message says why)
+ * @throws {@link TenantClientError} `INVALID_OPTIONS` for a bad `timeoutMs` or `logLevel`, or an `auth` without `getAccessToken`
  * @example
  * ```ts
- * const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken(token) });
+ * const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken(token), logger: console });
  * const { data, error } = await client.GET("/api/v1/auth/user");
  * if (error instanceof ForbiddenError) console.log("needs", error.requiredScope);
  * ```
  * @see RFC 6750 §2.1 (bearer header), §3 (challenges)
- * @see RFC 9110 §10.2.3 (Retry-After)
+ * @see RFC 9110 §10.2.3 (Retry-After), §15 (status codes)
  * @see RFC 6749 §6 (refresh, behind `auth.onUnauthorized`)
  */
 export function createTenantClient(options: TenantClientOptions): TenantClient {
-  const { auth, retry } = options;
+  const { auth } = options;
   const prefix = apiPrefix(options.baseUrl);
-  if (typeof auth?.getAccessToken !== "function") throw new TypeError("auth.getAccessToken missing");
-  const builtIn = coreMiddleware(prefix, auth, retry === false ? undefined : (retry ?? {}), BEARER | UNAUTHORIZED | NETWORK);
-  const baseUrl = prefix.slice(0, -7);
+  if (typeof auth?.getAccessToken !== "function") throw new TenantClientError("INVALID_OPTIONS", "Invalid auth: it needs a getAccessToken() method");
+  const defaultTimeout = checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, "timeoutMs");
+  const log = levelled(options.logger, options.logLevel);
+  // `retry: false` turns retries off; otherwise the client's onRetry wins over retry.onRetry
+  let retry: RetryOptions | undefined;
+  if (options.retry !== false) {
+    const onRetry = options.onRetry ?? options.retry?.onRetry;
+    retry = onRetry === undefined ? { ...options.retry } : { ...options.retry, onRetry };
+  }
+  const builtIn = coreMiddleware({ prefix, auth, retry, log, parts: { bearer: true, unauthorized: true, network: true } });
+  const baseUrl = prefix.slice(0, -"/api/v1".length);
+
   const client = createClient<RawPaths>({
     baseUrl,
     headers: { Accept: "application/json", ...options.headers },
-    fetch: options.fetch!, // undefined: openapi-fetch defaults to globalThis.fetch
+    // undefined: openapi-fetch defaults to globalThis.fetch
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     // Requests for the API are created in manual redirect mode, so that the token never follows a
     // redirect and adding it costs no second Request. openapi-fetch builds a fresh init object for
     // every call, so it can be changed in place.
@@ -89,34 +137,102 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
     } as unknown as typeof Request,
   });
   client.use(...(options.middleware ?? []), builtIn);
-  const guard: Middleware = {
+
+  /** `client.raw` runs this first: nothing outside `/api/v1` of the tenant is sent. */
+  const outsideApiGuard: Middleware = {
     onRequest({ request }) {
       if (!inScope(request.url, prefix)) throw new PathOutsideApiError(request.url);
     },
   };
-  const wrap = (raw?: boolean): TypedClient<RawPaths> => {
-    const out: Record<string, unknown> = {
-      request: (method: "get", url: `/api/v1/${string}`, init?: { middleware?: Middleware[] }) =>
-        client
-          .request(method, url, raw ? { ...init, middleware: [guard, ...(init?.middleware ?? [])] } : init)
-          .then((result) => (result.response.status === 403 ? { error: forbidden(result.response, result.error), response: result.response } : result)),
+
+  /** One call: the timeout, openapi-fetch, and the error value of a non-2xx answer. */
+  async function call(method: HttpMethod, url: string, init: CallInit | undefined, raw: boolean): Promise<unknown> {
+    const { timeoutMs, signal, ...rest } = init ?? {};
+    const ms = timeoutMs === undefined ? defaultTimeout : checkTimeout(timeoutMs, "timeoutMs (per request)");
+    // One timer per call, cleared when the call ends: cheaper than AbortSignal.timeout, and it
+    // keeps no process alive and no stream (parseAs: "stream") under a timeout after the call.
+    let timeout: AbortController | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    if (ms !== Infinity) {
+      const controller = new AbortController();
+      timer = setTimeout(() => controller.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError")), ms);
+      timeout = controller;
+    }
+    const middleware = raw ? [outsideApiGuard, ...(rest.middleware ?? [])] : rest.middleware;
+    try {
+      const result = await client.request(method as "get", url as "/api/v1/{path}", {
+        ...rest,
+        signal: anySignal([signal ?? undefined, timeout?.signal]),
+        ...(middleware === undefined ? {} : { middleware }),
+      } as never);
+      const { response } = result;
+      if (response.ok) return result;
+      return { error: httpErrorFrom(response, result.error, tokensSentFor.get(response) ?? [], Date.now()), response };
+    } catch (failure) {
+      // a timeout while openapi-fetch reads the body is not seen by the middleware
+      if (timeout?.signal.aborted && !signal?.aborted && !(failure instanceof TenantClientError)) {
+        throw new TimeoutError({ method: method.toUpperCase(), url: `${baseUrl}${url}` }, failure);
+      }
+      throw failure;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  function typedClient(raw: boolean): TypedClient<RawPaths> {
+    const methods: Record<string, unknown> = {
+      request: (method: HttpMethod, url: string, init?: CallInit) => call(method, url, init, raw),
+      // user middleware goes before the built-in one, so the built-in one sees the final request
       use(...middleware: Middleware[]) {
         client.eject(builtIn);
         client.use(...middleware, builtIn);
       },
       eject: client.eject,
     };
-    for (const method of "GET PUT POST DELETE OPTIONS HEAD PATCH TRACE".split(" ")) {
-      out[method] = (url: never, init: never) => (out["request"] as (m: string, u: never, i: never) => unknown)(method, url, init);
+    for (const method of METHODS) {
+      methods[method] = (url: string, init?: CallInit) => call(method.toLowerCase() as HttpMethod, url, init, raw);
     }
-    return out as unknown as TypedClient<RawPaths>;
-  };
-  return Object.assign(wrap() as unknown as TypedClient<paths>, { raw: wrap(true), baseUrl });
+    return methods as unknown as TypedClient<RawPaths>;
+  }
+
+  const typed = typedClient(false) as unknown as TypedClient<TenantPaths>;
+  return Object.assign(typed, { raw: typedClient(true) as unknown as TypedClient<WithErrorClasses<RawPaths>>, baseUrl });
 }
 
-/** The error value of a 403: the scope named by the Bearer challenge, and the parsed body (RFC 6750 §3). */
-function forbidden(response: Response, body: unknown): ForbiddenError {
-  const challenge = bearerChallenge(response.headers.get("www-authenticate"));
-  const scope = challenge?.["scope"]?.split(/[ \t]+/).filter(Boolean) ?? [];
-  return challenge?.["error"] === "insufficient_scope" ? new InsufficientScopeError(scope, body) : new ForbiddenError(scope, body);
+/** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A timeout in ms: a positive number up to {@link MAX_TIMER_MS}, or `Infinity` for none.
+ *
+ * @throws {@link TenantClientError} `INVALID_OPTIONS` naming `name` otherwise
+ */
+function checkTimeout(value: unknown, name: string): number {
+  const valid = typeof value === "number" && (value === Infinity || (value > 0 && value <= MAX_TIMER_MS));
+  if (!valid) throw new TenantClientError("INVALID_OPTIONS", `Invalid ${name}: a positive number of ms up to ${MAX_TIMER_MS}, or Infinity`);
+  return value;
+}
+
+/**
+ * Internal (not exported from the package): a signal that aborts when any of `signals` does, with that signal's reason; `undefined` when none
+ * is given. Uses `AbortSignal.any` where it exists (Node 20.3+, current browsers), else listens.
+ *
+ * @param native - `AbortSignal.any` (tests pass `undefined` to exercise the fallback)
+ */
+export function anySignal(
+  signals: readonly (AbortSignal | undefined)[],
+  native: ((signals: AbortSignal[]) => AbortSignal) | undefined = AbortSignal.any?.bind(AbortSignal),
+): AbortSignal | undefined {
+  const present = signals.filter((signal): signal is AbortSignal => signal !== undefined);
+  if (present.length <= 1) return present[0];
+  if (native) return native(present);
+  const controller = new AbortController();
+  for (const signal of present) {
+    if (signal.aborted) {
+      controller.abort(signal.reason);
+      break;
+    }
+    signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true, signal: controller.signal });
+  }
+  return controller.signal;
 }

@@ -5,8 +5,13 @@
  * @see RFC 9110 §10.2.3 (Retry-After), §5.6.7 (HTTP-date: every form starts with a weekday)
  */
 export function parseRetryAfter(value: string | null, now: number): number | undefined {
-  const v = value?.trim() ?? "";
-  if (/^\d+$/.test(v)) return +v * 1000;
-  const at = /^[a-z]{3,9},? /i.test(v) ? Date.parse(v) : NaN;
-  return at >= 0 ? Math.max(0, at - now) : undefined;
+  const text = value?.trim() ?? "";
+  const isDelaySeconds = /^\d+$/.test(text);
+  if (isDelaySeconds) return Number(text) * 1000;
+  // Date.parse reads far more than HTTP dates ("5", "2025"); an HTTP date starts with a weekday
+  const looksLikeHttpDate = /^[a-z]{3,9},? /i.test(text);
+  if (!looksLikeHttpDate) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at) || at < 0) return undefined;
+  return Math.max(0, at - now);
 }

@@ -6,11 +6,12 @@ import { createTenantClient } from "../create-tenant-client.js";
 import { TenantClientError } from "../errors.js";
 import { fakeFetch, json, redirect } from "../test-support/fake-fetch.js";
 import { bearerMiddleware } from "./bearer.js";
+import type { FetchLike } from "../fetch-like.js";
 
 const baseUrl = "https://acme.tenant.example";
 const TOKEN = "at_2YotnFZFEjr1zCsicMWpAA";
 
-function plainClient(fetch: (r: Request) => Promise<Response>) {
+function plainClient(fetch: FetchLike) {
   const client = createClient<paths>({ baseUrl, fetch });
   client.use(bearerMiddleware({ baseUrl, auth: staticToken(TOKEN) }));
   return client;

@@ -1,7 +1,7 @@
 import type { Middleware } from "openapi-fetch";
 import type { AuthStrategy } from "../auth-strategy.js";
 import { apiPrefix } from "../base-url.js";
-import { BEARER, coreMiddleware } from "./core.js";
+import { coreMiddleware } from "./core.js";
 
 /** Options of {@link bearerMiddleware} and {@link unauthorizedRetryMiddleware}. */
 export interface BearerMiddlewareOptions {
@@ -17,11 +17,10 @@ export interface BearerMiddlewareOptions {
  * an absolute URL) or a path that leaves `/api/v1` through `..`. The strategy is not even asked for
  * a token for other requests.
  *
- * A request that carries the token is sent with `redirect: "manual"`. When the caller wanted
- * redirects followed (the default), same-origin redirects are followed here (keeping the token only
- * while the target stays under `/api/v1`; 303, and 301/302 after POST, become a GET) and a redirect
- * to another origin comes back unfollowed as its 3xx response. In browsers a manual redirect is an
- * opaque response (status 0) and is returned as is.
+ * A request that carries the token is sent with `redirect: "manual"`, and no redirect is followed,
+ * not even to the same origin: the 3xx comes back to the caller as it is (safer than deciding which
+ * hops may keep the token). In browsers a manual redirect is an opaque response (status 0) and is
+ * returned as is.
  *
  * Register it after middleware that rewrites requests, so that it sees the final URL.
  *
@@ -40,5 +39,5 @@ export interface BearerMiddlewareOptions {
  * @see RFC 9110 §15.4 (redirection)
  */
 export function bearerMiddleware(options: BearerMiddlewareOptions): Middleware {
-  return coreMiddleware(apiPrefix(options.baseUrl), options.auth, undefined, BEARER);
+  return coreMiddleware({ prefix: apiPrefix(options.baseUrl), auth: options.auth, parts: { bearer: true } });
 }

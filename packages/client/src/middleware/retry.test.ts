@@ -3,8 +3,10 @@ import type { paths } from "@tenant-integration/types";
 import { describe, expect, it } from "vitest";
 import { staticToken } from "../auth-strategy.js";
 import { createTenantClient } from "../create-tenant-client.js";
+import { ServerError } from "../errors.js";
 import { fakeFetch, json } from "../test-support/fake-fetch.js";
 import { retryMiddleware, type RetryOptions } from "./retry.js";
+import type { FetchLike } from "../fetch-like.js";
 
 const baseUrl = "https://acme.tenant.example";
 const NOW = Date.UTC(2025, 0, 1, 12, 0, 0);
@@ -23,7 +25,7 @@ function clock(extra: RetryOptions = {}) {
   return { slept, options };
 }
 
-function client(fetch: (r: Request) => Promise<Response>, retry: RetryOptions | false) {
+function client(fetch: FetchLike, retry: RetryOptions | false) {
   return createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch, retry });
 }
 
@@ -60,7 +62,8 @@ describe("retryMiddleware", () => {
     const fetch = fakeFetch(json(503, { n: 1 }), json(503, { n: 2 }), json(503, { n: 3 }), json(200, {}));
     const { error, response } = await client(fetch, options).GET("/api/v1/auth/user");
     expect(response.status).toBe(503);
-    expect(error).toEqual({ n: 3 });
+    expect(error).toBeInstanceOf(ServerError);
+    expect(error?.body).toEqual({ n: 3 });
     expect(fetch.calls).toHaveLength(3);
   });
 
@@ -120,7 +123,8 @@ describe("retryMiddleware", () => {
     const fetch = fakeFetch(json(503, { n: 1 }), json(200, {}));
     const { response, error } = await client(fetch, options).GET("/api/v1/auth/user", { signal: controller.signal });
     expect(response.status).toBe(503);
-    expect(error).toEqual({ n: 1 });
+    expect(error).toBeInstanceOf(ServerError);
+    expect(error?.body).toEqual({ n: 1 });
     expect(fetch.calls).toHaveLength(1);
   });
 

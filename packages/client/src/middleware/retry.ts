@@ -1,5 +1,6 @@
 import type { Middleware } from "openapi-fetch";
 import { apiPrefix } from "../base-url.js";
+import type { NetworkError } from "../errors.js";
 import { coreMiddleware } from "./core.js";
 
 /** Options of {@link retryMiddleware}. Every field is optional. */
@@ -16,17 +17,46 @@ export interface RetryOptions {
   readonly random?: () => number;
   /** The time in ms since the epoch, to read a `Retry-After` date (tests inject it). Default `Date.now`. */
   readonly now?: () => number;
-  /** The tenant's base URL: a redirected retry keeps its token only while under `/api/v1`. Without it the token is dropped on every hop. */
+  /**
+   * Called before each retry is waited for, e.g. to count attempts in metrics (user middleware sees
+   * only the call's first request and last response). Whatever it throws ends the call.
+   */
+  readonly onRetry?: (info: RetryInfo) => void;
+  /** The tenant's base URL. Retries never follow redirects either way; kept so that existing calls type-check. */
   readonly baseUrl?: string;
 }
 
 /**
+ * What {@link RetryOptions.onRetry} is told about a retry about to be made.
+ *
+ * @example
+ * ```ts
+ * createTenantClient({ baseUrl, auth, onRetry: ({ attempt, status, error, delayMs }) => metrics.count("retry", { attempt, status, code: error?.code, delayMs }) });
+ * ```
+ * @see RFC 9110 §10.2.3 (Retry-After), §9.2.2 (idempotent methods)
+ */
+export interface RetryInfo {
+  /** The number of the attempt about to be sent: 2 for the first retry. */
+  readonly attempt: number;
+  /** The status that is being retried (429 or 5xx), when the previous attempt got an answer. */
+  readonly status?: number | undefined;
+  /** The failure that is being retried, when the previous attempt got no answer (code `NETWORK_ERROR`). */
+  readonly error?: NetworkError | undefined;
+  /** How long the client waits before sending, in ms (the `Retry-After` delay, or the jittered backoff). */
+  readonly delayMs: number;
+  /** The request that will be sent again (it carries the `Authorization` header, like the request middleware sees). */
+  readonly request: Request;
+}
+
+/**
  * Middleware that sends an idempotent request (GET, HEAD, OPTIONS, PUT, DELETE) again when the
- * server answers 429 or a 5xx (but 501 and 505), up to `retries` times, waiting the `Retry-After`
- * delay (seconds or an HTTP date) or else `d/2 + random·d/2` with `d = min(maxDelayMs, baseDelayMs·2^n)`.
- * A `Retry-After` beyond `maxDelayMs` stops the retries. POST and PATCH are never retried. An aborted
- * signal ends the waiting and returns the last response. Bodies are buffered before the first send;
- * retries go straight to the client's fetch, not through other middleware.
+ * server answers 429 or a 5xx (but 501 and 505), or when the connection failed (not on an abort or
+ * a timeout), up to `retries` times, waiting the `Retry-After` delay (seconds or an HTTP date) or
+ * else `d/2 + random·d/2` with `d = min(maxDelayMs, baseDelayMs·2^n)`. A `Retry-After` beyond
+ * `maxDelayMs` stops the retries. POST and PATCH are never retried. An aborted signal ends the
+ * waiting and returns the last response. Bodies are buffered before the first send; retries go
+ * straight to the client's fetch, not through other middleware (`onRetry` tells you about each).
+ * Redirects are never followed by a retry: a 3xx comes back as it is.
  *
  * @param options - see {@link RetryOptions}
  * @returns an openapi-fetch middleware
@@ -42,5 +72,6 @@ export interface RetryOptions {
  * @see RFC 6585 §4 (429 Too Many Requests)
  */
 export function retryMiddleware(options: RetryOptions = {}): Middleware {
-  return coreMiddleware(options.baseUrl === undefined ? undefined : apiPrefix(options.baseUrl), undefined, options, 0);
+  const prefix = options.baseUrl === undefined ? undefined : apiPrefix(options.baseUrl);
+  return coreMiddleware({ prefix, retry: options, parts: {} });
 }

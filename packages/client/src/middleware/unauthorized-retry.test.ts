@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { AuthStrategy } from "../auth-strategy.js";
 import { staticToken } from "../auth-strategy.js";
 import { createTenantClient } from "../create-tenant-client.js";
+import { UnauthorizedError } from "../errors.js";
 import { fakeFetch, json } from "../test-support/fake-fetch.js";
 import type { RawPaths } from "../client-types.js";
 import { bearerMiddleware } from "./bearer.js";
@@ -71,7 +72,8 @@ describe("unauthorizedRetryMiddleware", () => {
     const client = createTenantClient({ baseUrl, auth, fetch });
     const { error, response } = await client.GET("/api/v1/auth/user");
     expect(response.status).toBe(401);
-    expect(error).toEqual({ error: "invalid_token" });
+    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect(error?.body).toEqual({ error: "invalid_token" });
     expect(fetch.calls).toHaveLength(2);
     expect(auth.rejected).toEqual(["at_1"]);
   });

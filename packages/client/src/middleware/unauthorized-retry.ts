@@ -1,7 +1,7 @@
 import type { Middleware } from "openapi-fetch";
 import { apiPrefix } from "../base-url.js";
 import type { BearerMiddlewareOptions } from "./bearer.js";
-import { coreMiddleware, UNAUTHORIZED } from "./core.js";
+import { coreMiddleware } from "./core.js";
 
 /** Options of {@link unauthorizedRetryMiddleware}: the tenant base URL and the strategy told about rejected tokens. */
 export type UnauthorizedRetryMiddlewareOptions = BearerMiddlewareOptions;
@@ -11,8 +11,8 @@ export type UnauthorizedRetryMiddlewareOptions = BearerMiddlewareOptions;
  * calls `auth.onUnauthorized(rejectedToken)` once, asks `auth.getAccessToken()` again and, if the
  * token differs, sends the request once more with the same method, headers and body (bodies are
  * buffered before the first send). A second 401 is returned as is. Other requests are untouched.
- * The retry goes straight to the client's fetch, following same-origin redirects like
- * {@link bearerMiddleware}.
+ * The retry goes straight to the client's fetch and, like {@link bearerMiddleware}, follows no
+ * redirect: a 3xx comes back as it is.
  *
  * @param options - the tenant base URL and the auth strategy
  * @returns an openapi-fetch middleware
@@ -26,5 +26,5 @@ export type UnauthorizedRetryMiddlewareOptions = BearerMiddlewareOptions;
  * @see RFC 6749 §6 (refreshing an access token)
  */
 export function unauthorizedRetryMiddleware(options: UnauthorizedRetryMiddlewareOptions): Middleware {
-  return coreMiddleware(apiPrefix(options.baseUrl), options.auth, undefined, UNAUTHORIZED);
+  return coreMiddleware({ prefix: apiPrefix(options.baseUrl), auth: options.auth, parts: { unauthorized: true } });
 }

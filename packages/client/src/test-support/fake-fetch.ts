@@ -1,3 +1,5 @@
+import type { FetchLike } from "../fetch-like.js";
+
 /**
  * Test support: a fetch function that records every request it receives and answers from a
  * script. Injected through the `fetch` option; no global is patched.
@@ -12,8 +14,7 @@ export interface Recorded {
 
 export type Answer = Response | Error | ((request: Request) => Response | Promise<Response>);
 
-export interface FakeFetch {
-  (request: Request): Promise<Response>;
+export interface FakeFetch extends FetchLike {
   readonly calls: Recorded[];
 }
 
@@ -21,7 +22,8 @@ export interface FakeFetch {
 export function fakeFetch(...answers: Answer[]): FakeFetch {
   const calls: Recorded[] = [];
   let i = 0;
-  const fn = async (request: Request): Promise<Response> => {
+  const fn = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = input instanceof Request && init === undefined ? input : new Request(input, init);
     const body = request.body === null ? "" : await request.text();
     calls.push({ method: request.method, url: request.url, headers: new Headers(request.headers), body, redirect: request.redirect });
     const answer = answers[Math.min(i++, answers.length - 1)];

@@ -1,0 +1,135 @@
+/**
+ * The client-wide `timeoutMs` (default 30 s), overridable per request, combined with the request's
+ * own `signal`. A timeout throws a TimeoutError (code TIMEOUT); an abort stays a NetworkError
+ * (code ABORTED). No test here measures time: fetches wait for the abort or for a test's signal.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { staticToken } from "./auth-strategy.js";
+import { anySignal, createTenantClient, DEFAULT_TIMEOUT_MS } from "./create-tenant-client.js";
+import { NetworkError, TenantClientError, TimeoutError } from "./errors.js";
+import type { FetchLike } from "./fetch-like.js";
+import { json } from "./test-support/fake-fetch.js";
+
+const baseUrl = "https://acme.tenant.example";
+const TOKEN = "at_Timeout";
+
+/** A fetch that never answers: it rejects with the signal's reason once the request is aborted. */
+const hanging: FetchLike = (input) =>
+  new Promise((_, reject) => {
+    const { signal } = input as Request;
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+
+/** A fetch that answers 200 once `release` is called, whatever the signal does. */
+function gated(): { fetch: FetchLike; release: () => void } {
+  let release = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  return { fetch: async () => (await gate, json(200, { ok: true })), release };
+}
+
+describe("timeoutMs", () => {
+  it("defaults to 30 000 ms", () => {
+    expect(DEFAULT_TIMEOUT_MS).toBe(30_000);
+  });
+
+  it("throws a TimeoutError with code TIMEOUT when the client-wide timeout passes", async () => {
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging, timeoutMs: 20 });
+    const failure = await client.GET("/api/v1/auth/user").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(TimeoutError);
+    expect(failure).toBeInstanceOf(NetworkError);
+    expect(failure).toMatchObject({ name: "TimeoutError", code: "TIMEOUT", method: "GET", url: `${baseUrl}/api/v1/auth/user` });
+    expect(String(failure)).not.toContain(TOKEN);
+  });
+
+  it("takes a per-request timeoutMs over the client's", async () => {
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging, timeoutMs: Infinity });
+    await expect(client.GET("/api/v1/auth/user", { timeoutMs: 20 })).rejects.toBeInstanceOf(TimeoutError);
+
+    // the client's short timeout is lifted for this request: it waits for the answer
+    const { fetch, release } = gated();
+    const patient = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, timeoutMs: 1 });
+    const pending = patient.GET("/api/v1/auth/user", { timeoutMs: Infinity });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    release();
+    expect((await pending).data).toEqual({ ok: true });
+  });
+
+  it("keeps the caller's signal working next to the timeout: an abort is ABORTED, not TIMEOUT", async () => {
+    const controller = new AbortController();
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging });
+    const pending = client.GET("/api/v1/auth/user", { signal: controller.signal });
+    controller.abort();
+    const failure = await pending.catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(NetworkError);
+    expect(failure).not.toBeInstanceOf(TimeoutError);
+    expect((failure as NetworkError).code).toBe("ABORTED");
+  });
+
+  it("refuses a timeoutMs that is not a positive number, client-wide or per request", async () => {
+    // 2^31 ms would overflow the timer and fire at once
+    for (const timeoutMs of [0, -1, Number.NaN, 2 ** 31, "1000" as unknown as number]) {
+      expect(() => createTenantClient({ baseUrl, auth: staticToken(TOKEN), timeoutMs }), String(timeoutMs)).toThrow(
+        expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("timeoutMs") }),
+      );
+    }
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging });
+    await expect(client.GET("/api/v1/auth/user", { timeoutMs: -5 })).rejects.toBeInstanceOf(TenantClientError);
+  });
+
+  describe("against a real server that stalls", () => {
+    let server: Server;
+    let url = "";
+    beforeAll(async () => {
+      // headers at once, then a body that never ends
+      server = createServer((_, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.write('{"partial":');
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterAll(async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    });
+
+    it("throws a TimeoutError when the body stalls after the headers came", async () => {
+      const client = createTenantClient({ baseUrl: url, auth: staticToken(TOKEN), timeoutMs: 100 });
+      const failure = await client.GET("/api/v1/auth/user").catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(TimeoutError);
+      expect((failure as TimeoutError).code).toBe("TIMEOUT");
+    });
+  });
+});
+
+describe("anySignal", () => {
+  for (const [label, native] of [
+    ["AbortSignal.any", AbortSignal.any.bind(AbortSignal)],
+    ["the fallback without AbortSignal.any", undefined],
+  ] as const) {
+    it(`aborts with the first reason (${label})`, () => {
+      const a = new AbortController();
+      const b = new AbortController();
+      const combined = anySignal([a.signal, undefined, b.signal], native);
+      expect(combined?.aborted).toBe(false);
+      b.abort(new Error("b"));
+      expect(combined?.aborted).toBe(true);
+      expect((combined?.reason as Error).message).toBe("b");
+    });
+
+    it(`is aborted at once when a signal already is (${label})`, () => {
+      const combined = anySignal([AbortSignal.abort("done"), new AbortController().signal], native);
+      expect(combined?.aborted).toBe(true);
+      expect(combined?.reason).toBe("done");
+    });
+  }
+
+  it("returns the one signal given, or undefined for none", () => {
+    const only = new AbortController().signal;
+    expect(anySignal([only, undefined])).toBe(only);
+    expect(anySignal([undefined])).toBeUndefined();
+  });
+});
