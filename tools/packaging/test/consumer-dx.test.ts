@@ -4,7 +4,6 @@
 //   (b) `@tenant-integration/sandbox/testing` for refresh, 403 and revoke tests;
 //   (c) `createQueryHooks(client)` from openapi-react-query, no cast;
 //   (d) a declared `TenantUser` field read as `string` (module augmentation of the client).
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import { consumerProject, run, typescript } from "./support/consumer.js";
@@ -21,17 +20,7 @@ const devDependencies = {
 
 const fixture = ["tsconfig.json", "src/wiring.ts", "src/tenant-user.ts", "src/query-hooks.ts", "test/integration.test.ts"];
 
-// BRANCH GUARD (i14-packaging only): the sandbox's `./testing` entry, the fetch-shaped options and
-// TenantUser come from the i14-testing and i14-client branches. Until they are merged, this file
-// says why it does not run; remove the guard (run unconditionally) after the merge.
-const sandbox = inject("packed")["@tenant-integration/sandbox"];
-const exportsMap = sandbox ? (JSON.parse(readFileSync(join(sandbox.unpacked, "package.json"), "utf8")).exports ?? {}) : {};
-const hasTestingEntry = "./testing" in exportsMap;
-if (!hasTestingEntry) {
-  console.warn("consumer-dx: skipped: the packed @tenant-integration/sandbox has no ./testing export yet (merge i14-testing and i14-client).");
-}
-
-describe.runIf(hasTestingEntry)("a consumer project written from the READMEs (consumer-dx)", () => {
+describe("a consumer project written from the READMEs (consumer-dx)", () => {
   it("compiles under tsc --strict and passes its own vitest suite", () => {
     const dir = consumerProject("consumer-dx", {
       files: Object.fromEntries(fixture.map((file) => [file, `consumer-dx/${file}`])),
