@@ -15,12 +15,29 @@ import { json } from "./test-support/fake-fetch.js";
 const baseUrl = "https://acme.tenant.example";
 const TOKEN = "at_Timeout";
 
+/**
+ * Requests in flight in {@link hanging}, kept as a real transport keeps them (a socket holds its
+ * request). Without this, nothing would reach the pending request: the garbage collector could drop
+ * it, and with it undici's link from the caller's signal to `request.signal`, so the abort would
+ * never arrive (regression: this test hung about one run in five under a full suite).
+ */
+const inFlight = new Set<Request>();
+
 /** A fetch that never answers: it rejects with the signal's reason once the request is aborted. */
 const hanging: FetchLike = (input) =>
   new Promise((_, reject) => {
-    const { signal } = input as Request;
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    const request = input as Request;
+    const { signal } = request;
+    if (signal.aborted) return reject(signal.reason);
+    inFlight.add(request);
+    signal.addEventListener(
+      "abort",
+      () => {
+        inFlight.delete(request);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 
 /** A fetch that answers 200 once `release` is called, whatever the signal does. */
