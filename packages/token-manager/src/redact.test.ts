@@ -91,6 +91,15 @@ describe("sanitize", () => {
     expect(JSON.stringify(clean)).not.toMatch(/rt_9|at_9/);
   });
 
+  it("keeps a string code at every depth, so callers can branch on the cause (FILE_CORRUPT, EROFS)", () => {
+    const inner = Object.assign(new Error("read-only file system"), { code: "EROFS", path: "/secret/rt_9" });
+    const outer = Object.assign(new Error("cannot write", { cause: inner }), { code: "IO_FAILED" });
+    const clean = sanitize(outer, ["rt_9"]) as Error & { code?: string; cause: Error & { code?: string; path?: string } };
+    expect(clean.code).toBe("IO_FAILED");
+    expect(clean.cause.code).toBe("EROFS");
+    expect(clean.cause.path).toBeUndefined();
+  });
+
   it("scrubs at every depth: a long chain of non-enumerable causes, and AggregateError.errors within it", () => {
     const secret = CANARIES[1]!;
     let deep: unknown = new Error(`bottom ${encodeURIComponent(secret)}`);

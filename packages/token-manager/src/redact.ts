@@ -91,6 +91,7 @@ export function scrub(text: string, secrets: readonly (string | undefined)[]): s
 interface ErrorLike {
   name?: unknown;
   message?: unknown;
+  code?: unknown;
   cause?: unknown;
   errors?: unknown;
 }
@@ -117,5 +118,8 @@ export function sanitize(error: unknown, secrets: readonly (string | undefined)[
   const options = (cause && { cause }) as ErrorOptions;
   const copy = Array.isArray(e.errors) ? new AggregateError(e.errors.flatMap(copyOf), message, options) : new Error(message, options);
   copy.name = scrub(String(e.name ?? "Error"), secrets);
+  // A stable error code (FileStorageError's FILE_CORRUPT, a system error's EROFS) lets callers branch
+  // on the cause; other fields are not copied, since any of them could hold a secret.
+  if (typeof e.code === "string") (copy as Error & { code?: string }).code = scrub(e.code, secrets);
   return copy;
 }

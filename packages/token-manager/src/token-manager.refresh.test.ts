@@ -213,6 +213,59 @@ describe("a storage that fails on write", () => {
     expect(h.calls).toHaveLength(1);
   });
 
+  it("never writes its unsaved tokens over newer ones another manager stored meanwhile (regression: rotated-away token put back)", async () => {
+    const base = memoryStorage();
+    const lock = processLock();
+    const server = tokenServer();
+    let failingFor: unknown;
+    const failingStorage = (owner: unknown): TokenStorage => ({
+      ...base,
+      set: async (key, value) => (failingFor === owner ? Promise.reject(new Error("disk full")) : base.set(key, value)),
+    });
+    const a = setup({ storage: failingStorage("a"), lock }, server);
+    await signIn(a.tm);
+    a.clock.advance(900_000);
+    failingFor = "a";
+    expect(await a.tm.getAccessToken()).toBe("at_2"); // rt_2 is only in a's memory
+    failingFor = undefined;
+    // Another manager (another process) signs in again and stores the newer session.
+    const b = setup({ storage: failingStorage("b"), lock }, server);
+    b.clock.advance(900_001);
+    await signIn(b.tm);
+    const newer = await stored(base);
+    expect(newer?.refresh_token).not.toBe("rt_2");
+    // a's next call (its clock in step with b's) finds the newer record and uses it instead of writing rt_2 back.
+    a.clock.advance(1);
+    expect(await a.tm.getAccessToken()).toBe(newer?.access_token);
+    expect(await stored(base)).toEqual(newer);
+  });
+
+  it("drops its unsaved record once storage shows that very record (a write that went through after all)", async () => {
+    const base = memoryStorage();
+    let writes = 0;
+    let failOnce = false;
+    const storage: TokenStorage = {
+      ...base,
+      set: async (key, value) => {
+        writes++;
+        await base.set(key, value);
+        // Like Redis's REPLICATION_TIMEOUT: the value is stored, yet the write reports a failure.
+        if (failOnce) {
+          failOnce = false;
+          throw new Error("replicas did not acknowledge");
+        }
+      },
+    };
+    const h = await signedIn({ storage });
+    h.clock.advance(900_000);
+    failOnce = true;
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    const before = writes;
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(writes - before).toBe(0);
+  });
+
   it("surfaces a failing read as STORAGE_FAILED", async () => {
     const storage: TokenStorage = { ...memoryStorage(), get: async () => Promise.reject(new Error("locked")) };
     const h = setup({ storage });

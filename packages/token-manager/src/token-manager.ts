@@ -237,8 +237,6 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   let rejected: string | undefined;
   // Tokens whose write failed: usable in this process, and written again on the next call.
   let unsaved: TokenRecord | undefined;
-  // Why the stored tokens were found unreadable and set aside (the cause of the next NOT_SIGNED_IN).
-  let lost: Error | undefined;
   let inflight: Promise<string> | undefined;
   // Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens.
   let generation = 0;
@@ -347,8 +345,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     } catch (e) {
       // A storage that found its data unreadable and set it aside (fileStorage's FILE_CORRUPT) has
       // no tokens now: that is no session, with the reason as the cause of NOT_SIGNED_IN.
-      if (!(e as { reset?: unknown } | undefined)?.reset) return fail("STORAGE_FAILED", "", sanitize(e, known()));
-      lost = sanitize(e, known());
+      const reset = (e as { reset?: unknown } | undefined)?.reset;
+      return fail(reset ? "NOT_SIGNED_IN" : "STORAGE_FAILED", reset ? "the stored tokens were unreadable" : "", sanitize(e, known()));
     }
     const record = parseJson(raw) as { received_at: number; id: string };
     try {
@@ -407,7 +405,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         // Of what the try throws, only an OAuthResponseError has an `error` field.
         if ((e as OAuthResponseError).error !== "invalid_grant") throw e;
         // Another process may have rotated the token meanwhile: try the newest one once before giving up.
-        const latest = !again && (await load());
+        const latest = !again && (await load().catch(() => undefined));
         if (latest && latest.refresh_token !== refresh_token) return obtain(true);
         const ended = new SessionEndedError((e as OAuthResponseError).status, e as OAuthResponseError);
         if (gen === generation) {
@@ -423,8 +421,16 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
 
   /** Runs under the lock: re-reads storage, and refreshes only if what it finds is not usable. */
   const obtain = async (again?: boolean, polls = 0): Promise<string> => {
-    const stored = unsaved ?? (await load()) ?? notSignedIn();
-    if (stored === unsaved) await commitOrReport(stored);
+    // With a record whose write failed, storage is still read first: another process may have stored
+    // newer tokens meanwhile (or the write went through after all), and those must not be overwritten
+    // with ours, whose refresh token may be rotated away by now. Ours is written again only over an
+    // older record. A storage that cannot even be read leaves ours in use.
+    let stored = unsaved ? await load().catch(() => undefined) : await load();
+    if (unsaved) {
+      if (stored && (stored.id === unsaved.id || stored.received_at >= unsaved.received_at)) unsaved = undefined;
+      else await commitOrReport((stored = unsaved));
+    }
+    if (!stored) return fail("NOT_SIGNED_IN");
     if (!fresh(stored) || stored.access_token === rejected) {
       if (!locks || (await mark(stored, (l) => l))) return refresh(stored, again);
       // Marked rotated away: this tab's storage lags behind. Never send that refresh token: re-read
@@ -435,12 +441,6 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     }
     current = stored;
     return stored.access_token;
-  };
-
-  const notSignedIn = (): never => {
-    const cause = lost;
-    lost = undefined;
-    return fail("NOT_SIGNED_IN", cause && "the stored tokens were unreadable", cause);
   };
 
   const getAccessToken = async (): Promise<string> => {
