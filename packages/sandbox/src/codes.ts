@@ -92,15 +92,12 @@ export class CodeStore {
     this.#codes.set(code, used);
     this.#onChange();
     if (this.#clock.now() >= record.expiresAt) return { kind: "expired" };
-    const codes = this.#codes;
     const onChange = this.#onChange;
     return {
       kind: "ok",
       grant: record,
       bindFamily(familyId) {
         used.familyId = familyId;
-        // Set again: a sweep during the verifier check (another request's) may have dropped it.
-        codes.set(code, used);
         onChange();
       },
     };

@@ -144,6 +144,9 @@ export async function createTestTenant(options: TestTenantOptions = {}): Promise
   const sandbox = createSandbox({
     ...options.sandbox,
     clients: [...(options.sandbox?.clients ?? []), { id: clientId, redirectUris: [redirectUri] }],
+    // Every request stays in-process, so the tenant's own name (a real one, as users pass it) is safe
+    // to accept besides the loopback names the Host check always accepts.
+    allowedHosts: [...(options.sandbox?.allowedHosts ?? []), new URL(baseUrl).hostname],
     // Headless approval: the authorization request is answered with the redirect at once.
     autoApprove: true,
     ...(options.now && { now: options.now }),

@@ -24,6 +24,17 @@ describe("a replayed code across the old 1,000-issue cleanup", () => {
     }
   });
 
+  it("revokes the tokens when the replay arrives while the first exchange is still being answered", async () => {
+    const sandbox = testSandbox();
+    const { code, verifier } = await getCode(sandbox);
+    const [first, second] = await Promise.all([exchange(sandbox, code, verifier), exchange(sandbox, code, verifier)]);
+    const answered = [first, second].find((response) => response.status === 200);
+    expect([first.status, second.status].sort()).toEqual([200, 400]);
+    const tokens = (await answered!.json()) as TokenBody;
+    expect((await getUser(sandbox, tokens.access_token)).status).toBe(401);
+    expect((await refresh(sandbox, tokens.refresh_token)).status).toBe(400);
+  });
+
   it("revokes the tokens when a sweep runs between the exchange and the replay", async () => {
     const sandbox = testSandbox();
     const { code, verifier } = await getCode(sandbox);

@@ -71,6 +71,13 @@ describe("createTestTenant", () => {
     expect((await tenant.client.GET("/api/v1/auth/user")).response.status).toBe(200);
   });
 
+  it("works with the tenant's real https address as baseUrl (the Host check accepts it, nothing leaves the process)", async () => {
+    const tenant = await createTestTenant({ baseUrl: "https://acme.tenant.test" });
+    const { data, response } = await tenant.client.GET("/api/v1/auth/user");
+    expect(response.status).toBe(200);
+    expect(data).toMatchObject({ name: expect.any(String) });
+  });
+
   it("leaves the manager signed out with signIn: false", async () => {
     const tenant = await createTestTenant({ signIn: false });
     await expect(tenant.tokenManager.getAccessToken()).rejects.toMatchObject({ code: "NOT_SIGNED_IN" });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { getUser, postJson, refresh, signIn, testSandbox, type TokenBody } from "./helpers.js";
+import { CLIENT_ID, getUser, postJson, refresh, signIn, testSandbox, type TokenBody } from "./helpers.js";
 
 describe("POST /oauth/token, refresh_token grant", () => {
   it("rotates the refresh token on every refresh and issues a new access token", async () => {
@@ -75,6 +75,20 @@ describe("POST /oauth/token, refresh_token grant", () => {
     const second = (await response.json()) as TokenBody;
     expect(second.refresh_token).not.toBe(first.refresh_token);
     expect((await getUser(sandbox, second.access_token)).status).toBe(200);
+  });
+
+  it("refuses a refresh without client_id when the client the token names is no longer registered, and logs that client", async () => {
+    const sandbox = testSandbox();
+    const first = await signIn(sandbox);
+    const without = { grant_type: "refresh_token", refresh_token: first.refresh_token };
+    const ok = await postJson(sandbox, "/oauth/token", without);
+    expect(ok.status).toBe(200);
+    expect(sandbox.events().at(-1)).toMatchObject({ grantType: "refresh_token", clientId: CLIENT_ID, outcome: "ok" });
+    const second = (await ok.json()) as TokenBody;
+    sandbox.clients.unregister(CLIENT_ID);
+    const refused = await postJson(sandbox, "/oauth/token", { ...without, refresh_token: second.refresh_token });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: "invalid_client" });
   });
 
   it("answers a refresh without client_id and with an unknown refresh token with 400 invalid_grant", async () => {

@@ -34,6 +34,7 @@ export function revokeRoute(state: SandboxState) {
       if (hint !== undefined && hint !== "access_token" && hint !== "refresh_token") {
         throw new BadRequestError("token_type_hint must be access_token or refresh_token.");
       }
+      clientId = id ?? null;
       if (id === undefined) {
         record(200, "ok", "unknown_token");
         return new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } });

@@ -64,7 +64,7 @@ export function tokenRoute(state: SandboxState) {
       let tokens: IssuedTokens;
       let detail: string | null = null;
       if (grant === "authorization_code") tokens = await exchangeCode(state, body);
-      else if (grant === "refresh_token") ({ tokens, detail } = refresh(state, body));
+      else if (grant === "refresh_token") ({ tokens, detail, clientId } = refresh(state, body));
       else throw new Refusal("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.", "unsupported_grant_type");
       state.events.record({ endpoint: "token", grantType, clientId, status: 200, outcome: "ok", detail });
       return tokenResponse(tokens);
@@ -82,8 +82,8 @@ export function tokenRoute(state: SandboxState) {
   };
 }
 
-function knownClient(state: SandboxState, body: Record<string, unknown>): string {
-  const clientId = requiredString(body, "client_id");
+/** Refuses a client id that is not (or no longer) registered. */
+function knownClient(state: SandboxState, clientId: string): string {
   if (state.clients.get(clientId) === undefined) {
     throw new Refusal("invalid_client", "The client is not registered.", "unknown_client");
   }
@@ -98,7 +98,10 @@ async function exchangeCode(state: SandboxState, body: Record<string, unknown>):
   if (!VERIFIER_PATTERN.test(verifier)) {
     throw new BadRequestError("code_verifier must be 43 to 128 URL-safe characters.");
   }
-  knownClient(state, body);
+  knownClient(state, clientId);
+  // Hashed before the code is taken: from taking the code to binding it to the tokens it issues, no
+  // await may let a concurrent replay in (it would find the code used but bound to no tokens yet).
+  const challenge = await s256Challenge(verifier);
   const redemption = state.codes.redeem(code);
   const invalid = "The authorization code is invalid, expired or was already used.";
   switch (redemption.kind) {
@@ -118,7 +121,6 @@ async function exchangeCode(state: SandboxState, body: Record<string, unknown>):
   if (grant.redirectUri !== redirectUri) {
     throw new Refusal("invalid_grant", "redirect_uri differs from the authorization request.", "redirect_uri_mismatch");
   }
-  const challenge = await s256Challenge(verifier);
   if (!timingSafeEqual(challenge, grant.codeChallenge)) {
     throw new Refusal("invalid_grant", "code_verifier does not match the code_challenge.", "verifier_mismatch");
   }
@@ -128,11 +130,13 @@ async function exchangeCode(state: SandboxState, body: Record<string, unknown>):
 }
 
 /** A refresh; `detail` is `rotation_grace` when a just-rotated token was answered with its successor. */
-function refresh(state: SandboxState, body: Record<string, unknown>): { tokens: IssuedTokens; detail: string | null } {
+function refresh(state: SandboxState, body: Record<string, unknown>): { tokens: IssuedTokens; detail: string | null; clientId: string } {
   const refreshToken = requiredString(body, "refresh_token");
-  // client_id is optional here (RFC 6749 §3.2.1): without it, the refresh token names its client.
-  const clientId = body["client_id"] === undefined ? state.tokens.clientOf(refreshToken) : knownClient(state, body);
+  // client_id is optional here (RFC 6749 §3.2.1): without it, the refresh token names its client,
+  // which must still be registered.
+  const clientId = body["client_id"] === undefined ? state.tokens.clientOf(refreshToken) : requiredString(body, "client_id");
   if (clientId === undefined) throw new Refusal("invalid_grant", "The refresh token is invalid, expired or revoked.", "refresh_token_unknown");
+  knownClient(state, clientId);
   const scope = stringField(body, "scope");
   let requested: readonly string[] | undefined;
   if (scope !== undefined) {
@@ -146,7 +150,7 @@ function refresh(state: SandboxState, body: Record<string, unknown>): { tokens: 
   const outcome = state.tokens.refresh(refreshToken, clientId, requested);
   switch (outcome.kind) {
     case "ok":
-      return { tokens: outcome.tokens, detail: outcome.grace ? "rotation_grace" : null };
+      return { tokens: outcome.tokens, detail: outcome.grace ? "rotation_grace" : null, clientId };
     case "invalid_scope":
       throw new Refusal("invalid_scope", "scope must be within the scope of the original grant.", "scope_not_granted");
     case "invalid_grant": {
