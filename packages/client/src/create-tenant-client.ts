@@ -33,7 +33,7 @@ export interface TenantClientOptions {
   readonly fetch?: FetchLike;
   /** Retry policy for 429, 5xx and failed connections on idempotent methods, or `false` to turn retries off. Default: 2 retries, 300 ms base delay, 10 s cap. */
   readonly retry?: RetryOptions | false;
-  /** Called before each retry is waited for (attempt, status or error, delay, request), e.g. to count attempts. Overrides `retry.onRetry`. */
+  /** Called before each retry is waited for (attempt, status or error, delay, method and path), e.g. to count attempts. Overrides `retry.onRetry`. */
   readonly onRetry?: (info: RetryInfo) => void;
   /** The longest a call may take, retries included, in ms; `Infinity` for none. Default {@link DEFAULT_TIMEOUT_MS} (30 000). A request may pass its own `timeoutMs`. */
   readonly timeoutMs?: number;

@@ -109,9 +109,21 @@ describe("redact: the matrix of forms, depths and hiding places", () => {
 
   it("replaces what is nested deeper than it checks, instead of keeping it unchecked", () => {
     const deep = chain(MAX_DEPTH + 5, "secret_1");
-    const printed = everyRendering(redact(deep, ["secret_1"]));
-    expect(printed).not.toContain("secret_1");
-    expect(printed).toContain(TOO_DEEP);
+    // Deeper than util.inspect prints: walk the copied cause chain instead.
+    const messages: string[] = [];
+    let node: unknown = redact(deep, ["secret_1"]);
+    while (node instanceof Error) {
+      messages.push(node.message);
+      node = node.cause;
+    }
+    expect(messages.join("\n")).not.toContain("secret_1");
+    expect(node).toBe(TOO_DEEP);
+  });
+
+  it("returns a deeply nested error body that holds no token unchanged (regression: bodies 9 levels deep were redacted)", () => {
+    let body: Record<string, unknown> = { leaf: "no secret here" };
+    for (let level = 0; level < 20; level++) body = { level, inner: body };
+    expect(redact(body, ["secret_1"])).toBe(body);
   });
 
   it("scrubs maps, sets, Headers and URLSearchParams", () => {

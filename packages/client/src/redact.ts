@@ -14,7 +14,7 @@
 export const REDACTED = "[redacted]";
 
 /** How deep a value is searched; deeper parts are replaced by {@link TOO_DEEP}. */
-export const MAX_DEPTH = 8;
+export const MAX_DEPTH = 64;
 
 /** What replaces a part nested deeper than {@link MAX_DEPTH}. */
 export const TOO_DEEP = "[redacted: nested too deeply to check]";

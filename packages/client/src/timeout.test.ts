@@ -40,11 +40,17 @@ const hanging: FetchLike = (input) =>
     );
   });
 
-/** A fetch that answers 200 once `release` is called, whatever the signal does. */
+/** A fetch that answers 200 once `release` is called, or rejects as soon as the request is aborted. */
 function gated(): { fetch: FetchLike; release: () => void } {
   let release = (): void => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
-  return { fetch: async () => (await gate, json(200, { ok: true })), release };
+  const fetch: FetchLike = async (input) => {
+    const { signal } = input as Request;
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+    await Promise.race([gate, aborted]);
+    return json(200, { ok: true });
+  };
+  return { fetch, release };
 }
 
 describe("timeoutMs", () => {

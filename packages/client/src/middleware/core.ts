@@ -216,7 +216,7 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
         { method: request.method, path, status, error: error?.code, delayMs: Math.round(delayMs), attempt },
         `${request.method} ${path} ${status ?? error?.code}: retry in ${Math.round(delayMs)}ms (attempt ${attempt})`,
       );
-      retry?.onRetry?.({ attempt, status, error, delayMs, request } satisfies RetryInfo);
+      retry?.onRetry?.({ attempt, status, error, delayMs, method: request.method, path } satisfies RetryInfo);
       await sleep(delayMs, request.signal);
       if (request.signal.aborted) break;
       if (outcome instanceof Response) discard(outcome);

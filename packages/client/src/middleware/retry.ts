@@ -44,8 +44,13 @@ export interface RetryInfo {
   readonly error?: NetworkError | undefined;
   /** How long the client waits before sending, in ms (the `Retry-After` delay, or the jittered backoff). */
   readonly delayMs: number;
-  /** The request that will be sent again (it carries the `Authorization` header, like the request middleware sees). */
-  readonly request: Request;
+  /** The method of the request that will be sent again. */
+  readonly method: string;
+  /**
+   * Its path, without the query. The request itself is not given: it carries the `Authorization`
+   * header, and whatever logs or prints `info` must never see a token.
+   */
+  readonly path: string;
 }
 
 /**
