@@ -131,7 +131,7 @@ describe("POST /oauth/revoke", () => {
     expect(res.status).toBe(200);
   });
 
-  it("revokes without client_id (RFC 6749 §3.2.1), and rejects a repeated parameter", async () => {
+  it("revokes without client_id (RFC 6749 §3.2.1), and rejects an extra field that is not one string (it would encode as a repeated parameter)", async () => {
     const form = { "Content-Type": "application/x-www-form-urlencoded" };
     const ok = await fetch(`${prism.url}/oauth/revoke`, { method: "POST", headers: form, body: new URLSearchParams({ token: "at_2YotnFZFEjr1zCsicMWpAA" }) });
     expect(violations(ok)).toEqual([]);

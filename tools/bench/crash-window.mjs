@@ -38,9 +38,17 @@ async function worker(url, file) {
     if (waiter) waiter(message);
     else lines.push(message);
   });
-  const next = () => (lines.length ? Promise.resolve(lines.shift()) : new Promise((resolve) => waiting.push(resolve)));
-  await next();
   const exited = new Promise((resolve) => proc.once("exit", resolve));
+  let gone = false;
+  // A worker that dies before answering must fail the bench, not leave it waiting forever.
+  exited.then((code) => {
+    gone = true;
+    for (const waiter of waiting.splice(0)) waiter({ ok: false, exited: code });
+  });
+  const next = () =>
+    lines.length ? Promise.resolve(lines.shift()) : gone ? Promise.resolve({ ok: false, exited: true }) : new Promise((resolve) => waiting.push(resolve));
+  const ready = await next();
+  if (ready.ok === false) throw new Error(`a bench worker exited before it was ready (${JSON.stringify(ready)})`);
   return { proc, next, exited, go: (offsetMs) => proc.stdin.write(`${JSON.stringify({ offsetMs })}\n`) };
 }
 
@@ -91,7 +99,8 @@ async function randomKills(tenant, kills) {
     const w = await worker(running.url, killFile);
     const t0 = performance.now();
     w.go(tenant.offsetMs);
-    await w.next();
+    const answer = await w.next();
+    if (!answer.ok) throw new Error(`a bench worker failed its refresh: ${JSON.stringify(answer)}`);
     durations.push(performance.now() - t0);
     w.proc.kill();
   }

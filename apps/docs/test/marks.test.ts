@@ -64,10 +64,13 @@ afterAll(async () => {
 });
 
 describe("the assumptions, where the reference describes what they qualify", () => {
-  it("are written into the page at all", async () => {
+  beforeAll(async () => {
     text = await readableText();
-    expect(text.split(ASSUMPTION_LABEL).length - 1).toBeGreaterThanOrEqual(assumptionPointers().length);
   }, 120_000);
+
+  it("are found in the contract to check against", () => {
+    expect(assumptionPointers().length).toBeGreaterThanOrEqual(20);
+  });
 
   it.each(assumptionPointers())("shows the x-assumption of %s beside its description", (pointer) => {
     const node = resolvePointer(pointer) as { "x-assumption": string };
