@@ -3,7 +3,8 @@
 // CLI's loopback callback. The sandbox registers the CLI's redirect URI with its fixed port and
 // matches it exactly, as the service does; the port is chosen free at run time and given to the CLI.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer, type AddressInfo } from "node:net";
+import { createServer } from "node:net";
+import { freePort } from "@tenant-integration/prism-testing";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,18 +19,6 @@ let sandbox: RunningSandbox;
 let configDir: string;
 let redirectPort: number;
 const children: ChildProcess[] = [];
-
-/** A port free on 127.0.0.1 right now, for the CLI's registered redirect URI. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 beforeEach(async () => {
   redirectPort = await freePort();

@@ -117,7 +117,11 @@ async function holding<T>(lockPath: string, options: FileLockOptions, task: () =
         retries: 0,
         fs: guardedFs(staleMs),
         // The holder was frozen for longer than staleMs (a suspended laptop) and another process took
-        // the lock over. The task cannot be undone; it finishes, and the release below is a no-op.
+        // the lock over. The task cannot be undone; it finishes. The release below is a no-op once
+        // proper-lockfile's update timer has noticed the takeover; if the task ends before that timer
+        // runs, the release removes the new owner's lock (the lock directory has no owner to compare,
+        // unlike the Redis lease). The manager's re-read under the lock and its invalid_grant retry
+        // with the newest stored token are what remain in that case.
         onCompromised: () => {},
       });
       break;
