@@ -81,7 +81,8 @@ async function login(command: RunCommand, s: Settings, out: (line: string) => vo
 
 async function whoami(command: RunCommand, s: Settings, out: (line: string) => void): Promise<void> {
   const tm = tokenManager(s, "http://127.0.0.1/callback"); // no sign-in here: the redirect URI is not used
-  const client = createTenantClient({ baseUrl: s.tenantUrl, auth: tm });
+  // a command line should not hang on a silent tenant: 30 s for the call, retries included
+  const client = createTenantClient({ baseUrl: s.tenantUrl, auth: tm, timeoutMs: 30_000 });
   const { data, response } = await client.GET("/api/v1/auth/user"); // refreshes first when the token has expired
   if (data === undefined) {
     throw new Failure(

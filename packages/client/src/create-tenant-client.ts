@@ -8,17 +8,6 @@ import { levelled, type Logger, type LogLevel } from "./logger.js";
 import { coreMiddleware, tokensSentFor } from "./middleware/core.js";
 import type { RetryInfo, RetryOptions } from "./middleware/retry.js";
 
-/**
- * The default of {@link TenantClientOptions.timeoutMs}: 30 seconds for a whole call, retries included.
- *
- * @example
- * ```ts
- * createTenantClient({ baseUrl, auth, timeoutMs: DEFAULT_TIMEOUT_MS * 2 });
- * ```
- * @see RFC 9110 §9.2.2 (a timed-out idempotent request may be repeated)
- */
-export const DEFAULT_TIMEOUT_MS = 30_000;
-
 /** Options of {@link createTenantClient}. */
 export interface TenantClientOptions {
   /**
@@ -35,7 +24,12 @@ export interface TenantClientOptions {
   readonly retry?: RetryOptions | false;
   /** Called before each retry is waited for (attempt, status or error, delay, method and path), e.g. to count attempts. Overrides `retry.onRetry`. */
   readonly onRetry?: (info: RetryInfo) => void;
-  /** The longest a call may take, retries included, in ms; `Infinity` for none. Default {@link DEFAULT_TIMEOUT_MS} (30 000). A request may pass its own `timeoutMs`. */
+  /**
+   * The longest a call may take, retries included, in ms; `Infinity` for none. Default: none, as with
+   * `fetch` (the runtime's own limits still apply: Node's fetch gives up on a server silent for 300 s).
+   * A request may pass its own `timeoutMs`. A timeout puts an `AbortSignal` on every request, which
+   * costs CPU on each call in Node; set one where a hung call costs more than that.
+   */
   readonly timeoutMs?: number;
   /** Where to log requests, retries and refreshes (`console` works). Default: none. Never logs a token, a header value or a body. */
   readonly logger?: Logger;
@@ -112,7 +106,7 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
   const { auth } = options;
   const prefix = apiPrefix(options.baseUrl);
   if (typeof auth?.getAccessToken !== "function") throw new TenantClientError("INVALID_OPTIONS", "Invalid auth: it needs a getAccessToken() method");
-  const defaultTimeout = checkTimeout(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, "timeoutMs");
+  const defaultTimeout = checkTimeout(options.timeoutMs ?? Infinity, "timeoutMs");
   const log = levelled(options.logger, options.logLevel);
   // `retry: false` turns retries off; otherwise the client's onRetry wins over retry.onRetry
   let retry: RetryOptions | undefined;
@@ -162,7 +156,7 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
     try {
       const result = await client.request(method as "get", url as "/api/v1/{path}", {
         ...rest,
-        signal: anySignal([signal ?? undefined, timeout?.signal]),
+        signal: timeout && signal ? AbortSignal.any([signal, timeout.signal]) : (timeout?.signal ?? signal),
         ...(middleware === undefined ? {} : { middleware }),
       } as never);
       const { response } = result;
@@ -211,28 +205,4 @@ function checkTimeout(value: unknown, name: string): number {
   const valid = typeof value === "number" && (value === Infinity || (value > 0 && value <= MAX_TIMER_MS));
   if (!valid) throw new TenantClientError("INVALID_OPTIONS", `Invalid ${name}: a positive number of ms up to ${MAX_TIMER_MS}, or Infinity`);
   return value;
-}
-
-/**
- * Internal (not exported from the package): a signal that aborts when any of `signals` does, with that signal's reason; `undefined` when none
- * is given. Uses `AbortSignal.any` where it exists (Node 20.3+, current browsers), else listens.
- *
- * @param native - `AbortSignal.any` (tests pass `undefined` to exercise the fallback)
- */
-export function anySignal(
-  signals: readonly (AbortSignal | undefined)[],
-  native: ((signals: AbortSignal[]) => AbortSignal) | undefined = AbortSignal.any?.bind(AbortSignal),
-): AbortSignal | undefined {
-  const present = signals.filter((signal): signal is AbortSignal => signal !== undefined);
-  if (present.length <= 1) return present[0];
-  if (native) return native(present);
-  const controller = new AbortController();
-  for (const signal of present) {
-    if (signal.aborted) {
-      controller.abort(signal.reason);
-      break;
-    }
-    signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true, signal: controller.signal });
-  }
-  return controller.signal;
 }

@@ -6,7 +6,7 @@
  *
  * @packageDocumentation
  */
-export { createTenantClient, DEFAULT_TIMEOUT_MS, type TenantClient, type TenantClientOptions } from "./create-tenant-client.js";
+export { createTenantClient, type TenantClient, type TenantClientOptions } from "./create-tenant-client.js";
 export { staticToken, type AuthStrategy } from "./auth-strategy.js";
 export type { FetchLike } from "./fetch-like.js";
 export type { Logger, LogLevel } from "./logger.js";

@@ -163,7 +163,11 @@ describe("logger", () => {
       .GET("/api/v1/auth/user")
       .catch(() => undefined);
     expect(ended.lines.filter((l) => l.level === "warn")).toEqual([
-      { level: "warn", fields: { method: "GET", path: "/api/v1/auth/user", error: "TenantClientError", code: "INVALID_TOKEN" }, message: "session ended: the auth strategy could not give a new token" },
+      {
+        level: "warn",
+        fields: { method: "GET", path: "/api/v1/auth/user", error: "TenantClientError", code: "INVALID_TOKEN" },
+        message: "GET /api/v1/auth/user: session ended, the auth strategy could not give a new token",
+      },
     ]);
   });
 

@@ -1,13 +1,13 @@
 /**
- * The client-wide `timeoutMs` (default 30 s), overridable per request, combined with the request's
+ * The client-wide `timeoutMs` (default: none, as with fetch), overridable per request, combined with the request's
  * own `signal`. A timeout throws a TimeoutError (code TIMEOUT); an abort stays a NetworkError
  * (code ABORTED). No test here measures time: fetches wait for the abort or for a test's signal.
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { staticToken } from "./auth-strategy.js";
-import { anySignal, createTenantClient, DEFAULT_TIMEOUT_MS } from "./create-tenant-client.js";
+import { createTenantClient } from "./create-tenant-client.js";
 import { NetworkError, TenantClientError, TimeoutError } from "./errors.js";
 import type { FetchLike } from "./fetch-like.js";
 import { json } from "./test-support/fake-fetch.js";
@@ -54,8 +54,18 @@ function gated(): { fetch: FetchLike; release: () => void } {
 }
 
 describe("timeoutMs", () => {
-  it("defaults to 30 000 ms", () => {
-    expect(DEFAULT_TIMEOUT_MS).toBe(30_000);
+  it("has none by default, as fetch: a call that takes a day is waited for", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const { fetch, release } = gated();
+      const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
+      const pending = client.GET("/api/v1/auth/user");
+      await vi.advanceTimersByTimeAsync(24 * 60 * 60 * 1000);
+      release();
+      expect((await pending).data).toEqual({ ok: true });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("throws a TimeoutError with code TIMEOUT when the client-wide timeout passes", async () => {
@@ -125,34 +135,5 @@ describe("timeoutMs", () => {
       expect(failure).toBeInstanceOf(TimeoutError);
       expect((failure as TimeoutError).code).toBe("TIMEOUT");
     });
-  });
-});
-
-describe("anySignal", () => {
-  for (const [label, native] of [
-    ["AbortSignal.any", AbortSignal.any.bind(AbortSignal)],
-    ["the fallback without AbortSignal.any", undefined],
-  ] as const) {
-    it(`aborts with the first reason (${label})`, () => {
-      const a = new AbortController();
-      const b = new AbortController();
-      const combined = anySignal([a.signal, undefined, b.signal], native);
-      expect(combined?.aborted).toBe(false);
-      b.abort(new Error("b"));
-      expect(combined?.aborted).toBe(true);
-      expect((combined?.reason as Error).message).toBe("b");
-    });
-
-    it(`is aborted at once when a signal already is (${label})`, () => {
-      const combined = anySignal([AbortSignal.abort("done"), new AbortController().signal], native);
-      expect(combined?.aborted).toBe(true);
-      expect(combined?.reason).toBe("done");
-    });
-  }
-
-  it("returns the one signal given, or undefined for none", () => {
-    const only = new AbortController().signal;
-    expect(anySignal([only, undefined])).toBe(only);
-    expect(anySignal([undefined])).toBeUndefined();
   });
 });

@@ -8,13 +8,13 @@
  * `getAccessToken()` is awaited only when it returns a promise other than the one already seen
  * resolved (a resolved promise cannot change its value).
  */
-import type { Middleware, MiddlewareCallbackParams } from "openapi-fetch";
+import type { Middleware } from "openapi-fetch";
 import type { AuthStrategy } from "../auth-strategy.js";
 import { inScope } from "../base-url.js";
 import { bearerTokenOf, NetworkError, TenantClientError, TimeoutError } from "../errors.js";
-import { type Log, pathOf } from "../logger.js";
+import type { Log } from "../logger.js";
 import { parseRetryAfter } from "../retry-after.js";
-import type { RetryInfo, RetryOptions } from "./retry.js";
+import type { RetryOptions } from "./retry.js";
 
 /** The parts of the middleware, each switched on by name. */
 export interface CoreParts {
@@ -40,25 +40,19 @@ export interface CoreOptions {
   readonly log?: Log | undefined;
 }
 
-type Params = MiddlewareCallbackParams & { response: Response };
 type Fetch = (request: Request) => Promise<Response>;
 
-/** The outcome of the last attempt made, and its number (1 for the first send). */
-interface Attempted {
-  readonly outcome: Response | NetworkError;
-  readonly attempt: number;
-}
+/** The outcome of an attempt: an answer, or the failure of a fetch that got none. */
+type Outcome = Response | NetworkError;
 
-/** What one call (one `client.GET(…)`) keeps between its hooks, keyed by openapi-fetch's per-call `options`. */
-interface Call {
-  /** The request body, read before the first send, when the request may be sent again. */
-  body?: ArrayBuffer;
-  /** When the current attempt was sent (`performance.now()`), for the log line. */
-  sentAt: number;
-  /** A response our `onError` produced by retrying: `onResponse` then has nothing left to do. */
-  recovered?: Response;
-}
-const calls = new WeakMap<object, Call>();
+/** Request bodies read before the first send, for requests that may have to be sent again. */
+const keptBodies = new WeakMap<Request, ArrayBuffer>();
+
+/** When each request was sent (`performance.now()`), for its log line; kept only when logging. */
+const sentAt = new WeakMap<Request, number>();
+
+/** Responses our `onError` produced by retrying: logged and settled there, `onResponse` leaves them. */
+const recovered = new WeakSet<Response>();
 
 /**
  * The tokens sent for each non-2xx response the middleware returned, so that the client can
@@ -76,11 +70,6 @@ const B64TOKEN = /^[\w\-.~+/]+=*$/;
 function isRetryableStatus(status: number): boolean {
   if (status === 501 || status === 505) return false;
   return status === 429 || (status >= 500 && status <= 599);
-}
-
-/** A network failure worth another attempt: not an abort or a timeout, which the caller asked for. */
-function isRetryableFailure(failure: NetworkError): boolean {
-  return failure.code === "NETWORK_ERROR";
 }
 
 /** Releases a replaced response's body; not awaited (a cancelled tee branch settles late). */
@@ -108,11 +97,22 @@ function networkError(request: Request, cause: unknown): NetworkError {
   return timedOut ? new TimeoutError(request, cause) : new NetworkError(request, cause);
 }
 
+/** Whether the request can be sent again: it has no body, or its body was kept. */
+function replayable(request: Request): boolean {
+  return request.body === null || keptBodies.has(request);
+}
+
 /** A fresh copy of a (possibly sent) request with its kept body, and a new token if given. */
-function rebuild(request: Request, body: ArrayBuffer | undefined, token?: string): Request {
+function rebuild(request: Request, token?: string): Request {
   const headers = new Headers(request.headers);
   if (token) headers.set("authorization", `Bearer ${token}`);
-  return new Request(request, { headers, body: body ?? null });
+  return new Request(request, { headers, body: keptBodies.get(request) ?? null });
+}
+
+/** The token the request carried, kept for the error value of a non-2xx answer. */
+function rememberToken(response: Response, request: Request): void {
+  const sent = bearerTokenOf(request);
+  if (sent) tokensSentFor.set(response, [sent]);
 }
 
 /** Builds the middleware; see {@link CoreOptions}. */
@@ -129,6 +129,12 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
   let token = "";
 
   const mayRetry = (request: Request): boolean => retriesOn && IDEMPOTENT.has(request.method);
+
+  /** The request, or its copy, about to go out: when logging, its send time is noted for the log line. */
+  const sending = (request: Request, replaced?: Request): Request | undefined => {
+    if (log) sentAt.set(replaced ?? request, performance.now());
+    return replaced;
+  };
 
   // A request that carries the token must not follow redirects (RFC 6750 §5.2): the tenant client
   // creates API requests in "manual" mode already; on a plain client this costs one more Request.
@@ -150,49 +156,43 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
     const pending = auth!.getAccessToken();
     // same promise as last time: it resolved to `token`, so no await is needed
     if (pending === seenPromise) return authorize(request, token);
-    log?.debug({ method: request.method, path: pathOf(request.url) }, "asking the auth strategy for a token");
+    log?.("debug", request, {}, ": asking the auth strategy for a token");
     return freshToken(pending).then((value) => authorize(request, value));
   };
 
-  const logAttempt = (request: Request, status: number, sentAt: number, attempt: number): void => {
+  /** Logs what an attempt came to: its status, or its failure, with its duration and number. */
+  const logOutcome = (request: Request, outcome: Outcome, attempt: number, started = sentAt.get(request)): void => {
     if (!log) return;
-    const durationMs = Math.round(performance.now() - sentAt);
-    const path = pathOf(request.url);
-    log.info({ method: request.method, path, status, durationMs, attempt }, `${request.method} ${path} ${status} ${durationMs}ms (attempt ${attempt})`);
-  };
-
-  const logFailure = (request: Request, failure: NetworkError, sentAt: number, attempt: number): void => {
-    if (!log) return;
-    const durationMs = Math.round(performance.now() - sentAt);
-    const path = pathOf(request.url);
-    log.error(
-      { method: request.method, path, error: failure.name, code: failure.code, durationMs, attempt },
-      `${request.method} ${path} failed: ${failure.code} after ${durationMs}ms (attempt ${attempt})`,
-    );
-  };
-
-  /** Sends one more attempt straight to fetch; a rejection comes back as a NetworkError, logged. */
-  const sendAttempt = async (fetch: Fetch, request: Request, call: Call, attempt: number): Promise<Response | NetworkError> => {
-    call.sentAt = performance.now();
-    try {
-      const response = await fetch(request);
-      logAttempt(request, response.status, call.sentAt, attempt);
-      return response;
-    } catch (cause) {
-      const failure = networkError(request, cause);
-      logFailure(request, failure, call.sentAt, attempt);
-      return failure;
+    const durationMs = Math.round(performance.now() - (started ?? performance.now()));
+    if (outcome instanceof Response) {
+      log("info", request, { status: outcome.status, durationMs, attempt }, ` ${outcome.status} ${durationMs}ms (attempt ${attempt})`);
+    } else {
+      const { name: error, code } = outcome;
+      log("error", request, { error, code, durationMs, attempt }, ` failed: ${code} after ${durationMs}ms (attempt ${attempt})`);
     }
   };
 
-  /** The wait before retry number `retry` (0-based) after `outcome`, or `undefined` if no retry. */
-  const delayBefore = (outcome: Response | NetworkError, retryIndex: number): number | undefined => {
-    const retryable = outcome instanceof Response ? isRetryableStatus(outcome.status) : isRetryableFailure(outcome);
+  /** Sends one more attempt straight to fetch; a rejection comes back as a NetworkError. Logged. */
+  const sendAttempt = async (fetch: Fetch, request: Request, attempt: number): Promise<Outcome> => {
+    const started = log && performance.now();
+    let outcome: Outcome;
+    try {
+      outcome = await fetch(request);
+    } catch (cause) {
+      outcome = networkError(request, cause);
+    }
+    logOutcome(request, outcome, attempt, started);
+    return outcome;
+  };
+
+  /** The wait before retry number `retryIndex` (0-based) after `outcome`, or `undefined` if no retry. */
+  const delayBefore = (outcome: Outcome, retryIndex: number): number | undefined => {
+    const answered = outcome instanceof Response;
+    // a failure is retried only when the connection failed: an abort or a timeout was asked for
+    const retryable = answered ? isRetryableStatus(outcome.status) : outcome.code === "NETWORK_ERROR";
     if (!retryable) return undefined;
-    const retryAfter = outcome instanceof Response ? parseRetryAfter(outcome.headers.get("retry-after"), now()) : undefined;
     const backoff = Math.min(maxDelay, baseDelay * 2 ** retryIndex);
-    const jittered = backoff / 2 + (random() * backoff) / 2;
-    const delay = retryAfter ?? jittered;
+    const delay = (answered ? parseRetryAfter(outcome.headers.get("retry-after"), now()) : undefined) ?? backoff / 2 + (random() * backoff) / 2;
     // the server asks for longer than we wait: return its answer
     return delay > maxDelay ? undefined : delay;
   };
@@ -202,28 +202,23 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
    * returns the last outcome and the number of the attempt that produced it. An aborted signal (the
    * caller's, or the client's timeout) ends the waiting: the last outcome is returned.
    */
-  const retryLoop = async (fetch: Fetch, request: Request, call: Call, first: Response | NetworkError): Promise<Attempted> => {
+  const retryLoop = async (fetch: Fetch, request: Request, first: Outcome): Promise<[Outcome, number]> => {
     let outcome = first;
-    let lastAttempt = 1;
-    for (let retryIndex = 0; retryIndex < retries && !request.signal.aborted; retryIndex++) {
-      const delayMs = delayBefore(outcome, retryIndex);
+    let attempt = 1;
+    for (; attempt <= retries && !request.signal.aborted; attempt++) {
+      const delayMs = delayBefore(outcome, attempt - 1);
       if (delayMs === undefined) break;
-      const attempt = retryIndex + 2;
       const status = outcome instanceof Response ? outcome.status : undefined;
       const error = outcome instanceof NetworkError ? outcome : undefined;
-      const path = pathOf(request.url);
-      log?.warn(
-        { method: request.method, path, status, error: error?.code, delayMs: Math.round(delayMs), attempt },
-        `${request.method} ${path} ${status ?? error?.code}: retry in ${Math.round(delayMs)}ms (attempt ${attempt})`,
-      );
-      retry?.onRetry?.({ attempt, status, error, delayMs, method: request.method, path } satisfies RetryInfo);
+      const next = attempt + 1;
+      log?.("warn", request, { status, error: error?.code, delayMs: Math.round(delayMs), attempt: next }, ` ${status ?? error?.code}: retry in ${Math.round(delayMs)}ms (attempt ${next})`);
+      retry?.onRetry?.({ attempt: next, status, error, delayMs, method: request.method, path: new URL(request.url).pathname });
       await sleep(delayMs, request.signal);
       if (request.signal.aborted) break;
       if (outcome instanceof Response) discard(outcome);
-      outcome = await sendAttempt(fetch, rebuild(request, call.body), call, attempt);
-      lastAttempt = attempt;
+      outcome = await sendAttempt(fetch, rebuild(request), next);
     }
-    return { outcome, attempt: lastAttempt };
+    return [outcome, attempt];
   };
 
   /**
@@ -231,118 +226,94 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
    * once more if it differs. A strategy that fails here (the session ended) is logged and its
    * error reaches the caller unchanged.
    */
-  const answerUnauthorized = async (fetch: Fetch, request: Request, call: Call, response: Response, rejected: string, attempt: number): Promise<Response> => {
-    const path = pathOf(request.url);
-    log?.info({ method: request.method, path }, `${request.method} ${path} 401: refreshing the token through the auth strategy`);
+  const answerUnauthorized = async (fetch: Fetch, request: Request, response: Response, rejected: string, attempt: number): Promise<Response> => {
+    log?.("info", request, {}, " 401: refreshing the token through the auth strategy");
     let next: string;
     try {
       await auth!.onUnauthorized?.(rejected);
       next = await freshToken();
     } catch (failure) {
-      const code = (failure as { code?: unknown } | null)?.code;
-      log?.warn({ method: request.method, path, error: (failure as Error | null)?.name, code }, "session ended: the auth strategy could not give a new token");
+      const { name: error, code } = (failure ?? {}) as { name?: unknown; code?: unknown };
+      log?.("warn", request, { error, code }, ": session ended, the auth strategy could not give a new token");
       throw failure;
     }
     if (next === rejected) {
-      log?.warn({ method: request.method, path }, `${request.method} ${path} 401: the auth strategy has no new token; returning the 401`);
+      log?.("warn", request, {}, " 401: the auth strategy has no new token; returning the 401");
       return response;
     }
-    log?.info({ method: request.method, path }, `${request.method} ${path}: token refreshed, sending again`);
+    log?.("info", request, {}, ": token refreshed, sending again");
     discard(response);
-    const outcome = await sendAttempt(fetch, rebuild(request, call.body, next), call, attempt + 1);
+    const outcome = await sendAttempt(fetch, rebuild(request, next), attempt + 1);
     if (outcome instanceof NetworkError) throw outcome;
     tokensSentFor.set(outcome, [rejected, next]);
     return outcome;
   };
 
-  const middleware: Middleware = {
-    onRequest({ request, options }) {
-      const scoped = (parts.bearer || parts.unauthorized) && inScope(request.url, prefix);
+  /** The last step for an answer: the one refresh-and-retry after a 401, and the token sent remembered for an error value. */
+  const settle = async (fetch: Fetch, request: Request, response: Response, attempt: number): Promise<Response> => {
+    const rejected = bearerTokenOf(request);
+    const refresh = parts.unauthorized && response.status === 401 && rejected !== undefined && replayable(request) && inScope(request.url, prefix);
+    const settled = refresh ? await answerUnauthorized(fetch, request, response, rejected, attempt) : response;
+    if (!settled.ok && !tokensSentFor.has(settled)) rememberToken(settled, request);
+    return settled;
+  };
+
+  /** A response that needs more: retries, then the refresh-and-retry of a 401; `undefined` keeps `response`. */
+  const answer = async (fetch: Fetch, request: Request, response: Response, retryNow: boolean): Promise<Response | undefined> => {
+    const [outcome, attempt] = retryNow ? await retryLoop(fetch, request, response) : [response, 1];
+    if (outcome instanceof NetworkError) throw outcome;
+    const settled = await settle(fetch, request, outcome, attempt);
+    return settled === response ? undefined : settled;
+  };
+
+  return {
+    onRequest({ request }) {
+      const scoped = inScope(request.url, prefix);
       const addToken = parts.bearer && scoped;
-      const call: Call = { sentAt: performance.now() };
-      calls.set(options, call);
       // keep a replayable copy of the body when a 401 or a retry may have to send it again
-      const mayReplay = (parts.unauthorized && scoped) || mayRetry(request);
-      if (request.body !== null && mayReplay) {
-        log?.debug({ method: request.method, path: pathOf(request.url) }, "keeping the request body for a possible retry");
+      if (request.body !== null && ((parts.unauthorized && scoped) || mayRetry(request))) {
+        log?.("debug", request, {}, ": keeping the request body for a possible retry");
         return request
           .clone()
           .arrayBuffer()
-          .then((body) => {
-            call.body = body;
-            return addToken ? withToken(request) : undefined;
-          })
-          .finally(() => markSent(call));
+          .then(async (body) => {
+            keptBodies.set(request, body);
+            const replaced = addToken ? await withToken(request) : undefined;
+            if (replaced) keptBodies.set(replaced, body);
+            return sending(request, replaced);
+          });
       }
-      if (!addToken) return undefined;
+      if (!addToken) return sending(request);
       const authorized = withToken(request);
       // a token that had to be awaited: the attempt starts once it is there
-      if (authorized instanceof Promise) return authorized.finally(() => markSent(call));
-      return authorized;
+      return authorized instanceof Promise ? authorized.then((replaced) => sending(request, replaced)) : sending(request, authorized);
     },
 
-    onResponse(params) {
-      const { request, response, options } = params;
-      const call = calls.get(options);
-      // a response our onError recovered by retrying has been logged and handled already
-      if (call === undefined || call.recovered === response) return undefined;
-      logAttempt(request, response.status, call.sentAt, 1);
-      const needsRetry = mayRetry(request) && isRetryableStatus(response.status);
-      const needsToken = response.status === 401 && parts.unauthorized;
-      if (!needsRetry && !needsToken) {
+    onResponse({ request, response, options }) {
+      // a response our onError recovered by retrying has been logged and settled already
+      if (recovered.has(response)) return undefined;
+      logOutcome(request, response, 1);
+      const retryNow = mayRetry(request) && isRetryableStatus(response.status) && replayable(request);
+      const refresh = parts.unauthorized && response.status === 401;
+      if (!retryNow && !refresh) {
         if (!response.ok) rememberToken(response, request);
         return undefined;
       }
-      return answer(params, call);
+      return answer(options.fetch as Fetch, request, response, retryNow);
     },
 
-    onError({ request, error, options }) {
+    async onError({ request, error, options }) {
       if (error instanceof TenantClientError) return error;
-      const call = calls.get(options) ?? { sentAt: performance.now() };
       const failure = networkError(request, error);
-      logFailure(request, failure, call.sentAt, 1);
-      if (mayRetry(request) && isRetryableFailure(failure)) {
-        const fetch = options.fetch as Fetch;
-        return retryLoop(fetch, request, call, failure).then(async ({ outcome, attempt }) => {
-          // without the network part, the original error goes on unchanged, as without retries
-          if (outcome instanceof NetworkError) return parts.network ? outcome : undefined;
-          const settled = await settle(fetch, request, call, outcome, attempt);
-          call.recovered = settled;
-          return settled;
-        });
-      }
-      return parts.network ? failure : undefined;
+      logOutcome(request, failure, 1);
+      if (!mayRetry(request) || failure.code !== "NETWORK_ERROR") return parts.network ? failure : undefined;
+      const fetch = options.fetch as Fetch;
+      const [outcome, attempt] = await retryLoop(fetch, request, failure);
+      // without the network part, the original error goes on unchanged, as without retries
+      if (outcome instanceof NetworkError) return parts.network ? outcome : undefined;
+      const settled = await settle(fetch, request, outcome, attempt);
+      recovered.add(settled);
+      return settled;
     },
   };
-  return middleware;
-
-  function markSent(call: Call): void {
-    call.sentAt = performance.now();
-  }
-
-  function rememberToken(response: Response, request: Request): void {
-    const sent = bearerTokenOf(request);
-    if (sent) tokensSentFor.set(response, [sent]);
-  }
-
-  async function answer({ request, response, options }: Params, call: Call): Promise<Response | undefined> {
-    const fetch = options.fetch as Fetch;
-    const replayable = request.body === null || call.body !== undefined;
-    let outcome: Response | NetworkError = response;
-    let attempt = 1;
-    if (mayRetry(request) && replayable) ({ outcome, attempt } = await retryLoop(fetch, request, call, response));
-    if (outcome instanceof NetworkError) throw outcome;
-    const settled = await settle(fetch, request, call, outcome, attempt);
-    return settled === response ? undefined : settled;
-  }
-
-  /** The last step for an answer: the one refresh-and-retry after a 401, and the token sent remembered for an error value. */
-  async function settle(fetch: Fetch, request: Request, call: Call, response: Response, attempt: number): Promise<Response> {
-    const rejected = bearerTokenOf(request);
-    const replayable = request.body === null || call.body !== undefined;
-    const unauthorized = parts.unauthorized && response.status === 401 && rejected !== undefined && replayable && inScope(request.url, prefix);
-    const settled = unauthorized ? await answerUnauthorized(fetch, request, call, response, rejected, attempt) : response;
-    if (!settled.ok && !tokensSentFor.has(settled)) rememberToken(settled, request);
-    return settled;
-  }
 }
