@@ -139,10 +139,20 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
     },
   };
 
-  /** One call: the timeout, openapi-fetch, and the error value of a non-2xx answer. */
+  /**
+   * One call: the timeout, openapi-fetch, and the error value of a non-2xx answer. The caller's
+   * init goes to openapi-fetch as it is unless a timeout or `raw` needs a changed copy (the common
+   * call, with neither, allocates nothing here).
+   */
   async function call(method: HttpMethod, url: string, init: CallInit | undefined, raw: boolean): Promise<unknown> {
-    const { timeoutMs, signal, ...rest } = init ?? {};
-    const ms = timeoutMs === undefined ? defaultTimeout : checkTimeout(timeoutMs, "timeoutMs (per request)");
+    let callInit = init;
+    let ms = defaultTimeout;
+    if (init?.timeoutMs !== undefined) {
+      ms = checkTimeout(init.timeoutMs, "timeoutMs (per request)");
+      const { timeoutMs: _, ...rest } = init;
+      callInit = rest;
+    }
+    const signal = init?.signal;
     // One timer per call, cleared when the call ends: cheaper than AbortSignal.timeout, and it
     // keeps no process alive and no stream (parseAs: "stream") under a timeout after the call.
     let timeout: AbortController | undefined;
@@ -151,14 +161,11 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
       const controller = new AbortController();
       timer = setTimeout(() => controller.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError")), ms);
       timeout = controller;
+      callInit = { ...callInit, signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal };
     }
-    const middleware = raw ? [outsideApiGuard, ...(rest.middleware ?? [])] : rest.middleware;
+    if (raw) callInit = { ...callInit, middleware: [outsideApiGuard, ...(init?.middleware ?? [])] };
     try {
-      const result = await client.request(method as "get", url as "/api/v1/{path}", {
-        ...rest,
-        signal: timeout && signal ? AbortSignal.any([signal, timeout.signal]) : (timeout?.signal ?? signal),
-        ...(middleware === undefined ? {} : { middleware }),
-      } as never);
+      const result = await client.request(method as "get", url as "/api/v1/{path}", callInit as never);
       const { response } = result;
       if (response.ok) return result;
       return { error: httpErrorFrom(response, result.error, tokensSentFor.get(response) ?? [], Date.now()), response };
