@@ -1,0 +1,92 @@
+// What the typical app on the kit would weigh without some of its features: the app of
+// typical-app/kit.js bundled as sizes.mjs does, with parts of the built packages left out at bundle
+// time, next to the openapi-fetch + oauth4webapi baseline. For deciding which features are worth
+// their bytes; the result is never shipped. Each removal checks that it found what it removes, so a
+// refactor makes this script fail instead of printing a figure for code that is no longer there.
+// Run `pnpm build` first, then `node tools/bench/size-what-if.mjs`.
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** `source` without every call statement that starts with `marker` (parentheses balanced). */
+function withoutCalls(source, marker) {
+  let out = "";
+  let at = 0;
+  for (;;) {
+    const start = source.indexOf(marker, at);
+    if (start < 0) return out + source.slice(at);
+    out += source.slice(at, start);
+    let depth = 0;
+    let end = source.indexOf("(", start);
+    for (; end < source.length; end++) {
+      if (source[end] === "(") depth++;
+      else if (source[end] === ")" && --depth === 0) break;
+    }
+    at = source[end + 1] === ";" ? end + 2 : end + 1;
+  }
+}
+
+/** A change to one built file, which must change it. */
+const change = (file, edit) => ({ file, edit });
+
+/** The features, each as the changes that leave it out. */
+const FEATURES = {
+  "client logging": [
+    change("client/dist/middleware/core.js", (s) => withoutCalls(withoutCalls(s, "log?.("), "logOutcome(")),
+    change("client/dist/logger.js", (s) => s.replace(/export function levelled\([\s\S]*$/, "export function levelled() { return undefined; }\n")),
+  ],
+  "token manager logging": [
+    change("token-manager/dist/token-manager.js", (s) => withoutCalls(withoutCalls(s, 'log("'), "logRequest(").replace(/const logRequest = [\s\S]*?\n {8}};\n/, "")),
+    change("token-manager/dist/logger.js", (s) => s.replace(/export function createLog\([\s\S]*$/, "export function createLog() { return () => undefined; }\n")),
+  ],
+  "client redaction (error bodies and causes)": [
+    change("client/dist/redact.js", (s) => s.replace(/export function redact\([\s\S]*$/, "export function redact(value) { return value; }\n")),
+  ],
+  "client error classes per status (one HttpError for all)": [
+    change("client/dist/errors.js", (s) => s.replace(/switch \(response\.status\) \{[\s\S]*?\n {4}\}\n/, "return new HttpError(init);\n")),
+  ],
+};
+
+async function gzipOf(entry, changes) {
+  const plugin = {
+    name: "what-if",
+    setup(b) {
+      b.onLoad({ filter: /dist[\\/].*\.js$/ }, (args) => {
+        const mine = changes.filter((c) => args.path.replaceAll("\\", "/").endsWith(c.file));
+        if (mine.length === 0) return undefined;
+        let contents = readFileSync(args.path, "utf8");
+        for (const { file, edit } of mine) {
+          const edited = edit(contents);
+          if (edited === contents) throw new Error(`size-what-if: nothing to leave out in ${file}; update this script to the code`);
+          contents = edited;
+        }
+        return { contents, loader: "js" };
+      });
+    },
+  };
+  const result = await build({
+    entryPoints: [join(here, "typical-app", entry)],
+    bundle: true,
+    minify: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    write: false,
+    logLevel: "silent",
+    plugins: [plugin],
+  });
+  return gzipSync(result.outputFiles[0].contents, { level: 9 }).length;
+}
+
+const baseline = await gzipOf("baseline.js", []);
+const kit = await gzipOf("kit.js", []);
+const kb = (n) => `${(n / 1024).toFixed(2)} kB`;
+const line = (label, gz) => console.log(`${label.padEnd(58)} ${kb(gz).padStart(9)} gz  ${(gz / baseline).toFixed(3)}×  (${gz === kit ? "as built" : `-${kb(kit - gz)}`})`);
+console.log(`baseline: openapi-fetch + oauth4webapi, ${kb(baseline)} gz\n`);
+line("typical app on the kit", kit);
+for (const [name, changes] of Object.entries(FEATURES)) line(`without ${name}`, await gzipOf("kit.js", changes));
+line("without all of the above", await gzipOf("kit.js", Object.values(FEATURES).flat()));
