@@ -184,6 +184,47 @@ describe("a storage that fails on write", () => {
     expect(await stored(base)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
   });
 
+  it("serves the unwritten tokens while they are fresh even when the retry cannot run (the lock unavailable, as with Redis down), and writes them once it can", async () => {
+    const base = memoryStorage();
+    let writesFail = false;
+    let lockDown = false;
+    const storage: TokenStorage = { ...base, set: async (key, value) => (writesFail ? Promise.reject(new Error("disk full")) : base.set(key, value)) };
+    const lock = <T>(_name: string, task: () => Promise<T>): Promise<T> => (lockDown ? Promise.reject(new Error("LOCK_UNAVAILABLE: connection refused")) : task());
+    const h = await signedIn({ storage, lock });
+    const reported: Error[] = [];
+    h.tm.on("storage-failed", ({ error }) => reported.push(error));
+    h.clock.advance(900_000);
+    writesFail = true;
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    lockDown = true;
+    // The one process holding the rotated tokens keeps using them; each failed retry is reported.
+    expect(await Promise.all([h.tm.getAccessToken(), h.tm.getAccessToken()])).toEqual(["at_2", "at_2"]);
+    expect(reported).toHaveLength(2);
+    expect(reported[1]).toEqual(failure("STORAGE_FAILED"));
+    expect(reported[1]!.cause).toMatchObject({ message: "LOCK_UNAVAILABLE: connection refused" });
+    expect(h.calls).toHaveLength(1);
+    lockDown = false;
+    writesFail = false;
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(await stored(base)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
+    expect(reported).toHaveLength(2);
+  });
+
+  it("does not serve unwritten tokens past their expiry: without the lock, the call fails with the lock's error", async () => {
+    const base = memoryStorage();
+    let down = false;
+    const storage: TokenStorage = { ...base, set: async (key, value) => (down ? Promise.reject(new Error("disk full")) : base.set(key, value)) };
+    const lock = <T>(_name: string, task: () => Promise<T>): Promise<T> => (down && h.clock.now() > expiry ? Promise.reject(new Error("LOCK_UNAVAILABLE")) : task());
+    const h = await signedIn({ storage, lock });
+    h.clock.advance(900_000);
+    const expiry = h.clock.now() + 900_000;
+    down = true;
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    h.clock.advance(900_000 + 1);
+    await expect(h.tm.getAccessToken()).rejects.toThrow("LOCK_UNAVAILABLE");
+    expect(h.calls).toHaveLength(1);
+  });
+
   it("refreshes with the rotated refresh token it could not write, once that record has expired", async () => {
     const base = memoryStorage();
     let failing = false;

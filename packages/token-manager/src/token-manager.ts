@@ -6,7 +6,7 @@
  */
 import type { Scope } from "@tenant-integration/types";
 import { isString, type RandomSource } from "./encoding.js";
-import { describe, fail, type OAuthErrorFields, OAuthResponseError, SessionEndedError, type TokenManagerError, TransientError } from "./errors.js";
+import { describe, fail, type OAuthErrorFields, OAuthResponseError, SessionEndedError, TokenManagerError, TransientError } from "./errors.js";
 import type { FetchLike } from "./fetch.js";
 import { createLog, type Logger, type LogLevel } from "./logger.js";
 import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
@@ -121,7 +121,8 @@ export interface TokenManager {
    * Returns a valid access token, refreshing it (once, however many callers) when it is within the
    * leeway of expiry or was marked unusable by {@link TokenManager.onUnauthorized}. New tokens whose
    * write fails are handed out all the same (the tenant has rotated the refresh token) and reported
-   * with the `storage-failed` event; the write is retried on the next call.
+   * with the `storage-failed` event; the write is retried on the next call, and while they are fresh
+   * they are handed out even when that retry cannot run (the storage or its lock unreachable).
    *
    * @throws {@link TokenManagerError} (`NOT_SIGNED_IN`, with the storage's reason as `cause` when its
    * data was unreadable and set aside; `INVALID_RESPONSE`; `STORAGE_FAILED` when reading fails),
@@ -443,6 +444,23 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return stored.access_token;
   };
 
+  /**
+   * For tokens whose write failed and that are still fresh: the outcome of retrying the write, or,
+   * when the retry cannot even run (the storage or its lock is unreachable: Redis down, a lock
+   * timeout), the tokens all the same. The tenant has them as current; failing the call would
+   * only make the one process that holds them unable to use them. The failure is reported with
+   * `storage-failed`, and the write is tried again on the next call.
+   */
+  const servingUnsaved = (retry: Promise<string>, held: TokenRecord): Promise<string> =>
+    retry.catch((e: unknown) => {
+      // Signed out or in again meanwhile: these tokens are no longer the session.
+      if (current !== held || unsaved !== held) throw e;
+      const error = new TokenManagerError("STORAGE_FAILED", "STORAGE_FAILED", sanitize(e, known()));
+      log("warn", {}, "The tokens could not be written again (storage or lock unavailable); they stay in use");
+      emit("storage-failed", { error });
+      return held.access_token;
+    });
+
   const getAccessToken = async (): Promise<string> => {
     // A record whose write failed is still served, but each call goes through obtain() to retry the write.
     if (current && fresh(current) && !unsaved) return current.access_token;
@@ -452,7 +470,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         log("debug", {}, "Refresh lock taken; reading the tokens from storage");
         return obtain();
       };
-      inflight = lock(key + "lock", underLock).finally(() => (inflight = undefined));
+      const run = lock(key + "lock", underLock);
+      const held = unsaved && current === unsaved && fresh(unsaved) ? unsaved : undefined;
+      inflight = (held ? servingUnsaved(run, held) : run).finally(() => (inflight = undefined));
     }
     return inflight;
   };

@@ -1,10 +1,11 @@
 /**
  * redisStorage against a real redis-server, alone and under the token manager: the key layout,
  * get/set/delete, errors that name keys and never values, replica acknowledgement, the fresh-token
- * path staying off Redis, and a Redis restart without persistence.
+ * path staying off Redis, a Redis restart without persistence, and Redis down while a process holds
+ * tokens it could not write.
  */
 import { createClient } from "redis";
-import { TokenManagerError } from "@tenant-integration/token-manager";
+import { memoryStorage, TokenManagerError } from "@tenant-integration/token-manager";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { RedisStoreError, redisStorage } from "../src/index.js";
 import { connect, counting, inProcessSandbox, managerFor, signIn, uniquePrefix } from "./support/helpers.js";
@@ -160,6 +161,43 @@ describe("redisStorage", () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(error).toMatchObject({ code: "NOT_SIGNED_IN" });
+    expect(sandbox.sandbox.events().length).toBe(before);
+  });
+
+  it("while Redis is down, the process holding tokens it could not write keeps using them, and writes them back once Redis is up", async () => {
+    const server = await startRedisServer();
+    onTestFinished(() => server.stop());
+    // As the README advises: a command sent while Redis is unreachable fails at once.
+    const client = createClient({ url: server.url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 50 } });
+    client.on("error", () => {});
+    await client.connect();
+    onTestFinished(() => client.destroy());
+    const sandbox = inProcessSandbox();
+    // WAIT 1 on a server without replicas: every token write is stored but reported failed.
+    const storage = redisStorage(client, { replicas: { count: 1, timeoutMs: 20 } });
+    const tm = managerFor(storage, sandbox, undefined, { pendingStorage: memoryStorage() });
+    const reported: TokenManagerError[] = [];
+    tm.on("storage-failed", ({ error }) => reported.push(error));
+    await expect(signIn(tm, sandbox)).rejects.toMatchObject({ code: "STORAGE_FAILED" });
+
+    await server.stop();
+    const token = await tm.getAccessToken();
+    expect(await tm.getAccessToken()).toBe(token);
+    expect(reported).toHaveLength(2);
+    expect(reported[0]).toMatchObject({ code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } });
+
+    // Back, and empty (no persistence): a later call writes the tokens again, for every process.
+    const again = await startRedisServer({ port: server.port });
+    onTestFinished(() => again.stop());
+    let stored: string | null = null;
+    for (let i = 0; i < 100 && stored === null; i++) {
+      expect(await tm.getAccessToken()).toBe(token);
+      stored = await client.get("tenant-integration:http://127.0.0.1:4020:fleet-demo:tokens").catch(() => null);
+      if (stored === null) await new Promise((r) => setTimeout(r, 50));
+    }
+    const anotherProcess = managerFor(redisStorage(client), sandbox);
+    const before = sandbox.sandbox.events().length;
+    expect(await anotherProcess.getAccessToken()).toBe(token);
     expect(sandbox.sandbox.events().length).toBe(before);
   });
 });

@@ -4,7 +4,7 @@
  */
 import { createClient } from "redis";
 import { createSandbox } from "@tenant-integration/sandbox";
-import { createTokenManager, type TokenStorage } from "@tenant-integration/token-manager";
+import { createTokenManager, type TokenManagerOptions, type TokenStorage } from "@tenant-integration/token-manager";
 import { inject, onTestFinished } from "vitest";
 import type { RedisClientLike } from "../../src/index.js";
 
@@ -44,8 +44,9 @@ export function inProcessSandbox() {
 }
 
 /** A token manager for the in-process sandbox, on `storage`, with a clock the test can move. */
-export function managerFor(storage: TokenStorage, sandbox: ReturnType<typeof inProcessSandbox>, clock = { offsetMs: 0 }) {
+export function managerFor(storage: TokenStorage, sandbox: ReturnType<typeof inProcessSandbox>, clock = { offsetMs: 0 }, more: Partial<TokenManagerOptions> = {}) {
   return createTokenManager({
+    ...more,
     baseUrl: "http://127.0.0.1:4020",
     clientId: CLIENT,
     redirectUri: REDIRECT,
