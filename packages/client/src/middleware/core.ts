@@ -45,11 +45,22 @@ type Fetch = (request: Request) => Promise<Response>;
 /** The outcome of an attempt: an answer, or the failure of a fetch that got none. */
 type Outcome = Response | NetworkError;
 
-/** Request bodies read before the first send, for requests that may have to be sent again. */
-const keptBodies = new WeakMap<Request, ArrayBuffer>();
+/**
+ * One call (one `client.GET(…)`) past its first send: the final request and openapi-fetch's
+ * per-call `options`, which key what the call keeps. Not the request: middleware registered after
+ * this one may replace it.
+ */
+interface Call {
+  readonly fetch: Fetch;
+  readonly request: Request;
+  readonly options: object;
+}
 
-/** When each request was sent (`performance.now()`), for its log line; kept only when logging. */
-const sentAt = new WeakMap<Request, number>();
+/** Request bodies read before the first send, for calls that may have to send again; by `options`. */
+const keptBodies = new WeakMap<object, ArrayBuffer>();
+
+/** When each call's first attempt was sent (`performance.now()`), for its log line; kept only when logging. */
+const sentAt = new WeakMap<object, number>();
 
 /** Responses our `onError` produced by retrying: logged and settled there, `onResponse` leaves them. */
 const recovered = new WeakSet<Response>();
@@ -97,16 +108,16 @@ function networkError(request: Request, cause: unknown): NetworkError {
   return timedOut ? new TimeoutError(request, cause) : new NetworkError(request, cause);
 }
 
-/** Whether the request can be sent again: it has no body, or its body was kept. */
-function replayable(request: Request): boolean {
-  return request.body === null || keptBodies.has(request);
+/** Whether the call's request can be sent again: it has no body, or its body was kept. */
+function replayable({ request, options }: Omit<Call, "fetch">): boolean {
+  return request.body === null || keptBodies.has(options);
 }
 
-/** A fresh copy of a (possibly sent) request with its kept body, and a new token if given. */
-function rebuild(request: Request, token?: string): Request {
+/** A fresh copy of the call's (possibly sent) request with its kept body, and a new token if given. */
+function rebuild({ request, options }: Call, token?: string): Request {
   const headers = new Headers(request.headers);
   if (token) headers.set("authorization", `Bearer ${token}`);
-  return new Request(request, { headers, body: keptBodies.get(request) ?? null });
+  return new Request(request, { headers, body: keptBodies.get(options) ?? null });
 }
 
 /** The token the request carried, kept for the error value of a non-2xx answer. */
@@ -130,9 +141,9 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
 
   const mayRetry = (request: Request): boolean => retriesOn && IDEMPOTENT.has(request.method);
 
-  /** The request, or its copy, about to go out: when logging, its send time is noted for the log line. */
-  const sending = (request: Request, replaced?: Request): Request | undefined => {
-    if (log) sentAt.set(replaced ?? request, performance.now());
+  /** What `onRequest` returns as the call goes out: when logging, its send time is noted for the log line. */
+  const sending = (options: object, replaced?: Request): Request | undefined => {
+    if (log) sentAt.set(options, performance.now());
     return replaced;
   };
 
@@ -161,7 +172,7 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
   };
 
   /** Logs what an attempt came to: its status, or its failure, with its duration and number. */
-  const logOutcome = (request: Request, outcome: Outcome, attempt: number, started = sentAt.get(request)): void => {
+  const logOutcome = (request: Request, outcome: Outcome, attempt: number, started: number | undefined): void => {
     if (!log) return;
     const durationMs = Math.round(performance.now() - (started ?? performance.now()));
     if (outcome instanceof Response) {
@@ -174,7 +185,7 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
 
   /** Sends one more attempt straight to fetch; a rejection comes back as a NetworkError. Logged. */
   const sendAttempt = async (fetch: Fetch, request: Request, attempt: number): Promise<Outcome> => {
-    const started = log && performance.now();
+    const started = log ? performance.now() : undefined;
     let outcome: Outcome;
     try {
       outcome = await fetch(request);
@@ -202,7 +213,8 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
    * returns the last outcome and the number of the attempt that produced it. An aborted signal (the
    * caller's, or the client's timeout) ends the waiting: the last outcome is returned.
    */
-  const retryLoop = async (fetch: Fetch, request: Request, first: Outcome): Promise<[Outcome, number]> => {
+  const retryLoop = async (call: Call, first: Outcome): Promise<[Outcome, number]> => {
+    const { request } = call;
     let outcome = first;
     let attempt = 1;
     for (; attempt <= retries && !request.signal.aborted; attempt++) {
@@ -216,7 +228,7 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
       await sleep(delayMs, request.signal);
       if (request.signal.aborted) break;
       if (outcome instanceof Response) discard(outcome);
-      outcome = await sendAttempt(fetch, rebuild(request), next);
+      outcome = await sendAttempt(call.fetch, rebuild(call), next);
     }
     return [outcome, attempt];
   };
@@ -226,7 +238,8 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
    * once more if it differs. A strategy that fails here (the session ended) is logged and its
    * error reaches the caller unchanged.
    */
-  const answerUnauthorized = async (fetch: Fetch, request: Request, response: Response, rejected: string, attempt: number): Promise<Response> => {
+  const answerUnauthorized = async (call: Call, response: Response, rejected: string, attempt: number): Promise<Response> => {
+    const { request } = call;
     log?.("info", request, {}, " 401: refreshing the token through the auth strategy");
     let next: string;
     try {
@@ -243,75 +256,75 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
     }
     log?.("info", request, {}, ": token refreshed, sending again");
     discard(response);
-    const outcome = await sendAttempt(fetch, rebuild(request, next), attempt + 1);
+    const outcome = await sendAttempt(call.fetch, rebuild(call, next), attempt + 1);
     if (outcome instanceof NetworkError) throw outcome;
     tokensSentFor.set(outcome, [rejected, next]);
     return outcome;
   };
 
   /** The last step for an answer: the one refresh-and-retry after a 401, and the token sent remembered for an error value. */
-  const settle = async (fetch: Fetch, request: Request, response: Response, attempt: number): Promise<Response> => {
+  const settle = async (call: Call, response: Response, attempt: number): Promise<Response> => {
+    const { request } = call;
     const rejected = bearerTokenOf(request);
-    const refresh = parts.unauthorized && response.status === 401 && rejected !== undefined && replayable(request) && inScope(request.url, prefix);
-    const settled = refresh ? await answerUnauthorized(fetch, request, response, rejected, attempt) : response;
+    const refresh = parts.unauthorized && response.status === 401 && rejected !== undefined && replayable(call) && inScope(request.url, prefix);
+    const settled = refresh ? await answerUnauthorized(call, response, rejected, attempt) : response;
     if (!settled.ok && !tokensSentFor.has(settled)) rememberToken(settled, request);
     return settled;
   };
 
   /** A response that needs more: retries, then the refresh-and-retry of a 401; `undefined` keeps `response`. */
-  const answer = async (fetch: Fetch, request: Request, response: Response, retryNow: boolean): Promise<Response | undefined> => {
-    const [outcome, attempt] = retryNow ? await retryLoop(fetch, request, response) : [response, 1];
+  const answer = async (call: Call, response: Response, retryNow: boolean): Promise<Response | undefined> => {
+    const [outcome, attempt] = retryNow ? await retryLoop(call, response) : [response, 1];
     if (outcome instanceof NetworkError) throw outcome;
-    const settled = await settle(fetch, request, outcome, attempt);
+    const settled = await settle(call, outcome, attempt);
     return settled === response ? undefined : settled;
   };
 
   return {
-    onRequest({ request }) {
+    onRequest({ request, options }) {
       const scoped = inScope(request.url, prefix);
       const addToken = parts.bearer && scoped;
-      // keep a replayable copy of the body when a 401 or a retry may have to send it again
-      if (request.body !== null && ((parts.unauthorized && scoped) || mayRetry(request))) {
+      // keep a replayable copy of the body when a 401 or a retry may have to send it again (once
+      // per call: another of these middlewares on the same client may have kept it already)
+      if (request.body !== null && !keptBodies.has(options) && ((parts.unauthorized && scoped) || mayRetry(request))) {
         log?.("debug", request, {}, ": keeping the request body for a possible retry");
         return request
           .clone()
           .arrayBuffer()
           .then(async (body) => {
-            keptBodies.set(request, body);
-            const replaced = addToken ? await withToken(request) : undefined;
-            if (replaced) keptBodies.set(replaced, body);
-            return sending(request, replaced);
+            keptBodies.set(options, body);
+            return sending(options, addToken ? await withToken(request) : undefined);
           });
       }
-      if (!addToken) return sending(request);
+      if (!addToken) return sending(options);
       const authorized = withToken(request);
       // a token that had to be awaited: the attempt starts once it is there
-      return authorized instanceof Promise ? authorized.then((replaced) => sending(request, replaced)) : sending(request, authorized);
+      return authorized instanceof Promise ? authorized.then((replaced) => sending(options, replaced)) : sending(options, authorized);
     },
 
     onResponse({ request, response, options }) {
       // a response our onError recovered by retrying has been logged and settled already
       if (recovered.has(response)) return undefined;
-      logOutcome(request, response, 1);
-      const retryNow = mayRetry(request) && isRetryableStatus(response.status) && replayable(request);
+      logOutcome(request, response, 1, sentAt.get(options));
+      const retryNow = mayRetry(request) && isRetryableStatus(response.status) && replayable({ request, options });
       const refresh = parts.unauthorized && response.status === 401;
       if (!retryNow && !refresh) {
         if (!response.ok) rememberToken(response, request);
         return undefined;
       }
-      return answer(options.fetch as Fetch, request, response, retryNow);
+      return answer({ fetch: options.fetch as Fetch, request, options }, response, retryNow);
     },
 
     async onError({ request, error, options }) {
       if (error instanceof TenantClientError) return error;
       const failure = networkError(request, error);
-      logOutcome(request, failure, 1);
+      logOutcome(request, failure, 1, sentAt.get(options));
       if (!mayRetry(request) || failure.code !== "NETWORK_ERROR") return parts.network ? failure : undefined;
-      const fetch = options.fetch as Fetch;
-      const [outcome, attempt] = await retryLoop(fetch, request, failure);
+      const call: Call = { fetch: options.fetch as Fetch, request, options };
+      const [outcome, attempt] = await retryLoop(call, failure);
       // without the network part, the original error goes on unchanged, as without retries
       if (outcome instanceof NetworkError) return parts.network ? outcome : undefined;
-      const settled = await settle(fetch, request, outcome, attempt);
+      const settled = await settle(call, outcome, attempt);
       recovered.add(settled);
       return settled;
     },

@@ -108,15 +108,20 @@ describe("unauthorizedRetryMiddleware", () => {
     expect(auth.rejected).toEqual(["at_1"]);
   });
 
-  it("replays the body on a plain client whatever the order of registration", async () => {
-    const auth = rotatingAuth();
-    const fetch = fakeFetch(unauthorized(), json(200, {}));
-    const client = createClient<RawPaths>({ baseUrl, fetch });
-    client.use(bearerMiddleware({ baseUrl, auth }), unauthorizedRetryMiddleware({ baseUrl, auth }));
-    await client.POST("/api/v1/contacts", { body: { name: "Ada" } });
-    expect(fetch.calls.map((c) => [c.headers.get("authorization"), c.body])).toEqual([
-      ["Bearer at_1", '{"name":"Ada"}'],
-      ["Bearer at_2", '{"name":"Ada"}'],
-    ]);
-  });
+  for (const order of ["bearer first", "unauthorized first"] as const) {
+    it(`replays the body on a plain client whatever the order of registration (${order})`, async () => {
+      const auth = rotatingAuth();
+      const fetch = fakeFetch(unauthorized(), json(200, {}));
+      const client = createClient<RawPaths>({ baseUrl, fetch });
+      const bearer = bearerMiddleware({ baseUrl, auth });
+      const retry = unauthorizedRetryMiddleware({ baseUrl, auth });
+      // bearerMiddleware replaces the request (manual redirects) after the retry middleware saw it
+      client.use(...(order === "bearer first" ? [bearer, retry] : [retry, bearer]));
+      await client.POST("/api/v1/contacts", { body: { name: "Ada" } });
+      expect(fetch.calls.map((c) => [c.headers.get("authorization"), c.body])).toEqual([
+        ["Bearer at_1", '{"name":"Ada"}'],
+        ["Bearer at_2", '{"name":"Ada"}'],
+      ]);
+    });
+  }
 });
