@@ -225,6 +225,25 @@ describe("a storage that fails on write", () => {
     expect(h.calls).toHaveLength(1);
   });
 
+  it("does not hand out unwritten tokens that expired while the lock was awaited", async () => {
+    const base = memoryStorage();
+    let writesFail = false;
+    let lockTimesOut = false;
+    const storage: TokenStorage = { ...base, set: async (key, value) => (writesFail ? Promise.reject(new Error("disk full")) : base.set(key, value)) };
+    // A lock that times out after a wait that outlived the tokens.
+    const lock = <T>(_name: string, task: () => Promise<T>): Promise<T> => {
+      if (!lockTimesOut) return task();
+      h.clock.advance(900_000);
+      return Promise.reject(new Error("LOCK_TIMEOUT"));
+    };
+    const h = await signedIn({ storage, lock });
+    h.clock.advance(900_000);
+    writesFail = true;
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    lockTimesOut = true;
+    await expect(h.tm.getAccessToken()).rejects.toThrow("LOCK_TIMEOUT");
+  });
+
   it("refreshes with the rotated refresh token it could not write, once that record has expired", async () => {
     const base = memoryStorage();
     let failing = false;

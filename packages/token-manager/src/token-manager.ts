@@ -453,8 +453,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
    */
   const servingUnsaved = (retry: Promise<string>, held: TokenRecord): Promise<string> =>
     retry.catch((e: unknown) => {
-      // Signed out or in again meanwhile: these tokens are no longer the session.
-      if (current !== held || unsaved !== held) throw e;
+      // Signed out or in again meanwhile, or expired while the lock was awaited: nothing to hand out.
+      if (current !== held || unsaved !== held || !fresh(held)) throw e;
       const error = new TokenManagerError("STORAGE_FAILED", "STORAGE_FAILED", sanitize(e, known()));
       log("warn", {}, "The tokens could not be written again (storage or lock unavailable); they stay in use");
       emit("storage-failed", { error });
@@ -470,8 +470,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         log("debug", {}, "Refresh lock taken; reading the tokens from storage");
         return obtain();
       };
-      const run = lock(key + "lock", underLock);
       const held = unsaved && current === unsaved && fresh(unsaved) ? unsaved : undefined;
+      const run = lock(key + "lock", underLock);
       inflight = (held ? servingUnsaved(run, held) : run).finally(() => (inflight = undefined));
     }
     return inflight;
