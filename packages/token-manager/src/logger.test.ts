@@ -110,7 +110,7 @@ describe("the logger option", () => {
     expect(levelsOf(logger.lines.slice(2))).toEqual([
       "info Refresh started",
       "info POST /oauth/token 200 Nms (attempt 1)",
-      "warn Refresh finished, but the tokens could not be stored; the write is retried on the next call",
+      "warn Refresh finished, but the tokens could not be stored; the write is retried on a later call",
     ]);
   });
 

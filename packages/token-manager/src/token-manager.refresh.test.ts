@@ -7,6 +7,8 @@ import type { TokenStorage } from "./storage/storage.js";
 import { BASE, CLIENT_ID, bodyOf, deferred, json, setup, signIn, tokenServer, tokens, type Handler } from "./testing/harness.js";
 
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
+/** How long tokens whose write failed are served before the write is tried again. */
+const RETRY_PAUSE_MS = 1000;
 
 async function signedIn(overrides: Parameters<typeof setup>[0] = {}, server = tokenServer()) {
   const h = setup(overrides, server);
@@ -174,10 +176,16 @@ describe("a storage that fails on write", () => {
     expect(reported).toEqual([failure("STORAGE_FAILED")]);
     expect((reported[0] as Error).cause).toMatchObject({ message: "disk full" });
     expect(await stored(base)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
-    // Still failing: the token is handed out again, the write retried and reported again.
+    // Within a second of the failure, the token is handed out with no new try of the write.
+    h.clock.advance(RETRY_PAUSE_MS - 1);
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(reported).toHaveLength(1);
+    // Then, still failing: the token is handed out again, the write retried and reported again.
+    h.clock.advance(1);
     expect(await h.tm.getAccessToken()).toBe("at_2");
     expect(reported).toHaveLength(2);
     failing = false;
+    h.clock.advance(RETRY_PAUSE_MS);
     expect(await h.tm.getAccessToken()).toBe("at_2");
     expect(h.calls).toHaveLength(1);
     expect(reported).toHaveLength(2);
@@ -198,6 +206,7 @@ describe("a storage that fails on write", () => {
     expect(await h.tm.getAccessToken()).toBe("at_2");
     lockDown = true;
     // The one process holding the rotated tokens keeps using them; each failed retry is reported.
+    h.clock.advance(RETRY_PAUSE_MS);
     expect(await Promise.all([h.tm.getAccessToken(), h.tm.getAccessToken()])).toEqual(["at_2", "at_2"]);
     expect(reported).toHaveLength(2);
     expect(reported[1]).toEqual(failure("STORAGE_FAILED"));
@@ -205,6 +214,7 @@ describe("a storage that fails on write", () => {
     expect(h.calls).toHaveLength(1);
     lockDown = false;
     writesFail = false;
+    h.clock.advance(RETRY_PAUSE_MS);
     expect(await h.tm.getAccessToken()).toBe("at_2");
     expect(await stored(base)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
     expect(reported).toHaveLength(2);
@@ -241,6 +251,7 @@ describe("a storage that fails on write", () => {
     writesFail = true;
     expect(await h.tm.getAccessToken()).toBe("at_2");
     lockTimesOut = true;
+    h.clock.advance(RETRY_PAUSE_MS);
     await expect(h.tm.getAccessToken()).rejects.toThrow("LOCK_TIMEOUT");
   });
 
@@ -268,6 +279,7 @@ describe("a storage that fails on write", () => {
     expect(await h.tm.getAccessToken()).toBe("at_1");
     expect(await base.get(TOKENS_KEY)).toBeUndefined();
     failing = false;
+    h.clock.advance(RETRY_PAUSE_MS);
     expect(await h.tm.getAccessToken()).toBe("at_1");
     expect(await stored(base)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
     expect(h.calls).toHaveLength(1);
@@ -294,8 +306,8 @@ describe("a storage that fails on write", () => {
     await signIn(b.tm);
     const newer = await stored(base);
     expect(newer?.refresh_token).not.toBe("rt_2");
-    // a's next call (its clock in step with b's) finds the newer record and uses it instead of writing rt_2 back.
-    a.clock.advance(1);
+    // a's next call after the retry pause finds the newer record and uses it instead of writing rt_2 back.
+    a.clock.advance(RETRY_PAUSE_MS);
     expect(await a.tm.getAccessToken()).toBe(newer?.access_token);
     expect(await stored(base)).toEqual(newer);
   });

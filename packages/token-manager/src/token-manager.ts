@@ -82,7 +82,8 @@ export interface TokenManagerEvents {
   revoked: undefined;
   /**
    * New tokens (from a refresh, or a retried write) could not be written to the storage. They stay
-   * usable in this process and their write is retried on the next `getAccessToken`. `error` is the
+   * usable in this process and their write is retried on a later `getAccessToken`, at most once a
+   * second. `error` is the
    * `STORAGE_FAILED` error, whose `cause` names the file and the fault.
    */
   "storage-failed": { readonly error: TokenManagerError };
@@ -121,8 +122,9 @@ export interface TokenManager {
    * Returns a valid access token, refreshing it (once, however many callers) when it is within the
    * leeway of expiry or was marked unusable by {@link TokenManager.onUnauthorized}. New tokens whose
    * write fails are handed out all the same (the tenant has rotated the refresh token) and reported
-   * with the `storage-failed` event; the write is retried on the next call, and while they are fresh
-   * they are handed out even when that retry cannot run (the storage or its lock unreachable).
+   * with the `storage-failed` event; the write is retried on a later call, at most once a second, and
+   * while they are fresh they are handed out even when that retry cannot run (the storage or its lock
+   * unreachable).
    *
    * @throws {@link TokenManagerError} (`NOT_SIGNED_IN`, with the storage's reason as `cause` when its
    * data was unreadable and set aside; `INVALID_RESPONSE`; `STORAGE_FAILED` when reading fails),
@@ -180,6 +182,12 @@ type Secrets = (string | undefined)[];
 // RFC 6749 §3.3: scope-token = 1*NQCHAR, that is %x21 / %x23-5B / %x5D-7E ("!", "#" to "[", "]" to "~").
 const SCOPE_TOKEN = /^[!#-[\]-~]+$/;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * After a failed write of new tokens, how long they are handed out from memory before the write is
+ * tried (and a failure reported) again: a storage that is down costs one attempt and one
+ * `storage-failed` a second, not one per call.
+ */
+const UNSAVED_RETRY_MS = 1000;
 let sharedLock: Lock | undefined;
 
 /**
@@ -238,6 +246,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   let rejected: string | undefined;
   // Tokens whose write failed: usable in this process, and written again on the next call.
   let unsaved: TokenRecord | undefined;
+  // Until when (in `now()` ms) unsaved tokens are served without trying their write again.
+  let retryWriteAfter = 0;
   let inflight: Promise<string> | undefined;
   // Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens.
   let generation = 0;
@@ -334,6 +344,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     try {
       return await commit(t);
     } catch (e) {
+      retryWriteAfter = now() + UNSAVED_RETRY_MS;
       emit("storage-failed", { error: e as TokenManagerError });
       return undefined;
     }
@@ -392,7 +403,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
           log("info", { expiresAt: info.expiresAt }, "Refresh finished");
           emit("tokens-refreshed", info);
         } else {
-          log("warn", {}, "Refresh finished, but the tokens could not be stored; the write is retried on the next call");
+          log("warn", {}, "Refresh finished, but the tokens could not be stored; the write is retried on a later call");
         }
         return tokens.access_token;
       } catch (e) {
@@ -456,14 +467,16 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       // Signed out or in again meanwhile, or expired while the lock was awaited: nothing to hand out.
       if (current !== held || unsaved !== held || !fresh(held)) throw e;
       const error = new TokenManagerError("STORAGE_FAILED", "STORAGE_FAILED", sanitize(e, known()));
+      retryWriteAfter = now() + UNSAVED_RETRY_MS;
       log("warn", {}, "The tokens could not be written again (storage or lock unavailable); they stay in use");
       emit("storage-failed", { error });
       return held.access_token;
     });
 
   const getAccessToken = async (): Promise<string> => {
-    // A record whose write failed is still served, but each call goes through obtain() to retry the write.
-    if (current && fresh(current) && !unsaved) return current.access_token;
+    // A record whose write failed is still served; a call goes through obtain() to retry the write,
+    // but at most once a second after a failed try.
+    if (current && fresh(current) && (!unsaved || (current === unsaved && now() < retryWriteAfter))) return current.access_token;
     if (!inflight) {
       log("debug", {}, "Waiting for the refresh lock");
       const underLock = () => {

@@ -32,6 +32,9 @@ function manager(overrides: Partial<TokenManagerOptions>) {
   return { tm, calls, clock: c };
 }
 
+/** How long tokens whose write failed are served before the write is tried again. */
+const RETRY_PAUSE_MS = 1000;
+
 async function storedTokens(path: string): Promise<{ access_token: string; refresh_token: string }> {
   const data = JSON.parse(await readFile(path, "utf8")) as Record<string, string>;
   return JSON.parse(data[TOKENS_KEY]!) as { access_token: string; refresh_token: string };
@@ -235,7 +238,7 @@ describe("a read-only directory", () => {
     const d = await disk();
     const path = join(d.dir, "tokens.json");
     // The pending sign-in in memory (as a one-shot `login` may keep it), so the exchange happens.
-    const { tm, calls } = manager({ storage: fileStorage(path), pendingStorage: memoryStorage() });
+    const { tm, calls, clock: c } = manager({ storage: fileStorage(path), pendingStorage: memoryStorage() });
     d.readOnly();
     const error = (await signIn(tm).catch((e: unknown) => e)) as Error;
     expect(error).toEqual(failure("STORAGE_FAILED"));
@@ -245,6 +248,7 @@ describe("a read-only directory", () => {
     // Usable in this process, without a new request.
     expect(await tm.getAccessToken()).toBe("at_1");
     d.writable();
+    c.advance(RETRY_PAUSE_MS);
     expect(await tm.getAccessToken()).toBe("at_1");
     expect(await storedTokens(path)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
     expect(calls).toHaveLength(1);
@@ -264,6 +268,7 @@ describe("a read-only directory", () => {
     expect((reported[0]!.cause as Error).message).toBe(`cannot write the token file ${path} (EROFS)`);
     expect(await storedTokens(path)).toMatchObject({ refresh_token: "rt_1" });
     d.writable();
+    c.advance(RETRY_PAUSE_MS);
     expect(await tm.getAccessToken()).toBe("at_2");
     expect(await storedTokens(path)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
     expect(calls).toHaveLength(2);
@@ -285,6 +290,7 @@ describe("a full disk", () => {
     expect((reported[0]!.cause as Error).message).toBe(`cannot write the token file ${path} (ENOSPC)`);
     expect((await readdir(d.dir)).filter((n) => n.endsWith(".tmp"))).toEqual([]);
     for (const name of (await readdir(d.dir)).filter((n) => n.startsWith("filler-"))) await rm(join(d.dir, name));
+    c.advance(RETRY_PAUSE_MS);
     expect(await tm.getAccessToken()).toBe("at_2");
     expect(await storedTokens(path)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
   });
