@@ -84,9 +84,9 @@ interface CallInit {
  * Results are openapi-fetch's `{ data, error, response }`; no HTTP status throws. Every non-2xx
  * answer comes back with `error` set to an {@link HttpError}: {@link UnauthorizedError} (401),
  * {@link ForbiddenError} / {@link InsufficientScopeError} (403), {@link RateLimitError} (429),
- * {@link ServerError} (5xx), else `HttpError` itself. Requests that carry the token are sent with
+ * {@link ServerError} (5xx), else `HttpError` itself. Every request is sent with
  * `redirect: "manual"`: a 3xx comes back unfollowed (in browsers as an opaque response with status
- * 0), so the token never reaches another origin.
+ * 0), so no token, in a header or in an OAuth request's body, reaches another origin.
  *
  * @param options - see {@link TenantClientOptions}
  * @returns the client
@@ -122,13 +122,11 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
     headers: { Accept: "application/json", ...options.headers },
     // undefined: openapi-fetch defaults to globalThis.fetch
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-    // Requests for the API are created in manual redirect mode, so that the token never follows a
-    // redirect and adding it costs no second Request. openapi-fetch builds a fresh init object for
-    // every call, so it can be changed in place.
-    Request: function (url: string, init: RequestInit): Request {
-      if (init.redirect === "follow" && inScope(url, prefix)) init.redirect = "manual";
-      return new Request(url, init);
-    } as unknown as typeof Request,
+    // Every request is created in manual redirect mode: no token follows a redirect, neither the
+    // bearer token nor one in an OAuth request's body (fetch resends a body on 307 and 308), and
+    // adding the bearer token costs no second Request. A call that asks for "follow" gets a manual
+    // copy from the middleware when it carries the bearer token.
+    redirect: "manual",
   });
   client.use(...(options.middleware ?? []), builtIn);
 

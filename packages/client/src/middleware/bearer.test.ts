@@ -164,11 +164,13 @@ describe("bearer rules through createTenantClient", () => {
     expect(fetch.calls).toHaveLength(1);
   });
 
-  it("keeps redirects followed natively for requests that carry no token", async () => {
-    const fetch = fakeFetch(json(200, {}));
+  it("sends OAuth requests, which carry no bearer token but a token in their body, without following redirects either", async () => {
+    const fetch = fakeFetch(json(307, {}, { location: "https://elsewhere.example/revoke" }));
     const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
-    await client.POST("/oauth/revoke", { body: { token: "at_x", client_id: "demo" } });
-    expect(fetch.calls[0]?.redirect).toBe("follow");
+    const { error } = await client.POST("/oauth/revoke", { body: { token: "at_x", client_id: "demo" } });
+    expect(fetch.calls).toHaveLength(1);
+    expect(fetch.calls[0]?.redirect).toBe("manual");
     expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
+    expect(error).toMatchObject({ status: 307, headers: { location: "https://elsewhere.example/revoke" } });
   });
 });
