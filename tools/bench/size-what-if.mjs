@@ -7,8 +7,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
-import { build } from "esbuild";
+import { measureBuild } from "./sizes.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -68,18 +67,8 @@ async function gzipOf(entry, changes) {
       });
     },
   };
-  const result = await build({
-    entryPoints: [join(here, "typical-app", entry)],
-    bundle: true,
-    minify: true,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    write: false,
-    logLevel: "silent",
-    plugins: [plugin],
-  });
-  return gzipSync(result.outputFiles[0].contents, { level: 9 }).length;
+  const { gz } = await measureBuild({ entryPoints: [join(here, "typical-app", entry)], plugins: [plugin] });
+  return gz;
 }
 
 const baseline = await gzipOf("baseline.js", []);

@@ -1,5 +1,4 @@
 import type { Middleware } from "openapi-fetch";
-import { apiPrefix } from "../base-url.js";
 import type { NetworkError } from "../errors.js";
 import { coreMiddleware } from "./core.js";
 
@@ -22,8 +21,6 @@ export interface RetryOptions {
    * only the call's first request and last response). Whatever it throws ends the call.
    */
   readonly onRetry?: (info: RetryInfo) => void;
-  /** The tenant's base URL. Retries never follow redirects either way; kept so that existing calls type-check. */
-  readonly baseUrl?: string;
 }
 
 /**
@@ -65,7 +62,6 @@ export interface RetryInfo {
  *
  * @param options - see {@link RetryOptions}
  * @returns an openapi-fetch middleware
- * @throws {@link TenantClientError} `INVALID_BASE_URL` (synchronously) for an unacceptable `baseUrl`
  * @throws {@link NetworkError} (from the request) when a retry cannot be sent
  * @example
  * ```ts
@@ -77,6 +73,5 @@ export interface RetryInfo {
  * @see RFC 6585 §4 (429 Too Many Requests)
  */
 export function retryMiddleware(options: RetryOptions = {}): Middleware {
-  const prefix = options.baseUrl === undefined ? undefined : apiPrefix(options.baseUrl);
-  return coreMiddleware({ prefix, retry: options, parts: {} });
+  return coreMiddleware({ prefix: undefined, retry: options, parts: {} });
 }
