@@ -23,8 +23,8 @@ const EXPOSE_HEADERS = "WWW-Authenticate, Retry-After";
 export function cors(clients: ClientRegistry) {
   return async (c: Context, next: Next): Promise<Response | void> => {
     const origin = c.req.header("origin");
-    // `Origin: null` (sandboxed frames, file: pages, redirects across origins) is never allowed.
-    const allowed = origin !== undefined && origin !== "null" && clients.allowsOrigin(origin);
+    // `Origin: null` (sandboxed frames, file: pages, redirects across origins) is never allowed: see allowsOrigin.
+    const allowed = origin !== undefined && clients.allowsOrigin(origin);
     if (c.req.method === "OPTIONS" && c.req.header("access-control-request-method") !== undefined) {
       if (!allowed) return new Response(null, { status: 403, headers: { Vary: "Origin" } });
       return new Response(null, {

@@ -292,7 +292,7 @@ export class TokenStore {
       this.#refresh.set(token, { family, expiresAt, rotatedAt, successor });
     }
     for (const [id, family] of this.#families) if (family.liveTokens === 0) this.#families.delete(id);
-    this.sweep();
+    // What expired while the sandbox was down is swept by the housekeeping run that follows a restore.
   }
 
   /**
