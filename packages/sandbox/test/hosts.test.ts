@@ -1,4 +1,5 @@
 import { request as httpRequest } from "node:http";
+import { networkInterfaces } from "node:os";
 import { describe, expect, it } from "vitest";
 import { HostConfigError, isLoopbackHostname, startSandbox } from "../src/index.js";
 import { normalizeHostname } from "../src/hosts.js";
@@ -39,7 +40,7 @@ describe("the Host check against DNS rebinding", () => {
     }
   });
 
-  it("answers loopback names and the --host it listens on", async () => {
+  it("answers loopback names", async () => {
     const running = await startSandbox({ testClock: true });
     try {
       for (const host of ["127.0.0.1", "localhost", "app.localhost", "127.1.2.3", "[::1]", "LOCALHOST"]) {
@@ -47,6 +48,23 @@ describe("the Host check against DNS rebinding", () => {
       }
     } finally {
       await running.close();
+    }
+  });
+
+  // A non-loopback address of this machine, which the Host check accepts only as the --host listened on.
+  const lanAddress = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i !== undefined && !i.internal && i.family === "IPv4")?.address;
+
+  it.skipIf(lanAddress === undefined)("answers the non-loopback --host it listens on, which a sandbox on another host refuses", async () => {
+    const listening = await startSandbox({ testClock: true, host: lanAddress! });
+    const other = await startSandbox({ testClock: true });
+    try {
+      expect((await withHost(listening.url, "/__sandbox/clock", `${lanAddress}:${listening.port}`)).status).toBe(200);
+      expect((await withHost(other.url, "/__sandbox/clock", `${lanAddress}:${other.port}`)).status).toBe(421);
+    } finally {
+      await listening.close();
+      await other.close();
     }
   });
 
