@@ -333,9 +333,69 @@ describe("a storage that fails on write", () => {
     failOnce = true;
     expect(await h.tm.getAccessToken()).toBe("at_2");
     const before = writes;
+    // past the pause, so that each call reads storage and decides again
+    h.clock.advance(RETRY_PAUSE_MS);
     expect(await h.tm.getAccessToken()).toBe("at_2");
+    h.clock.advance(RETRY_PAUSE_MS);
     expect(await h.tm.getAccessToken()).toBe("at_2");
     expect(writes - before).toBe(0);
+  });
+
+  it("never writes its unsaved tokens back over a later refresh of them, even from a process whose clock is behind (regression: clocks were compared)", async () => {
+    const base = memoryStorage();
+    const server = tokenServer();
+    let landsButFails = false;
+    const aStorage: TokenStorage = {
+      ...base,
+      set: async (key, value) => {
+        await base.set(key, value);
+        if (landsButFails) throw new Error("replicas did not acknowledge");
+      },
+    };
+    const lock = processLock();
+    const a = setup({ storage: aStorage, lock }, server);
+    await signIn(a.tm);
+    a.clock.advance(900_000);
+    landsButFails = true;
+    expect(await a.tm.getAccessToken()).toBe("at_2"); // stored, yet reported failed: unsaved in a
+    landsButFails = false;
+    // b's clock is 10 s behind a's: a's record looks written in b's future, and b refreshes from it.
+    const b = setup({ storage: base, lock }, server);
+    b.clock.advance(890_000);
+    expect(await b.tm.getAccessToken()).toBe("at_3");
+    expect(await stored(base)).toMatchObject({ refresh_token: "rt_3" });
+    // a retries its write: storage holds a later record of the same session, so a takes it.
+    a.clock.advance(RETRY_PAUSE_MS);
+    expect(await a.tm.getAccessToken()).toBe("at_3");
+    expect(await stored(base)).toMatchObject({ access_token: "at_3", refresh_token: "rt_3" });
+  });
+
+  it("on invalid_grant with a storage it cannot read again, neither ends the session nor deletes the stored tokens (another process may have stored newer ones)", async () => {
+    const base = memoryStorage();
+    let reads = 0;
+    let stale: string | undefined;
+    const storage: TokenStorage = {
+      ...base,
+      // The first read sees an old record (as a lagging replica would); the next one fails.
+      get: async (key) => {
+        reads++;
+        if (stale === undefined) return base.get(key);
+        if (reads === 1) return stale;
+        throw new Error("ECONNRESET");
+      },
+    };
+    const h = await signedIn({ storage });
+    stale = (await base.get(TOKENS_KEY)) ?? undefined;
+    await base.set(TOKENS_KEY, JSON.stringify({ ...JSON.parse(stale!), refresh_token: "rt_newer", id: "newer" }));
+    const ended: unknown[] = [];
+    h.tm.on("session-ended", (e) => ended.push(e));
+    h.server.queue.push(() => json(400, { error: "invalid_grant" }));
+    h.clock.advance(900_000);
+    reads = 0;
+    const error = await h.tm.getAccessToken().catch((e: unknown) => e);
+    expect(error).toEqual(failure("STORAGE_FAILED"));
+    expect(ended).toEqual([]);
+    expect(await stored(base)).toMatchObject({ refresh_token: "rt_newer" });
   });
 
   it("surfaces a failing read as STORAGE_FAILED", async () => {

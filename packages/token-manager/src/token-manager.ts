@@ -174,6 +174,13 @@ interface TokenRecord {
   readonly received_at: number;
   /** Random, unique per record (unlike `received_at` under a coarse or fixed clock): names the record in lock names, never a token. */
   readonly id: string;
+  /**
+   * The id of the sign-in's record this one descends from, and how many refreshes lie between them
+   * (0 for the sign-in's own): they order the records of one session without comparing the clocks
+   * of the processes that wrote them. Absent in records written before they existed.
+   */
+  readonly session?: string | undefined;
+  readonly seq?: number | undefined;
 }
 
 /** Tokens, codes and verifiers to scrub from errors; `undefined` where there is none (skipped). */
@@ -318,13 +325,28 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     throw new OAuthResponseError(status, scrubbed as unknown as OAuthErrorFields);
   };
 
-  const tokenRequest = async (body: Record<string, string>, secrets: Secrets, previous?: string, attempt?: number): Promise<TokenRecord> => {
+  /** The token request; `from` is the record a refresh starts from (none for the code exchange). */
+  const tokenRequest = async (body: Record<string, string>, secrets: Secrets, from?: TokenRecord, attempt?: number): Promise<TokenRecord> => {
     const text = await post("/oauth/token", JSON.stringify(body), "application/json", secrets, attempt);
     // Expiry counts from the local receive time, so a skewed server clock does not matter.
     const receivedAt = now();
-    // A refresh that did not rotate keeps `previous`.
-    const parsed = parseTokenResponse(text, previous);
-    return { ...parsed, received_at: receivedAt, id: createState() };
+    // A refresh that did not rotate keeps the refresh token it was made with.
+    const parsed = parseTokenResponse(text, from?.refresh_token);
+    const id = createState();
+    const lineage = from ? { session: from.session ?? from.id, seq: (from.seq ?? 0) + 1 } : { session: id, seq: 0 };
+    return { ...parsed, received_at: receivedAt, id, ...lineage };
+  };
+
+  /**
+   * Whether the stored record supersedes `ours`, whose write failed: it is ours (the write went
+   * through after all), or a later record of the same session (another process refreshed from
+   * ours), whatever the clocks say. A record of another session supersedes a refresh of ours
+   * (storage has moved on since ours was read); between two sign-ins, both valid, the later wins.
+   */
+  const supersedes = (stored: TokenRecord, ours: TokenRecord): boolean => {
+    if (stored.id === ours.id) return true;
+    if (stored.session !== undefined && stored.session === ours.session) return (stored.seq ?? 0) >= (ours.seq ?? 0);
+    return (ours.seq ?? 0) > 0 || stored.received_at >= ours.received_at;
   };
 
   /**
@@ -360,10 +382,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const reset = (e as { reset?: unknown } | undefined)?.reset;
       return fail(reset ? "NOT_SIGNED_IN" : "STORAGE_FAILED", reset ? "the stored tokens were unreadable" : "", sanitize(e, known()));
     }
-    const record = parseJson(raw) as { received_at: number; id: string };
+    const record = parseJson(raw) as { received_at: number; id: string; session?: unknown; seq?: unknown };
     try {
       // An absent or unreadable record is no session.
-      return { ...parseTokenResponse(record), received_at: +record.received_at || 0, id: record.id };
+      const session = typeof record.session === "string" ? record.session : undefined;
+      const seq = typeof record.seq === "number" ? record.seq : undefined;
+      return { ...parseTokenResponse(record), received_at: +record.received_at || 0, id: record.id, session, seq };
     } catch {}
     return undefined;
   };
@@ -383,7 +407,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         const tokens = await tokenRequest(
           { grant_type: "refresh_token", refresh_token, client_id: clientId },
           known(access_token, refresh_token),
-          refresh_token,
+          stored,
           attempt,
         );
         if (gen !== generation) fail("NOT_SIGNED_IN");
@@ -416,8 +440,17 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         }
         // Of what the try throws, only an OAuthResponseError has an `error` field.
         if ((e as OAuthResponseError).error !== "invalid_grant") throw e;
-        // Another process may have rotated the token meanwhile: try the newest one once before giving up.
-        const latest = !again && (await load().catch(() => undefined));
+        // Another process may have rotated the token meanwhile: try the newest one once before giving
+        // up. A storage that cannot be read leaves that unknown: the session is not ended (which
+        // would delete the record for every process), and the read failure reaches the caller.
+        let latest: TokenRecord | undefined;
+        if (!again) {
+          try {
+            latest = await load();
+          } catch (readError) {
+            if ((readError as TokenManagerError).code !== "NOT_SIGNED_IN") throw readError;
+          }
+        }
         if (latest && latest.refresh_token !== refresh_token) return obtain(true);
         const ended = new SessionEndedError((e as OAuthResponseError).status, e as OAuthResponseError);
         if (gen === generation) {
@@ -435,11 +468,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const obtain = async (again?: boolean, polls = 0): Promise<string> => {
     // With a record whose write failed, storage is still read first: another process may have stored
     // newer tokens meanwhile (or the write went through after all), and those must not be overwritten
-    // with ours, whose refresh token may be rotated away by now. Ours is written again only over an
-    // older record. A storage that cannot even be read leaves ours in use.
+    // with ours, whose refresh token may be rotated away by now. Ours is written again only over a
+    // record it supersedes (see `supersedes`). A storage that cannot even be read leaves ours in use.
     let stored = unsaved ? await load().catch(() => undefined) : await load();
     if (unsaved) {
-      if (stored && (stored.id === unsaved.id || stored.received_at >= unsaved.received_at)) unsaved = undefined;
+      if (stored && supersedes(stored, unsaved)) unsaved = undefined;
       else await commitOrReport((stored = unsaved));
     }
     if (!stored) return fail("NOT_SIGNED_IN");
