@@ -168,8 +168,10 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
       if (response.ok) return result;
       return { error: httpErrorFrom(response, result.error, tokensSentFor.get(response) ?? [], Date.now()), response };
     } catch (failure) {
-      // a timeout while openapi-fetch reads the body is not seen by the middleware
-      if (timeout?.signal.aborted && !signal?.aborted && !(failure instanceof TenantClientError)) {
+      // A timeout while openapi-fetch reads the body is not seen by the middleware. Only the abort
+      // itself is turned into a TimeoutError: anything else (the auth strategy's own error) goes on unchanged.
+      const aborted = failure === timeout?.signal.reason || (failure as Error | null)?.name === "AbortError";
+      if (timeout?.signal.aborted && !signal?.aborted && aborted) {
         throw new TimeoutError({ method: method.toUpperCase(), url: `${baseUrl}${url}` }, failure);
       }
       throw failure;

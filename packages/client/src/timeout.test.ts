@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { staticToken } from "./auth-strategy.js";
 import { createTenantClient } from "./create-tenant-client.js";
-import { NetworkError, TenantClientError, TimeoutError } from "./errors.js";
+import { NetworkError, TimeoutError } from "./errors.js";
 import type { FetchLike } from "./fetch-like.js";
 import { json } from "./test-support/fake-fetch.js";
 
@@ -92,7 +92,8 @@ describe("timeoutMs", () => {
 
   it("keeps the caller's signal working next to the timeout: an abort is ABORTED, not TIMEOUT", async () => {
     const controller = new AbortController();
-    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging });
+    // with a timeout as well, so that the two signals are combined
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging, timeoutMs: 60_000 });
     const pending = client.GET("/api/v1/auth/user", { signal: controller.signal });
     controller.abort();
     const failure = await pending.catch((e: unknown) => e);
@@ -109,7 +110,17 @@ describe("timeoutMs", () => {
       );
     }
     const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging });
-    await expect(client.GET("/api/v1/auth/user", { timeoutMs: -5 })).rejects.toBeInstanceOf(TenantClientError);
+    await expect(client.GET("/api/v1/auth/user", { timeoutMs: -5 })).rejects.toMatchObject({ name: "TenantClientError", code: "INVALID_OPTIONS" });
+  });
+
+  it("passes the auth strategy's own error on unchanged, even when it comes after the timeout fired", async () => {
+    const ended = Object.assign(new Error("session ended"), { code: "SESSION_ENDED" });
+    const auth = {
+      getAccessToken: async () => TOKEN,
+      onUnauthorized: () => new Promise<void>((_, reject) => setTimeout(() => reject(ended), 50)),
+    };
+    const client = createTenantClient({ baseUrl, auth, fetch: async () => json(401, {}), timeoutMs: 20 });
+    await expect(client.GET("/api/v1/auth/user")).rejects.toBe(ended);
   });
 
   describe("against a real server that stalls", () => {

@@ -62,8 +62,6 @@ const keptBodies = new WeakMap<object, ArrayBuffer>();
 /** When each call's first attempt was sent (`performance.now()`), for its log line; kept only when logging. */
 const sentAt = new WeakMap<object, number>();
 
-/** Responses our `onError` produced by retrying: logged and settled there, `onResponse` leaves them. */
-const recovered = new WeakSet<Response>();
 
 /**
  * The tokens sent for each non-2xx response the middleware returned, so that the client can
@@ -135,6 +133,10 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
   const random = retry?.random ?? Math.random;
   const now = retry?.now ?? Date.now;
   const retriesOn = retry !== undefined && retries > 0;
+  // Responses this instance's onError produced by retrying: logged and settled there, so its
+  // onResponse leaves them (another instance on the same client still handles them: a 401 after a
+  // recovered network failure is refreshed by the unauthorized part).
+  const recovered = new WeakSet<Response>();
   // the last token promise seen resolved, and its valid value
   let seenPromise: unknown;
   let token = "";
@@ -319,8 +321,9 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
       if (error instanceof TenantClientError) return error;
       const failure = networkError(request, error);
       logOutcome(request, failure, 1, sentAt.get(options));
-      if (!mayRetry(request) || failure.code !== "NETWORK_ERROR") return parts.network ? failure : undefined;
       const call: Call = { fetch: options.fetch as Fetch, request, options };
+      // only a failed connection is retried (delayBefore says so too), and only a request that can be sent again
+      if (!mayRetry(request) || failure.code !== "NETWORK_ERROR" || !replayable(call)) return parts.network ? failure : undefined;
       const [outcome, attempt] = await retryLoop(call, failure);
       // without the network part, the original error goes on unchanged, as without retries
       if (outcome instanceof NetworkError) return parts.network ? outcome : undefined;

@@ -8,6 +8,7 @@ import { UnauthorizedError } from "../errors.js";
 import { fakeFetch, json } from "../test-support/fake-fetch.js";
 import type { RawPaths } from "../client-types.js";
 import { bearerMiddleware } from "./bearer.js";
+import { retryMiddleware } from "./retry.js";
 import { unauthorizedRetryMiddleware } from "./unauthorized-retry.js";
 
 const baseUrl = "https://acme.tenant.example";
@@ -124,4 +125,15 @@ describe("unauthorizedRetryMiddleware", () => {
       ]);
     });
   }
+
+  it("refreshes after a 401 that answered a retry of a failed connection, on a plain client with each middleware on its own", async () => {
+    const auth = rotatingAuth();
+    const fetch = fakeFetch(new TypeError("fetch failed"), unauthorized(), json(200, { id: 1 }));
+    const client = createClient<paths>({ baseUrl, fetch });
+    client.use(bearerMiddleware({ baseUrl, auth }), unauthorizedRetryMiddleware({ baseUrl, auth }), retryMiddleware({ retries: 1, sleep: async () => {} }));
+    const { data, response } = await client.GET("/api/v1/auth/user");
+    expect(response.status).toBe(200);
+    expect(data).toEqual({ id: 1 });
+    expect(fetch.calls.map((c) => c.headers.get("authorization"))).toEqual(["Bearer at_1", "Bearer at_1", "Bearer at_2"]);
+  });
 });
