@@ -128,7 +128,10 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
     // copy from the middleware when it carries the bearer token.
     redirect: "manual",
   });
-  client.use(...(options.middleware ?? []), builtIn);
+  client.use(...(options.middleware ?? []));
+  // The built-in middleware goes last in every call, after a call's own `middleware` too (openapi-fetch
+  // runs those after the client's): it sees the final URL before it adds the token.
+  const builtInOnly = [builtIn];
 
   /** `client.raw` runs this first: nothing outside `/api/v1` of the tenant is sent. */
   const outsideApiGuard: Middleware = {
@@ -138,9 +141,8 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
   };
 
   /**
-   * One call: the timeout, openapi-fetch, and the error value of a non-2xx answer. The caller's
-   * init goes to openapi-fetch as it is unless a timeout or `raw` needs a changed copy (the common
-   * call, with neither, allocates nothing here).
+   * One call: the timeout, openapi-fetch with the built-in middleware last, and the error value of a
+   * non-2xx answer.
    */
   async function call(method: HttpMethod, url: string, init: CallInit | undefined, raw: boolean): Promise<unknown> {
     let callInit = init;
@@ -161,7 +163,9 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
       timeout = controller;
       callInit = { ...callInit, signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal };
     }
-    if (raw) callInit = { ...callInit, middleware: [outsideApiGuard, ...(init?.middleware ?? [])] };
+    // `raw`'s guard, like the token, judges the URL after the call's own middleware
+    const middleware = raw || init?.middleware ? [...(init?.middleware ?? []), ...(raw ? [outsideApiGuard] : []), builtIn] : builtInOnly;
+    callInit = { ...callInit, middleware };
     try {
       const result = await client.request(method as "get", url as "/api/v1/{path}", callInit as never);
       const { response } = result;
@@ -183,11 +187,8 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
   function typedClient(raw: boolean): TypedClient<RawPaths> {
     const methods: Record<string, unknown> = {
       request: (method: HttpMethod, url: string, init?: CallInit) => call(method, url, init, raw),
-      // user middleware goes before the built-in one, so the built-in one sees the final request
-      use(...middleware: Middleware[]) {
-        client.eject(builtIn);
-        client.use(...middleware, builtIn);
-      },
+      // the client's middleware runs before each call's built-in one, so that sees the final request
+      use: client.use,
       eject: client.eject,
     };
     for (const method of METHODS) {

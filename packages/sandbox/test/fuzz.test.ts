@@ -64,7 +64,10 @@ const encodedBody = fc.oneof(
   fc.tuple(tokenBody, contentType).map(([body, type]) => ({
     body: typeof body === "object" && body !== null && !Array.isArray(body)
       ? new URLSearchParams(Object.entries(body).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value) ?? ""])).toString()
-      : String(body),
+      : // an array may hold objects without a prototype, which String() cannot print
+        typeof body === "object" && body !== null
+        ? JSON.stringify(body)
+        : String(body),
     type,
   })),
   fc.tuple(anyText, contentType).map(([body, type]) => ({ body, type })),

@@ -164,6 +164,15 @@ describe("bearer rules through createTenantClient", () => {
     expect(fetch.calls).toHaveLength(1);
   });
 
+  it("judges the URL a call's own middleware leaves: a request it sends elsewhere gets no token", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
+    const elsewhere = { onRequest: ({ request }: { request: Request }) => new Request("https://elsewhere.example/x", request) };
+    await client.GET("/api/v1/auth/user", { middleware: [elsewhere] });
+    expect(fetch.calls[0]?.url).toBe("https://elsewhere.example/x");
+    expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
+  });
+
   it("sends OAuth requests, which carry no bearer token but a token in their body, without following redirects either", async () => {
     const fetch = fakeFetch(json(307, {}, { location: "https://elsewhere.example/revoke" }));
     const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
