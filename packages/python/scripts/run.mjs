@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// The Python package's turbo tasks: each ensures the repository's venv (tools/python/venv.mjs), then
+// runs the Python tools in it. `node scripts/run.mjs <task>`, task one of the package.json scripts.
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ensureVenv } from "../../../tools/python/venv.mjs";
+
+const here = join(dirname(fileURLToPath(import.meta.url)), "..");
+const task = process.argv[2];
+const python = await ensureVenv();
+const bin = (name) => join(dirname(python), name);
+
+/** Runs one step; stops the task with its exit code when it fails. */
+function step(command, args) {
+  console.log(`$ ${[command.replace(dirname(python) + "/", ""), ...args].join(" ")}`);
+  const result = spawnSync(command, args, { stdio: "inherit", cwd: here });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+const tasks = {
+  generate: () => step(python, ["scripts/generate.py"]),
+  build: () => {
+    step(python, ["-m", "build", "--no-isolation", "--sdist", "--wheel", "--outdir", "dist"]);
+  },
+  lint: () => {
+    step(bin("ruff"), ["check", "."]);
+    step(bin("ruff"), ["format", "--check", "."]);
+    step(bin("mypy"), []);
+  },
+  typecheck: () => step(bin("mypy"), []),
+  test: () => step(python, ["-m", "pytest", "-q", "-rfE"]),
+};
+
+const run = tasks[task];
+if (!run) {
+  console.error(`unknown task ${task}; one of ${Object.keys(tasks).join(", ")}`);
+  process.exit(2);
+}
+run();
