@@ -15,6 +15,8 @@ import { sandboxHeap } from "./sandbox-heap.mjs";
 import { tokenManagerSpeed } from "./token-manager.mjs";
 import { fileStorageFigures } from "./crash-window.mjs";
 import { redisFleet } from "./redis-fleet.mjs";
+import { pythonClientOverhead } from "./python-client.mjs";
+import { pythonFleet } from "./python-fleet.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -25,6 +27,8 @@ const sections = [
   ["Token manager", () => tokenManagerSpeed()],
   ["File storage across processes", () => fileStorageFigures()],
   ["Redis fleet", () => redisFleet()],
+  ["Python client overhead", () => pythonClientOverhead()],
+  ["Python fleet on one file", () => pythonFleet()],
   ["Sandbox throughput", () => sandboxThroughput()],
   ["Sandbox heap", () => sandboxHeap()],
   ["Build times", () => buildTimes(root)],

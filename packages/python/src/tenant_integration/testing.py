@@ -422,7 +422,7 @@ class SandboxProcess:
         self.close()
 
 
-def _callback_from(sandbox: SandboxProcess, authorize_url: str) -> str:
+def _callback_from(authorize_url: str) -> str:
     """Plays the browser at the authorize endpoint: the sandbox auto-approves with a 302 to the callback."""
     try:
         with httpx.Client(trust_env=False, follow_redirects=False, timeout=10.0) as browser:
@@ -439,10 +439,10 @@ def _callback_from(sandbox: SandboxProcess, authorize_url: str) -> str:
     return callback
 
 
-def sign_in_through_sandbox(manager: TokenManager, sandbox: SandboxProcess) -> SessionInfo:
-    """Signs ``manager`` in through the sandbox's auto-approve: ``begin_authorization``, the authorize
-    URL answered with a 302 whose ``Location`` is the callback, then ``complete_authorization`` (the
-    state check and the code exchange with the PKCE verifier).
+def sign_in_through_sandbox(manager: TokenManager) -> SessionInfo:
+    """Signs ``manager`` in through the auto-approve of the sandbox at its ``base_url``:
+    ``begin_authorization``, the authorize URL answered with a 302 whose ``Location`` is the callback,
+    then ``complete_authorization`` (the state check and the code exchange with the PKCE verifier).
 
     Raises:
         TestTenantError: ``SIGN_IN_FAILED`` when the sandbox does not approve (the message says why).
@@ -451,12 +451,12 @@ def sign_in_through_sandbox(manager: TokenManager, sandbox: SandboxProcess) -> S
     See RFC 6749 §4.1; RFC 7636 §4.
     """
     request = manager.begin_authorization()
-    return manager.complete_authorization(_callback_from(sandbox, request.url))
+    return manager.complete_authorization(_callback_from(request.url))
 
 
-async def _sign_in_async(manager: AsyncTokenManager, sandbox: SandboxProcess) -> SessionInfo:
+async def _sign_in_async(manager: AsyncTokenManager) -> SessionInfo:
     request = await _maybe_await(manager.begin_authorization())
-    return await _maybe_await(manager.complete_authorization(_callback_from(sandbox, request.url)))
+    return await _maybe_await(manager.complete_authorization(_callback_from(request.url)))
 
 
 async def _maybe_await(value: Awaitable[Any] | Any) -> Any:
@@ -512,7 +512,7 @@ class TestTenant:
         Raises:
             TestTenantError: ``SIGN_IN_FAILED`` when the sandbox does not approve.
         """
-        return sign_in_through_sandbox(self.manager, self.sandbox)
+        return sign_in_through_sandbox(self.manager)
 
     def close(self) -> None:
         """Closes the client's connections (the sandbox stays up: it may serve other tenants)."""
@@ -552,7 +552,7 @@ class AsyncTestTenant:
 
     async def sign_in(self) -> SessionInfo:
         """Signs the manager in again. Raises :class:`TestTenantError` when the sandbox does not approve."""
-        return await _sign_in_async(self.manager, self.sandbox)
+        return await _sign_in_async(self.manager)
 
     async def aclose(self) -> None:
         """Closes the client's connections (the sandbox stays up)."""
