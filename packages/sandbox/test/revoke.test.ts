@@ -51,6 +51,14 @@ describe("POST /oauth/revoke", () => {
     expect((await postJson(sandbox, "/oauth/revoke", { token: "at_never_issued" })).status).toBe(200);
   });
 
+  it("ignores a token_type_hint it does not know: 200, and the token is revoked (RFC 7009 §2.1, §2.2)", async () => {
+    const sandbox = testSandbox();
+    const tokens = await signIn(sandbox);
+    const response = await postJson(sandbox, "/oauth/revoke", { token: tokens.access_token, token_type_hint: "id_token", client_id: CLIENT_ID });
+    expect(response.status).toBe(200);
+    expect((await getUser(sandbox, tokens.access_token)).status).toBe(401);
+  });
+
   it("still answers a client_id given as a number with 400 invalid_request", async () => {
     const sandbox = testSandbox();
     const response = await postJson(sandbox, "/oauth/revoke", { token: "x", client_id: 5 });
@@ -61,7 +69,7 @@ describe("POST /oauth/revoke", () => {
   it.each([
     ["a missing token", { client_id: CLIENT_ID }, "invalid_request"],
     ["a token that is a number", { token: 5, client_id: CLIENT_ID }, "invalid_request"],
-    ["an unknown token_type_hint", { token: "x", client_id: CLIENT_ID, token_type_hint: "id_token" }, "invalid_request"],
+    ["a token_type_hint that is not a string", { token: "x", client_id: CLIENT_ID, token_type_hint: ["access_token"] }, "invalid_request"],
     ["an unknown client", { token: "x", client_id: "nobody" }, "invalid_client"],
   ])("answers %s with 400 %s", async (_name, body, error) => {
     const sandbox = testSandbox();

@@ -10,13 +10,14 @@ import type { SandboxState } from "../state.js";
 
 /**
  * Handles a revocation request, form-encoded or JSON: `token` required, `client_id` and
- * `token_type_hint` optional (`access_token` or `refresh_token`). Without `client_id` the token
+ * `token_type_hint` optional. The hint is read as a string and otherwise ignored: every token type is
+ * searched, so a hint the sandbox does not know changes nothing (RFC 7009 §2.1, §2.2). Without `client_id` the token
  * identifies its client (RFC 6749 §3.2.1 makes `client_id` a MAY here). An access or refresh token
  * revokes every token of its grant. The answer is 200 with no body whether or not the token was
  * valid; a token issued to another client is left alone (and still answered 200, so that the
  * endpoint reveals nothing about tokens of other clients).
  *
- * @see RFC 7009 §2.1 (request; revoking may revoke the whole grant), §2.2 (200 for invalid tokens), §2.2.1 (errors)
+ * @see RFC 7009 §2.1 (request; the hint may be ignored; revoking may revoke the whole grant), §2.2 (200 for invalid tokens), §2.2.1 (errors)
  */
 export function revokeRoute(state: SandboxState) {
   return async (c: Context): Promise<Response> => {
@@ -30,10 +31,8 @@ export function revokeRoute(state: SandboxState) {
       clientId = typeof rawClient === "string" ? rawClient : null;
       const token = requiredString(body, "token");
       const id = body["client_id"] === undefined ? state.tokens.clientOf(token) : requiredString(body, "client_id");
-      const hint = stringField(body, "token_type_hint");
-      if (hint !== undefined && hint !== "access_token" && hint !== "refresh_token") {
-        throw new BadRequestError("token_type_hint must be access_token or refresh_token.");
-      }
+      // A hint that is not a string is malformed; any string, known or not, is ignored (RFC 7009 §2.1).
+      stringField(body, "token_type_hint");
       clientId = id ?? null;
       if (id === undefined) {
         record(200, "ok", "unknown_token");

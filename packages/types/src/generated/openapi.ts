@@ -192,7 +192,10 @@ export interface components {
             refresh_token: components["schemas"]["RefreshToken"];
             token_type: components["schemas"]["TokenType"];
             expires_in: components["schemas"]["ExpiresIn"];
-            /** @description The granted scopes, space-separated, when they differ from those requested. */
+            /**
+             * @description The granted scopes, space-separated. Present whenever the granted scope differs from the
+             *     requested one; it may be left out when they are the same (RFC 6749 §5.1, §3.3).
+             */
             scope?: string;
         };
         /**
@@ -205,7 +208,10 @@ export interface components {
             refresh_token?: components["schemas"]["RefreshToken"];
             token_type: components["schemas"]["TokenType"];
             expires_in: components["schemas"]["ExpiresIn"];
-            /** @description The granted scopes, space-separated, when they differ from those requested (RFC 6749 §5.1). */
+            /**
+             * @description The granted scopes, space-separated. Present whenever they differ from those requested
+             *     (RFC 6749 §5.1, §3.3); a refresh without `scope` requests the scopes originally granted (RFC 6749 §6).
+             */
             scope?: string;
         };
         /**
@@ -227,17 +233,19 @@ export interface components {
         };
         /**
          * Revocation request
-         * @description Revokes the current access token, which disconnects the integration (RFC 7009 §2.1).
+         * @description Revokes the current access token, which disconnects the integration (service description §3,
+         *     §4). Send `token`, the client's `client_id`, and optionally `token_type_hint`.
          */
         RevocationRequest: {
             /** @description The current access token. */
             token: string;
             /**
-             * @description What `token` is (RFC 7009 §2.1); `access_token` for this service's revoke.
-             * @enum {string}
+             * @description What `token` is (RFC 7009 §2.1): `access_token` for this service's revoke, or `refresh_token`.
+             *     A hint the server does not know is ignored, and the answer stays 200 (RFC 7009 §2.1, §2.2).
+             * @example access_token
              */
-            token_type_hint?: "access_token" | "refresh_token";
-            /** @description The OAuth client identifier (optional, RFC 6749 §3.2.1). */
+            token_type_hint?: string;
+            /** @description The OAuth client identifier (RFC 7009 §5, RFC 6749 §2.3). */
             client_id?: string;
         } & {
             [key: string]: string;
@@ -314,8 +322,8 @@ export interface components {
          */
         RedirectUri: string;
         /**
-         * @description Space-separated list of scope names, percent-encoded in the query: only the 37 names of the
-         *     `tenantOAuth` security scheme.
+         * @description Space-separated list of scope names, percent-encoded in the query (service description §2). The
+         *     contract admits only the 37 names of the `tenantOAuth` security scheme.
          */
         Scope: components["schemas"]["ScopeList"];
         /**
@@ -340,7 +348,8 @@ export interface components {
         Pragma: "no-cache";
         /**
          * @description The bearer challenge of RFC 6750 §3: `Bearer error="invalid_token"` for a malformed, expired or
-         *     revoked token; a bare `Bearer realm="…"` (no error code) when the request sent no token at all.
+         *     revoked token; `Bearer realm="tenant"`, with no error code, when the request sent no token at all
+         *     (RFC 6750 §3 has the scheme followed by at least one attribute).
          */
         InvalidTokenChallenge: string;
         /**
@@ -368,8 +377,8 @@ export interface operations {
                  */
                 redirect_uri: components["parameters"]["RedirectUri"];
                 /**
-                 * @description Space-separated list of scope names, percent-encoded in the query: only the 37 names of the
-                 *     `tenantOAuth` security scheme.
+                 * @description Space-separated list of scope names, percent-encoded in the query (service description §2). The
+                 *     contract admits only the 37 names of the `tenantOAuth` security scheme.
                  */
                 scope?: components["parameters"]["Scope"];
                 /**
@@ -448,7 +457,8 @@ export interface operations {
              *
              *     A code exchange (`grant_type=authorization_code`) answers with all four fields,
              *     `TokenResponse` (service description §2 and §4). A refresh answers with
-             *     `RefreshTokenResponse`, whose `refresh_token` is present only when it is rotated.
+             *     `RefreshTokenResponse`, whose `refresh_token` the contract makes optional: the server sends
+             *     one when it rotates the refresh token (service description §4: the response "may rotate").
              *     OpenAPI cannot tie a response schema to a field of the request, so the schema here admits
              *     both, and `x-response-schema-by-grant-type` names the one each grant must match: the kit's
              *     token manager, the sandbox's contract tests and the contract's Prism tests check that
@@ -491,7 +501,10 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description A malformed request or an unsupported token type (RFC 7009 §2.2.1). */
+            /**
+             * @description A malformed request, an unknown client (`invalid_client`) or a token type the server does
+             *     not revoke (`unsupported_token_type`), with an RFC 6749 §5.2 error body (RFC 7009 §2.2.1).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -511,7 +524,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The authenticated user. */
+            /**
+             * @description The authenticated user. The example record (`id`, `name`, `email`) is illustrative only:
+             *     the service description does not show the record's fields.
+             */
             200: {
                 headers: {
                     [name: string]: unknown;
