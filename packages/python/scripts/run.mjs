@@ -24,6 +24,7 @@ const tasks = {
     step(python, ["-m", "build", "--no-isolation", "--sdist", "--wheel", "--outdir", "dist"]);
   },
   lint: () => {
+    step(python, ["scripts/generate.py", "--check"]);
     step(bin("ruff"), ["check", "."]);
     step(bin("ruff"), ["format", "--check", "."]);
     step(bin("mypy"), []);
