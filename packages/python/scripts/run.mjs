@@ -2,6 +2,7 @@
 // The Python package's turbo tasks: each ensures the repository's venv (tools/python/venv.mjs), then
 // runs the Python tools in it. `node scripts/run.mjs <task>`, task one of the package.json scripts.
 import { spawnSync } from "node:child_process";
+import { readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureVenv } from "../../../tools/python/venv.mjs";
@@ -21,7 +22,12 @@ function step(command, args) {
 const tasks = {
   generate: () => step(python, ["scripts/generate.py"]),
   build: () => {
-    step(python, ["-m", "build", "--no-isolation", "--sdist", "--wheel", "--outdir", "dist"]);
+    // A clean dist/: the packaging test installs the one wheel there, and twine checks what is uploaded.
+    rmSync(join(here, "dist"), { recursive: true, force: true });
+    // No --sdist/--wheel: the wheel is built from the sdist, which proves the sdist is complete.
+    step(python, ["-m", "build", "--no-isolation", "--outdir", "dist"]);
+    const built = readdirSync(join(here, "dist")).map((name) => join("dist", name));
+    step(bin("twine"), ["check", "--strict", ...built]);
   },
   lint: () => {
     step(python, ["scripts/generate.py", "--check"]);
