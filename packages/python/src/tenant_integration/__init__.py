@@ -8,5 +8,14 @@ interchangeable with the TypeScript kit's.
 from __future__ import annotations
 
 from .errors import InvalidOptionsError, TenantIntegrationError
+from .storage import FileStorage, FileStorageError, Lock, RedisStoreError, TokenStorage
 
-__all__ = ["InvalidOptionsError", "TenantIntegrationError"]
+__all__ = [
+    "FileStorage",
+    "FileStorageError",
+    "InvalidOptionsError",
+    "Lock",
+    "RedisStoreError",
+    "TenantIntegrationError",
+    "TokenStorage",
+]

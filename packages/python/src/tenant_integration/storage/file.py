@@ -1,0 +1,379 @@
+"""A token storage in one JSON file, shared safely by the processes of one machine, Python and
+TypeScript alike: the same file, the same lock directories as ``fileStorage`` of
+``@tenant-integration/token-manager/node``.
+
+See RFC 6749 §10.3 (tokens kept confidential), RFC 8252 (native apps), RFC 9700 §4.14.2 (rotation).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import re
+import secrets
+import stat
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from ..errors import InvalidOptionsError
+from ._dir_lock import errno_name, hold
+from .base import Lock
+from .errors import FileStorageError
+
+__all__ = ["FileStorage"]
+
+T = TypeVar("T")
+
+#: Symlinks followed before giving up, as the kernel's own limit (ELOOP).
+_MAX_LINKS = 40
+#: The temporary files of writers (``<file>.<12 hex>.tmp``), removed when a killed writer left one.
+_LEFTOVER = re.compile(r"^[0-9a-f]{12}\.tmp$")
+
+
+def _problem(text: str) -> str | None:
+    """What is wrong with the text of a token file, or ``None`` when it is a JSON object of strings."""
+    if not text.strip():
+        return "empty"
+
+    def no_constant(name: str) -> object:
+        raise ValueError(name)
+
+    try:
+        # NaN and Infinity are not JSON (JSON.parse refuses them too).
+        data = json.loads(text, parse_constant=no_constant)
+    except (ValueError, RecursionError):
+        # The parser's message quotes the text, which may hold tokens: say only what is wrong.
+        return "not valid JSON"
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    if not all(isinstance(v, str) for v in data.values()):
+        return "not a JSON object of strings"
+    return None
+
+
+def _encode(data: dict[str, str]) -> bytes:
+    """The file's bytes: compact JSON, as ``JSON.stringify`` writes it."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate cannot be UTF-8: escape it (JSON.stringify does the same).
+        return json.dumps(data, separators=(",", ":")).encode("ascii")
+
+
+def _sync_directory(directory: str) -> None:
+    """Makes a rename durable (POSIX). Windows cannot open a directory, and its rename is durable as is."""
+    if sys.platform == "win32":  # pragma: no cover
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _make_directories(directory: str) -> None:
+    """Creates ``directory`` and its missing parents, each 0700 (``os.makedirs`` gives the mode to the last only)."""
+    parent = os.path.dirname(directory)
+    if parent != directory and not os.path.isdir(parent):
+        _make_directories(parent)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(directory, 0o700)
+
+
+class FileStorage:
+    """Stores every key in one JSON file at ``path``, for the processes of one machine. Safe by default:
+
+    - **One refresh among processes.** :attr:`lock` is the cross-process refresh lock, on by default:
+      the token manager uses it unless given its own ``lock``, re-reads the file under it, and
+      refreshes only if it still must. It is ``filelock.FileLock("<file>.refresh.flock")`` (a kernel
+      lock, dropped when its holder dies) and, inside it, the lock directory ``<file>.refresh.lock``
+      that the TypeScript kit's ``fileStorage`` takes, so Python and TypeScript processes exclude each
+      other. A killed holder blocks the TypeScript processes for at most ``stale_after`` seconds and
+      the Python ones not at all; a live holder is waited for at most ``lock_timeout`` seconds.
+    - **Writes that lose nothing.** Each ``set`` and ``delete`` reads, changes and writes the file
+      under a second, short lock (``<file>.write.flock`` and ``<file>.write.lock``), so keys written
+      by concurrent processes are all kept. A write goes to ``<file>.<random>.tmp``, is fsynced,
+      renamed over the file with :func:`os.replace`, and the directory is fsynced: a crash leaves the
+      old or the new file, durably. Temporary files left by killed writers are removed by the next.
+    - **The same format as TypeScript**: one JSON object mapping each key to its string value
+      (``spec/token-store/token-file.schema.json``).
+    - **Symlinks** are followed (at most 40): the file they name is written and locked, the link stays.
+    - **Modes.** Missing directories are created 0700 and the file 0600. A file others may read is
+      tightened to 0600 on first access; if that fails (not its owner), it is refused (``FILE_UNSAFE``).
+    - **Faults.** An empty, corrupt or foreign file (not a JSON object of strings) is moved aside to
+      ``<file>.corrupt-<time>-<random>`` and reported once as ``FILE_CORRUPT`` with ``reset = True``,
+      which the manager turns into ``NOT_SIGNED_IN``; a sign-in then writes a good file. A read-only
+      directory gives ``IO_FAILED`` naming the file and the errno, and the file is left as it was.
+
+    Args:
+        path: the token file, e.g. ``~/.config/my-cli/tokens.json`` (``~`` is expanded).
+        stale_after: seconds after which a lock directory whose holder stopped touching it (a killed
+            TypeScript process) is taken over (default 10, at least 2).
+        lock_timeout: seconds to wait for a lock held by a live process before ``LOCK_TIMEOUT`` (default 30).
+
+    Raises:
+        InvalidOptionsError: at construction, for a duration that is not a finite number > 0.
+        FileStorageError: from the methods and the lock: ``FILE_CORRUPT``, ``FILE_UNSAFE``,
+            ``IO_FAILED``, ``LOCK_TIMEOUT``.
+
+    Example:
+        >>> import tempfile, os
+        >>> storage = FileStorage(os.path.join(tempfile.mkdtemp(), "my-cli", "tokens.json"))
+        >>> storage.set("k", "v")
+        >>> storage.get("k")
+        'v'
+        >>> storage.lock("tenant-integration:https://acme.tenant.test:demo:lock", lambda: "held")
+        'held'
+
+    See RFC 6749 §10.3, RFC 9700 §4.14.2.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, stale_after: float = 10.0, lock_timeout: float = 30.0) -> None:
+        for name, value in (("stale_after", stale_after), ("lock_timeout", lock_timeout)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not (math.isfinite(value) and value > 0)
+            ):
+                raise InvalidOptionsError(name, "must be a finite number of seconds > 0")
+        self._path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+        # proper-lockfile's floor, so that a live holder's touches (every quarter) always beat the stale time.
+        self._stale_after = max(float(stale_after), 2.0)
+        self._lock_timeout = float(lock_timeout)
+
+    @property
+    def path(self) -> str:
+        """The token file's path, absolute (the file a symlink there names is the one written)."""
+        return self._path
+
+    @property
+    def lock(self) -> Lock:
+        """The cross-process refresh lock (``<file>.refresh.flock`` and ``<file>.refresh.lock``).
+
+        Whatever ``name`` is passed, it is the one lock of this file, as in the TypeScript kit.
+
+        Raises:
+            FileStorageError: ``LOCK_TIMEOUT`` after ``lock_timeout``, ``IO_FAILED``; else what ``task`` raises.
+        """
+        return self._refresh_lock
+
+    def _refresh_lock(self, name: str, task: Callable[[], T]) -> T:
+        return self._locked("refresh", lambda _file: task())
+
+    # -- the file ---------------------------------------------------------------------------------
+
+    def _target(self) -> str:
+        """Follows the path through symlinks to the file they name, which need not exist yet."""
+        current = self._path
+        for _ in range(_MAX_LINKS):
+            try:
+                info = os.lstat(current)
+            except FileNotFoundError:
+                return current
+            except OSError as e:
+                raise FileStorageError(
+                    "IO_FAILED", f"cannot read the token file {current} ({errno_name(e)})", path=current, cause=e
+                ) from e
+            if not stat.S_ISLNK(info.st_mode):
+                if not stat.S_ISREG(info.st_mode):
+                    raise FileStorageError(
+                        "FILE_UNSAFE", f"the token file {current} is not a regular file", path=current
+                    )
+                return current
+            current = os.path.normpath(os.path.join(os.path.dirname(current), os.readlink(current)))
+        raise FileStorageError("FILE_UNSAFE", f"the token file {self._path} is a loop of symlinks", path=self._path)
+
+    def _locked(self, kind: str, task: Callable[[str], T]) -> T:
+        """Runs ``task(file)`` holding ``<file>.<kind>.flock`` and ``<file>.<kind>.lock`` beside the resolved file."""
+        file = self._target()
+        try:
+            _make_directories(os.path.dirname(file))
+        except OSError as e:
+            raise FileStorageError(
+                "IO_FAILED",
+                f"cannot create the directory of the token file {file} ({errno_name(e)})",
+                path=file,
+                cause=e,
+            ) from e
+        with hold(f"{file}.{kind}", stale_after=self._stale_after, timeout=self._lock_timeout):
+            return task(file)
+
+    def _read_text(self, file: str) -> str | None:
+        """The file's text (tightening a loose mode first), or ``None`` when there is none."""
+        try:
+            mode = os.stat(file).st_mode
+            if mode & 0o077:
+                try:
+                    os.chmod(file, 0o600)
+                except OSError as e:
+                    raise FileStorageError(
+                        "FILE_UNSAFE",
+                        f"the token file {file} may be read by others (mode {stat.S_IMODE(mode):04o}) "
+                        "and cannot be tightened to 0600",
+                        path=file,
+                        cause=e,
+                    ) from e
+            with open(file, "rb") as handle:
+                raw = handle.read()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise FileStorageError(
+                "IO_FAILED", f"cannot read the token file {file} ({errno_name(e)})", path=file, cause=e
+            ) from e
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            # Not text at all: as corrupt as bad JSON (U+FFFD cannot be JSON's structure).
+            return "\ufffd"
+
+    def _set_aside(self, file: str, what: str) -> FileStorageError:
+        """Moves an unreadable file aside (it may hold the only copy of a refresh token) and says so."""
+        now = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        moved_to = f"{file}.corrupt-{now.replace(':', '-').replace('.', '-')}-{secrets.token_hex(3)}"
+        try:
+            os.rename(file, moved_to)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise FileStorageError(
+                "IO_FAILED", f"cannot move the corrupt token file {file} aside ({errno_name(e)})", path=file, cause=e
+            ) from e
+        return FileStorageError(
+            "FILE_CORRUPT",
+            f"the token file {file} was {what}; moved aside to {moved_to}: sign in again",
+            path=file,
+            moved_to=moved_to,
+            reset=True,
+        )
+
+    def _read_for_write(self, file: str) -> dict[str, str]:
+        """The file's data, under the write lock; a corrupt file is moved aside and counts as empty."""
+        text = self._read_text(file)
+        if text is None:
+            return {}
+        what = _problem(text)
+        if what is None:
+            data: dict[str, str] = json.loads(text)
+            return data
+        self._set_aside(file, what)
+        return {}
+
+    def _write_durably(self, file: str, data: dict[str, str]) -> None:
+        """Writes ``data``: temporary file, fsync, rename, fsync of the directory."""
+        temp = f"{file}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            try:
+                # The mode of open is masked by the umask; make sure.
+                os.fchmod(fd, 0o600)
+                view = memoryview(_encode(data))
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temp, file)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise FileStorageError(
+                "IO_FAILED", f"cannot write the token file {file} ({errno_name(e)})", path=file, cause=e
+            ) from e
+        try:
+            _sync_directory(os.path.dirname(file))
+        except OSError as e:
+            raise FileStorageError(
+                "IO_FAILED",
+                f"cannot make the write of the token file {file} durable ({errno_name(e)})",
+                path=file,
+                cause=e,
+            ) from e
+
+    def _remove_leftovers(self, file: str) -> None:
+        """Removes the temporary files of writers killed mid-write (only a holder of the write lock writes one)."""
+        directory, prefix = os.path.dirname(file), os.path.basename(file) + "."
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return
+        for name in names:
+            if name.startswith(prefix) and _LEFTOVER.match(name[len(prefix) :]):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(directory, name))
+
+    def _update(self, change: Callable[[dict[str, str]], bool]) -> None:
+        def task(file: str) -> None:
+            data = self._read_for_write(file)
+            if change(data):
+                self._write_durably(file, data)
+            # After the write, not before: a refresh's write is the crash window, kept as short as can be.
+            self._remove_leftovers(file)
+
+        self._locked("write", task)
+
+    # -- TokenStorage -----------------------------------------------------------------------------
+
+    def get(self, key: str) -> str | None:
+        """The value of ``key``, or ``None`` when absent (or when there is no file yet).
+
+        Raises:
+            FileStorageError: ``FILE_CORRUPT`` (``reset`` is ``True``; the file was moved aside),
+                ``FILE_UNSAFE``, ``IO_FAILED``, ``LOCK_TIMEOUT``.
+        """
+        text = self._read_text(self._target())
+        if text is None:
+            return None
+        if _problem(text) is None:
+            value: str | None = json.loads(text).get(key)
+            return value
+
+        # Decide under the write lock, on a fresh read: another process may have replaced it meanwhile.
+        def again(file: str) -> str | None:
+            fresh = self._read_text(file)
+            if fresh is None:
+                return None
+            what = _problem(fresh)
+            if what is None:
+                value: str | None = json.loads(fresh).get(key)
+                return value
+            raise self._set_aside(file, what)
+
+        return self._locked("write", again)
+
+    def set(self, key: str, value: str) -> None:
+        """Stores ``value`` under ``key``, keeping every other key; durable when it returns.
+
+        Raises:
+            FileStorageError: ``IO_FAILED`` (e.g. a read-only directory: the file is left as it was),
+                ``FILE_UNSAFE``, ``LOCK_TIMEOUT``.
+        """
+
+        def change(data: dict[str, str]) -> bool:
+            data[key] = value
+            return True
+
+        self._update(change)
+
+    def delete(self, key: str) -> None:
+        """Removes ``key``; does nothing (writes nothing) when it is absent.
+
+        Raises:
+            FileStorageError: ``IO_FAILED``, ``FILE_UNSAFE``, ``LOCK_TIMEOUT``.
+        """
+
+        def change(data: dict[str, str]) -> bool:
+            if key not in data:
+                return False
+            del data[key]
+            return True
+
+        self._update(change)
+
+    def __repr__(self) -> str:
+        return f"FileStorage({self._path!r})"
