@@ -1,0 +1,416 @@
+"""Token storage and refresh lock on Redis (or Valkey), interchangeable with
+``@tenant-integration/token-store-redis``: the same keys, the same values, the same lease lock, so
+Python and TypeScript processes sharing one Redis make one refresh per expiry between them.
+
+Synchronous, over a ``redis.Redis`` client (redis-py, the ``redis`` extra:
+``pip install "tenant-integration[redis]"``). ``AsyncTokenManager`` runs it in a worker thread like
+every storage, so no asyncio variant is needed; redis-py's client is thread-safe.
+
+See RFC 9700 §4.14.2 (refresh token rotation), RFC 6749 §6, §10.4.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from .._redact import redact
+from .base import Lock
+from .errors import RedisStoreError, RedisStoreErrorCode, RedisStoreOptionsError
+
+if TYPE_CHECKING:
+    import redis
+    from redis.commands.core import Script
+
+__all__ = ["RedisLock", "RedisStorage", "Replicas"]
+
+T = TypeVar("T")
+
+_log = logging.getLogger("tenant_integration.storage.redis")
+
+#: Deletes the key only if it still holds this owner's value (the TypeScript kit's script, byte for byte).
+_RELEASE = 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0'
+#: Extends the lease only if the key still holds this owner's value (the TypeScript kit's script).
+_RENEW = 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0'
+
+
+def _redis() -> object:
+    """The ``redis`` module, imported on first use so the SDK works without it."""
+    try:
+        import redis
+    except ImportError as e:  # pragma: no cover - the test environment has it
+        raise ImportError(
+            'RedisStorage needs the redis package: pip install "tenant-integration[redis]"', name="redis"
+        ) from e
+    return redis
+
+
+@dataclass(frozen=True)
+class Replicas:
+    """After each write, wait (``WAIT``) until ``count`` replicas acknowledged it, at most ``timeout`` seconds.
+
+    Example:
+        >>> Replicas(count=1, timeout=0.5)
+        Replicas(count=1, timeout=0.5)
+
+    See https://redis.io/docs/latest/commands/wait/.
+    """
+
+    count: int
+    timeout: float
+
+
+def _positive(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value > 0):
+        raise RedisStoreOptionsError(name, "must be a finite number of seconds > 0")
+    return float(value)
+
+
+def _why(error: BaseException, secrets_: Sequence[str]) -> str:
+    """redis-py's reason (``ConnectionError: Error 111 connecting to …``), with any value scrubbed."""
+    return redact(f"{type(error).__name__}: {error}", secrets_)
+
+
+def _failed(
+    code: RedisStoreErrorCode, command: str, key: str, error: BaseException, secrets_: Sequence[str] = ()
+) -> RedisStoreError:
+    return RedisStoreError(code, f"Redis {command} of {key} failed ({_why(error, secrets_)})", cause=error)
+
+
+def _text(reply: object) -> str | None:
+    """A bulk-string reply as text (redis-py answers bytes unless ``decode_responses=True``)."""
+    if reply is None or isinstance(reply, str):
+        return reply
+    if isinstance(reply, bytes):
+        return reply.decode("utf-8")
+    raise TypeError(type(reply).__name__)
+
+
+class RedisLock:
+    """A refresh lock on Redis: a lease that only its owner renews or releases, with a bounded wait.
+
+    Each call takes the key ``prefix + name`` with ``SET key owner NX PX lease`` (a random 128-bit
+    owner), retrying with exponential backoff and jitter until it gets it or ``wait_timeout`` runs
+    out; a thread renews the lease every ``renew_every`` seconds while the task runs (a Lua
+    compare-and-``PEXPIRE``); and the key is deleted when the task ends only if it still holds this
+    owner (a Lua compare-and-``DEL``), so a late holder never releases another's lock. The same
+    protocol and scripts as ``redisLock`` of ``@tenant-integration/token-store-redis``.
+
+    Args:
+        client: a ``redis.Redis``.
+        prefix: put before the lock's name (default ``""``).
+        lease: seconds a lease lasts without renewal (default 10): how long a dead holder blocks the others.
+        renew_every: seconds between renewals (default ``lease / 3``); less than ``lease``.
+        wait_timeout: seconds to wait for a lock another owner holds, then ``LOCK_TIMEOUT`` (default 45:
+            longer than the manager's slowest refresh).
+        retry_delay, max_retry_delay: the first and the longest pause between two tries (0.02, 0.5 s).
+        on_lease_lost: called with a ``LEASE_LOST`` error when a running task's lease was lost (a
+            renewal found another owner or none, no renewal succeeded for a whole lease, or the release
+            found the key no longer this owner's). The task is not stopped. Default: a warning on the
+            ``tenant_integration.storage.redis`` logger (a key name, never a value).
+
+    Raises:
+        RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``).
+        RedisStoreError: from a call: ``LOCK_TIMEOUT`` when the wait runs out, ``LOCK_UNAVAILABLE`` when
+            Redis fails while the lock is taken; otherwise what the task raises.
+
+    Example:
+        >>> import redis  # doctest: +SKIP
+        >>> lock = RedisLock(redis.Redis(), lease=15)  # doctest: +SKIP
+        >>> lock("tenant-integration:https://acme.tenant.test:demo:lock", lambda: "refreshed")  # doctest: +SKIP
+        'refreshed'
+
+    See RFC 9700 §4.14.2; https://redis.io/docs/latest/develop/clients/patterns/distributed-locks/.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        prefix: str = "",
+        lease: float = 10.0,
+        renew_every: float | None = None,
+        wait_timeout: float = 45.0,
+        retry_delay: float = 0.02,
+        max_retry_delay: float = 0.5,
+        on_lease_lost: Callable[[RedisStoreError], None] | None = None,
+    ) -> None:
+        _check_client(client)
+        self._client = client
+        self._prefix = prefix
+        # Whole milliseconds, as PX takes them (the TypeScript kit rounds the lease up too).
+        self._lease_ms = math.ceil(_positive("lease", lease) * 1000)
+        self._renew_every = _positive("renew_every", renew_every) if renew_every is not None else lease / 3
+        if self._renew_every >= lease:
+            raise RedisStoreOptionsError("renew_every", "must be less than lease")
+        self._wait_timeout = _positive("wait_timeout", wait_timeout)
+        self._retry_delay = _positive("retry_delay", retry_delay)
+        self._max_retry_delay = _positive("max_retry_delay", max_retry_delay)
+        self._on_lease_lost = on_lease_lost or (lambda e: _log.warning("%s", e))
+        self._release: Script = client.register_script(_RELEASE)
+        self._renew: Script = client.register_script(_RENEW)
+
+    def __call__(self, name: str, task: Callable[[], T]) -> T:
+        """Runs ``task`` holding the lock ``prefix + name``; see the class."""
+        key = self._prefix + name
+        owner = secrets.token_hex(16)
+        self._acquire(key, owner)
+        holder = _Holder(self, key, owner)
+        try:
+            return task()
+        finally:
+            holder.release()
+
+    def _acquire(self, key: str, owner: str) -> None:
+        # Monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
+        deadline = time.monotonic() + self._wait_timeout
+        attempt = 0
+        while True:
+            try:
+                # A SET whose reply is lost may still have taken the lock: it then expires after the lease.
+                taken = self._client.set(key, owner, nx=True, px=self._lease_ms)
+            except Exception as e:
+                if not _is_redis_error(e):
+                    raise
+                raise _failed("LOCK_UNAVAILABLE", "SET NX", key, e) from e
+            if taken:
+                return
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise RedisStoreError(
+                    "LOCK_TIMEOUT", f"{key} still held by another owner after {self._wait_timeout:g} s"
+                )
+            # Full backoff, then jitter in its upper half, so a fleet released together does not retry in step.
+            backoff = min(self._max_retry_delay, self._retry_delay * 2**attempt)
+            time.sleep(min(left, backoff / 2 + random.random() * backoff / 2))  # noqa: S311 - jitter, not a secret
+            attempt += 1
+
+    def _lost(self, key: str, why: str, cause: BaseException | None = None) -> None:
+        error = RedisStoreError("LEASE_LOST", f"{key}: {why}; the task under the lock was not stopped", cause=cause)
+        # A throwing callback must not kill the renewal thread or the task.
+        with contextlib.suppress(Exception):
+            self._on_lease_lost(error)
+
+
+class _Holder:
+    """Holds a taken lease: renews it from a thread until :meth:`release`, which deletes it if still ours.
+
+    A loss is reported once: by a renewal finding another owner (or none), by renewals failing for a
+    whole lease, or by the release finding the key no longer ours.
+    """
+
+    def __init__(self, lock: RedisLock, key: str, owner: str) -> None:
+        self._lock, self._key, self._owner = lock, key, owner
+        self._stop = threading.Event()
+        self._reported = False
+        self._thread = threading.Thread(target=self._run, name=f"renew {key}", daemon=True)
+        self._thread.start()
+
+    def _report(self, why: str, cause: BaseException | None = None) -> None:
+        if not self._reported:
+            self._reported = True
+            self._lock._lost(self._key, why, cause)
+
+    def _run(self) -> None:
+        lock = self._lock
+        renewed_at = time.monotonic()
+        lease = lock._lease_ms / 1000
+        # A chain of waits, not a fixed rate: a slow renewal never overlaps the next one.
+        while not self._stop.wait(lock._renew_every):
+            try:
+                reply = lock._renew(keys=[self._key], args=[self._owner, lock._lease_ms])
+            except Exception as e:
+                if self._stop.is_set():
+                    return
+                # A failed renewal is tried again; once a whole lease passed without one, the lease is gone.
+                if time.monotonic() - renewed_at >= lease:
+                    self._report(f"no renewal succeeded for {lease:g} s", e)
+                    return
+                continue
+            if self._stop.is_set():
+                return
+            if reply != 1:
+                self._report("a renewal found another owner, or no lock")
+                return
+            renewed_at = time.monotonic()
+
+    def release(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        try:
+            released = self._lock._release(keys=[self._key], args=[self._owner])
+        except Exception:
+            # A failed release only leaves the lease to expire (at most the lease): the task's outcome stands.
+            return
+        if released != 1:
+            self._report("at release the lock was no longer this owner's (the lease expired under the task)")
+
+
+def _is_redis_error(error: BaseException) -> bool:
+    import redis.exceptions
+
+    return isinstance(error, redis.exceptions.RedisError)
+
+
+def _check_client(client: object) -> None:
+    _redis()
+    import redis.asyncio
+
+    if isinstance(client, redis.asyncio.Redis):
+        raise RedisStoreOptionsError(
+            "client",
+            "is an asyncio client: pass a redis.Redis "
+            "(the storage is synchronous; AsyncTokenManager runs it in a thread)",
+        )
+    if not callable(getattr(client, "set", None)) or not callable(getattr(client, "register_script", None)):
+        raise RedisStoreOptionsError("client", "must be a redis.Redis")
+
+
+class RedisStorage:
+    """Stores the token manager's records in Redis, one string key per record, and brings the Redis
+    lock that makes one refresh out of many across every process (Python or TypeScript) sharing it.
+
+    Keys are the manager's own after ``prefix``: ``<prefix>tenant-integration:<origin>:<client_id>:tokens``
+    (and ``:pending``, and ``:lock`` for the lock); values are the manager's JSON strings, stored as
+    they are and never logged. ``get`` is ``GET``, ``set`` is ``SET`` (returning once Redis, and with
+    ``replicas`` that many replicas, acknowledged it), ``delete`` is ``DEL``. Keys have no expiry.
+    The same keys, values and lock as ``redisStorage`` of ``@tenant-integration/token-store-redis``.
+
+    Args:
+        client: a connected ``redis.Redis`` (``decode_responses`` either way). For a fast failure while
+            Redis is down, give it ``retry=Retry(NoBackoff(), 0)`` and a ``socket_connect_timeout``;
+            redis-py's default retries a refused connection with backoff for seconds.
+        prefix, lease, renew_every, wait_timeout, retry_delay, max_retry_delay, on_lease_lost: the
+            lock's, see :class:`RedisLock`.
+        replicas: ``Replicas(count, timeout)``: after each write, ``WAIT`` for that many replicas, at
+            most ``timeout`` seconds; fewer is ``REPLICATION_TIMEOUT``. Narrows, does not close, the
+            window in which a failover loses a rotated refresh token.
+
+    Raises:
+        ImportError: when the ``redis`` package is not installed (naming the extra to install).
+        RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``).
+        RedisStoreError: from the methods: ``COMMAND_FAILED`` (cause: redis-py's error; the message
+            says which command on which key failed and why, never the value), ``UNEXPECTED_REPLY``,
+            ``REPLICATION_TIMEOUT``; the token manager reports them as ``STORAGE_FAILED``.
+
+    Example:
+        >>> import redis  # doctest: +SKIP
+        >>> storage = RedisStorage(redis.Redis.from_url("redis://127.0.0.1:6379"), prefix="billing:")  # doctest: +SKIP
+        >>> storage.set("k", "v"); storage.get("k")  # doctest: +SKIP
+        'v'
+
+    See RFC 6749 §6, §10.4; RFC 9700 §4.14.2.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        prefix: str = "",
+        lease: float = 10.0,
+        renew_every: float | None = None,
+        wait_timeout: float = 45.0,
+        retry_delay: float = 0.02,
+        max_retry_delay: float = 0.5,
+        replicas: Replicas | tuple[int, float] | None = None,
+        on_lease_lost: Callable[[RedisStoreError], None] | None = None,
+    ) -> None:
+        if replicas is not None:
+            count, timeout = (replicas.count, replicas.timeout) if isinstance(replicas, Replicas) else replicas
+            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+                raise RedisStoreOptionsError("replicas", "count must be an integer >= 0")
+            # WAIT takes whole milliseconds, and WAIT with 0 blocks forever.
+            if _positive("replicas", timeout) * 1000 < 1:
+                raise RedisStoreOptionsError("replicas", "timeout must be at least 1 ms (WAIT 0 would block forever)")
+        self._replicas = None if replicas is None else Replicas(count, float(timeout))
+        self._client = client
+        self._prefix = prefix
+        self._lock = RedisLock(
+            client,
+            prefix=prefix,
+            lease=lease,
+            renew_every=renew_every,
+            wait_timeout=wait_timeout,
+            retry_delay=retry_delay,
+            max_retry_delay=max_retry_delay,
+            on_lease_lost=on_lease_lost,
+        )
+
+    @property
+    def lock(self) -> Lock:
+        """The Redis lock on ``prefix + name``, which the token manager uses unless given its own ``lock``."""
+        return self._lock
+
+    def _replicated(self, command: str, key: str) -> None:
+        if self._replicas is None:
+            return
+        count, timeout = self._replicas.count, self._replicas.timeout
+        try:
+            acknowledged = int(self._client.wait(count, round(timeout * 1000)))
+        except Exception as e:
+            if not _is_redis_error(e):
+                raise
+            raise _failed("COMMAND_FAILED", "WAIT", key, e) from e
+        if acknowledged < count:
+            raise RedisStoreError(
+                "REPLICATION_TIMEOUT",
+                f"{acknowledged} of {count} replicas acknowledged the {command} of {key} within {timeout:g} s",
+            )
+
+    def get(self, key: str) -> str | None:
+        """``GET prefix+key``: the value, or ``None`` when absent.
+
+        Raises:
+            RedisStoreError: ``COMMAND_FAILED``, ``UNEXPECTED_REPLY``.
+        """
+        name = self._prefix + key
+        try:
+            reply: object = self._client.get(name)
+        except Exception as e:
+            if not _is_redis_error(e):
+                raise
+            raise _failed("COMMAND_FAILED", "GET", name, e) from e
+        try:
+            return _text(reply)
+        except (TypeError, UnicodeDecodeError) as e:
+            raise RedisStoreError("UNEXPECTED_REPLY", f"GET of {name} did not answer a string", cause=e) from e
+
+    def set(self, key: str, value: str) -> None:
+        """``SET prefix+key value``; returns once Redis (and ``replicas``) acknowledged it.
+
+        Raises:
+            RedisStoreError: ``COMMAND_FAILED``, ``UNEXPECTED_REPLY``, ``REPLICATION_TIMEOUT``.
+        """
+        name = self._prefix + key
+        try:
+            reply: object = self._client.set(name, value)
+        except Exception as e:
+            if not _is_redis_error(e):
+                raise
+            raise _failed("COMMAND_FAILED", "SET", name, e, [value]) from e
+        if reply is not True:
+            raise RedisStoreError("UNEXPECTED_REPLY", f"SET of {name} was not acknowledged with OK")
+        self._replicated("SET", name)
+
+    def delete(self, key: str) -> None:
+        """``DEL prefix+key``; succeeds when absent.
+
+        Raises:
+            RedisStoreError: ``COMMAND_FAILED``, ``REPLICATION_TIMEOUT``.
+        """
+        name = self._prefix + key
+        try:
+            self._client.delete(name)
+        except Exception as e:
+            if not _is_redis_error(e):
+                raise
+            raise _failed("COMMAND_FAILED", "DEL", name, e) from e
+        self._replicated("DEL", name)
