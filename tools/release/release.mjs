@@ -13,7 +13,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { publishedPackages, publishProblems, root } from "../packaging/published.mjs";
-import { rehearseVersion } from "./rehearse-version.mjs";
+import { rehearsePythonVersion, rehearseVersion } from "./rehearse-version.mjs";
 
 const dryRun = process.argv.includes("--dry-run");
 
@@ -68,6 +68,16 @@ if (dryRun) {
     const shipped = ["CHANGELOG.md", "LICENSE", "README.md"].filter((file) => packed.includes(file));
     console.log(`  ${name}@${version}: CHANGELOG.md ${changelogWritten ? "written" : "NOT written"}; tarball has ${shipped.join(", ") || "none of them"}`);
     if (!changelogWritten || shipped.length !== 3) failures.push(`${name}: after changeset version, the tarball must carry CHANGELOG.md, LICENSE and README.md`);
+  }
+
+  console.log("\n▶ Rehearsal of the Python package's release (changesets bumps packages/python/package.json; PyPI gets the build)");
+  const python = rehearsePythonVersion();
+  console.log(`  ${python.name}: ${python.versionBefore} -> ${python.version} for a minor changeset; built ${python.built.join(", ")}`);
+  console.log(`  CHANGELOG.md ${python.changelogWritten ? "written" : "NOT written"}${python.sdistFiles.includes("CHANGELOG.md") ? ", in the sdist" : ", NOT in the sdist"}`);
+  if (python.othersMoved.length > 0) failures.push(`a changeset for ${python.name} alone also moved ${python.othersMoved.join(", ")}`);
+  if (python.privateMovedByNpmRelease.length > 0) failures.push(`an npm release moves private packages: ${python.privateMovedByNpmRelease.join(", ")} (add them to "ignore" in .changeset/config.json)`);
+  if (!python.built.some((file) => file.endsWith(`-${python.version}-py3-none-any.whl`)) || !python.changelogWritten || !python.sdistFiles.includes("CHANGELOG.md")) {
+    failures.push(`${python.name}: the wheel must carry the version changesets wrote, and the sdist its CHANGELOG.md`);
   }
 
   if (failures.length > 0) {
