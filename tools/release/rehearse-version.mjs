@@ -90,8 +90,8 @@ function workspaceVersions(dir) {
  *    packages/python/package.json (changesets versions private packages: `privatePackages.version`
  *    is true), that pyproject reads that version into both files, that the CHANGELOG.md is written
  *    and shipped in the sdist, and that no other package moves (`othersMoved`).
- * 2. A patch for every published npm package: the Python package does not move, and neither does any
- *    other private package (`privateMovedByNpmRelease`: the apps and tools are in the changesets
+ * 2. A patch for every published npm package (the pending changesets removed): the Python package
+ *    does not move, and neither does any other private package (`privateMovedByNpmRelease`: the apps and tools are in the changesets
  *    `ignore` list, so they get no version or CHANGELOG.md of their own).
  */
 export function rehearsePythonVersion() {
@@ -104,7 +104,7 @@ export function rehearsePythonVersion() {
   const privateMovedByNpmRelease = inVersionedCopy(npmRelease, (copy) => {
     const after = workspaceVersions(copy);
     return privateNames.filter((privateName) => after[privateName] !== before[privateName]);
-  });
+  }, { onlyThisChangeset: true });
   const changeset = `---\n"${name}": minor\n---\n\n${marker}\n`;
   const python = inVersionedCopy(changeset, (copy) => {
     const folder = join(copy, "packages", "python");
