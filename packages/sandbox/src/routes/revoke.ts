@@ -11,8 +11,11 @@ import type { SandboxState } from "../state.js";
 /**
  * Handles a revocation request, form-encoded or JSON: `token` required, `client_id` and
  * `token_type_hint` optional. The hint is read as a string and otherwise ignored: every token type is
- * searched, so a hint the sandbox does not know changes nothing (RFC 7009 §2.1, §2.2). Without `client_id` the token
- * identifies its client (RFC 6749 §3.2.1 makes `client_id` a MAY here). An access or refresh token
+ * searched, so a hint the sandbox does not know changes nothing (RFC 7009 §2.1, §2.2). A public
+ * client sends its `client_id` (RFC 7009 §5, §2.1 with RFC 6749 §2.3); without it the sandbox lets
+ * the token identify its client, as the contract admits. Every field, known or not, is one string,
+ * as a form parameter is: a JSON field holding anything else is malformed (the contract's
+ * RevocationRequest; RFC 7009 §2.2.1 invalid_request). An access or refresh token
  * revokes every token of its grant. The answer is 200 with no body whether or not the token was
  * valid; a token issued to another client is left alone (and still answered 200, so that the
  * endpoint reveals nothing about tokens of other clients).
@@ -27,6 +30,7 @@ export function revokeRoute(state: SandboxState) {
     };
     try {
       const body = await readBody(c.req.raw, ["form", "json"]);
+      for (const name of Object.keys(body)) stringField(body, name);
       const rawClient = body["client_id"];
       clientId = typeof rawClient === "string" ? rawClient : null;
       const token = requiredString(body, "token");
