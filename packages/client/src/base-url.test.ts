@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { staticToken } from "./auth-strategy.js";
+import { createTokenManager } from "@tenant-integration/token-manager";
 import { apiPrefix, inScope } from "./base-url.js";
 import { createTenantClient } from "./create-tenant-client.js";
 import { TenantClientError } from "./errors.js";
@@ -16,7 +17,7 @@ function failure(baseUrl: string): unknown {
 describe("apiPrefix (the base URL check)", () => {
   it("accepts https and gives the API prefix without a doubled slash", () => {
     expect(apiPrefix("https://acme.tenant.example/")).toBe("https://acme.tenant.example/api/v1");
-    expect(apiPrefix("https://ACME.tenant.example:443/tenant-a/")).toBe("https://acme.tenant.example/tenant-a/api/v1");
+    expect(apiPrefix("https://ACME.tenant.example:443")).toBe("https://acme.tenant.example/api/v1");
   });
 
   it("accepts http on loopback hosts only", () => {
@@ -46,6 +47,7 @@ describe("apiPrefix (the base URL check)", () => {
       "https://user:pw@acme.example": "no credentials allowed",
       "https://acme.example/?a=1": "no query or fragment allowed",
       "https://acme.example/#x": "no query or fragment allowed",
+      "https://acme.example/api/v1": "no path allowed: give the tenant's origin, e.g. https://acme.tenant.example",
     };
     for (const [url, reason] of Object.entries(reasons)) {
       expect((failure(url) as TenantClientError).message, url).toContain(`Invalid baseUrl: ${reason}`);
@@ -58,6 +60,36 @@ describe("apiPrefix (the base URL check)", () => {
       expect(error, url).toBeInstanceOf(TenantClientError);
       expect(error.message, url).toBe("Invalid baseUrl: no query or fragment allowed");
     }
+  });
+
+  it("refuses a path, /api/v1 above all, which would otherwise fail late with a bare 404 (regression: issue 20)", () => {
+    for (const url of ["https://acme.tenant.example/api/v1", "https://acme.tenant.example/api/v1/", "https://acme.tenant.example/tenant-a/", "http://127.0.0.1:4010/api"]) {
+      const error = failure(url) as TenantClientError;
+      expect(error, url).toBeInstanceOf(TenantClientError);
+      expect(error.message, url).toBe("Invalid baseUrl: no path allowed: give the tenant's origin, e.g. https://acme.tenant.example");
+    }
+  });
+
+  it("gives the same reason as the token manager for every refused base URL", () => {
+    const refused = [
+      "acme.tenant.example",
+      "http://acme.tenant.example",
+      "ftp://acme.example",
+      "https://user:pw@acme.example",
+      "https://acme.example/?a=1",
+      "https://acme.example/#",
+      "https://acme.example/api/v1",
+    ];
+    const tokenManagerReason = (baseUrl: string): unknown => {
+      try {
+        createTokenManager({ baseUrl, clientId: "c", redirectUri: "http://127.0.0.1:53682/callback", scopes: ["profile:read"] });
+      } catch (e) {
+        return (e as Error).message.replace(/^INVALID_OPTIONS: baseUrl: /, "");
+      }
+      return "accepted";
+    };
+    const clientReason = (baseUrl: string): unknown => (failure(baseUrl) as Error).message.replace(/^Invalid baseUrl: /, "");
+    expect(refused.map(tokenManagerReason)).toEqual(refused.map(clientReason));
   });
 
   it("never echoes credentials in the error", () => {

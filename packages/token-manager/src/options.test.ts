@@ -6,7 +6,7 @@ describe("tenantBase", () => {
   it.each([
     ["https://acme.tenant.test", "https://acme.tenant.test"],
     ["https://acme.tenant.test/", "https://acme.tenant.test"],
-    ["https://acme.tenant.test:8443/tenant/", "https://acme.tenant.test:8443/tenant"],
+    ["https://acme.tenant.test:8443", "https://acme.tenant.test:8443"],
     ["http://127.0.0.1:4010", "http://127.0.0.1:4010"],
     ["http://localhost:4010/", "http://localhost:4010"],
     ["http://[::1]:4010", "http://[::1]:4010"],
@@ -29,8 +29,21 @@ describe("tenantBase", () => {
     "HTTP://127.0.0.1:4010/?",
     "acme.tenant.test",
     "",
+    "https://acme.tenant.test/api/v1",
+    "https://acme.tenant.test:8443/tenant/",
   ])("rejects %s with INVALID_OPTIONS", (input) => {
     expect(() => tenantBase(input)).toThrow(failure("INVALID_OPTIONS"));
+  });
+
+  it.each([
+    ["acme.tenant.test", "not an absolute URL"],
+    ["http://acme.tenant.test", "http is allowed only to loopback (localhost, 127.0.0.0/8, [::1])"],
+    ["ftp://acme.tenant.test", "ftp: is not https"],
+    ["https://user:pass@acme.tenant.test", "no credentials allowed"],
+    ["https://acme.tenant.test/?", "no query or fragment allowed"],
+    ["https://acme.tenant.test/api/v1", "no path allowed: give the tenant's origin, e.g. https://acme.tenant.example"],
+  ])("says why it rejects %s (%s), as the client does, without repeating the URL", (input, reason) => {
+    expect(() => tenantBase(input)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: `INVALID_OPTIONS: baseUrl: ${reason}` }));
   });
 });
 

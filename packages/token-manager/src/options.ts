@@ -6,24 +6,48 @@
 import { type ErrorCode, fail } from "./errors.js";
 
 /**
- * Checks that `baseUrl` is https, or http to a loopback address, with no credentials, query or
- * fragment, and returns it without a trailing slash. Every request the manager makes is this string
- * followed by a fixed path, so no token can go to another origin.
+ * Why `baseUrl` is refused, or `undefined` when it is acceptable. The reasons are the client
+ * package's, word for word, so that both say the same thing of the same URL; none repeats the URL
+ * (it may hold credentials).
+ */
+function refusal(url: URL | undefined): string | undefined {
+  if (!url) return "not an absolute URL";
+  if (url.protocol === "http:" && !isLoopback(url.hostname)) return "http is allowed only to loopback (localhost, 127.0.0.0/8, [::1])";
+  if (url.protocol !== "https:" && url.protocol !== "http:") return `${url.protocol} is not https`;
+  if (url.username || url.password) return "no credentials allowed";
+  // An empty "?" or "#" leaves search and hash empty, but still makes href longer than origin + path.
+  if (url.href !== url.origin + url.pathname) return "no query or fragment allowed";
+  // Every tenant has its own host (the service description, §1); the kit adds the paths itself.
+  if (url.pathname !== "/") return "no path allowed: give the tenant's origin, e.g. https://acme.tenant.example";
+  return undefined;
+}
+
+/**
+ * Checks that `baseUrl` is the tenant's origin: https, or http to a loopback address, with no
+ * credentials, path, query or fragment, and returns its origin. Every request the manager makes is
+ * this string followed by a fixed path, so no token can go to another origin.
  *
- * @throws a `TokenManagerError` with code `INVALID_OPTIONS` for any other URL.
+ * @throws a `TokenManagerError` with code `INVALID_OPTIONS` for any other URL, its message saying why
+ * (`INVALID_OPTIONS: baseUrl: no path allowed: give the tenant's origin, …`).
  * @example
  * ```ts
  * tenantBase("https://acme.tenant.test/"); // "https://acme.tenant.test"
  * tenantBase("http://127.0.0.1:4010");      // "http://127.0.0.1:4010"
  * tenantBase("http://acme.tenant.test");    // throws TokenManagerError (INVALID_OPTIONS)
+ * tenantBase("https://acme.tenant.test/api/v1"); // throws: give the tenant's origin
  * ```
- * @see RFC 8252 §8.3, RFC 9700 §4.1
+ * @see RFC 6749 §3.1, §3.2 (TLS at the endpoints); RFC 8252 §8.3 (loopback); RFC 9700 §4.1
  */
 export function tenantBase(baseUrl: string | URL): string {
-  const { protocol, hostname, href, origin, pathname } = parseUrl(baseUrl, "baseUrl");
-  // Credentials, a query or a fragment (even an empty "?" or "#") make href longer than origin + path.
-  need((protocol === "https:" || (protocol === "http:" && isLoopback(hostname))) && href === origin + pathname, "baseUrl");
-  return href.replace(/\/+$/, "");
+  let url: URL | undefined;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    // refused below as "not an absolute URL"
+  }
+  const reason = refusal(url);
+  if (reason) fail("INVALID_OPTIONS", "baseUrl: " + reason);
+  return url!.origin;
 }
 
 /**

@@ -21,6 +21,7 @@ describe("createTokenManager options", () => {
   it.each([
     ["a plain-http baseUrl to a remote host", { baseUrl: "http://acme.tenant.test" }],
     ["a baseUrl with credentials", { baseUrl: "https://u:p@acme.tenant.test" }],
+    ["a baseUrl ending in /api/v1 (regression: issue 20, it failed late with a bare 404)", { baseUrl: "https://acme.tenant.test/api/v1" }],
     ["an empty clientId", { clientId: "" }],
     ["no scopes", { scopes: [] }],
     ["a scope with a space", { scopes: ["profile:read tickets:read"] as never }],
@@ -292,15 +293,15 @@ describe("completeAuthorization", () => {
   });
 
   it("sends every request to the tenant's origin only", async () => {
-    const h = setup({ baseUrl: "https://acme.tenant.test/base/" });
+    const h = setup({ baseUrl: "https://acme.tenant.test:8443/" });
     await signIn(h.tm);
     h.clock.advance(900_000);
     await h.tm.getAccessToken();
     await h.tm.revoke();
     expect(h.calls.map((c) => c.url)).toEqual([
-      "https://acme.tenant.test/base/oauth/token",
-      "https://acme.tenant.test/base/oauth/token",
-      "https://acme.tenant.test/base/oauth/revoke",
+      "https://acme.tenant.test:8443/oauth/token",
+      "https://acme.tenant.test:8443/oauth/token",
+      "https://acme.tenant.test:8443/oauth/revoke",
     ]);
   });
 });
