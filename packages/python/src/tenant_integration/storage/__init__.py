@@ -16,12 +16,14 @@ from .errors import (
     RedisStoreOptionsError,
 )
 from .file import FileStorage
+from .memory import MemoryStorage
 
 __all__ = [
     "FileStorage",
     "FileStorageError",
     "FileStorageErrorCode",
     "Lock",
+    "MemoryStorage",
     "RedisStoreError",
     "RedisStoreErrorCode",
     "RedisStoreOptionsError",

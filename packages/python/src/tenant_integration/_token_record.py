@@ -1,0 +1,213 @@
+"""The stored records of the token manager, in the TypeScript manager's format (``spec/token-store/``).
+
+The token record is the token response's own fields (``access_token``, ``refresh_token``,
+``token_type``, ``expires_in``, ``scope``) plus ``received_at`` (local receive time, ms since the
+epoch), ``id`` (random, names the record), ``session`` (the id of the sign-in's record it descends
+from) and ``seq`` (refreshes since that sign-in). The pending record is ``{state, verifier,
+expiresAt}``. Both are JSON strings written exactly as ``JSON.stringify`` writes them in
+``packages/token-manager/src/token-manager.ts``, so a Python and a TypeScript process share them.
+
+Records never leave the manager: nothing here is exported from the package.
+
+See RFC 6749 §5.1, §6, §10.4; RFC 7636 §4.1.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .token_errors import TokenManagerError
+
+__all__ = [
+    "PendingRecord",
+    "TokenRecord",
+    "expires_at_ms",
+    "is_fresh",
+    "parse_json",
+    "parse_oauth_error",
+    "parse_pending",
+    "parse_record",
+    "parse_token_response",
+    "serialize",
+    "serialize_pending",
+    "supersedes",
+]
+
+# RFC 6749 Appendix A.12/A.13: tokens are 1*VSCHAR (%x20-7E), so they are safe in a header and in JSON.
+_VSCHAR = re.compile(r"[\x20-\x7e]+")
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    """One stored token record. Its ``repr`` shows no token (RFC 6749 §10.3, §10.4)."""
+
+    access_token: str = field(repr=False)
+    refresh_token: str = field(repr=False)
+    token_type: str
+    expires_in: int | float
+    scope: str | None
+    received_at: int | float
+    id: str | None
+    session: str | None = None
+    seq: int | None = None
+
+
+@dataclass(frozen=True)
+class PendingRecord:
+    """The one pending sign-in: its state, its PKCE verifier and when it expires (ms). No secret in ``repr``."""
+
+    state: str = field(repr=False)
+    verifier: str = field(repr=False)
+    expires_at: int | float
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def parse_json(text: object) -> dict[str, Any]:
+    """A JSON text parsed as an object; ``{}`` for anything else (absent, not JSON, not an object)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if not isinstance(text, str):
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def parse_token_response(fields: dict[str, Any], previous_refresh_token: str | None = None) -> dict[str, Any]:
+    """Validates a token response (or a stored record) and returns its five fields, nothing else, so an
+    unexpected field (an ``id_token``) is never stored.
+
+    ``previous_refresh_token`` is kept when a refresh response has no ``refresh_token`` field (it did
+    not rotate); a field present with any value, even ``null``, replaces it (and must be valid).
+
+    Raises:
+        TokenManagerError: ``INVALID_RESPONSE`` naming the first invalid field, never its value.
+
+    See RFC 6749 §5.1, §6.
+    """
+    merged = {"refresh_token": previous_refresh_token, **fields}
+    checks = {
+        "access_token": lambda v: isinstance(v, str) and _VSCHAR.fullmatch(v) is not None,
+        "refresh_token": lambda v: isinstance(v, str) and _VSCHAR.fullmatch(v) is not None,
+        "token_type": lambda v: isinstance(v, str) and v.lower() == "bearer",
+        "expires_in": lambda v: _is_number(v) and v > 0,
+        "scope": lambda v: (v is None and "scope" not in merged) or isinstance(v, str),
+    }
+    parsed: dict[str, Any] = {}
+    for name, check in checks.items():
+        value = merged.get(name)
+        if not check(value):
+            raise TokenManagerError("INVALID_RESPONSE", f"the token response's {name} is missing or invalid")
+        parsed[name] = value
+    return parsed
+
+
+def parse_oauth_error(fields: dict[str, Any]) -> tuple[str, str | None, str | None] | None:
+    """``(error, error_description, error_uri)`` of an RFC 6749 §5.2 error body or §4.1.2.1 callback,
+    or ``None`` when ``fields`` has no non-empty string ``error``."""
+    error = fields.get("error")
+    if not isinstance(error, str) or not error:
+        return None
+    description = fields.get("error_description")
+    uri = fields.get("error_uri")
+    return error, description if isinstance(description, str) else None, uri if isinstance(uri, str) else None
+
+
+def parse_record(raw: str | None) -> TokenRecord | None:
+    """The stored token record, or ``None`` when it is absent or unreadable (no session), as the
+    TypeScript manager reads it: ``session`` and ``seq`` are optional (older records lack them)."""
+    record = parse_json(raw)
+    try:
+        fields = parse_token_response(record)
+    except TokenManagerError:
+        return None
+    received_at = record.get("received_at")
+    session = record.get("session")
+    seq = record.get("seq")
+    record_id = record.get("id")
+    return TokenRecord(
+        **fields,
+        received_at=received_at if _is_number(received_at) else 0,
+        id=record_id if isinstance(record_id, str) else None,
+        session=session if isinstance(session, str) else None,
+        seq=seq if _is_number(seq) else None,
+    )
+
+
+def serialize(record: TokenRecord) -> str:
+    """The record as the TypeScript manager's ``JSON.stringify`` writes it: the same keys in the same
+    order, ``scope`` left out when absent, no spaces."""
+    data: dict[str, Any] = {
+        "access_token": record.access_token,
+        "refresh_token": record.refresh_token,
+        "token_type": record.token_type,
+        "expires_in": record.expires_in,
+    }
+    if record.scope is not None:
+        data["scope"] = record.scope
+    data["received_at"] = record.received_at
+    if record.id is not None:
+        data["id"] = record.id
+    if record.session is not None:
+        data["session"] = record.session
+    if record.seq is not None:
+        data["seq"] = record.seq
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def parse_pending(raw: str | None) -> PendingRecord | None:
+    """The pending sign-in, or ``None`` when absent or unreadable."""
+    record = parse_json(raw)
+    state, verifier, expires_at = record.get("state"), record.get("verifier"), record.get("expiresAt")
+    if not isinstance(state, str) or not isinstance(verifier, str) or not _is_number(expires_at):
+        return None
+    return PendingRecord(state=state, verifier=verifier, expires_at=expires_at)
+
+
+def serialize_pending(pending: PendingRecord) -> str:
+    """The pending record as the TypeScript manager writes it: ``{"state","verifier","expiresAt"}``."""
+    data = {"state": pending.state, "verifier": pending.verifier, "expiresAt": pending.expires_at}
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def expires_at_ms(record: TokenRecord) -> float:
+    """When the access token expires: the local receive time plus ``expires_in`` seconds (RFC 6749 §5.1)."""
+    return record.received_at + record.expires_in * 1000
+
+
+def is_fresh(record: TokenRecord, now_ms: float, leeway_ms: float) -> bool:
+    """True while the access token is usable: younger than its lifetime minus the leeway (at most half
+    the lifetime, so a short-lived token is not refreshed on every call).
+
+    The receive time is bounded by the local clock: a record that another machine, whose clock runs a
+    little ahead, stamped in this machine's future counts as received now, and is not expired early.
+
+    See RFC 6749 §5.1 (``expires_in``), §6.
+    """
+    lifetime = record.expires_in * 1000
+    age = now_ms - min(record.received_at, now_ms)
+    return age < lifetime - min(leeway_ms, lifetime / 2)
+
+
+def supersedes(stored: TokenRecord, ours: TokenRecord) -> bool:
+    """Whether the stored record supersedes ``ours``, whose write failed: it is ours (the write went
+    through after all), or a later record of the same session (another process refreshed from ours),
+    whatever the clocks say. A record of another session supersedes a refresh of ours (storage has
+    moved on since ours was read); between two sign-ins, the later wins. The TypeScript manager's rule.
+
+    See RFC 9700 §4.14.2 (refresh token rotation).
+    """
+    if stored.id is not None and stored.id == ours.id:
+        return True
+    if stored.session is not None and stored.session == ours.session:
+        return (stored.seq or 0) >= (ours.seq or 0)
+    return (ours.seq or 0) > 0 or stored.received_at >= ours.received_at

@@ -1,0 +1,1378 @@
+"""The token manager: PKCE sign-in, rotation-safe refresh, revocation and sign-out, on httpx.
+
+:class:`TokenManager` (threads) and :class:`AsyncTokenManager` (asyncio) keep the promises of the
+TypeScript manager (``packages/token-manager/src/token-manager.ts``) and share its records, keys and
+locks, so a Python and a TypeScript process on one token file or one Redis stay signed in together:
+
+- sign-in with PKCE S256 and a random, single-use ``state`` compared in constant time before any
+  request (RFC 6749 §4.1, §10.12; RFC 7636);
+- JSON token requests, as the contract's ``POST /oauth/token`` takes them;
+- the access token refreshed at use time when it is within ``refresh_leeway`` of expiry (no timers),
+  expiry counted from the local receive time and ``expires_in``;
+- one refresh however many callers: within the process (a shared flight; threads or asyncio tasks
+  wait for it) and across processes through the storage's lock, whose holder re-reads the storage
+  and refreshes only if the stored tokens are still not usable (RFC 9700 §4.14.2);
+- rotated tokens written to the storage (which returns once they are durable) before they are handed
+  out; ``invalid_grant`` ends the session, 5xx and network errors keep it; a refresh is retried only
+  when its request cannot have reached the tenant, so a rotated-away refresh token is never sent;
+- revocation (RFC 7009) and local sign-out; events; typed errors with stable codes that never
+  carry a token, code, verifier or state, and a :mod:`logging` logger that never prints one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar, overload
+from urllib.parse import SplitResult, parse_qsl, quote, urlencode, urlsplit
+
+import httpx
+
+from ._base_url import tenant_origin
+from ._generated.scopes import SCOPES
+from ._redact import redact
+from ._token_record import (
+    PendingRecord,
+    TokenRecord,
+    expires_at_ms,
+    is_fresh,
+    parse_json,
+    parse_oauth_error,
+    parse_pending,
+    parse_record,
+    parse_token_response,
+    serialize,
+    serialize_pending,
+    supersedes,
+)
+from .errors import InvalidOptionsError
+from .pkce import create_pkce_pair
+from .state import create_state, states_equal
+from .storage.base import Lock, TokenStorage
+from .storage.memory import MemoryStorage
+from .token_errors import (
+    OAuthResponseError,
+    SessionEndedError,
+    TokenManagerError,
+    TransientError,
+    scrubbed,
+)
+
+__all__ = [
+    "AsyncTokenManager",
+    "AuthorizationRequest",
+    "EventName",
+    "SessionInfo",
+    "TokenManager",
+]
+
+T = TypeVar("T")
+
+EventName = Literal["tokens-refreshed", "session-ended", "revoked", "storage-failed"]
+"""The events of :meth:`TokenManager.on`:
+
+- ``tokens-refreshed``: new tokens were obtained with the refresh token and persisted; payload
+  :class:`SessionInfo`.
+- ``session-ended``: the refresh token was refused with ``invalid_grant`` and the tokens cleared;
+  payload the :class:`~tenant_integration.token_errors.SessionEndedError`.
+- ``revoked``: :meth:`TokenManager.revoke` succeeded and the tokens were cleared; payload ``None``.
+- ``storage-failed``: new tokens could not be written; they stay usable in this process and their
+  write is retried on a later call, at most once a second; payload the ``STORAGE_FAILED``
+  :class:`~tenant_integration.token_errors.TokenManagerError`.
+
+No payload holds a token.
+"""
+
+_EVENTS: frozenset[str] = frozenset(("tokens-refreshed", "session-ended", "revoked", "storage-failed"))
+_LOGGER_NAME = "tenant_integration.token_manager"
+# After a failed write of new tokens, how long they are served from memory before the write is tried
+# (and a failure reported) again: a storage that is down costs one attempt a second, not one per call.
+_UNSAVED_RETRY_MS = 1000.0
+# The exceptions after which a request cannot have reached the tenant: no connection was made.
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+# Locks of the process, by name: the refresh lock when the storage brings none and no lock is given.
+_PROCESS_LOCKS = MemoryStorage()
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What the manager tells about a session, without any token.
+
+    Attributes:
+        expires_at: when the access token expires, in ``now()`` seconds (local receive time + ``expires_in``).
+        scope: the granted scopes as the tenant returned them, or ``None`` when it returned none.
+
+    See RFC 6749 §5.1.
+    """
+
+    expires_at: float
+    scope: str | None = None
+
+
+@dataclass(frozen=True)
+class AuthorizationRequest:
+    """The result of :meth:`TokenManager.begin_authorization`: where to send the browser.
+
+    Attributes:
+        url: the authorize URL with its seven parameters (RFC 6749 §4.1.1, RFC 7636 §4.3).
+        state: the ``state`` it carries (kept, single use, by the manager: nothing to do with it).
+        expires_at: when the pending sign-in expires, in ``now()`` seconds.
+        scopes: the scopes asked for.
+        redirect_uri: where the tenant sends the browser back.
+
+    ``url`` and ``state`` are left out of ``repr``.
+    """
+
+    url: str = field(repr=False)
+    state: str = field(repr=False)
+    expires_at: float
+    scopes: tuple[str, ...]
+    redirect_uri: str
+
+
+def _check_scopes(scopes: object, option: str) -> tuple[str, ...]:
+    if isinstance(scopes, str) or not isinstance(scopes, Sequence | frozenset | set):
+        raise InvalidOptionsError(option, "give a list of scope names, e.g. ['profile:read']")
+    names = tuple(scopes)
+    if not names:
+        raise InvalidOptionsError(option, "give at least one scope, e.g. ['profile:read']")
+    unknown = [name for name in names if name not in SCOPES]
+    if unknown:
+        raise InvalidOptionsError(
+            option, f"{unknown[0]!r} is not a scope of the service; the scopes are {', '.join(sorted(SCOPES))}"
+        )
+    return names
+
+
+def _target(parts: SplitResult) -> str:
+    """Scheme, credentials, host, port and path of a URL in a normal form: what a callback must share
+    with the redirect URI (RFC 6749 §3.1.2; RFC 9700 §4.4, mix-up)."""
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.username is not None:
+        netloc = f"{parts.username}{':' + parts.password if parts.password is not None else ''}@{netloc}"
+    port = parts.port
+    if port is not None and port != {"http": 80, "https": 443}.get(scheme):
+        netloc += f":{port}"
+    path = parts.path or ("/" if scheme in ("http", "https") else "")
+    return f"{scheme}://{netloc}{path}"
+
+
+def _redirect_target(redirect_uri: object) -> str:
+    if not isinstance(redirect_uri, str) or not redirect_uri:
+        raise InvalidOptionsError("redirect_uri", "give the redirect URI registered for the client, as a string")
+    try:
+        parts = urlsplit(redirect_uri)
+        target = _target(parts)
+    except ValueError as e:
+        raise InvalidOptionsError("redirect_uri", f"not a URL ({e})") from None
+    if not parts.scheme or (parts.scheme.lower() in ("http", "https") and not parts.hostname):
+        raise InvalidOptionsError("redirect_uri", "must be an absolute URL, exactly as registered for the client")
+    if "#" in redirect_uri:
+        raise InvalidOptionsError("redirect_uri", "must not have a fragment (RFC 6749 §3.1.2)")
+    return target
+
+
+def _positive_number(option: str, value: object, *, zero: bool = False) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or (value == 0 and not zero)
+    ):
+        raise InvalidOptionsError(option, f"must be a finite number of seconds {'>= 0' if zero else '> 0'}")
+    return float(value)
+
+
+class _Core:
+    """What the two managers share: options, keys, state, the checks and the parsing (no I/O)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str,
+        redirect_uri: str,
+        scopes: Sequence[str],
+        *,
+        storage: TokenStorage | None,
+        pending_storage: TokenStorage | None,
+        now: Callable[[], float],
+        refresh_leeway: float,
+        pending_lifetime: float,
+        lock: Lock | None,
+        timeout: float | httpx.Timeout | None,
+        refresh_attempts: int,
+        retry_delay: float,
+        logger: logging.Logger | None,
+    ) -> None:
+        self._origin = tenant_origin(base_url)
+        if not isinstance(client_id, str) or not client_id:
+            raise InvalidOptionsError("client_id", "give the OAuth client identifier, a non-empty string")
+        self._client_id = client_id
+        self._redirect_target = _redirect_target(redirect_uri)
+        self._redirect_uri = redirect_uri
+        self._scopes = _check_scopes(scopes, "scopes")
+        if not callable(now):
+            raise InvalidOptionsError("now", "give a function returning seconds since the epoch, e.g. time.time")
+        self._now = now
+        self._leeway_ms = _positive_number("refresh_leeway", refresh_leeway, zero=True) * 1000
+        self._pending_lifetime_ms = _positive_number("pending_lifetime", pending_lifetime) * 1000
+        if isinstance(refresh_attempts, bool) or not isinstance(refresh_attempts, int) or refresh_attempts < 1:
+            raise InvalidOptionsError("refresh_attempts", "must be an integer >= 1")
+        self._attempts = refresh_attempts
+        self._retry_delay = _positive_number("retry_delay", retry_delay, zero=True)
+        if timeout is not None and not isinstance(timeout, httpx.Timeout):
+            _positive_number("timeout", timeout)
+        self._timeout = timeout
+        self._storage: TokenStorage = storage if storage is not None else MemoryStorage()
+        self._pending_storage: TokenStorage = pending_storage if pending_storage is not None else self._storage
+        # The lock option wins, then the storage's own lock (file, Redis, memory), then the process's.
+        self._lock: Lock = lock or getattr(self._storage, "lock", None) or _PROCESS_LOCKS.lock
+        self._log = logger if logger is not None else logging.getLogger(_LOGGER_NAME)
+        # Storage keys and the lock name, scoped by tenant origin and client: the TypeScript kit's.
+        prefix = f"tenant-integration:{self._origin}:{client_id}:"
+        self._tokens_key = prefix + "tokens"
+        self._pending_key = prefix + "pending"
+        self._lock_name = prefix + "lock"
+
+        self._current: TokenRecord | None = None
+        # The access token an API refused (on_unauthorized): not handed out again.
+        self._rejected: str | None = None
+        # Tokens whose write failed: usable in this process, and written again on a later call.
+        self._unsaved: TokenRecord | None = None
+        # Until when (now() ms) unsaved tokens are served without trying their write again.
+        self._retry_write_after = 0.0
+        # Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens.
+        self._generation = 0
+        self._listeners: dict[str, list[Callable[[Any], object]]] = {}
+        self._listeners_lock = threading.Lock()
+
+    # -- what a user reads -------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The tenant's origin, normalized (every request goes to it)."""
+        return self._origin
+
+    @property
+    def client_id(self) -> str:
+        """The OAuth client identifier."""
+        return self._client_id
+
+    @property
+    def redirect_uri(self) -> str:
+        """The redirect URI, exactly as given (and as sent to the tenant)."""
+        return self._redirect_uri
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes asked for by default."""
+        return self._scopes
+
+    def on_unauthorized(self, rejected_token: str) -> None:
+        """Marks the current access token unusable when it equals ``rejected_token`` (an API answered
+        401), so that the next ``get_access_token`` re-reads the storage and, unless it holds another
+        token (another process refreshed), refreshes. Concurrent 401s cause one refresh. No I/O.
+
+        See RFC 6750 §3.1 (``invalid_token``).
+        """
+        current = self._current
+        if current is not None and current.access_token == rejected_token:
+            self._rejected = rejected_token
+            self._current = None
+
+    @overload
+    def on(
+        self, event: Literal["tokens-refreshed"], listener: Callable[[SessionInfo], object]
+    ) -> Callable[[], None]: ...
+    @overload
+    def on(
+        self, event: Literal["session-ended"], listener: Callable[[SessionEndedError], object]
+    ) -> Callable[[], None]: ...
+    @overload
+    def on(self, event: Literal["revoked"], listener: Callable[[None], object]) -> Callable[[], None]: ...
+    @overload
+    def on(
+        self, event: Literal["storage-failed"], listener: Callable[[TokenManagerError], object]
+    ) -> Callable[[], None]: ...
+    def on(self, event: EventName, listener: Callable[[Any], object]) -> Callable[[], None]:
+        """Subscribes ``listener`` to ``event`` (see :data:`EventName`); returns the function that
+        unsubscribes it. Listeners run in the thread (or task) that caused the event; one that raises
+        is ignored (the manager's state is already settled). No payload holds a token.
+
+        Raises:
+            InvalidOptionsError: for an unknown event name.
+
+        Example:
+            >>> off = manager.on("session-ended", lambda error: print("sign in again"))  # doctest: +SKIP
+            >>> off()  # doctest: +SKIP
+
+        See RFC 6749 §6 (refresh), RFC 7009 (revocation).
+        """
+        if event not in _EVENTS:
+            raise InvalidOptionsError("event", f"unknown event {event!r}; one of {', '.join(sorted(_EVENTS))}")
+        if not callable(listener):
+            raise InvalidOptionsError("listener", "must be callable")
+        with self._listeners_lock:
+            self._listeners.setdefault(event, []).append(listener)
+
+        def off() -> None:
+            with self._listeners_lock:
+                listeners = self._listeners.get(event, [])
+                if listener in listeners:
+                    listeners.remove(listener)
+
+        return off
+
+    # -- shared internals --------------------------------------------------------------------------
+
+    def _emit(self, event: EventName, payload: object) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners.get(event, []))
+        for listener in listeners:
+            try:
+                listener(payload)
+            except Exception:  # noqa: S112 (a listener's failure is its own)
+                continue
+
+    def _now_ms(self) -> float:
+        return float(self._now()) * 1000
+
+    def _known(self, *extra: str | None) -> list[str | None]:
+        """Every token, code and verifier in play, for scrubbing."""
+        current, unsaved = self._current, self._unsaved
+        return [
+            *extra,
+            current.access_token if current else None,
+            current.refresh_token if current else None,
+            unsaved.access_token if unsaved else None,
+            unsaved.refresh_token if unsaved else None,
+        ]
+
+    def _fresh(self, record: TokenRecord) -> bool:
+        return is_fresh(record, self._now_ms(), self._leeway_ms)
+
+    def _fast_token(self) -> str | None:
+        """The current access token when it can be handed out without the lock, else ``None``."""
+        current, unsaved = self._current, self._unsaved
+        if current is None or not self._fresh(current):
+            return None
+        if unsaved is None or (current is unsaved and self._now_ms() < self._retry_write_after):
+            return current.access_token
+        return None
+
+    def _held_unsaved(self) -> TokenRecord | None:
+        unsaved = self._unsaved
+        return unsaved if unsaved is not None and self._current is unsaved and self._fresh(unsaved) else None
+
+    def _info(self, record: TokenRecord) -> SessionInfo:
+        return SessionInfo(expires_at=expires_at_ms(record) / 1000, scope=record.scope)
+
+    def _storage_failed(self, error: BaseException, *secrets: str | None) -> TokenManagerError:
+        return TokenManagerError(
+            "STORAGE_FAILED", "the token storage failed (see cause)", cause=scrubbed(error, self._known(*secrets))
+        )
+
+    def _load_failed(self, error: BaseException) -> TokenManagerError:
+        # A storage that found its data unreadable and set it aside (FileStorage's FILE_CORRUPT) has no
+        # tokens now: that is no session, with the reason as the cause of NOT_SIGNED_IN.
+        if getattr(error, "reset", False) is True:
+            return TokenManagerError(
+                "NOT_SIGNED_IN", "the stored tokens were unreadable (see cause)", cause=scrubbed(error, self._known())
+            )
+        return self._storage_failed(error)
+
+    def _authorization(self, scopes: Sequence[str] | None) -> tuple[AuthorizationRequest, str]:
+        """A new authorization request and its pending record (serialized)."""
+        asked = self._scopes if scopes is None else _check_scopes(scopes, "scopes")
+        pair = create_pkce_pair()
+        state = create_state()
+        expires_at = round(self._now_ms() + self._pending_lifetime_ms)
+        pending = serialize_pending(PendingRecord(state=state, verifier=pair.verifier, expires_at=expires_at))
+        query = urlencode(
+            {
+                "response_type": "code",
+                "client_id": self._client_id,
+                "redirect_uri": self._redirect_uri,
+                "scope": " ".join(asked),
+                "state": state,
+                "code_challenge": pair.challenge,
+                "code_challenge_method": "S256",
+            },
+            # Spaces as %20, not the form encoding's "+", which some servers read literally.
+            quote_via=quote,
+            safe="",
+        )
+        request = AuthorizationRequest(
+            url=f"{self._origin}/oauth/authorize?{query}",
+            state=state,
+            expires_at=expires_at / 1000,
+            scopes=asked,
+            redirect_uri=self._redirect_uri,
+        )
+        return request, pending
+
+    def _callback_params(self, callback_url: object) -> dict[str, str]:
+        """The callback's query, checked before the pending sign-in is taken: a full URL at the redirect
+        URI that repeats none of ``state``, ``code``, ``error``. Its value never enters a message."""
+        problem = (
+            "not a full URL: pass the whole URL the browser was sent back to (scheme, host, path and "
+            "query), not only its query string"
+        )
+        if not isinstance(callback_url, str):
+            raise TokenManagerError("INVALID_CALLBACK", problem)
+        try:
+            parts = urlsplit(callback_url)
+            target = _target(parts)
+        except ValueError:
+            raise TokenManagerError("INVALID_CALLBACK", problem) from None
+        if not parts.scheme or (parts.scheme.lower() in ("http", "https") and not parts.hostname):
+            raise TokenManagerError("INVALID_CALLBACK", problem)
+        # Mix-up defence: the answer must come back where this client asked for it.
+        if target != self._redirect_target:
+            raise TokenManagerError("INVALID_CALLBACK", "the callback is not at redirect_uri")
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        params: dict[str, str] = {}
+        for name, value in pairs:
+            if name in params and name in ("state", "code", "error"):
+                # An ambiguous callback is refused rather than read last-one-wins.
+                raise TokenManagerError("INVALID_CALLBACK", f"the callback repeats {name}")
+            params.setdefault(name, value)
+        return params
+
+    def _checked_callback(self, raw: str | None, params: dict[str, str]) -> tuple[str, str]:
+        """The code and verifier of a callback whose pending sign-in was taken: state present, equal
+        (constant time), not expired; no ``error``; a ``code``. No request is sent before this."""
+        pending = parse_pending(raw)
+        if pending is None:
+            raise TokenManagerError(
+                "NO_PENDING_SIGN_IN", "no sign-in is pending (never begun, already used, or cleared)"
+            )
+        received = params.get("state")
+        if received is None:
+            raise TokenManagerError("STATE_MISSING", "the callback has no state")
+        if not states_equal(received, pending.state):
+            raise TokenManagerError("STATE_MISMATCH", "the callback's state is not the one of the pending sign-in")
+        if self._now_ms() > pending.expires_at:
+            raise TokenManagerError("STATE_EXPIRED", "the pending sign-in expired; begin it again")
+        denied = parse_oauth_error(params)
+        if denied is not None:
+            error, description, uri = denied
+            secrets = [pending.state, pending.verifier, params.get("code")]
+            clean = None if description is None else _scrub(description, secrets)
+            raise TokenManagerError(
+                "AUTHORIZATION_DENIED",
+                f"the tenant answered {error}{f' ({clean})' if clean else ''}",
+                error=error,
+                error_description=clean,
+                error_uri=uri,
+            )
+        code = params.get("code")
+        if not code:
+            raise TokenManagerError("INVALID_CALLBACK", "the callback has no code")
+        return code, pending.verifier
+
+    def _exchange_body(self, code: str, verifier: str) -> dict[str, str]:
+        return {
+            "grant_type": "authorization_code",
+            "client_id": self._client_id,
+            "redirect_uri": self._redirect_uri,
+            "code": code,
+            "code_verifier": verifier,
+        }
+
+    def _answer(self, path: str, response: httpx.Response, secrets: list[str | None], attempt: int) -> str:
+        """The text of a 2xx answer; every other answer as its typed error (RFC 6749 §5.2)."""
+        status = response.status_code
+        if 200 <= status < 300:
+            return response.text
+        if status == 429 or status >= 500:
+            raise TransientError(status, attempt)
+        fields = parse_oauth_error(parse_json(response.text)) if status >= 400 else None
+        if fields is None:
+            raise TokenManagerError("INVALID_RESPONSE", f"{path} answered HTTP {status} without an OAuth error body")
+        error, description, uri = fields
+        # A server may echo what it was sent; the error must not carry it.
+        raise OAuthResponseError(
+            status,
+            _scrub(error, secrets),
+            None if description is None else _scrub(description, secrets),
+            None if uri is None else _scrub(uri, secrets),
+        )
+
+    def _record(self, text: str, origin: TokenRecord | None) -> TokenRecord:
+        """The record of a token response; ``origin`` is the record a refresh started from."""
+        # Expiry counts from the local receive time, so a skewed server clock does not matter.
+        received_at = round(self._now_ms())
+        # A refresh that did not rotate keeps the refresh token it was made with.
+        fields = parse_token_response(parse_json(text), origin.refresh_token if origin else None)
+        record_id = create_state()
+        session: str | None
+        if origin is None:
+            session, seq = record_id, 0
+        else:
+            session, seq = origin.session or origin.id, (origin.seq or 0) + 1
+        return TokenRecord(**fields, received_at=received_at, id=record_id, session=session, seq=seq)
+
+    def _log_request(self, path: str, status: int | None, started: float, attempt: int) -> None:
+        ms = round((time.perf_counter() - started) * 1000)
+        if status is None:
+            self._log.error("POST %s no answer %dms (attempt %d)", path, ms, attempt)
+        else:
+            self._log.info("POST %s %d %dms (attempt %d)", path, status, ms, attempt)
+
+    def _transport_failure(self, error: Exception, secrets: list[str | None], attempt: int) -> TransientError:
+        return TransientError(None, attempt, cause=scrubbed(error, secrets), sent=not isinstance(error, _NOT_SENT))
+
+    def _retry_wait(self, error: TransientError, attempt: int) -> float | None:
+        """Seconds to wait before the next refresh attempt, or ``None`` when the refresh is not retried:
+        only a request that cannot have reached the tenant is sent again (the tenant may otherwise
+        have rotated the refresh token, and sending it again would end the session)."""
+        if error.sent or attempt >= self._attempts:
+            return None
+        delay: float = min(self._retry_delay * 2.0 ** (attempt - 1), 10.0)
+        self._log.warning("Refresh attempt %d failed (no connection); retrying in %dms", attempt, round(delay * 1000))
+        return delay
+
+    def _session_ended(self, error: OAuthResponseError) -> SessionEndedError:
+        return SessionEndedError(error.status, error.error, error.error_description, error.error_uri)
+
+    def _revoke_body(self, token: str) -> str:
+        return urlencode({"token": token, "token_type_hint": "access_token", "client_id": self._client_id})
+
+
+def _scrub(text: str, secrets: list[str | None]) -> str:
+    return redact(text, secrets)
+
+
+def _json(body: dict[str, str]) -> bytes:
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+_TOKEN_HEADERS = {"Accept": "application/json", "Content-Type": "application/json"}
+_REVOKE_HEADERS = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
+
+
+class _Flight:
+    """One refresh (or storage read) that every concurrent caller of the process waits for."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.token: str | None = None
+        self.error: BaseException | None = None
+
+
+class TokenManager(_Core):
+    """Signs in with PKCE, keeps the tokens in a storage, refreshes them rotation-safely, revokes them.
+
+    Its :meth:`get_access_token` and :meth:`on_unauthorized` make it a token source for
+    :class:`~tenant_integration.Client`. Safe to share between threads.
+
+    Args:
+        base_url: the tenant's origin, e.g. ``https://acme.tenant.test`` (https, or http to loopback);
+            a path such as ``/api/v1`` is refused: the manager adds ``/oauth/...`` itself.
+        client_id: the OAuth client identifier.
+        redirect_uri: the redirect URI registered for the client, exactly as registered.
+        scopes: the scopes to ask for (names of the contract's list, at least one).
+        storage: where the tokens live (default: a new :class:`~tenant_integration.MemoryStorage`).
+            A storage shared across processes brings its lock (``FileStorage``, ``RedisStorage``).
+        pending_storage: where the pending sign-in lives (default: ``storage``).
+        now: the clock, seconds since the epoch (default :func:`time.time`).
+        refresh_leeway: refresh when the access token expires within this many seconds (default 60,
+            at most half its lifetime).
+        pending_lifetime: how long a pending sign-in stays valid, in seconds (default 600).
+        lock: the lock around a refresh (default: the storage's ``lock``, else one of the process).
+        transport: the httpx transport of the token requests (tests pass ``httpx.MockTransport``).
+        timeout: the timeout of each request, in seconds or as ``httpx.Timeout`` (default 10 s).
+        refresh_attempts: attempts of a refresh whose connection failed (default 3; an answer, or a
+            request that may have been sent, is never retried).
+        retry_delay: the first pause between those attempts, doubled each time (default 0.3 s).
+        logger: the :class:`logging.Logger` to write to (default ``tenant_integration.token_manager``);
+            no line carries a token, code, verifier, state, header value or body.
+
+    Raises:
+        InvalidOptionsError: ``INVALID_OPTIONS`` for a bad option, with a message saying why.
+
+    Example:
+        >>> manager = TokenManager(  # doctest: +SKIP
+        ...     base_url="https://acme.tenant.test",
+        ...     client_id="demo-integration",
+        ...     redirect_uri="http://127.0.0.1:53682/callback",
+        ...     scopes=["profile:read"],
+        ...     storage=FileStorage("~/.config/demo/tokens.json"),
+        ... )
+        >>> request = manager.begin_authorization()  # doctest: +SKIP
+        >>> manager.complete_authorization(callback_url)  # doctest: +SKIP
+        >>> manager.get_access_token()  # doctest: +SKIP
+
+    See RFC 6749 §4.1, §6; RFC 7636; RFC 7009; RFC 9700 §4.14.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str,
+        redirect_uri: str,
+        scopes: Sequence[str],
+        *,
+        storage: TokenStorage | None = None,
+        pending_storage: TokenStorage | None = None,
+        now: Callable[[], float] = time.time,
+        refresh_leeway: float = 60.0,
+        pending_lifetime: float = 600.0,
+        lock: Lock | None = None,
+        transport: httpx.BaseTransport | None = None,
+        timeout: float | httpx.Timeout | None = 10.0,
+        refresh_attempts: int = 3,
+        retry_delay: float = 0.3,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            client_id,
+            redirect_uri,
+            scopes,
+            storage=storage,
+            pending_storage=pending_storage,
+            now=now,
+            refresh_leeway=refresh_leeway,
+            pending_lifetime=pending_lifetime,
+            lock=lock,
+            timeout=timeout,
+            refresh_attempts=refresh_attempts,
+            retry_delay=retry_delay,
+            logger=logger,
+        )
+        if transport is not None and not isinstance(transport, httpx.BaseTransport):
+            raise InvalidOptionsError(
+                "transport", "must be an httpx.BaseTransport (httpx.AsyncTokenManager takes async ones)"
+            )
+        self._http = httpx.Client(transport=transport, timeout=timeout, follow_redirects=False)
+        self._mutex = threading.Lock()
+        self._inflight: _Flight | None = None
+
+    # -- sign-in -----------------------------------------------------------------------------------
+
+    def begin_authorization(self, scopes: Sequence[str] | None = None) -> AuthorizationRequest:
+        """Creates a PKCE pair and a state, stores them as the one pending sign-in (replacing any
+        earlier one), and returns the authorize URL to send the browser to.
+
+        Args:
+            scopes: the scopes of this sign-in (default: the manager's ``scopes``), names of the contract.
+
+        Raises:
+            InvalidOptionsError: for a scope not in the contract's list.
+            TokenManagerError: ``STORAGE_FAILED`` when the pending sign-in cannot be stored.
+
+        See RFC 6749 §4.1.1, RFC 7636 §4.3.
+        """
+        request, pending = self._authorization(scopes)
+        try:
+            self._pending_storage.set(self._pending_key, pending)
+        except Exception as e:
+            error = self._storage_failed(e)
+        else:
+            return request
+        raise error
+
+    def complete_authorization(self, callback_url: str) -> SessionInfo:
+        """Checks the callback, takes the pending sign-in (single use), checks ``state`` in constant
+        time, exchanges the ``code`` at ``POST /oauth/token`` (JSON, with the PKCE verifier) and stores
+        the tokens.
+
+        A callback that is not a full URL at the redirect URI (e.g. only ``?code=...&state=...``) is refused
+        before the pending sign-in is taken, so the right URL can still be passed.
+
+        Raises:
+            TokenManagerError: ``INVALID_CALLBACK``, ``NO_PENDING_SIGN_IN``, ``STATE_MISSING``,
+                ``STATE_MISMATCH``, ``STATE_EXPIRED``, ``AUTHORIZATION_DENIED`` with no request sent;
+                ``INVALID_RESPONSE``; ``STORAGE_FAILED`` (after the exchange, the tokens stay usable
+                in this process and are written again on the next ``get_access_token``).
+            OAuthResponseError: the tenant refused the exchange (e.g. ``invalid_grant``).
+            TransientError: network error, 429 or 5xx (the single-use code is not retried).
+
+        See RFC 6749 §3.1.2, §4.1.2, §4.1.3, §10.12; RFC 7636 §4.5; RFC 9700 §4.4.
+        """
+        params = self._callback_params(callback_url)
+        # Take the pending sign-in before the state check, so that it is used at most once whatever happens.
+        failure: BaseException | None = None
+        raw: str | None = None
+        try:
+            raw = self._pending_storage.get(self._pending_key)
+            if raw is not None:
+                self._pending_storage.delete(self._pending_key)
+        except Exception as e:
+            failure = self._storage_failed(e)
+        if failure is not None:
+            raise failure
+        code, verifier = self._checked_callback(raw, params)
+        with self._mutex:
+            self._generation += 1
+        body = self._exchange_body(code, verifier)
+        record = self._record(self._post("/oauth/token", _json(body), _TOKEN_HEADERS, [code, verifier], 1), None)
+        session = self._commit(record)
+        self._log.info("Signed in; the access token expires at %s", session.expires_at)
+        return session
+
+    # -- tokens ------------------------------------------------------------------------------------
+
+    def get_access_token(self) -> str:
+        """Returns a valid access token, refreshing it (once, however many threads ask) when it is within
+        the leeway of expiry or was refused (:meth:`on_unauthorized`). The refresh runs under the
+        storage's lock; its holder re-reads the storage and refreshes only if the stored tokens are
+        still not usable. Rotated tokens are written before they are handed out; when that write fails
+        they are handed out all the same (the tenant has rotated the refresh token) and reported with
+        ``storage-failed``, and the write is retried on a later call, at most once a second.
+
+        Raises:
+            TokenManagerError: ``NOT_SIGNED_IN`` (no tokens; with the storage's reason as cause when its
+                data was unreadable), ``INVALID_RESPONSE``, ``STORAGE_FAILED`` (reading failed).
+            SessionEndedError: the refresh token was refused with ``invalid_grant``; tokens cleared.
+            TransientError: network error, timeout, 429 or 5xx; tokens kept.
+            OAuthResponseError: another RFC 6749 §5.2 error; tokens kept.
+            TenantIntegrationError: what the lock raises (``LOCK_TIMEOUT`` of the file or Redis lock).
+
+        See RFC 6749 §6; RFC 9700 §4.14.2.
+        """
+        token = self._fast_token()
+        if token is not None:
+            return token
+        with self._mutex:
+            flight = self._inflight
+            owner = flight is None
+            if flight is None:
+                flight = self._inflight = _Flight()
+        if not owner:
+            flight.done.wait()
+            if flight.error is not None:
+                raise flight.error
+            assert flight.token is not None
+            return flight.token
+        try:
+            flight.token = self._fly()
+            return flight.token
+        except BaseException as e:
+            flight.error = e
+            raise
+        finally:
+            with self._mutex:
+                self._inflight = None
+            flight.done.set()
+
+    def _fly(self) -> str:
+        held = self._held_unsaved()
+        self._log.debug("Waiting for the refresh lock")
+        if held is None:
+            return self._lock(self._lock_name, self._obtain)
+        try:
+            return self._lock(self._lock_name, self._obtain)
+        except Exception as e:
+            return self._serve_unsaved(e, held)
+
+    def _serve_unsaved(self, error: Exception, held: TokenRecord) -> str:
+        """Tokens whose write failed and that are still fresh, when retrying the write cannot even run
+        (the storage or its lock unreachable): the tenant holds them as current, so failing the call
+        would only make the one process that holds them unable to use them."""
+        if self._current is not held or self._unsaved is not held or not self._fresh(held):
+            raise error
+        failure = self._storage_failed(error)
+        self._retry_write_after = self._now_ms() + _UNSAVED_RETRY_MS
+        self._log.warning("The tokens could not be written again (storage or lock unavailable); they stay in use")
+        self._emit("storage-failed", failure)
+        return held.access_token
+
+    def _load(self) -> TokenRecord | None:
+        failure: TokenManagerError | None = None
+        try:
+            raw = self._storage.get(self._tokens_key)
+        except Exception as e:
+            failure = self._load_failed(e)
+        if failure is not None:
+            raise failure
+        return parse_record(raw)
+
+    def _obtain(self, again: bool = False) -> str:
+        """Runs under the lock: re-reads the storage, and refreshes only if what it finds is not usable."""
+        self._log.debug("Refresh lock taken; reading the tokens from storage")
+        unsaved = self._unsaved
+        stored: TokenRecord | None
+        if unsaved is not None:
+            # Storage is read first: another process may have stored newer tokens meanwhile (or the write
+            # went through after all); ours is written again only over a record it supersedes.
+            try:
+                stored = self._load()
+            except TokenManagerError:
+                stored = None
+            if stored is not None and supersedes(stored, unsaved):
+                self._unsaved = None
+            else:
+                self._commit_or_report(unsaved)
+                stored = unsaved
+        else:
+            stored = self._load()
+        if stored is None:
+            raise TokenManagerError("NOT_SIGNED_IN", "there are no tokens; sign in first")
+        if not self._fresh(stored) or stored.access_token == self._rejected:
+            return self._refresh(stored, again)
+        self._current = stored
+        return stored.access_token
+
+    def _post(
+        self, path: str, body: bytes | str, headers: dict[str, str], secrets: list[str | None], attempt: int
+    ) -> str:
+        started = time.perf_counter()
+        failure: TransientError | None = None
+        try:
+            response = self._http.post(self._origin + path, content=body, headers=headers)
+        except Exception as e:
+            failure = self._transport_failure(e, self._known(*secrets), attempt)
+        if failure is not None:
+            self._log_request(path, None, started, attempt)
+            raise failure
+        self._log_request(path, response.status_code, started, attempt)
+        return self._answer(path, response, self._known(*secrets), attempt)
+
+    def _commit(self, record: TokenRecord) -> SessionInfo:
+        """Persists the tokens and makes them current. When the write fails they are current all the same
+        (kept as unsaved, written again on the next call) and ``STORAGE_FAILED`` is raised."""
+        self._current = self._unsaved = record
+        failure: TokenManagerError | None = None
+        try:
+            self._storage.set(self._tokens_key, serialize(record))
+        except Exception as e:
+            failure = self._storage_failed(e)
+        if failure is not None:
+            raise failure
+        if self._unsaved is record:
+            self._unsaved = None
+        return self._info(record)
+
+    def _commit_or_report(self, record: TokenRecord) -> SessionInfo | None:
+        try:
+            return self._commit(record)
+        except TokenManagerError as e:
+            self._retry_write_after = self._now_ms() + _UNSAVED_RETRY_MS
+            self._emit("storage-failed", e)
+            return None
+
+    def _refresh(self, stored: TokenRecord, again: bool) -> str:
+        generation = self._generation
+        self._log.info("Refresh started")
+        body = {"grant_type": "refresh_token", "refresh_token": stored.refresh_token, "client_id": self._client_id}
+        secrets: list[str | None] = [stored.access_token, stored.refresh_token]
+        attempt = 1
+        while True:
+            try:
+                text = self._post("/oauth/token", _json(body), _TOKEN_HEADERS, secrets, attempt)
+                record = self._record(text, stored)
+                break
+            except TransientError as e:
+                delay = self._retry_wait(e, attempt)
+                if delay is None:
+                    raise
+                time.sleep(delay)
+                attempt += 1
+            except OAuthResponseError as e:
+                if e.error != "invalid_grant":
+                    raise
+                return self._after_invalid_grant(e, stored, again, generation)
+        if generation != self._generation:
+            raise TokenManagerError("NOT_SIGNED_IN", "signed in or out while the refresh ran; its tokens are dropped")
+        info = self._commit_or_report(record)
+        if info is not None:
+            self._log.info("Refresh finished; the access token expires at %s", info.expires_at)
+            self._emit("tokens-refreshed", info)
+        else:
+            self._log.warning("Refresh finished, but the tokens could not be stored; the write is retried later")
+        return record.access_token
+
+    def _after_invalid_grant(self, error: OAuthResponseError, stored: TokenRecord, again: bool, generation: int) -> str:
+        # Another process may have rotated the token meanwhile: try the newest one once before giving up.
+        # A storage that cannot be read leaves that unknown: the session is not ended (which would delete
+        # the record for every process), and the read failure reaches the caller.
+        latest: TokenRecord | None = None
+        if not again:
+            try:
+                latest = self._load()
+            except TokenManagerError as read_error:
+                if read_error.code != "NOT_SIGNED_IN":
+                    raise
+        if latest is not None and latest.refresh_token != stored.refresh_token:
+            return self._obtain(again=True)
+        ended = self._session_ended(error)
+        if generation == self._generation:
+            self._log.warning("Session ended (invalid_grant)")
+            with contextlib.suppress(TokenManagerError):  # the session is over whether or not the delete succeeds
+                self._clear()
+            self._emit("session-ended", ended)
+        raise ended
+
+    def _clear(self) -> None:
+        with self._mutex:
+            self._generation += 1
+        self._current = self._unsaved = None
+        failure: TokenManagerError | None = None
+        try:
+            self._storage.delete(self._tokens_key)
+        except Exception as e:
+            failure = self._storage_failed(e)
+        if failure is not None:
+            raise failure
+
+    # -- session -----------------------------------------------------------------------------------
+
+    def is_signed_in(self) -> bool:
+        """True when the storage holds tokens (perhaps expired: a refresh may still work), with no
+        request. Tokens whose write failed count too.
+
+        Raises:
+            TokenManagerError: ``STORAGE_FAILED`` when the storage cannot be read.
+
+        See RFC 6749 §6.
+        """
+        return self.get_session() is not None
+
+    def get_session(self) -> SessionInfo | None:
+        """The session's expiry and scope from the storage, with no request; ``None`` without tokens.
+
+        Raises:
+            TokenManagerError: ``STORAGE_FAILED`` when the storage cannot be read.
+
+        See RFC 6749 §5.1.
+        """
+        if self._unsaved is not None:
+            return self._info(self._unsaved)
+        try:
+            record = self._load()
+        except TokenManagerError as e:
+            if e.code == "NOT_SIGNED_IN":
+                return None
+            raise
+        return None if record is None else self._info(record)
+
+    def revoke(self) -> None:
+        """Revokes the current access token at ``POST /oauth/revoke`` (a form body with ``client_id``, as
+        RFC 7009 §2.1 and the contract take it), which disconnects the integration; then clears the
+        tokens and fires ``revoked``. An expired access token is refreshed first. Without a session it
+        only clears. On failure the tokens are kept.
+
+        Raises:
+            OAuthResponseError, TransientError: the tenant refused or did not answer; tokens kept.
+            TokenManagerError: ``INVALID_RESPONSE``, ``STORAGE_FAILED``.
+
+        See RFC 7009 §2.1, §2.2.
+        """
+        try:
+            token = self.get_access_token()
+        except TokenManagerError as e:
+            if e.code in ("NOT_SIGNED_IN", "SESSION_ENDED"):
+                self._clear()
+                return
+            raise
+        self._post("/oauth/revoke", self._revoke_body(token), _REVOKE_HEADERS, [token], 1)
+        self._clear()
+        self._log.info("Revoked")
+        self._emit("revoked", None)
+
+    def sign_out(self) -> None:
+        """Forgets the tokens locally (deletes them from the storage), with no request.
+
+        Raises:
+            TokenManagerError: ``STORAGE_FAILED``.
+
+        See RFC 6749 §10.3.
+        """
+        self._clear()
+
+    def close(self) -> None:
+        """Closes the HTTP connections (and the ``transport`` given)."""
+        self._http.close()
+
+    def __enter__(self) -> TokenManager:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TokenManager(base_url={self._origin!r}, client_id={self._client_id!r})"
+
+
+class AsyncTokenManager(_Core):
+    """:class:`TokenManager` on asyncio: the same options (``transport`` an ``httpx.AsyncBaseTransport``),
+    the same promises, ``async`` methods. Storage calls run in a worker thread
+    (:func:`asyncio.to_thread`), the storage's lock in a thread of its own while the refresh runs on
+    the event loop; concurrent tasks wait for one shared refresh.
+
+    Its :meth:`get_access_token` and :meth:`on_unauthorized` make it a token source for
+    :class:`~tenant_integration.AsyncClient`.
+
+    Raises:
+        InvalidOptionsError: ``INVALID_OPTIONS`` for a bad option, with a message saying why.
+
+    Example:
+        >>> manager = AsyncTokenManager(url, "demo", uri, ["profile:read"])  # doctest: +SKIP
+        >>> token = await manager.get_access_token()  # doctest: +SKIP
+
+    See RFC 6749 §4.1, §6; RFC 7636; RFC 7009; RFC 9700 §4.14.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str,
+        redirect_uri: str,
+        scopes: Sequence[str],
+        *,
+        storage: TokenStorage | None = None,
+        pending_storage: TokenStorage | None = None,
+        now: Callable[[], float] = time.time,
+        refresh_leeway: float = 60.0,
+        pending_lifetime: float = 600.0,
+        lock: Lock | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float | httpx.Timeout | None = 10.0,
+        refresh_attempts: int = 3,
+        retry_delay: float = 0.3,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            client_id,
+            redirect_uri,
+            scopes,
+            storage=storage,
+            pending_storage=pending_storage,
+            now=now,
+            refresh_leeway=refresh_leeway,
+            pending_lifetime=pending_lifetime,
+            lock=lock,
+            timeout=timeout,
+            refresh_attempts=refresh_attempts,
+            retry_delay=retry_delay,
+            logger=logger,
+        )
+        if transport is not None and not isinstance(transport, httpx.AsyncBaseTransport):
+            raise InvalidOptionsError("transport", "must be an httpx.AsyncBaseTransport (TokenManager takes sync ones)")
+        self._transport = transport
+        self._http: httpx.AsyncClient | None = None
+        self._inflight: asyncio.Task[str] | None = None
+
+    def _client(self) -> httpx.AsyncClient:
+        if self._http is None:
+            self._http = httpx.AsyncClient(transport=self._transport, timeout=self._timeout, follow_redirects=False)
+        return self._http
+
+    async def _store(self, op: Callable[..., T], *args: str) -> T:
+        return await asyncio.to_thread(op, *args)
+
+    # -- sign-in -----------------------------------------------------------------------------------
+
+    async def begin_authorization(self, scopes: Sequence[str] | None = None) -> AuthorizationRequest:
+        """:meth:`TokenManager.begin_authorization` on asyncio. See RFC 6749 §4.1.1, RFC 7636 §4.3."""
+        request, pending = self._authorization(scopes)
+        try:
+            await self._store(self._pending_storage.set, self._pending_key, pending)
+        except Exception as e:
+            error = self._storage_failed(e)
+        else:
+            return request
+        raise error
+
+    async def complete_authorization(self, callback_url: str) -> SessionInfo:
+        """:meth:`TokenManager.complete_authorization` on asyncio.
+
+        See RFC 6749 §3.1.2, §4.1.2, §4.1.3, §10.12; RFC 7636 §4.5; RFC 9700 §4.4.
+        """
+        params = self._callback_params(callback_url)
+        failure: BaseException | None = None
+        raw: str | None = None
+        try:
+            raw = await self._store(self._pending_storage.get, self._pending_key)
+            if raw is not None:
+                await self._store(self._pending_storage.delete, self._pending_key)
+        except Exception as e:
+            failure = self._storage_failed(e)
+        if failure is not None:
+            raise failure
+        code, verifier = self._checked_callback(raw, params)
+        self._generation += 1
+        body = self._exchange_body(code, verifier)
+        text = await self._post("/oauth/token", _json(body), _TOKEN_HEADERS, [code, verifier], 1)
+        session = await self._commit(self._record(text, None))
+        self._log.info("Signed in; the access token expires at %s", session.expires_at)
+        return session
+
+    # -- tokens ------------------------------------------------------------------------------------
+
+    async def get_access_token(self) -> str:
+        """:meth:`TokenManager.get_access_token` on asyncio: concurrent tasks share one refresh.
+
+        See RFC 6749 §6; RFC 9700 §4.14.2.
+        """
+        token = self._fast_token()
+        if token is not None:
+            return token
+        flight = self._inflight
+        if flight is None or flight.get_loop() is not asyncio.get_running_loop():
+            flight = self._inflight = asyncio.ensure_future(self._fly())
+
+            def landed(done: asyncio.Task[str]) -> None:
+                if self._inflight is done:
+                    self._inflight = None
+                if not done.cancelled():
+                    done.exception()  # retrieved here; every waiter re-raises it
+
+            flight.add_done_callback(landed)
+        # A waiter that is cancelled does not cancel the refresh the others wait for.
+        return await asyncio.shield(flight)
+
+    async def _fly(self) -> str:
+        held = self._held_unsaved()
+        self._log.debug("Waiting for the refresh lock")
+        if held is None:
+            return await self._locked(self._obtain)
+        try:
+            return await self._locked(self._obtain)
+        except Exception as e:
+            if self._current is not held or self._unsaved is not held or not self._fresh(held):
+                raise
+            failure = self._storage_failed(e)
+            self._retry_write_after = self._now_ms() + _UNSAVED_RETRY_MS
+            self._log.warning("The tokens could not be written again (storage or lock unavailable); they stay in use")
+            self._emit("storage-failed", failure)
+            return held.access_token
+
+    async def _locked(self, task: Callable[[], Awaitable[T]]) -> T:
+        """Runs ``task`` on the event loop while a thread of its own holds the storage's lock (the lock
+        protocol is synchronous, and a file lock belongs to the thread that took it)."""
+        loop = asyncio.get_running_loop()
+        entered: asyncio.Future[None] = loop.create_future()
+        finished: asyncio.Future[None] = loop.create_future()
+        finished.add_done_callback(lambda f: f.cancelled() or f.exception())
+        release = threading.Event()
+
+        def settle(future: asyncio.Future[None], error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is None:
+                future.set_result(None)
+            else:
+                future.set_exception(error)
+
+        def tell(future: asyncio.Future[None], error: BaseException | None) -> None:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+                loop.call_soon_threadsafe(settle, future, error)
+
+        def hold() -> None:
+            tell(entered, None)
+            release.wait()
+
+        def run() -> None:
+            try:
+                self._lock(self._lock_name, hold)
+            except BaseException as e:
+                tell(entered, e)
+                tell(finished, e)
+            else:
+                tell(finished, None)
+
+        threading.Thread(target=run, name="tenant-integration-refresh-lock", daemon=True).start()
+        try:
+            await entered
+            result = await task()
+        finally:
+            release.set()
+        await finished
+        return result
+
+    async def _load(self) -> TokenRecord | None:
+        failure: TokenManagerError | None = None
+        try:
+            raw = await self._store(self._storage.get, self._tokens_key)
+        except Exception as e:
+            failure = self._load_failed(e)
+        if failure is not None:
+            raise failure
+        return parse_record(raw)
+
+    async def _obtain(self, again: bool = False) -> str:
+        self._log.debug("Refresh lock taken; reading the tokens from storage")
+        unsaved = self._unsaved
+        stored: TokenRecord | None
+        if unsaved is not None:
+            try:
+                stored = await self._load()
+            except TokenManagerError:
+                stored = None
+            if stored is not None and supersedes(stored, unsaved):
+                self._unsaved = None
+            else:
+                await self._commit_or_report(unsaved)
+                stored = unsaved
+        else:
+            stored = await self._load()
+        if stored is None:
+            raise TokenManagerError("NOT_SIGNED_IN", "there are no tokens; sign in first")
+        if not self._fresh(stored) or stored.access_token == self._rejected:
+            return await self._refresh(stored, again)
+        self._current = stored
+        return stored.access_token
+
+    async def _post(
+        self, path: str, body: bytes | str, headers: dict[str, str], secrets: list[str | None], attempt: int
+    ) -> str:
+        started = time.perf_counter()
+        failure: TransientError | None = None
+        try:
+            response = await self._client().post(self._origin + path, content=body, headers=headers)
+        except Exception as e:
+            failure = self._transport_failure(e, self._known(*secrets), attempt)
+        if failure is not None:
+            self._log_request(path, None, started, attempt)
+            raise failure
+        self._log_request(path, response.status_code, started, attempt)
+        return self._answer(path, response, self._known(*secrets), attempt)
+
+    async def _commit(self, record: TokenRecord) -> SessionInfo:
+        self._current = self._unsaved = record
+        failure: TokenManagerError | None = None
+        try:
+            await self._store(self._storage.set, self._tokens_key, serialize(record))
+        except Exception as e:
+            failure = self._storage_failed(e)
+        if failure is not None:
+            raise failure
+        if self._unsaved is record:
+            self._unsaved = None
+        return self._info(record)
+
+    async def _commit_or_report(self, record: TokenRecord) -> SessionInfo | None:
+        try:
+            return await self._commit(record)
+        except TokenManagerError as e:
+            self._retry_write_after = self._now_ms() + _UNSAVED_RETRY_MS
+            self._emit("storage-failed", e)
+            return None
+
+    async def _refresh(self, stored: TokenRecord, again: bool) -> str:
+        generation = self._generation
+        self._log.info("Refresh started")
+        body = {"grant_type": "refresh_token", "refresh_token": stored.refresh_token, "client_id": self._client_id}
+        secrets: list[str | None] = [stored.access_token, stored.refresh_token]
+        attempt = 1
+        while True:
+            try:
+                text = await self._post("/oauth/token", _json(body), _TOKEN_HEADERS, secrets, attempt)
+                record = self._record(text, stored)
+                break
+            except TransientError as e:
+                delay = self._retry_wait(e, attempt)
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay)
+                attempt += 1
+            except OAuthResponseError as e:
+                if e.error != "invalid_grant":
+                    raise
+                return await self._after_invalid_grant(e, stored, again, generation)
+        if generation != self._generation:
+            raise TokenManagerError("NOT_SIGNED_IN", "signed in or out while the refresh ran; its tokens are dropped")
+        info = await self._commit_or_report(record)
+        if info is not None:
+            self._log.info("Refresh finished; the access token expires at %s", info.expires_at)
+            self._emit("tokens-refreshed", info)
+        else:
+            self._log.warning("Refresh finished, but the tokens could not be stored; the write is retried later")
+        return record.access_token
+
+    async def _after_invalid_grant(
+        self, error: OAuthResponseError, stored: TokenRecord, again: bool, generation: int
+    ) -> str:
+        latest: TokenRecord | None = None
+        if not again:
+            try:
+                latest = await self._load()
+            except TokenManagerError as read_error:
+                if read_error.code != "NOT_SIGNED_IN":
+                    raise
+        if latest is not None and latest.refresh_token != stored.refresh_token:
+            return await self._obtain(again=True)
+        ended = self._session_ended(error)
+        if generation == self._generation:
+            self._log.warning("Session ended (invalid_grant)")
+            with contextlib.suppress(TokenManagerError):
+                await self._clear()
+            self._emit("session-ended", ended)
+        raise ended
+
+    async def _clear(self) -> None:
+        self._generation += 1
+        self._current = self._unsaved = None
+        failure: TokenManagerError | None = None
+        try:
+            await self._store(self._storage.delete, self._tokens_key)
+        except Exception as e:
+            failure = self._storage_failed(e)
+        if failure is not None:
+            raise failure
+
+    # -- session -----------------------------------------------------------------------------------
+
+    async def is_signed_in(self) -> bool:
+        """:meth:`TokenManager.is_signed_in` on asyncio (the storage read in a worker thread). See RFC 6749 §6."""
+        return await self.get_session() is not None
+
+    async def get_session(self) -> SessionInfo | None:
+        """:meth:`TokenManager.get_session` on asyncio. See RFC 6749 §5.1."""
+        if self._unsaved is not None:
+            return self._info(self._unsaved)
+        try:
+            record = await self._load()
+        except TokenManagerError as e:
+            if e.code == "NOT_SIGNED_IN":
+                return None
+            raise
+        return None if record is None else self._info(record)
+
+    async def revoke(self) -> None:
+        """:meth:`TokenManager.revoke` on asyncio. See RFC 7009 §2.1, §2.2."""
+        try:
+            token = await self.get_access_token()
+        except TokenManagerError as e:
+            if e.code in ("NOT_SIGNED_IN", "SESSION_ENDED"):
+                await self._clear()
+                return
+            raise
+        await self._post("/oauth/revoke", self._revoke_body(token), _REVOKE_HEADERS, [token], 1)
+        await self._clear()
+        self._log.info("Revoked")
+        self._emit("revoked", None)
+
+    async def sign_out(self) -> None:
+        """:meth:`TokenManager.sign_out` on asyncio. See RFC 6749 §10.3."""
+        await self._clear()
+
+    async def aclose(self) -> None:
+        """Closes the HTTP connections (and the ``transport`` given)."""
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    async def __aenter__(self) -> AsyncTokenManager:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"AsyncTokenManager(base_url={self._origin!r}, client_id={self._client_id!r})"
