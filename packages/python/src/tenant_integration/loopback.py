@@ -1,0 +1,285 @@
+"""Sign-in for command-line tools: the browser comes back to a one-shot server on the loopback interface.
+
+RFC 8252 §7.3 describes the loopback redirect (``http://127.0.0.1:<port>/<path>``) and lets the
+client pick any port at run time. This service compares the redirect URI *exactly* with a registered
+one (service description §2: "must exactly match"), so the port cannot vary: the server binds the
+port of the registered redirect URI, and a busy port is an error that names it. The loopback
+interface only (RFC 8252 §8.3): nothing outside the machine can reach the server.
+"""
+
+from __future__ import annotations
+
+import errno
+import http.server
+import queue
+import socket
+import sys
+import threading
+import webbrowser
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ._base_url import is_loopback_host
+from .errors import InvalidOptionsError
+from .token_errors import TokenManagerError
+
+if TYPE_CHECKING:
+    from .token_manager import AsyncTokenManager, SessionInfo, TokenManager
+
+__all__ = ["LoopbackServer", "sign_in_with_loopback", "sign_in_with_loopback_async"]
+
+_DONE_PAGE = "Signed in. You can close this window and return to the terminal."
+_FAILED_PAGE = "Sign-in failed: {reason}. Return to the terminal for details; you can close this window."
+
+
+def _check(redirect_uri: str) -> tuple[str, int, str]:
+    parts = urlsplit(redirect_uri)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "http" or not is_loopback_host(host) or port is None:
+        raise InvalidOptionsError(
+            "redirect_uri",
+            "a loopback sign-in needs http://127.0.0.1:<port>/<path> (or localhost, [::1]) with the port "
+            "registered for the client (RFC 8252 §7.3)",
+        )
+    # localhost is served on 127.0.0.1 (RFC 8252 §8.3 recommends the address over the name).
+    bind = "::1" if host == "::1" else "127.0.0.1" if host == "localhost" else host
+    return bind, port, parts.path or "/"
+
+
+class LoopbackServer:
+    """A one-shot HTTP server on the loopback port of ``redirect_uri`` that waits for the authorization
+    callback (RFC 8252 §7.3). Use it directly to drive the browser yourself, or through
+    :func:`sign_in_with_loopback`.
+
+    The first ``GET`` of the redirect URI's path is the callback; other requests get 404. The browser's
+    request is held open until :meth:`respond` says how the sign-in ended, so its page tells the truth.
+
+    Attributes:
+        redirect_uri: the bound redirect URI, character for character the one given (it is the
+            registered one, and the tenant compares it exactly).
+        port: the bound port.
+
+    Raises:
+        InvalidOptionsError: ``redirect_uri`` is not http to a loopback address with a port.
+        TokenManagerError: ``PORT_IN_USE`` when the port is taken (the message names it).
+
+    Example:
+        >>> with LoopbackServer("http://127.0.0.1:53682/callback") as server:  # doctest: +SKIP
+        ...     webbrowser.open(manager.begin_authorization().url)
+        ...     callback = server.wait(timeout=300)
+        ...     server.respond(None)
+    """
+
+    def __init__(self, redirect_uri: str) -> None:
+        bind, port, path = _check(redirect_uri)
+        self.redirect_uri = redirect_uri
+        self.port = port
+        self._path = path
+        self._callbacks: queue.Queue[str] = queue.Queue()
+        self._outcome: queue.Queue[str | None] = queue.Queue()
+        self._answered = threading.Event()
+        # The callback's URL is the redirect URI's origin and the request's path and query: the Host
+        # header is not trusted (another page may send any).
+        given = urlsplit(redirect_uri)
+        origin = f"{given.scheme}://{given.netloc}"
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            # An idle connection (a browser's speculative one) is dropped after this many seconds.
+            timeout = 30
+
+            def do_GET(self) -> None:
+                if urlsplit(self.path).path != owner._path or not owner._take():
+                    self.send_error(404)
+                    return
+                owner._callbacks.put(origin + self.path)
+                try:
+                    failure = owner._outcome.get(timeout=120)
+                except queue.Empty:
+                    failure = "no outcome"
+                try:
+                    self._answer(failure)
+                finally:
+                    owner._answered.set()
+
+            def _answer(self, failure: str | None) -> None:
+                page = _DONE_PAGE if failure is None else _FAILED_PAGE.format(reason=failure)
+                body = page.encode("utf-8")
+                self.send_response(200 if failure is None else 400)
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Cache-Control", "no-store")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                """Silent: the request line holds the code and the state."""
+
+        family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+
+        class Server(http.server.ThreadingHTTPServer):
+            address_family = family
+            allow_reuse_address = False
+            daemon_threads = True
+
+        self._taken = False
+        self._take_lock = threading.Lock()
+        try:
+            self._server = Server((bind, port), Handler)
+        except OSError as e:
+            if e.errno in (errno.EADDRINUSE, errno.EACCES):
+                raise TokenManagerError(
+                    "PORT_IN_USE",
+                    f"port {port} on {bind} is in use, and the sign-in must come back to exactly {redirect_uri} "
+                    "(the redirect URI registered for the client). Close the program using it (another "
+                    "sign-in still waiting?) and try again.",
+                ) from None
+            raise TokenManagerError(
+                "INVALID_CALLBACK", f"cannot listen on {bind} port {port}: {e.strerror}", cause=e
+            ) from None
+        self._thread = threading.Thread(target=self._server.serve_forever, name="tenant-integration-loopback")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _take(self) -> bool:
+        with self._take_lock:
+            if self._taken:
+                return False
+            self._taken = True
+            return True
+
+    def wait(self, timeout: float = 300.0) -> str:
+        """Waits for the callback and returns its full URL (pass it to ``complete_authorization``).
+
+        Raises:
+            TokenManagerError: ``INVALID_CALLBACK`` when none arrived within ``timeout`` seconds; the
+                message says what to check when the browser stopped on an error page at the tenant.
+
+        See RFC 8252 §7.3.
+        """
+        try:
+            return self._callbacks.get(timeout=timeout)
+        except queue.Empty:
+            raise TokenManagerError(
+                "INVALID_CALLBACK",
+                f"no authorization callback arrived at {self.redirect_uri} within {timeout:g} s. If the "
+                "browser shows an error page at the tenant instead, check that the client_id is registered "
+                f"there with exactly this redirect URI (port {self.port} and path included) and that it may "
+                "ask for the scopes requested.",
+            ) from None
+
+    def respond(self, failure: str | None) -> None:
+        """Ends the browser's request: the success page, or the failure page with ``failure`` (a reason
+        that holds no secret, e.g. an error code)."""
+        self._outcome.put(failure)
+        self._answered.wait(timeout=5)
+
+    def close(self) -> None:
+        """Stops the server and frees the port; safe to call twice."""
+        self._outcome.put("the sign-in was stopped")
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> LoopbackServer:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _show(url: str, open_browser: Callable[[str], object]) -> None:
+    opened = False
+    try:
+        opened = bool(open_browser(url))
+    except Exception:  # no browser: the address is shown instead
+        opened = False
+    if not opened:
+        # The user's own terminal: the address must be visited, and it holds no token.
+        sys.stderr.write(f"Open this address in a browser to sign in:\n{url}\n")
+        sys.stderr.flush()
+
+
+def _reason(error: BaseException) -> str:
+    code = getattr(error, "code", None)
+    detail = getattr(error, "error", None)
+    return f"{code} ({detail})" if code and detail else str(code or type(error).__name__)
+
+
+def sign_in_with_loopback(
+    manager: TokenManager,
+    *,
+    open_browser: Callable[[str], object] = webbrowser.open,
+    timeout: float = 300.0,
+) -> SessionInfo:
+    """Signs ``manager`` in from a command-line tool: listens on the registered loopback redirect URI's
+    port, opens the authorize URL in the browser (or prints it when no browser opens), waits for one
+    callback, completes the authorization and tells the browser how it ended.
+
+    The manager's ``redirect_uri`` must be ``http://127.0.0.1:<port>/<path>`` (or ``localhost``,
+    ``[::1]``) with the port registered for the client: this service compares redirect URIs exactly.
+
+    Args:
+        manager: the token manager to sign in.
+        open_browser: opens a URL, returning whether it did (default :func:`webbrowser.open`).
+        timeout: seconds to wait for the callback (default 300).
+
+    Raises:
+        InvalidOptionsError: the redirect URI is not a loopback one with a port.
+        TokenManagerError: ``PORT_IN_USE`` (the message names the port); ``INVALID_CALLBACK`` when no
+            callback arrived in time (the message says what to check at the tenant); what
+            ``complete_authorization`` raises (``AUTHORIZATION_DENIED``, ``STATE_MISMATCH``...).
+
+    Example:
+        >>> session = sign_in_with_loopback(manager)  # doctest: +SKIP
+
+    See RFC 8252 §7.3, §8.3; RFC 6749 §4.1; RFC 7636.
+    """
+    with LoopbackServer(manager.redirect_uri) as server:
+        request = manager.begin_authorization()
+        _show(request.url, open_browser)
+        callback = server.wait(timeout)
+        try:
+            session = manager.complete_authorization(callback)
+        except BaseException as e:
+            server.respond(_reason(e))
+            raise
+        server.respond(None)
+        return session
+
+
+async def sign_in_with_loopback_async(
+    manager: AsyncTokenManager,
+    *,
+    open_browser: Callable[[str], object] = webbrowser.open,
+    timeout: float = 300.0,  # noqa: ASYNC109 (the callback wait runs in a thread, bounded by it)
+) -> SessionInfo:
+    """:func:`sign_in_with_loopback` for an :class:`~tenant_integration.AsyncTokenManager` (the wait
+    runs in a worker thread). Same arguments, same errors.
+
+    See RFC 8252 §7.3, §8.3; RFC 6749 §4.1; RFC 7636.
+    """
+    import asyncio
+
+    server = await asyncio.to_thread(LoopbackServer, manager.redirect_uri)
+    try:
+        request = await manager.begin_authorization()
+        _show(request.url, open_browser)
+        callback = await asyncio.to_thread(server.wait, timeout)
+        try:
+            session = await manager.complete_authorization(callback)
+        except BaseException as e:
+            server.respond(_reason(e))
+            raise
+        server.respond(None)
+        return session
+    finally:
+        await asyncio.to_thread(server.close)
