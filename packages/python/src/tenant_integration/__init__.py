@@ -7,7 +7,30 @@ interchangeable with the TypeScript kit's.
 
 from __future__ import annotations
 
+from ._retry import RetryPolicy
+from .auth import (
+    AccessTokenSource,
+    AsyncAccessTokenSource,
+    AsyncRefreshableTokenSource,
+    AsyncTokenAuth,
+    RefreshableTokenSource,
+    TokenAuth,
+)
+from .client import DEFAULT_TIMEOUT, AsyncClient, Client
 from .errors import InvalidOptionsError, TenantIntegrationError
+from .http_errors import (
+    ForbiddenError,
+    HttpError,
+    InsufficientScopeError,
+    InvalidResponseError,
+    InvalidTokenError,
+    NetworkError,
+    NetworkTimeoutError,
+    PathOutsideApiError,
+    RateLimitError,
+    ServerError,
+    UnauthorizedError,
+)
 from .pkce import PkcePair, create_pkce_pair, derive_code_challenge
 from .storage import FileStorage, FileStorageError, Lock, RedisStoreError, TokenStorage
 from .storage.memory import MemoryStorage
@@ -15,25 +38,46 @@ from .token_errors import OAuthResponseError, SessionEndedError, TokenErrorCode,
 from .token_manager import AsyncTokenManager, AuthorizationRequest, EventName, SessionInfo, TokenManager
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
+    "AccessTokenSource",
+    "AsyncAccessTokenSource",
+    "AsyncClient",
+    "AsyncRefreshableTokenSource",
+    "AsyncTokenAuth",
     "AsyncTokenManager",
     "AuthorizationRequest",
+    "Client",
     "EventName",
     "FileStorage",
     "FileStorageError",
+    "ForbiddenError",
+    "HttpError",
+    "InsufficientScopeError",
     "InvalidOptionsError",
+    "InvalidResponseError",
+    "InvalidTokenError",
     "Lock",
     "MemoryStorage",
+    "NetworkError",
+    "NetworkTimeoutError",
     "OAuthResponseError",
+    "PathOutsideApiError",
     "PkcePair",
+    "RateLimitError",
     "RedisStoreError",
+    "RefreshableTokenSource",
+    "RetryPolicy",
+    "ServerError",
     "SessionEndedError",
     "SessionInfo",
     "TenantIntegrationError",
+    "TokenAuth",
     "TokenErrorCode",
     "TokenManager",
     "TokenManagerError",
     "TokenStorage",
     "TransientError",
+    "UnauthorizedError",
     "create_pkce_pair",
     "derive_code_challenge",
 ]
