@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { MAX_BODY_BYTES } from "./body.js";
 import { ClientRegistry, type ClientRegistration } from "./clients.js";
@@ -13,7 +13,7 @@ import { CodeStore } from "./codes.js";
 import { BadRequestError, methodNotAllowed, notFound, oauthError } from "./errors.js";
 import { EventLog, type SandboxEvent } from "./events.js";
 import { PendingRequests } from "./pending.js";
-import { CLOCK_PATH, EVENTS_PATH, registerAdminRoutes } from "./routes/admin.js";
+import { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, registerAdminRoutes } from "./routes/admin.js";
 import { authorizeRoute, CONSENT_PATH } from "./routes/authorize.js";
 import { consentRoute } from "./routes/consent.js";
 import { revokeRoute } from "./routes/revoke.js";
@@ -22,7 +22,8 @@ import { DEMO_USER, USER_SCOPE, userRoute } from "./routes/user.js";
 import type { SandboxState } from "./state.js";
 import { MAX_ROTATION_GRACE_SECONDS, TokenStore, type IssuedTokens } from "./tokens.js";
 import { checkScope } from "./scopes.js";
-import { cors } from "./cors.js";
+import { cors, corsPath } from "./cors.js";
+import { delay, droppedConnection, faultResponse, Faults, type Fault, type FaultSpec } from "./faults.js";
 import { hostCheck } from "./hosts.js";
 import { Housekeeping } from "./housekeeping.js";
 import { SNAPSHOT_VERSION, type SandboxSnapshot } from "./snapshot.js";
@@ -33,7 +34,7 @@ export interface SandboxOptions {
   readonly clients?: readonly ClientRegistration[];
   /** Approve every valid authorization request at once (302 with a code) instead of showing the consent page. */
   readonly autoApprove?: boolean;
-  /** Add the test routes `/__sandbox/clock` and `/__sandbox/events`; without it they answer 404. */
+  /** Add the test routes `/__sandbox/clock`, `/__sandbox/events` and `/__sandbox/faults`; without it they answer 404. */
   readonly testClock?: boolean;
   /** The base time source in milliseconds (default `Date.now`); the clock adds its offset to it. */
   readonly now?: () => number;
@@ -59,6 +60,8 @@ export interface SandboxOptions {
    * long as that successor is unused. Default 0: strict rotation.
    */
   readonly rotationGraceSeconds?: number;
+  /** Faults held from the start (see {@link Sandbox.faults}), e.g. from the CLI's `--fault`. */
+  readonly faults?: readonly FaultSpec[];
 }
 
 /** One sandbox: the app and everything tests may look at or move. */
@@ -77,6 +80,12 @@ export interface Sandbox {
   readonly clock: Clock;
   /** The registered clients; register or remove clients at run time. */
   readonly clients: ClientRegistry;
+  /**
+   * The injected faults: `faults.add({ route, kind, … })` makes the next requests to a route fail
+   * (an error status, a slow answer, a dropped connection); see {@link FaultSpec}. Also over HTTP,
+   * with the test routes, as `POST /__sandbox/faults`.
+   */
+  readonly faults: Faults;
   /** Whether the test routes exist. */
   readonly testClock: boolean;
   /** Whether authorization requests are approved at once; may be changed at run time. */
@@ -114,6 +123,21 @@ export interface Persistence {
  */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+/**
+ * A GET route and the 405 of every other method as one handler: with a single handler for a path,
+ * Hono calls it directly, without its middleware chain (and its promises). HEAD is answered as GET,
+ * as Hono does for a GET route.
+ */
+function getOnly(route: (c: Context) => Response | Promise<Response>) {
+  return (c: Context): Response | Promise<Response> => (c.req.method === "GET" || c.req.method === "HEAD" ? route(c) : methodNotAllowed(["GET"]));
+}
+
+/** The socket of a request served by `@hono/node-server` (its bindings hold the Node request), if any. */
+function nodeSocket(env: unknown): { destroy(): void } | undefined {
+  const socket = (env as { incoming?: { socket?: { destroy?: unknown } } } | undefined)?.incoming?.socket;
+  return typeof socket?.destroy === "function" ? (socket as { destroy(): void }) : undefined;
+}
+
 /** The option names of a `RequestInit`, to tell one from a server's second argument. */
 const REQUEST_INIT_KEYS = ["method", "headers", "body", "redirect", "signal", "credentials", "mode", "cache", "referrer", "referrerPolicy", "integrity", "keepalive", "duplex", "priority"];
 
@@ -138,6 +162,7 @@ const JSON_404 = (c: { req: { method: string; path: string } }): Response => not
  * @throws ClientConfigError when a client registration is invalid.
  * @throws HostConfigError when `allowedHosts` holds something other than a host name.
  * @throws RangeError when `rotationGraceSeconds` is not a whole number from 0 to {@link MAX_ROTATION_GRACE_SECONDS}.
+ * @throws FaultConfigError when one of `faults` is invalid.
  * @see RFC 6749 §4.1 (authorization code grant), RFC 7636 (PKCE), RFC 7009 (revocation), RFC 6750 (bearer tokens)
  * @see RFC 9700 §4.14.2 (refresh token rotation), RFC 9110 §15.5.20 (421 for a foreign Host)
  */
@@ -190,45 +215,105 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
     () => state.events.sweep(),
   ]);
   if (restore !== undefined) housekeeping.sweep();
+  /** An unexpected error (a bug in the sandbox), reported to `onError` and answered with 500. */
+  const serverError = (error: unknown): Response => {
+    options.onError?.(error);
+    return Response.json({ error: "server_error", error_description: "The sandbox failed; this is a bug." }, { status: 500 });
+  };
   const testClock = options.testClock ?? false;
-  const app = new Hono();
-  app.use("*", hostCheck(options.allowedHosts ?? []));
-  app.use("*", async (_c, next) => {
-    housekeeping.startTimer();
-    housekeeping.sweepIfDue();
-    await next();
-  });
-
+  const faults = new Faults();
+  for (const fault of options.faults ?? []) faults.add(fault);
+  const routes = new Hono();
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: () => oauthError("invalid_request", `The body is larger than ${MAX_BODY_BYTES} bytes.`),
   });
 
-  const allowBrowsers = cors(state.clients);
-  for (const path of ["/oauth/token", "/oauth/revoke", "/api/v1/*"]) app.use(path, allowBrowsers);
-
-  app.get("/oauth/authorize", authorizeRoute(state));
-  app.all("/oauth/authorize", () => methodNotAllowed(["GET"]));
-  app.post("/oauth/token", limit, tokenRoute(state));
-  app.all("/oauth/token", () => methodNotAllowed(["POST"]));
-  app.post("/oauth/revoke", limit, revokeRoute(state));
-  app.all("/oauth/revoke", () => methodNotAllowed(["POST"]));
-  app.get("/api/v1/auth/user", userRoute(state));
-  app.all("/api/v1/auth/user", () => methodNotAllowed(["GET"]));
-  app.post(CONSENT_PATH, limit, consentRoute(state));
-  app.all(CONSENT_PATH, () => methodNotAllowed(["POST"]));
-  app.get("/__sandbox/health", () => Response.json({ status: "ok" }));
+  routes.all("/oauth/authorize", getOnly(authorizeRoute(state)));
+  routes.post("/oauth/token", limit, tokenRoute(state));
+  routes.all("/oauth/token", () => methodNotAllowed(["POST"]));
+  routes.post("/oauth/revoke", limit, revokeRoute(state));
+  routes.all("/oauth/revoke", () => methodNotAllowed(["POST"]));
+  routes.all("/api/v1/auth/user", getOnly(userRoute(state)));
+  routes.post(CONSENT_PATH, limit, consentRoute(state));
+  routes.all(CONSENT_PATH, () => methodNotAllowed(["POST"]));
+  routes.get("/__sandbox/health", () => Response.json({ status: "ok" }));
   if (testClock) {
-    app.use(CLOCK_PATH, limit);
-    registerAdminRoutes(app, state);
-    app.all(CLOCK_PATH, () => methodNotAllowed(["GET", "POST"]));
-    app.all(EVENTS_PATH, () => methodNotAllowed(["GET", "DELETE"]));
+    routes.use(CLOCK_PATH, limit);
+    // POST only: the body limit wraps a body stream it cannot measure, which fails on the server's bodiless DELETE
+    routes.post(FAULTS_PATH, limit);
+    registerAdminRoutes(routes, state, faults);
+    routes.all(CLOCK_PATH, () => methodNotAllowed(["GET", "POST"]));
+    routes.all(EVENTS_PATH, () => methodNotAllowed(["GET", "DELETE"]));
+    routes.all(FAULTS_PATH, () => methodNotAllowed(["GET", "POST", "DELETE"]));
   }
-  app.notFound(JSON_404);
-  app.onError((error) => {
+  routes.notFound(JSON_404);
+  routes.onError((error) => {
     if (error instanceof BadRequestError) return oauthError("invalid_request", error.message);
-    options.onError?.(error);
-    return Response.json({ error: "server_error", error_description: "The sandbox failed; this is a bug." }, { status: 500 });
+    return serverError(error);
+  });
+
+  const refuseHost = hostCheck(options.allowedHosts ?? []);
+  const browsers = cors(state.clients);
+  /** Errors the front door throws on purpose, for the caller of `fetch` (a dropped connection). */
+  const forCaller = new WeakSet<object>();
+  const rejectWith = (error: unknown): Promise<never> => {
+    if (typeof error === "object" && error !== null) forCaller.add(error);
+    return Promise.reject(error);
+  };
+
+  /** What a fault that caught the request answers; `route` answers it normally. */
+  const faulted = (fault: Fault, request: Request, env: unknown, route: () => Response | Promise<Response>): Response | Promise<Response> => {
+    const socket = nodeSocket(env);
+    switch (fault.kind) {
+      case "status":
+        return faultResponse(fault);
+      case "drop":
+        if (socket === undefined) return rejectWith(droppedConnection(fault));
+        socket.destroy();
+        // never sent: the connection is gone
+        return new Response(null, { status: 500 });
+      case "slow":
+        return delay(fault.delayMs ?? 0, request.signal).then((waited) => {
+          if (waited) return route();
+          // The caller gave up while the answer was held back: in-process, `fetch` rejects with
+          // the signal's reason; on a server the client is gone and nothing is sent.
+          return socket === undefined ? rejectWith(request.signal.reason) : new Response(null, { status: 499 });
+        });
+    }
+  };
+
+  /**
+   * The front door of every request, around the routes: the Host check, the housekeeping, CORS and
+   * the injected faults, as plain synchronous calls. As Hono middleware each of them was awaited on
+   * every request, about a fifth of the sandbox's throughput; now a request whose route answers at
+   * once (GET /api/v1/auth/user) is answered without a promise.
+   */
+  const frontDoor = (request: Request, path: string, env: unknown): Response | Promise<Response> => {
+    const refused = refuseHost(request.url);
+    if (refused !== undefined) return refused;
+    housekeeping.startTimer();
+    housekeeping.sweepIfDue();
+    let origin: string | undefined;
+    if (corsPath(path)) {
+      const preflight = browsers.preflight(request);
+      if (preflight !== undefined) return preflight;
+      origin = browsers.allowedOrigin(request);
+    }
+    const route = (): Response | Promise<Response> => routes.fetch(request, env);
+    const fault = faults.take(request.method, path);
+    const answer = fault === undefined ? route() : faulted(fault, request, env, route);
+    if (origin === undefined) return answer;
+    const allowed = origin;
+    return answer instanceof Promise ? answer.then((response) => browsers.allow(response, allowed)) : browsers.allow(answer, allowed);
+  };
+
+  const app = new Hono();
+  // One handler for every request: Hono calls it without its middleware chain.
+  app.all("*", (c) => frontDoor(c.req.raw, c.req.path, c.env));
+  app.onError((error) => {
+    if (forCaller.has(error)) throw error;
+    return serverError(error);
   });
 
   const sandbox: Sandbox = {
@@ -242,6 +327,7 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
     },
     clock,
     clients: state.clients,
+    faults,
     testClock,
     get autoApprove() {
       return state.autoApprove;

@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { MAX_ROTATION_GRACE_SECONDS } from "./tokens.js";
 import { ClientConfigError, parseClientSpec, type ClientRegistration } from "./clients.js";
 import { HostConfigError, normalizeHostname } from "./hosts.js";
+import { FaultConfigError, parseFaultSpec, type FaultSpec } from "./faults.js";
 
 /** Arguments that cannot be used; the CLI prints the message and exits with code 2. */
 export class UsageError extends Error {
@@ -29,6 +30,7 @@ export type Command =
       readonly stateFile?: string;
       readonly rotationGraceSeconds?: number;
       readonly allowedHosts?: readonly string[];
+      readonly faults?: readonly FaultSpec[];
       readonly json: boolean;
     };
 
@@ -58,7 +60,7 @@ Options:
   --auto-approve      approve every valid authorization request at once (302 with a code) instead of
                       showing the consent page; for automated tests
   --test-clock        add the test routes: POST /__sandbox/clock {"advanceSeconds": n},
-                      GET/DELETE /__sandbox/events
+                      GET/DELETE /__sandbox/events, POST/GET/DELETE /__sandbox/faults
   --state-file <path> keep clients, codes, tokens and the test clock in this JSON file (mode 0600,
                       written atomically), so a restart keeps every sign-in; without it the
                       sandbox keeps everything in memory only
@@ -70,6 +72,11 @@ Options:
   --allowed-host <name>
                       also answer requests for this host name (repeat for several); loopback
                       names and the --host are always answered, any other Host gets 421
+  --fault <spec>      inject a fault into the next requests of a route, for tests; repeat for
+                      several. Keys, comma-separated: route=<path> (required; /api/v1/* for a path
+                      and all under it), kind=status|slow|drop (required), method=<GET|POST...>,
+                      status=<400-599> (default 503), retryAfter=<seconds>, delayMs=<ms> (slow),
+                      count=<n> (default 1). With --test-clock, POST /__sandbox/faults adds more
   --json              print the startup information as one JSON line instead of text
   -h, --help          show this help
   -v, --version       show the version
@@ -109,6 +116,7 @@ export function parseCommand(argv: readonly string[]): Command {
         "state-file": { type: "string" },
         "rotation-grace": { type: "string" },
         "allowed-host": { type: "string", multiple: true },
+        fault: { type: "string", multiple: true },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
@@ -144,6 +152,14 @@ export function parseCommand(argv: readonly string[]): Command {
       throw error;
     }
   });
+  const faults = (values.fault ?? []).map((spec) => {
+    try {
+      return parseFaultSpec(spec);
+    } catch (error) {
+      if (error instanceof FaultConfigError) throw new UsageError(`--fault ${spec}: ${error.message}`);
+      throw error;
+    }
+  });
   const clients = (values.client ?? []).map((spec) => {
     try {
       return parseClientSpec(spec);
@@ -164,6 +180,7 @@ export function parseCommand(argv: readonly string[]): Command {
     ...(values["state-file"] === undefined ? {} : { stateFile: values["state-file"] }),
     ...(rotationGraceSeconds === undefined ? {} : { rotationGraceSeconds }),
     ...(allowedHosts.length === 0 ? {} : { allowedHosts }),
+    ...(faults.length === 0 ? {} : { faults }),
     ...(port === undefined ? {} : { port }),
     ...(values.host === undefined ? {} : { host: values.host }),
     ...(values.config === undefined ? {} : { configPath: values.config }),

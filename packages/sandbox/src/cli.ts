@@ -83,6 +83,7 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       allowedHosts: [...(config.allowedHosts ?? []), ...(command.allowedHosts ?? [])],
       ...(stateFile === undefined ? {} : { stateFile }),
       ...(rotationGraceSeconds === undefined ? {} : { rotationGraceSeconds }),
+      ...(command.faults === undefined ? {} : { faults: command.faults }),
       ...(config.user === undefined ? {} : { user: config.user }),
       ...(config.defaultScopes === undefined ? {} : { defaultScopes: config.defaultScopes }),
       onError: (error) =>

@@ -4,29 +4,57 @@
  * clients' redirect URIs, never `*`, and never on the browser-navigated authorize and consent
  * pages. The service description does not show a CORS policy; this is the sandbox's.
  *
+ * Both halves are synchronous functions that the sandbox's front door calls around its routes.
+ *
  * @module
  */
-import type { Context, Next } from "hono";
 import type { ClientRegistry } from "./clients.js";
 
 const ALLOW_HEADERS = "Authorization, Content-Type, Accept";
 const EXPOSE_HEADERS = "WWW-Authenticate, Retry-After";
 
+/** Whether CORS applies to a path: the token and revocation endpoints and the API. */
+export function corsPath(path: string): boolean {
+  return path === "/oauth/token" || path === "/oauth/revoke" || path === "/api/v1" || path.startsWith("/api/v1/");
+}
+
+/** The CORS policy of one sandbox. */
+export interface Cors {
+  /**
+   * The answer to a CORS preflight (204 for an allowed origin, 403 otherwise), or `undefined` when
+   * the request is not a preflight.
+   */
+  preflight(request: Request): Response | undefined;
+  /**
+   * The origin to mark the answer readable by (the request's, when a client registered it), or
+   * `undefined`. Requests without an `Origin`, or from an origin no client registered, get
+   * nothing, so the browser blocks them.
+   */
+  allowedOrigin(request: Request): string | undefined;
+  /** Marks `response` readable by `origin` and returns it. */
+  allow(response: Response, origin: string): Response;
+}
+
 /**
- * A Hono middleware that answers CORS preflights (204) and marks responses readable by an
- * allowed origin. Requests without an `Origin`, or from an origin no client registered, pass
- * through untouched, so the browser blocks them.
+ * The CORS policy of the registered clients.
  *
- * @example app.use("/oauth/token", cors(clients));
+ * @example
+ * const policy = cors(clients);
+ * const preflight = policy.preflight(request);
  * @see https://fetch.spec.whatwg.org/#http-cors-protocol
  */
-export function cors(clients: ClientRegistry) {
-  return async (c: Context, next: Next): Promise<Response | void> => {
-    const origin = c.req.header("origin");
-    // `Origin: null` (sandboxed frames, file: pages, redirects across origins) is never allowed: see allowsOrigin.
-    const allowed = origin !== undefined && clients.allowsOrigin(origin);
-    if (c.req.method === "OPTIONS" && c.req.header("access-control-request-method") !== undefined) {
-      if (!allowed) return new Response(null, { status: 403, headers: { Vary: "Origin" } });
+export function cors(clients: ClientRegistry): Cors {
+  // `Origin: null` (sandboxed frames, file: pages, redirects across origins) is never allowed: see allowsOrigin.
+  const allowedOrigin = (request: Request): string | undefined => {
+    const origin = request.headers.get("origin");
+    return origin !== null && clients.allowsOrigin(origin) ? origin : undefined;
+  };
+  return {
+    allowedOrigin,
+    preflight(request) {
+      if (request.method !== "OPTIONS" || !request.headers.has("access-control-request-method")) return undefined;
+      const origin = allowedOrigin(request);
+      if (origin === undefined) return new Response(null, { status: 403, headers: { Vary: "Origin" } });
       return new Response(null, {
         status: 204,
         headers: {
@@ -37,12 +65,12 @@ export function cors(clients: ClientRegistry) {
           Vary: "Origin",
         },
       });
-    }
-    await next();
-    if (allowed) {
-      c.res.headers.set("Access-Control-Allow-Origin", origin);
-      c.res.headers.set("Access-Control-Expose-Headers", EXPOSE_HEADERS);
-      c.res.headers.append("Vary", "Origin");
-    }
+    },
+    allow(response, origin) {
+      response.headers.set("Access-Control-Allow-Origin", origin);
+      response.headers.set("Access-Control-Expose-Headers", EXPOSE_HEADERS);
+      response.headers.append("Vary", "Origin");
+      return response;
+    },
   };
 }

@@ -6,8 +6,6 @@
  *
  * @module
  */
-import type { Context, Next } from "hono";
-
 /** A host name that cannot be used, in `allowedHosts`. */
 export class HostConfigError extends Error {
   override readonly name = "HostConfigError";
@@ -63,30 +61,29 @@ export function hostsOfListenAddress(host: string): string[] {
 }
 
 /**
- * A Hono middleware answering `421 Misdirected Request` to a request whose URL host (from the
- * `Host` header, on a server) is neither a loopback name nor one of `allowedHosts`.
+ * The Host check: a function of a request URL that returns the `421 Misdirected Request` answer
+ * when its host (from the `Host` header, on a server) is neither a loopback name nor one of
+ * `allowedHosts`, and `undefined` otherwise. Synchronous: it runs on every request.
  *
- * @example app.use("*", hostCheck(["tenant.test"]));
+ * @example const refuse = hostCheck(["tenant.test"]); refuse("http://evil.example/oauth/token") // a 421 Response
  * @see RFC 9110 §15.5.20 (421), https://en.wikipedia.org/wiki/DNS_rebinding
  */
-export function hostCheck(allowedHosts: readonly string[]) {
+export function hostCheck(allowedHosts: readonly string[]): (url: string) => Response | undefined {
   const allowed: ReadonlySet<string> = new Set(allowedHosts.map(normalizeHostname));
-  return async (c: Context, next: Next): Promise<Response | void> => {
+  return (url) => {
     let hostname: string;
     try {
-      hostname = new URL(c.req.url).hostname.toLowerCase();
+      hostname = new URL(url).hostname.toLowerCase();
     } catch {
       hostname = "";
     }
-    if (!isLoopbackHostname(hostname) && !allowed.has(hostname)) {
-      return Response.json(
-        {
-          error: "misdirected_request",
-          error_description: "This sandbox does not answer for that host name. Use a loopback name, or add the name to allowedHosts (--allowed-host).",
-        },
-        { status: 421, headers: { "Cache-Control": "no-store" } },
-      );
-    }
-    await next();
+    if (isLoopbackHostname(hostname) || allowed.has(hostname)) return undefined;
+    return Response.json(
+      {
+        error: "misdirected_request",
+        error_description: "This sandbox does not answer for that host name. Use a loopback name, or add the name to allowedHosts (--allowed-host).",
+      },
+      { status: 421, headers: { "Cache-Control": "no-store" } },
+    );
   };
 }

@@ -17,5 +17,16 @@ export { StateFileError, type StateFileErrorCode } from "./state-file.js";
 export { EVENT_RETENTION_SECONDS, MAX_EVENTS, type SandboxEvent } from "./events.js";
 export { DEMO_USER, USER_SCOPE } from "./routes/user.js";
 export { CONSENT_PATH } from "./routes/authorize.js";
-export { CLOCK_PATH, EVENTS_PATH } from "./routes/admin.js";
+export { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH } from "./routes/admin.js";
+export {
+  FaultConfigError,
+  Faults,
+  MAX_FAULT_COUNT,
+  MAX_FAULT_DELAY_MS,
+  MAX_FAULTS,
+  MAX_RETRY_AFTER_SECONDS,
+  type Fault,
+  type FaultKind,
+  type FaultSpec,
+} from "./faults.js";
 export { parseConfig, type SandboxConfig } from "./config.js";

@@ -18,7 +18,7 @@ import {
   type TokenManagerOptions,
 } from "@tenant-integration/token-manager";
 import type { Scope } from "@tenant-integration/types";
-import { createSandbox, type Sandbox, type SandboxOptions } from "./app.js";
+import { createSandbox, type FetchLike, type Sandbox, type SandboxOptions } from "./app.js";
 import type { SandboxEvent } from "./events.js";
 
 /**
@@ -49,6 +49,18 @@ export interface TestTenantOptions {
   readonly tokenManager?: Omit<Partial<TokenManagerOptions>, "baseUrl" | "clientId" | "redirectUri" | "scopes" | "fetch" | "now">;
   /** More client options (`retry`, `headers`, `middleware`). */
   readonly client?: Omit<TenantClientOptions, "baseUrl" | "auth" | "fetch">;
+  /**
+   * Wraps the sandbox's in-process fetch; the token manager and the client both send through the
+   * wrapper, e.g. to record, delay or fail requests on the way. (To make the sandbox itself answer
+   * with an error, slowly or not at all, use `tenant.sandbox.faults`.)
+   *
+   * @example
+   * ```ts
+   * const sent: string[] = [];
+   * await createTestTenant({ fetch: (sandboxFetch) => (input, init) => { sent.push(new Request(input, init).url); return sandboxFetch(input, init); } });
+   * ```
+   */
+  readonly fetch?: (sandboxFetch: FetchLike) => FetchLike;
 }
 
 /**
@@ -65,9 +77,9 @@ export interface TestTenantOptions {
 export interface TestTenant {
   /** The in-process sandbox tenant. */
   readonly sandbox: Sandbox;
-  /** A token manager on `sandbox.fetch` and the sandbox's clock; signed in unless `signIn: false`. */
+  /** A token manager on `sandbox.fetch` (through the `fetch` wrapper, if given) and the sandbox's clock; signed in unless `signIn: false`. */
   readonly tokenManager: TokenManager;
-  /** A client with `auth` = {@link TestTenant.tokenManager}, on `sandbox.fetch`. */
+  /** A client with `auth` = {@link TestTenant.tokenManager}, on `sandbox.fetch` (through the `fetch` wrapper, if given). */
   readonly client: TenantClient;
   /** The loopback base URL both use; no request to it leaves the process. */
   readonly baseUrl: string;
@@ -151,6 +163,7 @@ export async function createTestTenant(options: TestTenantOptions = {}): Promise
     autoApprove: true,
     ...(options.now && { now: options.now }),
   });
+  const fetch = options.fetch === undefined ? sandbox.fetch : options.fetch(sandbox.fetch);
   const managerOptions = options.tokenManager ?? {};
   const tokenManager = createTokenManager({
     // Tenants of one test run do not wait on each other's refreshes, unless told to share a lock.
@@ -160,10 +173,10 @@ export async function createTestTenant(options: TestTenantOptions = {}): Promise
     clientId,
     redirectUri,
     scopes,
-    fetch: sandbox.fetch,
+    fetch,
     now: sandbox.clock.now,
   });
-  const client = createTenantClient({ ...options.client, baseUrl, auth: tokenManager, fetch: sandbox.fetch });
+  const client = createTenantClient({ ...options.client, baseUrl, auth: tokenManager, fetch });
 
   const signIn = async (): Promise<SessionInfo> => {
     const { url } = await tokenManager.beginAuthorization();

@@ -1,6 +1,6 @@
 /**
  * Test-only routes, present only when the sandbox runs with the test clock: move time forward,
- * read and clear the event log.
+ * read and clear the event log, inject faults.
  *
  * @module
  */
@@ -8,12 +8,15 @@ import type { Hono } from "hono";
 import { readBody } from "../body.js";
 import { MAX_ADVANCE_SECONDS } from "../clock.js";
 import { BadRequestError } from "../errors.js";
+import { FaultConfigError, type Faults, type FaultSpec } from "../faults.js";
 import type { SandboxState } from "../state.js";
 
 /** Path of the clock route. */
 export const CLOCK_PATH = "/__sandbox/clock";
 /** Path of the event log route. */
 export const EVENTS_PATH = "/__sandbox/events";
+/** Path of the fault injection route. */
+export const FAULTS_PATH = "/__sandbox/faults";
 
 function clockBody(state: SandboxState): Record<string, unknown> {
   const now = state.clock.now();
@@ -32,10 +35,16 @@ function badRequest(description: string): Response {
  *   forward and returns the new time like GET.
  * - `GET /__sandbox/events`: `{ events: [...] }`, oldest first; never token values.
  * - `DELETE /__sandbox/events`: clears the log, `{ cleared: n }`.
+ * - `POST /__sandbox/faults` with a JSON {@link FaultSpec} `{ route, method?, kind, status?,
+ *   retryAfter?, delayMs?, count? }`: the next `count` requests to the route fail so; answers 201
+ *   with the fault (its `id` and `remaining` count), 400 for an invalid spec.
+ * - `GET /__sandbox/faults`: `{ faults: [...] }`, those still waiting for requests.
+ * - `DELETE /__sandbox/faults`: removes them all, `{ cleared: n }`.
  *
  * @see RFC 6749 §4.2.2 (expires_in, which the clock lets tests exceed)
+ * @see RFC 9110 §10.2.3 (Retry-After, which a 429 or 503 fault may carry)
  */
-export function registerAdminRoutes(app: Hono, state: SandboxState): void {
+export function registerAdminRoutes(app: Hono, state: SandboxState, faults: Faults): void {
   app.get(CLOCK_PATH, () => Response.json(clockBody(state)));
   app.post(CLOCK_PATH, async (c) => {
     let body: Record<string, unknown>;
@@ -54,4 +63,15 @@ export function registerAdminRoutes(app: Hono, state: SandboxState): void {
   });
   app.get(EVENTS_PATH, () => Response.json({ events: state.events.list() }));
   app.delete(EVENTS_PATH, () => Response.json({ cleared: state.events.clear() }));
+  app.post(FAULTS_PATH, async (c) => {
+    try {
+      const fault = faults.add((await readBody(c.req.raw, ["json"])) as unknown as FaultSpec);
+      return Response.json(fault, { status: 201 });
+    } catch (error) {
+      if (error instanceof BadRequestError || error instanceof FaultConfigError) return badRequest(error.message);
+      throw error;
+    }
+  });
+  app.get(FAULTS_PATH, () => Response.json({ faults: faults.list() }));
+  app.delete(FAULTS_PATH, () => Response.json({ cleared: faults.clear() }));
 }
