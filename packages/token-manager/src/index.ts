@@ -7,6 +7,7 @@
  */
 export { createTokenManager } from "./token-manager.js";
 export type {
+  AuthorizationOptions,
   AuthorizationRequest,
   Listener,
   SessionInfo,
@@ -16,6 +17,8 @@ export type {
 } from "./token-manager.js";
 export { createPkcePair, deriveCodeChallenge, type PkceOptions, type PkcePair } from "./pkce.js";
 export type { RandomSource } from "./encoding.js";
+/** The contract's scope names, a union of string literals (`"profile:read" | "users:read" | …`). */
+export type { Scope } from "@tenant-integration/types";
 export type { FetchLike } from "./fetch.js";
 export type { Logger, LogLevel } from "./logger.js";
 export {

@@ -5,7 +5,8 @@
  * may import both packages.)
  */
 import { describe, expectTypeOf, it } from "vitest";
-import type { FetchLike, Logger, TokenManagerOptions } from "./index.js";
+import type { Scope as ContractScope } from "@tenant-integration/types";
+import type { FetchLike, Logger, Scope, TokenManager, TokenManagerOptions } from "./index.js";
 
 /** pino's log function overloads (pino's `LogFn`), so that pino need not be installed. */
 interface PinoLogFn {
@@ -60,5 +61,19 @@ describe("the logger option", () => {
     // @ts-expect-error (message, fields) is not (fields, message)
     const logger: Logger = messageFirst;
     expectTypeOf(logger).not.toBeAny();
+  });
+});
+
+describe("Scope (regression: issue 20, it had to be imported from @tenant-integration/types)", () => {
+  it("is exported from the token manager, is the contract's scope names, and types the scopes of the options and of one sign-in", () => {
+    expectTypeOf<Scope>().toEqualTypeOf<ContractScope>();
+    expectTypeOf<TokenManagerOptions["scopes"]>().toEqualTypeOf<readonly Scope[]>();
+    expectTypeOf<Parameters<TokenManager["beginAuthorization"]>[0]>().toEqualTypeOf<{ scopes?: readonly Scope[] } | undefined>();
+  });
+
+  it("refuses a name that is not a scope of the contract", () => {
+    // @ts-expect-error "profile:write" is not one of the contract's scopes
+    const scope: Scope = "profile:write";
+    expectTypeOf(scope).not.toBeAny();
   });
 });

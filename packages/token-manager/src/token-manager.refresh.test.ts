@@ -53,6 +53,58 @@ describe("getAccessToken on a fresh token", () => {
   });
 });
 
+describe("freshness under skewed clocks (regression: issue 20, a reader a few ms behind the refresher refreshed again)", () => {
+  /** Two processes on one storage and one lock, b's clock `skewMs` behind a's (negative: ahead). */
+  async function skewed(skewMs: number) {
+    const server = tokenServer();
+    const storage = memoryStorage();
+    const lock = processLock();
+    const a = setup({ storage, lock }, server);
+    const b = setup({ storage, lock }, server);
+    b.clock.advance(-skewMs);
+    await signIn(a.tm);
+    return { a, b, server };
+  }
+
+  it.each([1, 5, 200, 30_000])("a record stamped %i ms in this clock's future is fresh: no refresh", async (skewMs) => {
+    const { b, server } = await skewed(skewMs);
+    expect(await b.tm.getAccessToken()).toBe("at_1");
+    expect(server.refreshes).toBe(0);
+  });
+
+  it("counts a future-stamped record as received now: it is refreshed one lifetime (less the leeway) later on this clock", async () => {
+    const { b } = await skewed(200);
+    b.clock.advance(900_000 - 60_000 - 1);
+    expect(await b.tm.getAccessToken()).toBe("at_1");
+    b.clock.advance(200 + 1);
+    expect(await b.tm.getAccessToken()).toBe("at_2");
+  });
+
+  it("refreshes a record stamped further in this clock's future than the token lives (a wrong clock, not skew)", async () => {
+    const { b, server } = await skewed(900_001);
+    expect(await b.tm.getAccessToken()).toBe("at_2");
+    expect(server.refreshes).toBe(1);
+  });
+
+  it("tells the session's expiry from the record's receive time bounded by this clock", async () => {
+    const { a, b } = await skewed(200);
+    expect(await b.tm.getSession()).toEqual({ expiresAt: b.clock.now() + 900_000, scope: undefined });
+    expect(await a.tm.getSession()).toEqual({ expiresAt: a.clock.now() + 900_000, scope: undefined });
+  });
+
+  it.each([5, 200, -200])("two processes whose clocks differ by %i ms make exactly one refresh per expiry, expiry after expiry", async (skewMs) => {
+    const { a, b, server } = await skewed(skewMs);
+    for (let expiry = 1; expiry <= 5; expiry++) {
+      a.clock.advance(900_000);
+      b.clock.advance(900_000);
+      const [first, second] = expiry % 2 ? [a, b] : [b, a];
+      const token = await first.tm.getAccessToken();
+      expect(await second.tm.getAccessToken()).toBe(token);
+      expect(server.refreshes).toBe(expiry);
+    }
+  });
+});
+
 describe("refresh", () => {
   it("refreshes when the token is within the leeway of expiry, checked at use time without timers", async () => {
     const h = await signedIn();
@@ -359,9 +411,12 @@ describe("a storage that fails on write", () => {
     landsButFails = true;
     expect(await a.tm.getAccessToken()).toBe("at_2"); // stored, yet reported failed: unsaved in a
     landsButFails = false;
-    // b's clock is 10 s behind a's: a's record looks written in b's future, and b refreshes from it.
+    // b's clock is 10 s behind a's: a's record looks written in b's future, and b refreshes from it
+    // (an API refused its access token).
     const b = setup({ storage: base, lock }, server);
     b.clock.advance(890_000);
+    expect(await b.tm.getAccessToken()).toBe("at_2");
+    b.tm.onUnauthorized("at_2");
     expect(await b.tm.getAccessToken()).toBe("at_3");
     expect(await stored(base)).toMatchObject({ refresh_token: "rt_3" });
     // a retries its write: storage holds a later record of the same session, so a takes it.

@@ -25,6 +25,7 @@ describe("createTokenManager options", () => {
     ["an empty clientId", { clientId: "" }],
     ["no scopes", { scopes: [] }],
     ["a scope with a space", { scopes: ["profile:read tickets:read"] as never }],
+    ["a scope the contract does not name", { scopes: ["profile:write"] as never }],
     ["a relative redirectUri", { redirectUri: "/callback" }],
   ])("rejects %s with INVALID_OPTIONS and sends nothing", (_name, override) => {
     let requests = 0;
@@ -104,6 +105,33 @@ describe("beginAuthorization", () => {
     expect(await h.storage.get(PENDING_KEY)).toBeUndefined();
     await signIn(h.tm);
     expect(JSON.parse((await h.storage.get(TOKENS_KEY)) ?? "null")).toMatchObject({ access_token: expect.any(String), refresh_token: expect.any(String) });
+  });
+
+  it("asks for the scopes of this sign-in when given, in place of the options' scopes", async () => {
+    const h = setup();
+    const { url } = await h.tm.beginAuthorization({ scopes: ["profile:read", "tickets:write"] });
+    expect(new URL(url).searchParams.get("scope")).toBe("profile:read tickets:write");
+    // The next sign-in without scopes asks for the options' scopes again.
+    const next = await h.tm.beginAuthorization();
+    expect(new URL(next.url).searchParams.get("scope")).toBe("profile:read tickets:read");
+  });
+
+  it.each([
+    ["no scope", []],
+    ["a name that is not one of the contract's scopes", ["profile:write"]],
+    ["a misspelt scope", ["tickets:reed"]],
+    ["two scopes in one string", ["profile:read tickets:read"]],
+  ])("refuses scopes for one sign-in with %s, before storing anything", async (_name, scopes) => {
+    const h = setup();
+    const error = await h.tm.beginAuthorization({ scopes: scopes as never }).catch((e: unknown) => e);
+    expect(error).toEqual(failure("INVALID_OPTIONS"));
+    expect((error as Error).message).toMatch(/^INVALID_OPTIONS: scopes/);
+    expect(await h.storage.get(PENDING_KEY)).toBeUndefined();
+  });
+
+  it("names the unknown scope in the error", async () => {
+    const error = await setup().tm.beginAuthorization({ scopes: ["profile:read", "tickets:reed" as never] }).catch((e: unknown) => e);
+    expect((error as Error).message).toBe('INVALID_OPTIONS: scopes: "tickets:reed" is not a scope of the service');
   });
 
   it("surfaces a failing pending storage as STORAGE_FAILED", async () => {
@@ -240,6 +268,22 @@ describe("completeAuthorization", () => {
     await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=wrong`)).rejects.toMatchObject({ code: "STATE_MISMATCH" });
     await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
     expect(h.calls).toHaveLength(0);
+  });
+
+  it.each([
+    ["location.search", (s: string) => `?code=c&state=${s}`],
+    ["the query without its ?", (s: string) => `code=c&state=${s}`],
+    ["a path and query (location.pathname + location.search)", (s: string) => `/callback?code=c&state=${s}`],
+  ])("refuses %s in place of the whole URL before using up the pending sign-in (regression: issue 20)", async (_name, partial) => {
+    const h = await begin();
+    const error = await h.tm.completeAuthorization(partial(h.state)).catch((e: unknown) => e);
+    expect(error).toEqual(failure("INVALID_CALLBACK"));
+    expect((error as Error).message).toBe("INVALID_CALLBACK: not an absolute URL: pass the whole callback URL (location.href), not location.search");
+    expect((error as Error).message).not.toContain(h.state);
+    expect(h.calls).toHaveLength(0);
+    // The pending sign-in is still there: the whole URL then completes it.
+    await h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`);
+    expect(await h.tm.getAccessToken()).toBe("at_1");
   });
 
   it("rejects a callback when no sign-in was begun, or the stored one is unreadable", async () => {

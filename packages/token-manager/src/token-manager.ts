@@ -4,7 +4,7 @@
  *
  * @see RFC 6749 §4.1, §5.1, §5.2, §6, §10.12; RFC 7636; RFC 7009 §2.1; OAuth 2.0 Security BCP (RFC 9700)
  */
-import type { Scope } from "@tenant-integration/types";
+import { scopes as SCOPES, type Scope } from "@tenant-integration/types";
 import { isString, type RandomSource } from "./encoding.js";
 import { describe, fail, type OAuthErrorFields, OAuthResponseError, SessionEndedError, TokenManagerError, TransientError } from "./errors.js";
 import type { FetchLike } from "./fetch.js";
@@ -20,7 +20,7 @@ import { parseJson, parseOAuthError, parseTokenResponse } from "./token-response
 
 /** Options of {@link createTokenManager}. Only the first four are required. */
 export interface TokenManagerOptions {
-  /** The tenant's address, e.g. `https://acme.tenant.test`. https, or http to a loopback address only. */
+  /** The tenant's origin, e.g. `https://acme.tenant.test`: https, or http to a loopback address only; no path (the manager adds `/oauth/…`). */
   baseUrl: string | URL;
   /** The OAuth client identifier. */
   clientId: string;
@@ -30,7 +30,11 @@ export interface TokenManagerOptions {
   scopes: readonly Scope[];
   /** Where the tokens live (default {@link memoryStorage}). */
   storage?: TokenStorage;
-  /** Where the pending sign-in (state and verifier) lives (default: `storage`). */
+  /**
+   * Where the pending sign-in (state and verifier) lives. Default: the storage's own `tabStorage`
+   * when it has one (`webStorage(localStorage)` has `webStorage(sessionStorage)`: each tab keeps its
+   * own, so tabs signing in at once do not take each other's), else `storage`.
+   */
   pendingStorage?: TokenStorage;
   /** Refresh when the access token expires within this many milliseconds (default 60 000, at most half the lifetime). */
   refreshLeewayMs?: number;
@@ -64,6 +68,15 @@ export interface SessionInfo {
   readonly scope?: string | undefined;
 }
 
+/** Options of one sign-in ({@link TokenManager.beginAuthorization}). */
+export interface AuthorizationOptions {
+  /**
+   * The scopes to ask for in this sign-in instead of the options' `scopes`: e.g. after a 403 that
+   * names a scope the session lacks. At least one, each a scope name of the contract.
+   */
+  scopes?: readonly Scope[];
+}
+
 /** The result of {@link TokenManager.beginAuthorization}. */
 export interface AuthorizationRequest {
   /** The authorize URL to send the browser to. */
@@ -72,13 +85,23 @@ export interface AuthorizationRequest {
   readonly expiresAt: number;
 }
 
-/** The events and their payloads. */
+/**
+ * The events and their payloads. `signed-in`, `signed-out` and `session-ended` also reach the managers
+ * of the other tabs when the storage is shared by the tabs (it has a `tabStorage`, as
+ * `webStorage(localStorage)` has), over a `BroadcastChannel`; `otherTab` tells where it happened. A
+ * manager told of another tab's sign-in or sign-out forgets the tokens it held in memory, so it never
+ * hands out the old session's access token again.
+ */
 export interface TokenManagerEvents {
   /** New tokens were obtained with the refresh token, and persisted. */
   "tokens-refreshed": SessionInfo;
-  /** The refresh token was refused with `invalid_grant`; the tokens were cleared. */
-  "session-ended": { readonly error: SessionEndedError };
-  /** `revoke()` succeeded and the tokens were cleared. */
+  /** `completeAuthorization` stored a new session, in this tab or another one. */
+  "signed-in": SessionInfo & { readonly otherTab: boolean };
+  /** `signOut()` or `revoke()` cleared the tokens, in this tab or another one; `revoked` tells which. */
+  "signed-out": { readonly revoked: boolean; readonly otherTab: boolean };
+  /** The refresh token was refused with `invalid_grant`; the tokens were cleared (by this tab or another one). */
+  "session-ended": { readonly error: SessionEndedError; readonly otherTab: boolean };
+  /** `revoke()` succeeded and the tokens were cleared (then `signed-out` follows). */
   revoked: undefined;
   /**
    * New tokens (from a refresh, or a retried write) could not be written to the storage. They stay
@@ -99,16 +122,25 @@ export type Listener<E extends keyof TokenManagerEvents> = (payload: TokenManage
 export interface TokenManager {
   /**
    * Creates a PKCE pair and a state, stores them as the one pending sign-in (replacing any earlier
-   * one), and returns the authorize URL with its seven parameters.
+   * one), and returns the authorize URL with its seven parameters. `scopes` asks for other scopes
+   * than the options' in this sign-in.
    *
-   * @throws {@link TokenManagerError} `STORAGE_FAILED` when the pending sign-in cannot be stored.
-   * @see RFC 6749 §4.1.1, RFC 7636 §4.3
+   * @throws {@link TokenManagerError} `INVALID_OPTIONS` when `scopes` is empty or names a scope the
+   * contract does not have (nothing stored); `STORAGE_FAILED` when the pending sign-in cannot be stored.
+   * @example
+   * ```ts
+   * location.assign((await tm.beginAuthorization({ scopes: ["profile:read", "tickets:write"] })).url);
+   * ```
+   * @see RFC 6749 §4.1.1, §3.3; RFC 7636 §4.3
    */
-  beginAuthorization(): Promise<AuthorizationRequest>;
+  beginAuthorization(options?: AuthorizationOptions): Promise<AuthorizationRequest>;
   /**
    * Takes the pending sign-in (single use), checks that the callback is at the redirect URI (scheme,
    * host, port and path) and repeats none of `state`, `code`, `error`, checks its `state` in constant
    * time, then exchanges the `code` at `POST /oauth/token` and stores the tokens.
+   *
+   * A `callbackUrl` that is not an absolute URL (`location.search` passed for `location.href`) is
+   * refused before the pending sign-in is taken, so the whole URL can follow.
    *
    * @throws {@link TokenManagerError} (`NO_PENDING_SIGN_IN`, `STATE_MISSING`, `STATE_MISMATCH`,
    * `STATE_EXPIRED`, `INVALID_CALLBACK`, `AUTHORIZATION_DENIED`) with no request sent;
@@ -149,11 +181,37 @@ export interface TokenManager {
    */
   revoke(): Promise<void>;
   /**
-   * Forgets the tokens locally, without a request.
+   * Forgets the tokens locally, without a request, and fires `signed-out` (here and in the other tabs).
    *
    * @throws {@link TokenManagerError} `STORAGE_FAILED`
    */
   signOut(): Promise<void>;
+  /**
+   * Whether there is a session: tokens in the storage (or, after a failed write, in this process),
+   * whether or not the access token has expired (the refresh token carries the session). Sends no
+   * request: a session the tenant has ended meanwhile still counts until a refresh is refused.
+   *
+   * @throws {@link TokenManagerError} `STORAGE_FAILED` when the storage cannot be read.
+   * @example
+   * ```ts
+   * if (!(await tm.isSignedIn())) showSignInButton();
+   * ```
+   * @see RFC 6749 §1.5 (the refresh token outlives the access token)
+   */
+  isSignedIn(): Promise<boolean>;
+  /**
+   * The session as {@link TokenManager.isSignedIn} finds it: when its access token expires and the
+   * granted scope, never a token; `undefined` when there is none. Sends no request.
+   *
+   * @throws {@link TokenManagerError} `STORAGE_FAILED` when the storage cannot be read.
+   * @example
+   * ```ts
+   * const session = await tm.getSession();
+   * if (session && !session.scope?.split(" ").includes("tickets:write")) await tm.beginAuthorization({ scopes: ["tickets:write"] });
+   * ```
+   * @see RFC 6749 §3.3, §5.1 (scope, expires_in)
+   */
+  getSession(): Promise<SessionInfo | undefined>;
   /** Subscribes to an event; returns the unsubscribe function. */
   on<E extends keyof TokenManagerEvents>(event: E, listener: Listener<E>): () => void;
   /** Unsubscribes a listener. */
@@ -186,8 +244,16 @@ interface TokenRecord {
 /** Tokens, codes and verifiers to scrub from errors; `undefined` where there is none (skipped). */
 type Secrets = (string | undefined)[];
 
-// RFC 6749 §3.3: scope-token = 1*NQCHAR, that is %x21 / %x23-5B / %x5D-7E ("!", "#" to "[", "]" to "~").
-const SCOPE_TOKEN = /^[!#-[\]-~]+$/;
+/**
+ * Checks scopes against the contract's scope names (each an RFC 6749 §3.3 scope-token, so none holds
+ * a space): at least one, every one known.
+ */
+const checkScopes = (scopes: unknown): readonly Scope[] => {
+  need(Array.isArray(scopes) && scopes.length, "scopes: at least one scope");
+  const unknown = (scopes as unknown[]).find((s) => !SCOPES.includes(s as Scope));
+  if (unknown !== undefined) fail("INVALID_OPTIONS", `scopes: ${JSON.stringify(String(unknown))} is not a scope of the service`);
+  return scopes as readonly Scope[];
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * After a failed write of new tokens, how long they are handed out from memory before the write is
@@ -200,8 +266,8 @@ let sharedLock: Lock | undefined;
 /**
  * Creates a token manager for one tenant and one OAuth client.
  *
- * @throws {@link TokenManagerError} with code `INVALID_OPTIONS` when `baseUrl` is not https (or http
- * to loopback), or another option is invalid.
+ * @throws {@link TokenManagerError} with code `INVALID_OPTIONS` when `baseUrl` is not the tenant's
+ * origin over https (or http to loopback), its message saying why, or another option is invalid.
  * @example
  * ```ts
  * const tm = createTokenManager({
@@ -224,7 +290,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     clientId,
     scopes,
     storage = memoryStorage(),
-    pendingStorage = storage,
+    pendingStorage = storage.tabStorage ?? storage,
     now = Date.now,
     random,
     refreshLeewayMs = 60_000,
@@ -235,7 +301,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const redirectTo = redirectTarget(redirectUri);
   const log = createLog(options.logger, options.logLevel);
   need(isString(clientId) && clientId, "clientId");
-  need(Array.isArray(scopes) && scopes.length && scopes.every((s) => SCOPE_TOKEN.test(s)), "scopes");
+  checkScopes(scopes);
   // The lock option wins, then the storage's own lock (file, Redis). With either, no Web Locks:
   // neither the refresh lock nor the rotation markers.
   const ownLock = options.lock ?? storage.lock;
@@ -247,6 +313,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const mark = <T>(t: TokenRecord, task: (lock?: unknown) => T) => locks!.request(key + "rotated:" + t.id, { ifAvailable: true }, task);
   const TOKENS = key + "tokens";
   const PENDING = key + "pending";
+  // With a storage the tabs share, the tabs tell each other of sign-ins and sign-outs. Only then: an
+  // open channel keeps Node, Deno and Bun processes alive (unref'd where that exists).
+  const channel =
+    storage.tabStorage && typeof BroadcastChannel === "function" ? new BroadcastChannel(key + "events") : undefined;
+  (channel as { unref?(): void } | undefined)?.unref?.();
 
   let current: TokenRecord | undefined;
   // The access token an API refused (onUnauthorized): not handed out again.
@@ -278,6 +349,37 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       }
     }
   };
+
+  /** What the tabs tell each other: the event and what its payload is made from, never a token. */
+  type TabMessage =
+    | { event: "signed-in"; session: SessionInfo }
+    | { event: "signed-out"; revoked: boolean }
+    | { event: "session-ended"; status: number; fields: OAuthErrorFields };
+
+  /** Fires a sign-in, sign-out or session end here, and tells the other tabs. */
+  const announce = (message: TabMessage, error?: SessionEndedError): void => {
+    try {
+      channel?.postMessage(message);
+    } catch {
+      // A closed channel (the page is being unloaded): the other tabs learn it from storage.
+    }
+    happened(message, false, error);
+  };
+
+  const happened = (message: TabMessage, otherTab: boolean, error?: SessionEndedError): void => {
+    if (message.event === "signed-in") emit("signed-in", { ...message.session, otherTab });
+    else if (message.event === "signed-out") emit("signed-out", { revoked: message.revoked, otherTab });
+    else emit("session-ended", { error: error ?? new SessionEndedError(message.status, message.fields), otherTab });
+  };
+
+  if (channel)
+    channel.onmessage = ({ data }: MessageEvent<TabMessage>) => {
+      // The session this tab held in memory is over: forget it (and let no refresh begun before
+      // commit), so the next getAccessToken reads what the other tab stored.
+      generation++;
+      current = unsaved = rejected = undefined;
+      happened(data, true);
+    };
 
   const store = async <T>(op: () => Promise<T>, ...secrets: string[]): Promise<T> => {
     try {
@@ -358,8 +460,17 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     unsaved = current = t;
     await store(() => storage.set(TOKENS, JSON.stringify(t)));
     if (unsaved === t) unsaved = undefined;
-    return { expiresAt: t.received_at + t.expires_in * 1000, scope: t.scope };
+    return info(t);
   };
+
+  /**
+   * When the record was received, as this clock can tell: never later than now. A record stamped in
+   * this clock's future was written by a process whose clock runs ahead; it counts as received now,
+   * so a fleet with skewed clocks makes one refresh per expiry, not one per clock behind.
+   */
+  const receivedAt = (t: TokenRecord): number => Math.min(t.received_at, now());
+
+  const info = (t: TokenRecord): SessionInfo => ({ expiresAt: receivedAt(t) + t.expires_in * 1000, scope: t.scope });
 
   /** {@link commit} for a refresh or a retried write: a failed write is reported, the session goes on. */
   const commitOrReport = async (t: TokenRecord): Promise<SessionInfo | undefined> => {
@@ -393,9 +504,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   };
 
   const fresh = (t: TokenRecord): boolean => {
-    const age = now() - t.received_at;
     const lifetime = t.expires_in * 1000;
-    return age >= 0 && age < lifetime - Math.min(refreshLeewayMs, lifetime / 2);
+    // Stamped further ahead than the token lives: not skew but a wrong clock (this one or the
+    // writer's). Refreshing then stamps the record with this clock.
+    if (t.received_at - now() > lifetime) return false;
+    return now() - receivedAt(t) < lifetime - Math.min(refreshLeewayMs, lifetime / 2);
   };
 
   const refresh = async (stored: TokenRecord, again?: boolean): Promise<string> => {
@@ -457,7 +570,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
           log("warn", { status: ended.status }, "Session ended (invalid_grant)");
           // The session is over whether or not the delete succeeds.
           await clear().catch(() => {});
-          emit("session-ended", { error: ended });
+          const { error, errorDescription, errorUri } = ended;
+          const fields = { error, ...(errorDescription && { errorDescription }), ...(errorUri && { errorUri }) };
+          announce({ event: "session-ended", status: ended.status, fields }, ended);
         }
         throw ended;
       }
@@ -529,8 +644,28 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return store(() => storage.delete(TOKENS));
   };
 
+  /** Clears the tokens at the user's request, and fires `signed-out` here and in the other tabs. */
+  const signOut = async (revoked = false): Promise<void> => {
+    await clear();
+    announce({ event: "signed-out", revoked });
+  };
+
+  const getSession = async (): Promise<SessionInfo | undefined> => {
+    // Tokens whose write failed are this process's session, whatever storage says.
+    if (unsaved && current === unsaved) return info(unsaved);
+    try {
+      const stored = await load();
+      return stored && info(stored);
+    } catch (e) {
+      // Unreadable data set aside by the storage: no session.
+      if ((e as TokenManagerError).code === "NOT_SIGNED_IN") return undefined;
+      throw e;
+    }
+  };
+
   return {
-    async beginAuthorization() {
+    async beginAuthorization({ scopes: asked = scopes } = {}) {
+      checkScopes(asked);
       const { verifier, challenge } = await createPkcePair({ random });
       const state = createState(random);
       const expiresAt = now() + (options.pendingLifetimeMs ?? 600_000);
@@ -539,7 +674,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         response_type: "code",
         client_id: clientId,
         redirect_uri: redirectUri,
-        scope: scopes.join(" "),
+        scope: asked.join(" "),
         state,
         code_challenge: challenge,
         code_challenge_method: "S256",
@@ -549,10 +684,12 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     },
 
     async completeAuthorization(callbackUrl) {
-      // Take the pending sign-in before any check, so that it is used at most once whatever happens.
+      // Not a URL at all (location.search for location.href) is the caller's slip, not a callback:
+      // refused before the pending sign-in is taken, so that the whole URL can follow.
+      const url = parseUrl(callbackUrl, "not an absolute URL: pass the whole callback URL (location.href), not location.search", "INVALID_CALLBACK");
+      // Take the pending sign-in before any other check, so that it is used at most once whatever happens.
       const raw = await store(() => pendingStorage.get(PENDING));
       if (raw) await store(() => pendingStorage.delete(PENDING));
-      const url = parseUrl(callbackUrl, "not a URL", "INVALID_CALLBACK");
       const params = url.searchParams;
       // Mix-up defence: the answer must come back where this client asked for it.
       if (callbackTarget(url) !== redirectTo) fail("INVALID_CALLBACK", "not at redirectUri");
@@ -571,6 +708,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const exchange = { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier };
       const session = await commit(await tokenRequest(exchange, known(code, verifier)));
       log("info", { expiresAt: session.expiresAt, scope: session.scope }, "Signed in");
+      announce({ event: "signed-in", session });
       return session;
     },
 
@@ -590,7 +728,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       } catch (e) {
         // Without a session there is nothing to revoke: only clear.
         const code = (e as TokenManagerError | undefined)?.code;
-        if (code === "NOT_SIGNED_IN" || code === "SESSION_ENDED") return clear();
+        if (code === "NOT_SIGNED_IN" || code === "SESSION_ENDED") return signOut();
         throw e;
       }
       await post(
@@ -602,9 +740,16 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       await clear();
       log("info", {}, "Revoked");
       emit("revoked");
+      announce({ event: "signed-out", revoked: true });
     },
 
-    signOut: clear,
+    signOut: () => signOut(),
+
+    async isSignedIn() {
+      return (await getSession()) !== undefined;
+    },
+
+    getSession,
 
     on(event, listener) {
       (listeners[event] ??= new Set()).add(listener);

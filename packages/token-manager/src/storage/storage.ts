@@ -26,6 +26,17 @@ export interface TokenStorage {
    */
   readonly lock?: Lock;
   /**
+   * Set by a storage that every tab of a browser shares (`webStorage(localStorage)` sets
+   * `webStorage(sessionStorage)`): a storage of this tab alone. `createTokenManager` keeps the pending
+   * sign-in there unless its `pendingStorage` option is given, so that two tabs signing in at once
+   * each keep their own; and, the tokens being shared, the managers of the tabs tell each other of
+   * sign-ins and sign-outs (see `TokenManagerEvents`). A storage of your own that the tabs share
+   * (IndexedDB, say) can set it too.
+   *
+   * @see RFC 6749 §10.12 (state bound to the user agent's session)
+   */
+  readonly tabStorage?: TokenStorage;
+  /**
    * Reads a value; `null` or `undefined` when absent. A storage that finds its data unreadable may
    * set it aside and reject with an error whose `reset` is `true` (as `fileStorage` does with a
    * corrupt file): the manager then treats the tokens as absent and reports `NOT_SIGNED_IN` with that
