@@ -73,7 +73,7 @@ def make_storage() -> TokenStorage:
 
     from tenant_integration.storage.redis import RedisStorage
 
-    lease = {"lease_ms": int(env["LEASE_MS"])} if env.get("LEASE_MS") else {}
+    lease = {"lease": int(env["LEASE_MS"]) / 1000} if env.get("LEASE_MS") else {}
     return RedisStorage(redis.Redis.from_url(env["REDIS_URL"]), prefix=env["PREFIX"], **lease)
 
 

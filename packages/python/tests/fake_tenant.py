@@ -1,0 +1,149 @@
+"""A tenant's OAuth endpoints in memory, behind ``httpx.MockTransport``, for the token manager's unit tests.
+
+It approves authorization requests (checking the PKCE challenge at the exchange), rotates refresh
+tokens strictly (a rotated-away one answers ``invalid_grant``), takes revocations, and records every
+request. Tests script the answers to the next requests (``tenant.script``), hold a refresh until
+released (``tenant.hold``), and read what was sent (``tenant.requests``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import httpx
+
+BASE_URL = "https://acme.tenant.test"
+CLIENT_ID = "demo-integration"
+REDIRECT_URI = "http://127.0.0.1:53682/callback"
+LIFETIME = 900
+
+Script = Callable[[httpx.Request], httpx.Response]
+
+
+@dataclass
+class Sent:
+    """One request the tenant received: its path, content type and parsed body."""
+
+    path: str
+    content_type: str
+    body: dict[str, Any]
+
+    @property
+    def grant(self) -> str | None:
+        value = self.body.get("grant_type")
+        return value if isinstance(value, str) else None
+
+
+class FakeTenant:
+    """The tenant's ``/oauth/token`` and ``/oauth/revoke``, strict rotation, scripted failures."""
+
+    def __init__(self, *, rotate: bool = True, scope: str | None = "profile:read") -> None:
+        self.rotate = rotate
+        self.scope = scope
+        self.requests: list[Sent] = []
+        self.script: list[Script] = []
+        self.hold: threading.Event | None = None
+        self.held = threading.Event()
+        self._codes: dict[str, str] = {}
+        self._refresh_tokens: set[str] = set()
+        self._issued = 0
+        self._mutex = threading.Lock()
+        self.transport = httpx.MockTransport(self.handle)
+
+    # -- the browser's part ----------------------------------------------------------------------
+
+    def approve(self, authorize_url: str, *, redirect_uri: str = REDIRECT_URI) -> str:
+        """Plays the user approving: returns the callback URL with a new code and the unchanged state."""
+        query = {k: v[0] for k, v in parse_qs(urlsplit(authorize_url).query).items()}
+        with self._mutex:
+            self._issued += 1
+            code = f"code-{self._issued}-AbCdEfGhIj"
+            self._codes[code] = query["code_challenge"]
+        return f"{redirect_uri}?{urlencode({'code': code, 'state': query['state']})}"
+
+    def deny(self, authorize_url: str, *, redirect_uri: str = REDIRECT_URI) -> str:
+        """Plays the user denying: the callback carries ``error=access_denied`` and the state."""
+        state = parse_qs(urlsplit(authorize_url).query)["state"][0]
+        return f"{redirect_uri}?{urlencode({'error': 'access_denied', 'error_description': 'no', 'state': state})}"
+
+    # -- what was sent -----------------------------------------------------------------------------
+
+    def grants(self, kind: str) -> list[Sent]:
+        """The token requests of ``grant_type`` ``kind``, in order."""
+        return [r for r in self.requests if r.path == "/oauth/token" and r.grant == kind]
+
+    @property
+    def refreshes(self) -> int:
+        """How many refresh requests reached the tenant."""
+        return len(self.grants("refresh_token"))
+
+    # -- the endpoints -----------------------------------------------------------------------------
+
+    def _tokens(self, refresh: bool) -> dict[str, Any]:
+        self._issued += 1
+        n = self._issued
+        body: dict[str, Any] = {"access_token": f"at-{n}-QwErTyUiOp", "token_type": "Bearer", "expires_in": LIFETIME}
+        if self.scope is not None:
+            body["scope"] = self.scope
+        if not refresh or self.rotate:
+            body["refresh_token"] = f"rt-{n}-AsDfGhJkLz"
+            self._refresh_tokens.add(body["refresh_token"])
+        return body
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        content_type = request.headers.get("content-type", "")
+        raw = request.read().decode()
+        body: dict[str, Any] = (
+            json.loads(raw) if content_type == "application/json" else {k: v[0] for k, v in parse_qs(raw).items()}
+        )
+        sent = Sent(request.url.path, content_type, body)
+        with self._mutex:
+            self.requests.append(sent)
+            scripted = self.script.pop(0) if self.script else None
+        if scripted is not None:
+            return scripted(request)
+        if request.url.path == "/oauth/revoke":
+            return httpx.Response(200)
+        if sent.grant == "refresh_token" and self.hold is not None:
+            self.held.set()
+            self.hold.wait(timeout=30)
+        with self._mutex:
+            return self._token(sent)
+
+    def _token(self, sent: Sent) -> httpx.Response:
+        body = sent.body
+        if sent.grant == "authorization_code":
+            challenge = self._codes.pop(str(body.get("code")), None)
+            verifier = str(body.get("code_verifier", ""))
+            digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+            if challenge is None or digest != challenge:
+                return httpx.Response(400, json={"error": "invalid_grant", "error_description": "bad code"})
+            return httpx.Response(200, json=self._tokens(refresh=False))
+        if sent.grant == "refresh_token":
+            token = str(body.get("refresh_token"))
+            if token not in self._refresh_tokens:
+                return httpx.Response(400, json={"error": "invalid_grant", "error_description": "refresh token reused"})
+            if self.rotate:
+                self._refresh_tokens.discard(token)
+            return httpx.Response(200, json=self._tokens(refresh=True))
+        return httpx.Response(400, json={"error": "unsupported_grant_type"})
+
+
+class Clock:
+    """A clock the test moves: seconds since the epoch."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self.t = start
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds

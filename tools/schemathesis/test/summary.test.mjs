@@ -1,0 +1,42 @@
+// The CI total counts Schemathesis's test cases beside vitest's and pytest's tests: the closing lines
+// below are copied from real runs (turbo prefixes them with the task).
+import { describe, expect, it } from "vitest";
+import { summarize } from "../../ci/test-summary.mjs";
+import { summary } from "../run.mjs";
+
+const task = "@tenant-integration/schemathesis:test:";
+
+describe("the CI test summary", () => {
+  it("counts a Schemathesis run without failures: every generated test case passed", () => {
+    const log = [`${task} Test cases:`, `${task}   528 generated, 528 passed`, `${task} ============================== 1 warning in 5.25s ==============================`].join("\n");
+    expect(summarize(log)).toEqual([
+      "1 test runs",
+      `  ${"@tenant-integration/schemathesis:test".padEnd(48)} 528 passed, 0 failed (Schemathesis test cases)`,
+      "Total: 528 passed, 0 failed",
+    ]);
+  });
+
+  it("counts the test cases that found a failure, or errored, as failed, and those no check ran on as skipped", () => {
+    const log = `${task}   203 generated, 2 found 2 unique failures, 1 errored, 4 skipped\n${task} ======================= 2 failures, 2 warnings in 3.29s ========================`;
+    expect(summarize(log).at(-1)).toBe("Total: 196 passed, 3 failed, 4 skipped");
+  });
+
+  it("adds them to vitest's and pytest's counts, and takes a line of warnings alone for no run", () => {
+    const log = [
+      "@tenant-integration/client:test:       Tests  1 failed | 97 passed (98)",
+      "@tenant-integration/python:test: 120 passed, 1 skipped in 41.20s",
+      "@tenant-integration/python:test: =========== 3 warnings in 0.10s ===========",
+      `${task}   10 generated, 10 passed`,
+    ].join("\n");
+    const lines = summarize(log);
+    expect(lines[0]).toBe("3 test runs");
+    expect(lines.at(-1)).toBe("Total: 227 passed, 1 failed, 1 skipped");
+  });
+});
+
+describe("run.mjs's reading of a Schemathesis run", () => {
+  it("finds the generated test cases and the failures of the closing summary", () => {
+    expect(summary("Test cases:\n  528 generated, 528 passed\n\n==== SUMMARY ====\n=== 1 warning in 5.25s ===")).toEqual({ generated: 528, failures: 0 });
+    expect(summary("==== SUMMARY ====\nTest cases:\n  203 generated, 2 found 2 unique failures\n=== 2 failures, 2 warnings in 3.29s ===")).toEqual({ generated: 203, failures: 2 });
+  });
+});
