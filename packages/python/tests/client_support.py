@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import traceback
 from collections.abc import Callable, Iterable
 from urllib.parse import quote, quote_plus
@@ -157,7 +158,7 @@ def printed_forms(secret: str) -> set[str]:
     return {
         secret,
         percent,
-        percent.lower(),
+        re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), percent),
         quote_plus(secret),
         json.dumps(secret)[1:-1],
         b64,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import logging
 import re
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping, MutableMapping
@@ -109,7 +110,8 @@ class RedactingLogger(logging.LoggerAdapter[logging.Logger]):
         text = str(msg) % args if args else str(msg)
         exc_info = kwargs.pop("exc_info", None)
         if exc_info:
-            error = exc_info[1] if isinstance(exc_info, tuple) else exc_info
+            # True (as logger.exception passes), an exception, or a sys.exc_info() tuple.
+            error = sys.exc_info()[1] if exc_info is True else exc_info[1] if isinstance(exc_info, tuple) else exc_info
             if isinstance(error, BaseException):
                 text += f" ({type(error).__name__}: {error})"
         kwargs.pop("stack_info", None)
@@ -119,5 +121,6 @@ class RedactingLogger(logging.LoggerAdapter[logging.Logger]):
             scrubbed_extra = {
                 key: self._scrub(value) if isinstance(value, str) else value for key, value in extra.items()
             }
-        # stacklevel 3: the line is attributed to the adapter's caller, not to this method or debug().
-        self.logger.log(level, self._scrub(text), extra=scrubbed_extra, stacklevel=kwargs.pop("stacklevel", 3))
+        # stacklevel 2: the line is attributed to the adapter's caller, not to this method (logging's own
+        # frames, debug() and the like, are not counted).
+        self.logger.log(level, self._scrub(text), extra=scrubbed_extra, stacklevel=kwargs.pop("stacklevel", 2))

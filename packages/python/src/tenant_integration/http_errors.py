@@ -34,6 +34,7 @@ from typing import Any, Final
 
 import httpx
 
+from ._log import scrub, secret_variants
 from ._redact import redact, secret_forms
 from ._retry import parse_retry_after
 from ._www_authenticate import bearer_challenge
@@ -416,7 +417,8 @@ def http_error_from(response: httpx.Response, *, now: float) -> HttpError:
     ``now`` (seconds since the epoch) reads a ``Retry-After`` date. The challenge of a 401 or 403 is
     read from every ``WWW-Authenticate`` line (RFC 9110 §11.6.1, RFC 6750 §3).
     """
-    secrets = sent_tokens(response)
+    # Every form of the tokens sent, base64 included (a server may echo a token in any of them).
+    secrets = [variant for token in sent_tokens(response) for variant in secret_variants(token)]
     request = response.request
     common: dict[str, Any] = {
         "status": response.status_code,
@@ -454,7 +456,8 @@ def network_error_from(failure: httpx.RequestError, *, method: str, url: str) ->
         secrets = sent_tokens(failure.request)
     except RuntimeError:
         secrets = []
-    message = redact(str(failure), secrets)
+    # The tokens in every form, and the values of secret-named keys (a URL's ?state=… in the message).
+    message = scrub(str(failure), secrets)
     cause: BaseException
     try:
         cause = type(failure)(message)
