@@ -7,7 +7,6 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { TokenManagerError, type Logger } from "@tenant-integration/token-manager";
-import type { Scope } from "@tenant-integration/types";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, DEMO_USER } from "../src/index.js";
 import { createTestTenant, TestTenantError } from "../src/testing.js";
@@ -92,10 +91,12 @@ describe("createTestTenant", () => {
   });
 
   it("throws TestTenantError SIGN_IN_FAILED, saying why, when the sandbox does not approve", async () => {
-    const failure = await createTestTenant({ scopes: ["no-such:scope" as Scope] }).catch((e: unknown) => e);
+    // The token manager refuses a scope the contract does not list before any request, so the
+    // sandbox is made to refuse the authorization request with a fault.
+    const failure = await createTestTenant({ sandbox: { faults: [{ route: "/oauth/authorize", kind: "status", status: 503 }] } }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(TestTenantError);
     expect(failure).toMatchObject({ name: "TestTenantError", code: "SIGN_IN_FAILED" });
-    expect((failure as Error).message).toBe("The sandbox did not approve the sign-in (HTTP 302): Unknown scope no-such:scope.");
+    expect((failure as Error).message).toMatch(/^The sandbox did not approve the sign-in \(HTTP 503\): .*temporarily_unavailable/);
   });
 
   it("stays in-process: the global fetch is never called", async () => {
