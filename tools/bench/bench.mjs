@@ -17,6 +17,7 @@ import { fileStorageFigures } from "./crash-window.mjs";
 import { redisFleet } from "./redis-fleet.mjs";
 import { pythonClientOverhead } from "./python-client.mjs";
 import { pythonFleet } from "./python-fleet.mjs";
+import { schemathesisLongRun } from "../schemathesis/bench.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
@@ -33,6 +34,7 @@ const sections = [
   ["Sandbox heap", () => sandboxHeap()],
   ["Build times", () => buildTimes(root)],
   ["Docs load", () => docsLoad(root)],
+  ["Schemathesis, long run", () => schemathesisLongRun()],
 ];
 
 const rows = [];
