@@ -362,6 +362,23 @@ def test_a_same_origin_307_is_not_followed_either_even_on_a_client_that_follows_
     http.close()
 
 
+def test_token_auth_on_a_client_that_follows_redirects_never_sends_the_token_to_another_origin() -> None:
+    tenant = Tenant(
+        lambda r: (
+            httpx.Response(302, headers={"Location": "https://elsewhere.test/landing"})
+            if r.url.host == "acme.tenant.test"
+            else httpx.Response(200, json={"landed": True})
+        )
+    )
+    auth = TokenAuth(FakeSource("tok-1", "tok-2"), origin=ORIGIN)
+    with httpx.Client(transport=tenant.transport(), auth=auth, follow_redirects=True) as http:
+        assert http.get(f"{ORIGIN}/api/v1/auth/user").json() == {"landed": True}
+    assert [(r.url.host, r.headers.get("authorization")) for r in tenant.requests] == [
+        ("acme.tenant.test", "Bearer tok-1"),
+        ("elsewhere.test", None),
+    ]
+
+
 # -- the timeout -----------------------------------------------------------------------------------------------
 
 

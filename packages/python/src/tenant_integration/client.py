@@ -62,7 +62,7 @@ not a deadline on the whole call: retries add their waits, each attempt has its 
 API_PREFIX: Final = "/api/v1"
 """The path under which :meth:`Client.request` sends (service description §4)."""
 
-# The options the typed calls and request() pass to httpx's build_request.
+# Sent with every request; the ``headers`` option and a call's own headers go over them.
 _DEFAULT_HEADERS: Final = {"Accept": "application/json"}
 
 # httpx's errors after which the connection may simply be tried again (RFC 9110 §9.2.2): not a timeout,
