@@ -8,6 +8,7 @@ released (``tenant.hold``), and read what was sent (``tenant.requests``).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -55,7 +56,11 @@ class FakeTenant:
         self._refresh_tokens: set[str] = set()
         self._issued = 0
         self._mutex = threading.Lock()
+        #: Every token, code and state this tenant issued or saw, and every verifier sent: what must never leak.
+        self.secrets: list[str] = []
         self.transport = httpx.MockTransport(self.handle)
+        # For AsyncTokenManager: the handler runs in a worker thread, so a held refresh blocks no loop.
+        self.async_transport = httpx.MockTransport(self.handle_async)
 
     # -- the browser's part ----------------------------------------------------------------------
 
@@ -66,6 +71,7 @@ class FakeTenant:
             self._issued += 1
             code = f"code-{self._issued}-AbCdEfGhIj"
             self._codes[code] = query["code_challenge"]
+            self.secrets += [code, query["state"]]
         return f"{redirect_uri}?{urlencode({'code': code, 'state': query['state']})}"
 
     def deny(self, authorize_url: str, *, redirect_uri: str = REDIRECT_URI) -> str:
@@ -95,7 +101,11 @@ class FakeTenant:
         if not refresh or self.rotate:
             body["refresh_token"] = f"rt-{n}-AsDfGhJkLz"
             self._refresh_tokens.add(body["refresh_token"])
+        self.secrets += [v for k, v in body.items() if k.endswith("_token")]
         return body
+
+    async def handle_async(self, request: httpx.Request) -> httpx.Response:
+        return await asyncio.to_thread(self.handle, request)
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         content_type = request.headers.get("content-type", "")
@@ -106,6 +116,7 @@ class FakeTenant:
         sent = Sent(request.url.path, content_type, body)
         with self._mutex:
             self.requests.append(sent)
+            self.secrets += [str(body[k]) for k in ("code_verifier", "code", "refresh_token", "token") if k in body]
             scripted = self.script.pop(0) if self.script else None
         if scripted is not None:
             return scripted(request)
