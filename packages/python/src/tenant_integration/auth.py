@@ -13,9 +13,10 @@ own httpx client plug them in::
 They send ``Authorization: Bearer <token>`` (RFC 6750 §2.1) only to the tenant's origin, never to
 another host (RFC 6750 §5.2, §5.3), and answer a 401 by calling ``on_unauthorized(token)``, asking for a
 token again and sending the request once more, body included, if the token differs (RFC 6749 §6).
-Redirects: httpx follows none unless asked (``follow_redirects=False``, its default, and the SDK's
-client always sends so); when it is asked, httpx drops the header on a redirect to another origin, and
-these classes never add it again there.
+Redirects: the SDK's client never follows one (it sends with ``follow_redirects=False``), so no token
+follows a redirect. On your own httpx client keep ``follow_redirects=False`` (httpx's default) for the
+same guarantee: when it is on, httpx itself drops the header on a redirect to another origin (and these
+classes never add it there), but keeps it on a redirect within the tenant's origin.
 """
 
 from __future__ import annotations
