@@ -19,6 +19,8 @@
  * | `STATE_MISMATCH` | {@link TokenManagerError} | the callback's `state` differs from the stored one |
  * | `STATE_EXPIRED` | {@link TokenManagerError} | the pending sign-in outlived its lifetime |
  * | `INVALID_CALLBACK` | {@link TokenManagerError} | the callback is not a URL, not at the redirect URI, repeats `state`, `code` or `error`, or has no `code`; no callback arrived (Node loopback) |
+ * | `CALLBACK_PORT_IN_USE` | {@link TokenManagerError} | the Node loopback receiver's port is taken by another program; `port` is set |
+ * | `REDIRECT_URI_REFUSED` | {@link TokenManagerError} | the tenant showed its error page for the authorize request instead of redirecting (the redirect URI or client id is not registered); `status` is set |
  * | `AUTHORIZATION_DENIED` | {@link TokenManagerError} | the callback carries `error` (e.g. `access_denied`); `error`, `errorDescription`, `errorUri` are set |
  * | `OAUTH_ERROR` | {@link OAuthResponseError} | the token or revocation endpoint answered an RFC 6749 §5.2 error |
  * | `SESSION_ENDED` | {@link SessionEndedError} | the refresh token was refused with `invalid_grant`; tokens cleared |
@@ -43,6 +45,8 @@ export type ErrorCode =
   | "STATE_MISMATCH"
   | "STATE_EXPIRED"
   | "INVALID_CALLBACK"
+  | "CALLBACK_PORT_IN_USE"
+  | "REDIRECT_URI_REFUSED"
   | "AUTHORIZATION_DENIED"
   | "OAUTH_ERROR"
   | "SESSION_ENDED"
