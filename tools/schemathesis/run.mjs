@@ -3,12 +3,13 @@
 // the sandbox started as a process, through the bundled contract spec/dist/openapi.json.
 //
 //   node run.mjs            the CI run: fixed seed, few examples per operation (the `test` task)
-//   node run.mjs --long     the longer run of `pnpm bench` (more examples, a longer stateful phase)
+//   node run.mjs --long     the longer run of `pnpm bench` (more examples)
 //
 // The sandbox gets one client registered for the contract's own examples; a bearer token for
-// GET /api/v1/auth/user is obtained through the auto-approve flow, as an integration would sign in.
-// Schemathesis's exit status is this script's; its summary line ("N passed, N failed" or "N
-// failures") is what tools/ci/test-summary.mjs counts.
+// GET /api/v1/auth/user is obtained through the auto-approve flow, as an integration would sign in;
+// a second pass calls that route with the token revoked, to check its 401s. The exit status is 0
+// only when both passes found nothing; each pass's test-case line ("807 generated, 807 passed") is
+// what tools/ci/test-summary.mjs counts.
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -92,12 +93,44 @@ export function schemathesisPath() {
   return path;
 }
 
+/** Runs `st` with `args`; resolves with its exit status and its output, echoed as it comes. */
+function st(args, env, { cwd, echo }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(schemathesisPath(), args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let text = "";
+    const take = (chunk) => {
+      text += chunk;
+      if (echo) process.stdout.write(chunk);
+    };
+    child.stdout.on("data", take);
+    child.stderr.on("data", take);
+    child.once("error", reject);
+    child.once("exit", (status) => resolve({ status, text }));
+  });
+}
+
+/** Revokes `token` at the sandbox (RFC 7009 §2.1), so that calls with it are answered 401. */
+async function revoke(url, token) {
+  const response = await fetch(`${url}/oauth/revoke`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ token, token_type_hint: "access_token", client_id: CLIENT_ID }),
+  });
+  if (response.status !== 200) throw new Error(`revoking the run's token: the sandbox answered ${response.status}`);
+}
+
 /**
- * One Schemathesis run against a fresh sandbox. Resolves with the exit status and the summary
- * counts parsed from its output ({ generated, failures, status }).
+ * The Schemathesis runs against one fresh sandbox, each with its own closing summary:
+ *
+ * 1. every operation, with a signed-in token for the bearer-protected one (its 200s are checked);
+ * 2. GET /api/v1/auth/user again with that token revoked, so that its 401 answers (challenge
+ *    header, body, status) are checked against the contract too. That every call is refused is
+ *    the point of this pass, so its warnings (Schemathesis reports "only 401") are off.
+ *
+ * Resolves with the exit status (0 only when both passed) and the counts summed over both runs.
  */
 export async function runSchemathesis(profile, { echo = true } = {}) {
-  const st = schemathesisPath();
+  schemathesisPath();
   const work = join(here, "test-results");
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
@@ -107,9 +140,7 @@ export async function runSchemathesis(profile, { echo = true } = {}) {
   const sandbox = await startSandbox();
   try {
     const token = await signIn(sandbox.url);
-    const args = [
-      "--config-file", join(here, "schemathesis.toml"),
-      "run", schema,
+    const common = [
       "--url", sandbox.url,
       "--seed", String(profile.seed),
       "--max-examples", String(profile.maxExamples),
@@ -120,23 +151,20 @@ export async function runSchemathesis(profile, { echo = true } = {}) {
       "--report", "junit,ndjson",
       "--report-dir", work,
     ];
-    const output = await new Promise((resolve, reject) => {
-      const child = spawn(st, args, {
-        cwd: work,
-        env: { ...process.env, ST_BEARER_TOKEN: token },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let text = "";
-      const take = (chunk) => {
-        text += chunk;
-        if (echo) process.stdout.write(chunk);
-      };
-      child.stdout.on("data", take);
-      child.stderr.on("data", take);
-      child.once("error", reject);
-      child.once("exit", (status) => resolve({ status, text }));
-    });
-    return { status: output.status, ...summary(output.text) };
+    const config = ["--config-file", join(here, "schemathesis.toml")];
+    const signedIn = await st([...config, "run", schema, ...common], { ST_BEARER_TOKEN: token }, { cwd: work, echo });
+    await revoke(sandbox.url, token);
+    const revoked = await st(
+      [...config, "run", schema, ...common, "--include-path", "/api/v1/auth/user", "--phases", "examples,coverage,fuzzing", "--warnings", "off"],
+      { ST_BEARER_TOKEN: token },
+      { cwd: work, echo },
+    );
+    const counts = [summary(signedIn.text), summary(revoked.text)];
+    return {
+      status: signedIn.status === 0 && revoked.status === 0 ? 0 : 1,
+      generated: counts[0].generated + counts[1].generated,
+      failures: counts[0].failures + counts[1].failures,
+    };
   } finally {
     await sandbox.stop();
   }
