@@ -1,11 +1,11 @@
-import createClient, { type Middleware } from "openapi-fetch";
+import createClient, { defaultBodySerializer, type Middleware } from "openapi-fetch";
 import type { AuthStrategy } from "./auth-strategy.js";
 import { apiPrefix, inScope } from "./base-url.js";
 import type { HttpMethod, RawPaths, TenantPaths, TypedClient, WithErrorClasses } from "./client-types.js";
 import { httpErrorFrom, PathOutsideApiError, TenantClientError, TimeoutError } from "./errors.js";
 import type { FetchLike } from "./fetch-like.js";
 import { levelled, type Logger, type LogLevel } from "./logger.js";
-import { coreMiddleware, tokensSentFor } from "./middleware/core.js";
+import { coreMiddleware, keepingBody, tokensSentFor } from "./middleware/core.js";
 import type { RetryInfo, RetryOptions } from "./middleware/retry.js";
 
 /** Options of {@link createTenantClient}. */
@@ -129,6 +129,13 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
     redirect: "manual",
   });
   client.use(...(options.middleware ?? []));
+  // Whether middleware of the caller runs before the built-in one on every call: it may replace a
+  // request and its body, so the body is then read before sending instead of kept as serialized.
+  let callerMiddleware = (options.middleware?.length ?? 0) > 0;
+  const use = (...middleware: Middleware[]): void => {
+    if (middleware.length > 0) callerMiddleware = true;
+    client.use(...middleware);
+  };
   // The built-in middleware goes last in every call, after a call's own `middleware` too (openapi-fetch
   // runs those after the client's): it sees the final URL before it adds the token.
   const builtInOnly = [builtIn];
@@ -163,6 +170,11 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
       timeout = controller;
       callInit = { ...callInit, signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal };
     }
+    // The serialized body is kept for a replay (after a 401, or a retry), unless middleware of the
+    // caller may replace the request first.
+    if (init?.body !== undefined && !callerMiddleware && !init.middleware?.length) {
+      callInit = { ...callInit, bodySerializer: keepingBody((init.bodySerializer as typeof defaultBodySerializer | undefined) ?? defaultBodySerializer) };
+    }
     // `raw`'s guard, like the token, judges the URL after the call's own middleware
     const middleware = raw || init?.middleware ? [...(init?.middleware ?? []), ...(raw ? [outsideApiGuard] : []), builtIn] : builtInOnly;
     callInit = { ...callInit, middleware };
@@ -188,7 +200,7 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
     const methods: Record<string, unknown> = {
       request: (method: HttpMethod, url: string, init?: CallInit) => call(method, url, init, raw),
       // the client's middleware runs before each call's built-in one, so that sees the final request
-      use: client.use,
+      use,
       eject: client.eject,
     };
     for (const method of METHODS) {

@@ -56,8 +56,34 @@ interface Call {
   readonly options: object;
 }
 
-/** Request bodies read before the first send, for calls that may have to send again; by `options`. */
-const keptBodies = new WeakMap<object, ArrayBuffer>();
+/** Request bodies kept for calls that may have to send again; by `options`. */
+const keptBodies = new WeakMap<object, BodyInit>();
+
+/** The body each call's serializer produced, by the serializer (openapi-fetch gives it to middleware in `options`). */
+const serialized = new WeakMap<object, unknown>();
+
+/**
+ * Internal: wraps a call's body serializer so that the built-in middleware can send the serialized
+ * body again on a replay (after a 401, or a retry) instead of reading a copy of the request before
+ * it is sent. The tenant client uses it only when no middleware of the caller runs before the
+ * built-in one (such middleware may replace the request and its body); a body is then read as before.
+ */
+export function keepingBody(serialize: (body: never, headers?: never) => unknown): (body: never, headers?: never) => unknown {
+  const keeping = (body: never, headers?: never): unknown => {
+    const result = serialize(body, headers);
+    serialized.set(keeping, result);
+    return result;
+  };
+  return keeping;
+}
+
+/**
+ * Whether a body can be given to a new Request as it is, with the same headers: a string, bytes, a
+ * Blob or URLSearchParams. A stream can be read only once; FormData would get a new boundary.
+ */
+function isResendable(body: unknown): body is BodyInit {
+  return typeof body === "string" || body instanceof ArrayBuffer || ArrayBuffer.isView(body) || body instanceof Blob || body instanceof URLSearchParams;
+}
 
 /** When each call's first attempt was sent (`performance.now()`), for its log line; kept only when logging. */
 const sentAt = new WeakMap<object, number>();
@@ -282,21 +308,31 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
     return settled === response ? undefined : settled;
   };
 
+  /** Reads a copy of the body before the first send (a body the middleware did not see created). */
+  const keepCopy = async (request: Request, options: object, addToken: boolean | undefined): Promise<Request | undefined> => {
+    log?.("debug", request, {}, ": keeping a copy of the request body for a possible retry");
+    keptBodies.set(options, await request.clone().arrayBuffer());
+    return sending(options, addToken ? await withToken(request) : undefined);
+  };
+
   return {
     onRequest({ request, options }) {
       const scoped = inScope(request.url, prefix);
       const addToken = parts.bearer && scoped;
-      // keep a replayable copy of the body when a 401 or a retry may have to send it again (once
-      // per call: another of these middlewares on the same client may have kept it already)
+      // keep the body when a 401 or a retry may have to send it again (once per call: another of
+      // these middlewares on the same client may have kept it already)
       if (request.body !== null && !keptBodies.has(options) && ((parts.unauthorized && scoped) || mayRetry(request))) {
-        log?.("debug", request, {}, ": keeping the request body for a possible retry");
-        return request
-          .clone()
-          .arrayBuffer()
-          .then(async (body) => {
-            keptBodies.set(options, body);
-            return sending(options, addToken ? await withToken(request) : undefined);
-          });
+        const { bodySerializer } = options as { bodySerializer?: object };
+        const created = bodySerializer === undefined ? undefined : serialized.get(bodySerializer);
+        if (created !== undefined) {
+          // the tenant client's request: its serialized body is kept as it is, no copy is read; a
+          // streamed body can be sent once only, so the call is not sent again
+          if (isResendable(created)) keptBodies.set(options, created);
+          else log?.("debug", request, {}, ": the request body is a stream; it will not be sent again");
+        } else {
+          // a plain openapi-fetch client, or a request that middleware replaced: read a copy
+          return keepCopy(request, options, addToken);
+        }
       }
       if (!addToken) return sending(options);
       const authorized = withToken(request);

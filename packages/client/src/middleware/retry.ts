@@ -56,7 +56,9 @@ export interface RetryInfo {
  * a timeout), up to `retries` times, waiting the `Retry-After` delay (seconds or an HTTP date) or
  * else `d/2 + random·d/2` with `d = min(maxDelayMs, baseDelayMs·2^n)`. A `Retry-After` beyond
  * `maxDelayMs` stops the retries. POST and PATCH are never retried. An aborted signal ends the
- * waiting and returns the last response. Bodies are buffered before the first send; retries go
+ * waiting and returns the last response. The tenant client keeps the serialized body for a retry;
+ * on a plain openapi-fetch client a copy is read before the first send. A streamed body (a
+ * `ReadableStream`) can be sent once only: its request is never retried. Retries go
  * straight to the client's fetch, not through other middleware (`onRetry` tells you about each).
  * Redirects are never followed by a retry: a 3xx comes back as it is.
  *

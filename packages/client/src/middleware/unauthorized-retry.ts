@@ -9,8 +9,10 @@ export type UnauthorizedRetryMiddlewareOptions = BearerMiddlewareOptions;
 /**
  * Middleware that answers a 401 to a request that carried a bearer token for the tenant's API: it
  * calls `auth.onUnauthorized(rejectedToken)` once, asks `auth.getAccessToken()` again and, if the
- * token differs, sends the request once more with the same method, headers and body (bodies are
- * buffered before the first send). A second 401 is returned as is. Other requests are untouched.
+ * token differs, sends the request once more with the same method, headers and body (the tenant
+ * client keeps the serialized body; on a plain openapi-fetch client a copy is read before the first
+ * send). A request with a streamed body (a `ReadableStream`) is not sent again: its 401 is returned.
+ * A second 401 is returned as is. Other requests are untouched.
  * The retry goes straight to the client's fetch and, like {@link bearerMiddleware}, follows no
  * redirect: a 3xx comes back as it is.
  *
