@@ -125,7 +125,9 @@ class LoopbackServer:
 
         class Server(http.server.ThreadingHTTPServer):
             address_family = family
-            allow_reuse_address = False
+            # SO_REUSEADDR: the connections of a sign-in just done (TIME_WAIT) do not keep the port; a
+            # program listening on it still does (Linux and macOS refuse a second listener).
+            allow_reuse_address = sys.platform != "win32"  # on Windows it would let another program share it
             daemon_threads = True
 
         self._taken = False
