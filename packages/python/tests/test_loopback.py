@@ -123,8 +123,13 @@ def test_a_busy_port_is_a_typed_error_naming_the_port() -> None:
 def test_no_callback_in_time_says_what_to_check_at_the_tenant(sandbox: SandboxProcess) -> None:
     m = manager(sandbox)
     opened: list[str] = []
+
+    def browser_that_stops_at_the_tenant(url: str) -> bool:
+        opened.append(url)
+        return True
+
     with pytest.raises(TokenManagerError) as caught:
-        sign_in_with_loopback(m, open_browser=lambda url: opened.append(url) or True, timeout=0.2)
+        sign_in_with_loopback(m, open_browser=browser_that_stops_at_the_tenant, timeout=0.2)
     assert caught.value.code == "INVALID_CALLBACK"
     message = str(caught.value)
     assert REDIRECT_URI in message

@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from .token_errors import TokenManagerError
 
@@ -65,7 +66,7 @@ class PendingRecord:
     expires_at: int | float
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -95,7 +96,7 @@ def parse_token_response(fields: dict[str, Any], previous_refresh_token: str | N
     See RFC 6749 §5.1, §6.
     """
     merged = {"refresh_token": previous_refresh_token, **fields}
-    checks = {
+    checks: dict[str, Callable[[Any], bool]] = {
         "access_token": lambda v: isinstance(v, str) and _VSCHAR.fullmatch(v) is not None,
         "refresh_token": lambda v: isinstance(v, str) and _VSCHAR.fullmatch(v) is not None,
         "token_type": lambda v: isinstance(v, str) and v.lower() == "bearer",
@@ -139,7 +140,7 @@ def parse_record(raw: str | None) -> TokenRecord | None:
         received_at=received_at if _is_number(received_at) else 0,
         id=record_id if isinstance(record_id, str) else None,
         session=session if isinstance(session, str) else None,
-        seq=seq if _is_number(seq) else None,
+        seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
     )
 
 

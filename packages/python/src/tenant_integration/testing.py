@@ -456,7 +456,8 @@ def sign_in_through_sandbox(manager: TokenManager) -> SessionInfo:
 
 async def _sign_in_async(manager: AsyncTokenManager) -> SessionInfo:
     request = await _maybe_await(manager.begin_authorization())
-    return await _maybe_await(manager.complete_authorization(_callback_from(request.url)))
+    session: SessionInfo = await _maybe_await(manager.complete_authorization(_callback_from(request.url)))
+    return session
 
 
 async def _maybe_await(value: Awaitable[Any] | Any) -> Any:

@@ -73,8 +73,10 @@ def make_storage() -> TokenStorage:
 
     from tenant_integration.storage.redis import RedisStorage
 
-    lease = {"lease": int(env["LEASE_MS"]) / 1000} if env.get("LEASE_MS") else {}
-    return RedisStorage(redis.Redis.from_url(env["REDIS_URL"]), prefix=env["PREFIX"], **lease)
+    client = redis.Redis.from_url(env["REDIS_URL"])
+    if env.get("LEASE_MS"):
+        return RedisStorage(client, prefix=env["PREFIX"], lease=int(env["LEASE_MS"]) / 1000)
+    return RedisStorage(client, prefix=env["PREFIX"])
 
 
 manager = TokenManager(
