@@ -139,9 +139,10 @@ describe("the contract states every fact of the service description", () => {
     expect(schemas.RefreshTokenGrantRequest["x-assumption"]).toMatch(/RFC 6749 §6/);
   });
 
-  it("does not require client_id on refresh or revocation (RFC 6749 §3.2.1 makes it a MAY there)", () => {
+  it("does not require client_id on refresh (RFC 6749 §3.2.1 makes it a MAY there) nor, by the contract's choice, on revocation", () => {
     expect(schemas.RefreshTokenGrantRequest.required).not.toContain("client_id");
     expect(schemas.RevocationRequest.required).not.toContain("client_id");
+    expect(schemas.RevocationRequest["x-assumption"]).toMatch(/The schema\s+still admits a request without it/);
     expect(schemas.RefreshTokenGrantRequest.properties.client_id).toBeDefined();
     expect(schemas.RefreshTokenGrantRequest["x-assumption"]).toMatch(/RFC 6749 §3\.2\.1/);
   });
@@ -228,6 +229,47 @@ describe("the contract states every fact of the service description", () => {
         if (path.startsWith("/oauth/")) expect(op.security, path).toEqual([]);
       }
     }
+  });
+});
+
+describe("the limits an independent fuzzer checks answers against", () => {
+  const matches = (pattern: string, value: string) => new RegExp(pattern).test(value);
+
+  it("takes token_type as Bearer in any casing and nothing else (RFC 6749 §5.1, RFC 6750 §4)", () => {
+    for (const value of ["Bearer", "bearer", "BEARER"]) expect(matches(schemas.TokenType.pattern, value), value).toBe(true);
+    for (const value of ["Bearer ", "MAC", "DPoP", ""]) expect(matches(schemas.TokenType.pattern, value), value).toBe(false);
+  });
+
+  it("takes the access token as an RFC 6750 §2.1 b64token, marked as the contract's assumption", () => {
+    expect(matches(schemas.AccessToken.pattern, "at_2YotnFZFEjr1zCsicMWpAA")).toBe(true);
+    expect(matches(schemas.AccessToken.pattern, "abc+/=")).toBe(true);
+    for (const value of ["a b", "a\"b", "=abc", "a,b"]) expect(matches(schemas.AccessToken.pattern, value), value).toBe(false);
+    expect(schemas.AccessToken["x-assumption"]).toMatch(/RFC 6750 §2\.1/);
+  });
+
+  it("limits error and error_description to the characters RFC 6749 §5.2 allows (no double quote, no backslash)", () => {
+    const { error, error_description: description } = schemas.OAuthError.properties;
+    expect(matches(error.pattern, "invalid_grant")).toBe(true);
+    expect(matches(description.pattern, "The code was already used.")).toBe(true);
+    for (const bad of ['say "x"', "a\\b", "é", "line\nbreak"]) expect(matches(description.pattern, bad), bad).toBe(false);
+  });
+
+  it("requires a 401 challenge with at least one auth-param and a 403 challenge naming insufficient_scope (RFC 6750 §3)", () => {
+    const invalid = contract.components.headers.InvalidTokenChallenge.schema.pattern;
+    expect(matches(invalid, 'Bearer realm="tenant-sandbox"')).toBe(true);
+    expect(matches(invalid, 'Bearer error="invalid_token"')).toBe(true);
+    expect(matches(invalid, "Bearer")).toBe(false);
+    expect(matches(invalid, 'Basic realm="x"')).toBe(false);
+    const insufficient = contract.components.headers.InsufficientScopeChallenge.schema.pattern;
+    expect(matches(insufficient, 'Bearer realm="t", error="insufficient_scope", scope="profile:read"')).toBe(true);
+    expect(matches(insufficient, 'Bearer error="invalid_token"')).toBe(false);
+  });
+
+  it("sends the browser back with code or error in the query of the redirect (RFC 6749 §4.1.2, §4.1.2.1)", () => {
+    const location = authorize.responses["302"].headers.Location.schema.pattern;
+    expect(matches(location, "http://127.0.0.1:53682/callback?code=abc&state=s")).toBe(true);
+    expect(matches(location, "http://127.0.0.1:53682/callback?state=s&error=access_denied")).toBe(true);
+    expect(matches(location, "http://127.0.0.1:53682/callback?state=s")).toBe(false);
   });
 });
 

@@ -108,6 +108,16 @@ describe("POST /oauth/token", () => {
     ]);
   });
 
+  it("answers the form body of a general OAuth library with the contract's first example, invalid_request (not invalid_grant)", async () => {
+    const res = await fetch(`${prism.url}/oauth/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+      body: new URLSearchParams({ grant_type: "authorization_code", client_id: "demo", redirect_uri: "http://127.0.0.1:53682/callback", code: "c", code_verifier: VERIFIER }),
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toBe("invalid_request");
+  });
+
   it("rejects a verifier shorter than 43 characters with an OAuth error body", async () => {
     const res = await fetch(`${prism.url}/oauth/token`, {
       method: "POST",
@@ -131,7 +141,7 @@ describe("POST /oauth/revoke", () => {
     expect(res.status).toBe(200);
   });
 
-  it("revokes without client_id (RFC 6749 §3.2.1), and rejects an extra field that is not one string (it would encode as a repeated parameter)", async () => {
+  it("revokes without client_id (the contract admits it, though RFC 7009 §5 has a public client send it), and rejects an extra field that is not one string (it would encode as a repeated parameter)", async () => {
     const form = { "Content-Type": "application/x-www-form-urlencoded" };
     const ok = await fetch(`${prism.url}/oauth/revoke`, { method: "POST", headers: form, body: new URLSearchParams({ token: "at_2YotnFZFEjr1zCsicMWpAA" }) });
     expect(violations(ok)).toEqual([]);
@@ -161,5 +171,8 @@ describe("GET /api/v1/auth/user", () => {
     expect(res.status).toBe(401);
     expect(violations(res).map((v) => v.message).join("\n")).toMatch(/security/i);
     expect(res.headers.get("www-authenticate")).toMatch(/^Bearer /);
+    // The contract's first example is the no-token challenge: no error code (RFC 6750 §3.1).
+    expect(res.headers.get("www-authenticate")).not.toMatch(/error=/);
+    expect(await res.json()).not.toHaveProperty("error");
   });
 });

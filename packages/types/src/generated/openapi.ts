@@ -68,8 +68,9 @@ export interface paths {
         put?: never;
         /**
          * Revoke the current access token and disconnect
-         * @description Revokes the current access token, which disconnects the integration (RFC 7009 §2.1). After it,
-         *     API calls with that token are answered 401. The client then discards its tokens.
+         * @description Revokes the current access token, which disconnects the integration (service description §3,
+         *     §4). After it, API calls with that token are answered 401 (assumed, RFC 6750 §3.1: see below).
+         *     The client then discards its tokens.
          */
         post: operations["revokeToken"];
         delete?: never;
@@ -348,8 +349,9 @@ export interface components {
         Pragma: "no-cache";
         /**
          * @description The bearer challenge of RFC 6750 §3: `Bearer error="invalid_token"` for a malformed, expired or
-         *     revoked token; `Bearer realm="tenant"`, with no error code, when the request sent no token at all
-         *     (RFC 6750 §3 has the scheme followed by at least one attribute).
+         *     revoked token; a challenge with a `realm` and no error code when the request sent no token at all
+         *     (RFC 6750 §3 has the scheme followed by at least one attribute): the sandbox sends
+         *     `Bearer realm="tenant-sandbox"`.
          */
         InvalidTokenChallenge: string;
         /**
@@ -418,7 +420,10 @@ export interface operations {
              */
             302: {
                 headers: {
-                    /** @description The registered `redirect_uri` with the result in its query. */
+                    /**
+                     * @description The registered `redirect_uri` with the result in its query: `code` on approval
+                     *     (RFC 6749 §4.1.2), `error` otherwise (RFC 6749 §4.1.2.1).
+                     */
                     Location: string;
                     [name: string]: unknown;
                 };
