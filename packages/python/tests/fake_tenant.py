@@ -56,6 +56,8 @@ class FakeTenant:
         self._refresh_tokens: set[str] = set()
         self._issued = 0
         self._mutex = threading.Lock()
+        #: Access tokens the API accepts (a test may discard one, as a tenant that revoked it early).
+        self.accepted: set[str] = set()
         #: Every token, code and state this tenant issued or saw, and every verifier sent: what must never leak.
         self.secrets: list[str] = []
         self.transport = httpx.MockTransport(self.handle)
@@ -102,12 +104,15 @@ class FakeTenant:
             body["refresh_token"] = f"rt-{n}-AsDfGhJkLz"
             self._refresh_tokens.add(body["refresh_token"])
         self.secrets += [v for k, v in body.items() if k.endswith("_token")]
+        self.accepted.add(body["access_token"])
         return body
 
     async def handle_async(self, request: httpx.Request) -> httpx.Response:
         return await asyncio.to_thread(self.handle, request)
 
     def handle(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.startswith("/api/v1/"):
+            return self._api(request)
         content_type = request.headers.get("content-type", "")
         raw = request.read().decode()
         body: dict[str, Any] = (
@@ -127,6 +132,16 @@ class FakeTenant:
             self.hold.wait(timeout=30)
         with self._mutex:
             return self._token(sent)
+
+    def _api(self, request: httpx.Request) -> httpx.Response:
+        """``GET /api/v1/auth/user``: 200 for an accepted bearer token, else 401 (RFC 6750 §3.1)."""
+        token = request.headers.get("authorization", "").removeprefix("Bearer ")
+        with self._mutex:
+            self.requests.append(Sent(request.url.path, "", {}))
+            ok = token in self.accepted
+        if not ok:
+            return httpx.Response(401, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        return httpx.Response(200, json={"id": 42, "name": "Ada Lovelace"})
 
     def _token(self, sent: Sent) -> httpx.Response:
         body = sent.body

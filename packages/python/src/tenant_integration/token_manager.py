@@ -278,13 +278,7 @@ class _Core:
         """The scopes asked for by default."""
         return self._scopes
 
-    def on_unauthorized(self, rejected_token: str) -> None:
-        """Marks the current access token unusable when it equals ``rejected_token`` (an API answered
-        401), so that the next ``get_access_token`` re-reads the storage and, unless it holds another
-        token (another process refreshed), refreshes. Concurrent 401s cause one refresh. No I/O.
-
-        See RFC 6750 §3.1 (``invalid_token``).
-        """
+    def _forget(self, rejected_token: str) -> None:
         current = self._current
         if current is not None and current.access_token == rejected_token:
             self._rejected = rejected_token
@@ -768,6 +762,15 @@ class TokenManager(_Core):
                 self._inflight = None
             flight.done.set()
 
+    def on_unauthorized(self, rejected_token: str) -> None:
+        """Marks the current access token unusable when it equals ``rejected_token`` (an API answered
+        401), so that the next :meth:`get_access_token` re-reads the storage and, unless it holds another
+        token (another process refreshed), refreshes. Concurrent 401s cause one refresh. No I/O.
+
+        See RFC 6750 §3.1 (``invalid_token``).
+        """
+        self._forget(rejected_token)
+
     def _fly(self) -> str:
         held = self._held_unsaved()
         self._log.debug("Waiting for the refresh lock")
@@ -1135,6 +1138,13 @@ class AsyncTokenManager(_Core):
             flight.add_done_callback(landed)
         # A waiter that is cancelled does not cancel the refresh the others wait for.
         return await asyncio.shield(flight)
+
+    async def on_unauthorized(self, rejected_token: str) -> None:
+        """:meth:`TokenManager.on_unauthorized` as a coroutine (the async token source protocol). No I/O.
+
+        See RFC 6750 §3.1 (``invalid_token``).
+        """
+        self._forget(rejected_token)
 
     async def _fly(self) -> str:
         held = self._held_unsaved()
