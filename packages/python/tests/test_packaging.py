@@ -553,3 +553,36 @@ def test_the_readme_pytest_sample_runs_with_the_plugin_of_the_installed_wheel(
     tests = len(re.findall(r"^(?:async )?def test_", readme_samples()["pytest-plugin"], flags=re.MULTILINE))
     assert tests >= 2
     assert re.search(rf"\b{tests} passed\b", result.stdout), result.stdout
+
+
+# -- the release --------------------------------------------------------------------------------------------------
+
+
+def test_the_release_workflow_builds_and_publishes_to_pypi_with_trusted_publishing_when_the_version_changed() -> None:
+    import yaml  # type: ignore[import-untyped]  # PyYAML ships no annotations
+
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
+    jobs = workflow["jobs"]
+    changed = "needs.python-version.outputs.changed == 'true'"
+    # Which push releases: the one whose packages/python/package.json version differs from the commit before it.
+    version_steps = [step.get("run", "") for step in jobs["python-version"]["steps"]]
+    assert any("tools/release/python-release.mjs" in run and "github.event.before" in run for run in version_steps)
+    assert set(jobs["python-version"]["outputs"]) == {"changed", "version"}
+    # The build: what `pnpm build` makes, in a job with no publishing permission.
+    build = jobs["python-build"]
+    assert build["if"] == changed
+    assert "id-token" not in build.get("permissions", {})
+    assert "pnpm --filter @tenant-integration/python build" in [step.get("run") for step in build["steps"]]
+    # The upload: PyPI trusted publishing from the `pypi` environment, nothing else allowed.
+    publish = jobs["python-publish"]
+    assert publish["if"] == changed
+    assert "python-build" in publish["needs"]
+    assert publish["environment"]["name"] == "pypi"
+    assert publish["permissions"] == {"id-token": "write"}
+    uploads = [
+        step for step in publish["steps"] if str(step.get("uses", "")).startswith("pypa/gh-action-pypi-publish@")
+    ]
+    assert len(uploads) == 1
+    assert "password" not in uploads[0].get("with", {})  # no stored token: OIDC only
+    # The workflow's default grants no OIDC token to any other job.
+    assert "id-token" not in workflow.get("permissions", {})
