@@ -12,7 +12,12 @@ import httpx
 import pytest
 
 from tenant_integration import AsyncTokenManager, InvalidOptionsError, TokenManager, TokenManagerError
-from tenant_integration.loopback import LoopbackServer, sign_in_with_loopback, sign_in_with_loopback_async
+from tenant_integration.loopback import (
+    LoopbackError,
+    LoopbackServer,
+    sign_in_with_loopback,
+    sign_in_with_loopback_async,
+)
 from tenant_integration.testing import SandboxClient, SandboxProcess
 
 SANDBOX = ["node", str(Path(__file__).resolve().parents[3] / "packages" / "sandbox" / "dist" / "cli.js")]
@@ -116,7 +121,9 @@ def test_a_busy_port_is_a_typed_error_naming_the_port() -> None:
         taken.listen()
         with pytest.raises(TokenManagerError) as caught:
             LoopbackServer(f"http://127.0.0.1:{port}/callback")
-    assert caught.value.code == "PORT_IN_USE"
+    assert caught.value.code == "CALLBACK_PORT_IN_USE"
+    assert isinstance(caught.value, LoopbackError)
+    assert caught.value.port == port
     assert f"port {port}" in str(caught.value)
 
 
@@ -174,3 +181,43 @@ def test_a_redirect_uri_that_is_not_loopback_with_a_port_is_refused(redirect_uri
     with pytest.raises(InvalidOptionsError) as caught:
         LoopbackServer(redirect_uri)
     assert "127.0.0.1:<port>" in str(caught.value)
+
+
+def test_a_redirect_uri_the_tenant_does_not_know_fails_at_once_before_the_browser_opens(
+    sandbox: SandboxProcess,
+) -> None:
+    unregistered = f"http://127.0.0.1:{free_port()}/callback"
+    m = TokenManager(sandbox.url, "cli", unregistered, ["profile:read"], now=sandbox.clock.now)
+    opened: list[str] = []
+
+    def browser(url: str) -> bool:
+        opened.append(url)
+        return True
+
+    with pytest.raises(LoopbackError) as caught:
+        sign_in_with_loopback(m, open_browser=browser, timeout=30)
+    assert (caught.value.code, caught.value.status) == ("REDIRECT_URI_REFUSED", 400)
+    assert unregistered in str(caught.value)
+    assert "registered for client cli" in str(caught.value)
+    assert opened == []
+
+
+def test_the_check_tells_nothing_from_a_redirect_a_5xx_or_no_answer() -> None:
+    url = "https://acme.tenant.test/oauth/authorize?client_id=c&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb&state=s"
+    seen: list[httpx.Request] = []
+    for answer in (302, 500, 404):
+
+        def handler(request: httpx.Request, status: int = answer) -> httpx.Response:
+            seen.append(request)
+            return httpx.Response(status, headers={"Location": "http://127.0.0.1:1/cb?error=invalid_request"})
+
+        with LoopbackServer(f"http://127.0.0.1:{free_port()}/cb") as server:
+            server.check_redirect(url, transport=httpx.MockTransport(handler))
+    # Only client_id and redirect_uri are sent: nothing that could be approved.
+    assert {tuple(sorted(r.url.params.keys())) for r in seen} == {("client_id", "redirect_uri")}
+
+    def down(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("refused", request=request)
+
+    with LoopbackServer(f"http://127.0.0.1:{free_port()}/cb") as server:
+        server.check_redirect(url, transport=httpx.MockTransport(down))

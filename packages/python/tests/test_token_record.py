@@ -88,8 +88,11 @@ def test_freshness_counts_from_the_receive_time_bounded_by_the_local_clock() -> 
     r = record(received_at=1_000_000, expires_in=900)
     assert is_fresh(r, 1_000_000 + 839_999, 60_000)
     assert not is_fresh(r, 1_000_000 + 840_000, 60_000)
-    # Stamped in this machine's future: counts as received now.
+    # Stamped in this machine's future: counts as received now...
     assert is_fresh(r, 1_000_000 - 5_000, 60_000)
+    assert is_fresh(r, 1_000_000 - 900_000, 60_000)
+    # ...unless further ahead than the token lives: a wrong clock, refreshed.
+    assert not is_fresh(r, 1_000_000 - 900_001, 60_000)
     # The leeway is at most half the lifetime.
     short = record(received_at=0, expires_in=60)
     assert is_fresh(short, 29_999, 600_000)

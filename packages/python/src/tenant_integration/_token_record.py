@@ -180,23 +180,32 @@ def serialize_pending(pending: PendingRecord) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
-def expires_at_ms(record: TokenRecord) -> float:
-    """When the access token expires: the local receive time plus ``expires_in`` seconds (RFC 6749 §5.1)."""
-    return record.received_at + record.expires_in * 1000
+def _received_at(record: TokenRecord, now_ms: float) -> float:
+    # A record another machine, whose clock runs a little ahead, stamped in this machine's future
+    # counts as received now (the TypeScript manager's rule): it is not expired early.
+    return min(record.received_at, now_ms)
+
+
+def expires_at_ms(record: TokenRecord, now_ms: float) -> float:
+    """When the access token expires: the local receive time (bounded by ``now_ms``) plus ``expires_in``
+    seconds (RFC 6749 §5.1)."""
+    return _received_at(record, now_ms) + record.expires_in * 1000
 
 
 def is_fresh(record: TokenRecord, now_ms: float, leeway_ms: float) -> bool:
     """True while the access token is usable: younger than its lifetime minus the leeway (at most half
     the lifetime, so a short-lived token is not refreshed on every call).
 
-    The receive time is bounded by the local clock: a record that another machine, whose clock runs a
-    little ahead, stamped in this machine's future counts as received now, and is not expired early.
+    The receive time is bounded by the local clock: a record stamped in this machine's future counts as
+    received now. One stamped further ahead than the token lives is not skew but a wrong clock (this
+    one or the writer's): it is not fresh, and the refresh stamps the record with this clock.
 
     See RFC 6749 §5.1 (``expires_in``), §6.
     """
     lifetime = record.expires_in * 1000
-    age = now_ms - min(record.received_at, now_ms)
-    return age < lifetime - min(leeway_ms, lifetime / 2)
+    if record.received_at - now_ms > lifetime:
+        return False
+    return now_ms - _received_at(record, now_ms) < lifetime - min(leeway_ms, lifetime / 2)
 
 
 def supersedes(stored: TokenRecord, ours: TokenRecord) -> bool:

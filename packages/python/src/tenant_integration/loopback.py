@@ -19,16 +19,47 @@ import webbrowser
 from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import httpx
 
 from ._base_url import is_loopback_host
 from .errors import InvalidOptionsError
-from .token_errors import TokenManagerError
+from .token_errors import TokenErrorCode, TokenManagerError
 
 if TYPE_CHECKING:
     from .token_manager import AsyncTokenManager, SessionInfo, TokenManager
 
-__all__ = ["LoopbackServer", "sign_in_with_loopback", "sign_in_with_loopback_async"]
+__all__ = ["LoopbackError", "LoopbackServer", "sign_in_with_loopback", "sign_in_with_loopback_async"]
+
+
+class LoopbackError(TokenManagerError):
+    """A loopback sign-in that cannot go on, with the TypeScript kit's codes:
+
+    - ``CALLBACK_PORT_IN_USE``: another program listens on the redirect URI's port; ``port`` is set.
+    - ``REDIRECT_URI_REFUSED``: the tenant answered the authorize request with its error page instead
+      of redirecting back (the redirect URI, or the client id, is not registered); ``status`` is set.
+
+    Example:
+        >>> LoopbackError("CALLBACK_PORT_IN_USE", "port 53682 is in use", port=53682).port
+        53682
+
+    See RFC 8252 §7.3; RFC 6749 §4.1.2.1.
+    """
+
+    def __init__(
+        self,
+        code: TokenErrorCode,
+        message: str,
+        *,
+        port: int | None = None,
+        status: int | None = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(code, message, cause=cause)
+        self.port = port
+        self.status = status
+
 
 _DONE_PAGE = "Signed in. You can close this window and return to the terminal."
 _FAILED_PAGE = "Sign-in failed: {reason}. Return to the terminal for details; you can close this window."
@@ -67,7 +98,7 @@ class LoopbackServer:
 
     Raises:
         InvalidOptionsError: ``redirect_uri`` is not http to a loopback address with a port.
-        TokenManagerError: ``PORT_IN_USE`` when the port is taken (the message names it).
+        LoopbackError: ``CALLBACK_PORT_IN_USE`` when the port is taken (``port`` and the message name it).
 
     Example:
         >>> with LoopbackServer("http://127.0.0.1:53682/callback") as server:  # doctest: +SKIP
@@ -136,11 +167,12 @@ class LoopbackServer:
             self._server = Server((bind, port), Handler)
         except OSError as e:
             if e.errno in (errno.EADDRINUSE, errno.EACCES):
-                raise TokenManagerError(
-                    "PORT_IN_USE",
-                    f"port {port} on {bind} is in use, and the sign-in must come back to exactly {redirect_uri} "
-                    "(the redirect URI registered for the client). Close the program using it (another "
-                    "sign-in still waiting?) and try again.",
+                raise LoopbackError(
+                    "CALLBACK_PORT_IN_USE",
+                    f"port {port} of {bind} is in use by another program (an earlier sign-in still waiting?). "
+                    f"The sign-in must come back to exactly {redirect_uri}, the redirect URI registered with "
+                    "the tenant: stop that program rather than choosing another port",
+                    port=port,
                 ) from None
             raise TokenManagerError(
                 "INVALID_CALLBACK", f"cannot listen on {bind} port {port}: {e.strerror}", cause=e
@@ -155,6 +187,48 @@ class LoopbackServer:
                 return False
             self._taken = True
             return True
+
+    def check_redirect(self, authorize_url: str, *, transport: httpx.BaseTransport | None = None) -> None:
+        """Asks the tenant, before the browser goes there, whether it would send the browser back here:
+        a GET of the authorize endpoint with only the request's ``client_id`` and ``redirect_uri`` (no
+        state, no challenge: nothing can be approved). The tenant checks those two before it redirects
+        anywhere and shows an error page when either is not registered (RFC 6749 §4.1.2.1); any other
+        fault is redirected back. So a 4xx page means the redirect URI (or the client id) is not
+        registered, and the sign-in fails at once instead of waiting for a callback that cannot come.
+        A redirect, a login page, a 5xx or no answer tell nothing: the sign-in goes on.
+
+        Raises:
+            LoopbackError: ``REDIRECT_URI_REFUSED``, with the HTTP ``status``; the message says what to check.
+
+        See RFC 6749 §3.1.2.4, §4.1.2.1.
+        """
+        asked = urlsplit(authorize_url)
+        query = dict(parse_qsl(asked.query))
+        client_id, redirect_uri = query.get("client_id", ""), query.get("redirect_uri", "")
+        probe = urlunsplit(
+            (
+                asked.scheme,
+                asked.netloc,
+                asked.path,
+                urlencode({"client_id": client_id, "redirect_uri": redirect_uri}),
+                "",
+            )
+        )
+        try:
+            with httpx.Client(transport=transport, follow_redirects=False, timeout=10.0) as http:
+                status = http.get(probe, headers={"Accept": "text/html"}).status_code
+        except httpx.HTTPError:
+            return  # unreachable: nothing learnt, the wait goes on
+        # 404, 408 and 429 say nothing of the registration; a redirect, a login page or a 5xx neither.
+        if not 400 <= status <= 499 or status in (404, 408, 429):
+            return
+        raise LoopbackError(
+            "REDIRECT_URI_REFUSED",
+            f"the tenant answered the authorize request with an error page (HTTP {status}) instead of "
+            f"redirecting to {redirect_uri}: check that this redirect URI is registered for client "
+            f"{client_id} exactly as written (scheme, host, port {self.port} and path), and the client id",
+            status=status,
+        )
 
     def wait(self, timeout: float = 300.0) -> str:
         """Waits for the callback and returns its full URL (pass it to ``complete_authorization``).
@@ -221,10 +295,12 @@ def sign_in_with_loopback(
     *,
     open_browser: Callable[[str], object] = webbrowser.open,
     timeout: float = 300.0,
+    check_transport: httpx.BaseTransport | None = None,
 ) -> SessionInfo:
     """Signs ``manager`` in from a command-line tool: listens on the registered loopback redirect URI's
-    port, opens the authorize URL in the browser (or prints it when no browser opens), waits for one
-    callback, completes the authorization and tells the browser how it ended.
+    port, asks the tenant whether it knows that redirect URI (:meth:`LoopbackServer.check_redirect`),
+    opens the authorize URL in the browser (or prints it when no browser opens), waits for one callback,
+    completes the authorization and tells the browser how it ended.
 
     The manager's ``redirect_uri`` must be ``http://127.0.0.1:<port>/<path>`` (or ``localhost``,
     ``[::1]``) with the port registered for the client: this service compares redirect URIs exactly.
@@ -233,12 +309,16 @@ def sign_in_with_loopback(
         manager: the token manager to sign in.
         open_browser: opens a URL, returning whether it did (default :func:`webbrowser.open`).
         timeout: seconds to wait for the callback (default 300).
+        check_transport: the httpx transport of :meth:`LoopbackServer.check_redirect` (tests).
 
     Raises:
         InvalidOptionsError: the redirect URI is not a loopback one with a port.
-        TokenManagerError: ``PORT_IN_USE`` (the message names the port); ``INVALID_CALLBACK`` when no
-            callback arrived in time (the message says what to check at the tenant); what
-            ``complete_authorization`` raises (``AUTHORIZATION_DENIED``, ``STATE_MISMATCH``...).
+        LoopbackError: ``CALLBACK_PORT_IN_USE`` (``port`` and the message name the port);
+            ``REDIRECT_URI_REFUSED`` when the tenant shows its error page for the authorize request (the
+            redirect URI or client id is not registered), found before the browser is opened.
+        TokenManagerError: ``INVALID_CALLBACK`` when no callback arrived in time (the message says what
+            to check at the tenant); what ``complete_authorization`` raises (``AUTHORIZATION_DENIED``,
+            ``STATE_MISMATCH``...).
 
     Example:
         >>> session = sign_in_with_loopback(manager)  # doctest: +SKIP
@@ -247,6 +327,7 @@ def sign_in_with_loopback(
     """
     with LoopbackServer(manager.redirect_uri) as server:
         request = manager.begin_authorization()
+        server.check_redirect(request.url, transport=check_transport)
         _show(request.url, open_browser)
         callback = server.wait(timeout)
         try:
@@ -263,6 +344,7 @@ async def sign_in_with_loopback_async(
     *,
     open_browser: Callable[[str], object] = webbrowser.open,
     timeout: float = 300.0,  # noqa: ASYNC109 (the callback wait runs in a thread, bounded by it)
+    check_transport: httpx.BaseTransport | None = None,
 ) -> SessionInfo:
     """:func:`sign_in_with_loopback` for an :class:`~tenant_integration.AsyncTokenManager` (the wait
     runs in a worker thread). Same arguments, same errors.
@@ -274,6 +356,7 @@ async def sign_in_with_loopback_async(
     server = await asyncio.to_thread(LoopbackServer, manager.redirect_uri)
     try:
         request = await manager.begin_authorization()
+        await asyncio.to_thread(server.check_redirect, request.url, transport=check_transport)
         _show(request.url, open_browser)
         callback = await asyncio.to_thread(server.wait, timeout)
         try:

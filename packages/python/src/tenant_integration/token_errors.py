@@ -34,6 +34,8 @@ TokenErrorCode = Literal[
     "STATE_MISMATCH",
     "STATE_EXPIRED",
     "INVALID_CALLBACK",
+    "CALLBACK_PORT_IN_USE",
+    "REDIRECT_URI_REFUSED",
     "AUTHORIZATION_DENIED",
     "OAUTH_ERROR",
     "SESSION_ENDED",
@@ -42,11 +44,10 @@ TokenErrorCode = Literal[
     "NOT_SIGNED_IN",
     "STORAGE_FAILED",
     "LOCK_TIMEOUT",
-    "PORT_IN_USE",
 ]
 """The stable codes of :class:`TokenManagerError` and its subclasses.
 
-The first fourteen are the TypeScript kit's (``packages/token-manager/src/errors.ts``):
+All but the last are the TypeScript kit's (``packages/token-manager/src/errors.ts``):
 
 - ``INVALID_OPTIONS``: an option is invalid (raised as :class:`~tenant_integration.errors.InvalidOptionsError`).
 - ``INVALID_VERIFIER``: a PKCE verifier is not 43 to 128 characters of ``A-Z a-z 0-9 - . _ ~`` (RFC 7636 §4.1).
@@ -55,6 +56,10 @@ The first fourteen are the TypeScript kit's (``packages/token-manager/src/errors
   from the stored one, or the pending sign-in outlived its lifetime (RFC 6749 §10.12). No request is sent.
 - ``INVALID_CALLBACK``: the callback is not a full URL, not at the redirect URI, repeats ``state``,
   ``code`` or ``error``, or has no ``code``; or no callback arrived (loopback sign-in).
+- ``CALLBACK_PORT_IN_USE``: the loopback sign-in's port is taken by another program; ``port`` is set
+  (:class:`~tenant_integration.loopback.LoopbackError`, RFC 8252 §7.3).
+- ``REDIRECT_URI_REFUSED``: the tenant answered the authorize request with its error page instead of
+  redirecting (the redirect URI or client id is not registered); ``status`` is set (RFC 6749 §4.1.2.1).
 - ``AUTHORIZATION_DENIED``: the callback carries ``error`` (e.g. ``access_denied``, RFC 6749 §4.1.2.1).
 - ``OAUTH_ERROR``: the token or revocation endpoint answered an RFC 6749 §5.2 error (:class:`OAuthResponseError`).
 - ``SESSION_ENDED``: the refresh token was refused with ``invalid_grant``; tokens cleared (:class:`SessionEndedError`).
@@ -63,10 +68,10 @@ The first fourteen are the TypeScript kit's (``packages/token-manager/src/errors
 - ``NOT_SIGNED_IN``: there are no tokens.
 - ``STORAGE_FAILED``: the storage failed; ``cause`` is the storage's error.
 
-Two more belong to the Python SDK: ``LOCK_TIMEOUT`` (the in-process lock of
-:class:`~tenant_integration.storage.memory.MemoryStorage` stayed held for its whole bounded wait; the
-file and Redis locks raise their own ``LOCK_TIMEOUT`` errors, which the manager lets through) and
-``PORT_IN_USE`` (the loopback sign-in could not bind the redirect URI's port, RFC 8252 §7.3).
+One more belongs to the Python SDK: ``LOCK_TIMEOUT``, the in-process lock of
+:class:`~tenant_integration.storage.memory.MemoryStorage` stayed held for its whole bounded wait (the
+file and Redis locks raise their own ``LOCK_TIMEOUT`` errors, which the manager lets through, as the
+TypeScript manager does).
 """
 
 

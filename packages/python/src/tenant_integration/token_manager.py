@@ -319,13 +319,14 @@ class _Core:
         with self._listeners_lock:
             self._listeners.setdefault(event, []).append(listener)
 
-        def off() -> None:
-            with self._listeners_lock:
-                listeners = self._listeners.get(event, [])
-                if listener in listeners:
-                    listeners.remove(listener)
+        return lambda: self.off(event, listener)
 
-        return off
+    def off(self, event: EventName, listener: Callable[[Any], object]) -> None:
+        """Unsubscribes ``listener`` from ``event`` (as calling the function :meth:`on` returned)."""
+        with self._listeners_lock:
+            listeners = self._listeners.get(event, [])
+            if listener in listeners:
+                listeners.remove(listener)
 
     # -- shared internals --------------------------------------------------------------------------
 
@@ -369,7 +370,7 @@ class _Core:
         return unsaved if unsaved is not None and self._current is unsaved and self._fresh(unsaved) else None
 
     def _info(self, record: TokenRecord) -> SessionInfo:
-        return SessionInfo(expires_at=expires_at_ms(record) / 1000, scope=record.scope)
+        return SessionInfo(expires_at=expires_at_ms(record, self._now_ms()) / 1000, scope=record.scope)
 
     def _storage_failed(self, error: BaseException, *secrets: str | None) -> TokenManagerError:
         return TokenManagerError(
