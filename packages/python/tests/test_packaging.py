@@ -51,7 +51,6 @@ VERSION: str = json.loads((PACKAGE / "package.json").read_text(encoding="utf-8")
 README_TENANT = "https://acme.tenant.test"
 README_REDIRECT = "http://127.0.0.1:53682/callback"
 README_CLIENT = "demo-integration"
-SIGN_IN_PROMPT = "Open this URL to sign in:"
 DEMO_USER_NAME = "Ada Lovelace"
 PAST_EXPIRY = 16 * 60
 # The fresh venv must install these and nothing more (besides pip): the wheel, its two runtime dependencies and
@@ -62,11 +61,10 @@ PROCESS_TIMEOUT = 120  # seconds; a hang guard for the child processes, not a me
 
 @dataclass(frozen=True)
 class Artifacts:
-    """The sdist and the wheel under test, and where they come from."""
+    """The sdist and the wheel under test: ``dist/``'s, or a fresh build's."""
 
     wheel: Path
     sdist: Path
-    from_pnpm_build: bool
 
 
 def readme_samples() -> dict[str, str]:
@@ -130,12 +128,12 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Artifacts:
     wheels = sorted(dist.glob("*.whl")) if dist.is_dir() else []
     sdists = sorted(dist.glob("*.tar.gz")) if dist.is_dir() else []
     if len(wheels) == 1 and len(sdists) == 1 and _wheel_package_files(wheels[0]) == _source_files():
-        return Artifacts(wheel=wheels[0], sdist=sdists[0], from_pnpm_build=True)
+        return Artifacts(wheel=wheels[0], sdist=sdists[0])
     out = tmp_path_factory.mktemp("dist")
     _build(out)
     (wheel,) = out.glob("*.whl")
     (sdist,) = out.glob("*.tar.gz")
-    return Artifacts(wheel=wheel, sdist=sdist, from_pnpm_build=False)
+    return Artifacts(wheel=wheel, sdist=sdist)
 
 
 # -- the artifacts ---------------------------------------------------------------------------------------------------
