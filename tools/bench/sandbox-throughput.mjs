@@ -1,17 +1,18 @@
 // Requests per second on GET /api/v1/auth/user: the sandbox against a bare node:http server, each
-// in its own process, measured by autocannon in this process, one after the other in the same run,
-// each after a 2 s warm-up. The sandbox runs as its CLI runs it (see server-process.mjs).
-// Loopback only, bounded in time.
-import { spawn } from "node:child_process";
+// in its own process (server-process.mjs; the sandbox as its CLI runs it), both started once on the
+// server core, loaded in turn by autocannon in a process of its own on the load core (pinning.mjs),
+// in paired rounds of random order after a warm-up of each. The figure is the median over rounds of
+// each round's ratio, with the spread of the rounds. Loopback only, bounded in time.
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
+import { median, placement, runJson, shuffled, spawnNode } from "./pinning.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const DURATION_S = 5;
+const ROUNDS = 5;
+const SECONDS = 3;
 
 async function serve(mode) {
-  const child = spawn(process.execPath, [join(here, "server-process.mjs"), mode], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawnNode("server", [join(here, "server-process.mjs"), mode], { stdio: ["ignore", "pipe", "inherit"] });
   const info = await new Promise((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (chunk) => {
@@ -24,27 +25,34 @@ async function serve(mode) {
   return { ...info, stop: () => child.kill("SIGTERM") };
 }
 
-async function load({ url, token }) {
-  const options = { url: `${url}/api/v1/auth/user`, headers: { authorization: `Bearer ${token}` }, connections: 32 };
-  // Warm-up first, so the JIT has compiled both servers' hot paths before anything is counted.
-  await autocannon({ ...options, duration: 2 });
-  const result = await autocannon({ ...options, duration: DURATION_S });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return result.requests.average;
-}
+const load = async ({ url, token }, seconds) => (await runJson([join(here, "load-worker.mjs"), url, token, String(seconds)])).rps;
 
 export async function sandboxThroughput() {
-  const bare = await serve("bare");
-  const bareRps = await load(bare).finally(bare.stop);
-  const sandbox = await serve("sandbox");
-  const sandboxRps = await load(sandbox).finally(sandbox.stop);
-  const ratio = sandboxRps / bareRps;
-  return [
-    {
-      metric: "sandbox GET /api/v1/auth/user vs bare node:http (autocannon, 32 connections)",
-      value: `${Math.round(sandboxRps)} vs ${Math.round(bareRps)} req/s (${(ratio * 100).toFixed(0)} %)`,
-      goal: "≥ 50 % of bare",
-      met: ratio >= 0.5,
-    },
-  ];
+  const servers = { bare: await serve("bare"), sandbox: await serve("sandbox") };
+  try {
+    // warm-up, so the JIT has compiled both servers' hot paths before anything is counted
+    for (const server of Object.values(servers)) await load(server, 2);
+    const rps = { bare: [], sandbox: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const name of shuffled(["bare", "sandbox"])) rps[name].push(await load(servers[name], SECONDS));
+    }
+    const ratios = rps.sandbox.map((s, i) => s / rps.bare[i]);
+    const ratio = median(ratios);
+    const pct = (x) => `${(x * 100).toFixed(0)} %`;
+    return [
+      {
+        metric: `sandbox GET /api/v1/auth/user vs bare node:http (autocannon, 32 connections, ${placement}, median of ${ROUNDS} shuffled rounds of ${SECONDS} s)`,
+        value: `${Math.round(median(rps.sandbox))} vs ${Math.round(median(rps.bare))} req/s (${pct(ratio)}; rounds from ${pct(Math.min(...ratios))} to ${pct(Math.max(...ratios))})`,
+        goal: "≥ 50 % of bare",
+        met: ratio >= 0.5,
+      },
+    ];
+  } finally {
+    for (const server of Object.values(servers)) server.stop();
+  }
+}
+
+// `node tools/bench/sandbox-throughput.mjs`: this row alone (build first).
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const row of await sandboxThroughput()) console.log(`${row.metric}: ${row.value}`);
 }

@@ -1,6 +1,7 @@
 // A server in its own process, so the load generator does not share its event loop:
 // `node server-process.mjs sandbox` starts the sandbox with a signed-in token;
-// `node server-process.mjs bare` starts a bare node:http server answering the same user JSON.
+// `node server-process.mjs bare` starts a bare node:http server answering the same user JSON;
+// `node server-process.mjs json` answers every request (body read first) with a small JSON.
 // Prints one JSON line { url, token } and serves until killed.
 import { createServer } from "node:http";
 import { startSandbox } from "@tenant-integration/sandbox";
@@ -19,7 +20,14 @@ if (mode === "sandbox") {
     } else res.writeHead(401).end();
   });
   server.listen(0, "127.0.0.1", () => console.log(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}`, token: "bare-token" })));
+} else if (mode === "json") {
+  const body = JSON.stringify({ id: 42, name: "Ada Lovelace", email: "ada@example.org" });
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end(body));
+  });
+  server.listen(0, "127.0.0.1", () => console.log(JSON.stringify({ url: `http://127.0.0.1:${server.address().port}`, token: "" })));
 } else {
-  console.error("usage: server-process.mjs sandbox|bare");
+  console.error("usage: server-process.mjs sandbox|bare|json");
   process.exit(2);
 }
