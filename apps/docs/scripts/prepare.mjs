@@ -5,7 +5,8 @@
 //   the words "Assumption (not in the service description):", so an operation, parameter, field,
 //   header or response shows what the contract assumed right where Redoc describes it. (Redoc's
 //   `showExtensions` would show some of them raw, and none on responses or headers.) A body
-//   schema's assumption goes to its request body or response, where Redoc shows descriptions.
+//   schema's assumption goes to its request body or response, and a parameter schema's to its
+//   parameter, where Redoc shows descriptions.
 // - The guides' fenced `sequence` and `states` blocks become inline SVG diagrams.
 import { renderDiagrams } from "./diagrams.mjs";
 
@@ -61,6 +62,19 @@ function markBodyAssumptions(root, target) {
   target.description = [description, ...notes].filter((part) => part !== "").join("\n\n");
 }
 
+/**
+ * Redoc shows a parameter's description, not its schema's: an assumption of the schema (the scope
+ * list's form, say) is written into the parameter's description, after the schema's title, so that
+ * the operation shows it where the parameter is described.
+ */
+function markParameterSchemaAssumptions(root, parameter) {
+  const schema = resolve(root, parameter.schema);
+  if (typeof schema?.["x-assumption"] !== "string") return;
+  const note = `*${schema.title ?? "Schema"}.* ${assumptionText(schema["x-assumption"])}`;
+  const description = typeof parameter.description === "string" ? parameter.description.trimEnd() : "";
+  parameter.description = [description, note].filter((part) => part !== "").join("\n\n");
+}
+
 /** A copy of `contract` with its assumptions written into descriptions and its diagrams drawn. */
 export function prepareForReaders(contract) {
   const copy = structuredClone(contract);
@@ -73,6 +87,10 @@ export function prepareForReaders(contract) {
     }
   }
   for (const target of targets) markBodyAssumptions(copy, target);
+  const parameters = new Set(
+    Object.values(copy.paths ?? {}).flatMap((item) => Object.values(item).flatMap((operation) => (operation?.parameters ?? []).map((p) => resolve(copy, p)))),
+  );
+  for (const parameter of parameters) markParameterSchemaAssumptions(copy, parameter);
   markAssumptions(copy);
   copy.info.description = renderDiagrams(copy.info.description);
   return copy;

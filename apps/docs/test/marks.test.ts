@@ -23,7 +23,8 @@ const squash = (text: string): string => text.replace(/\s+/g, " ").trim();
 /**
  * The text of the reference as a reader can reach it: the overview (whose Servers panel shows the
  * server's description), then each tag's page, with each tab chosen in turn (a response status, a
- * branch of a one-of or any-of: Redoc shows one at a time) and each response panel opened and
+ * branch of a one-of or any-of: Redoc shows one at a time), each tab it reveals chosen under it,
+ * and each response panel opened and
  * closed, collecting the text after every click.
  */
 async function readableText(): Promise<string> {
@@ -38,6 +39,12 @@ async function readableText(): Promise<string> {
     for (let i = 0; i < (await tabs.count()); i++) {
       await tabs.nth(i).click();
       await collect();
+      // The tabs a tab reveals (the branches of a response's any-of), each once, then back.
+      for (let j = i + 1; j < (await tabs.count()); j++) {
+        await tabs.nth(j).click();
+        await collect();
+        await tabs.nth(i).click();
+      }
       for (let j = 0; j < (await panels.count()); j++) {
         await panels.nth(j).click();
         await collect();
