@@ -19,6 +19,7 @@ from tenant_integration import (
     OAuthResponseError,
     SessionEndedError,
     SessionInfo,
+    SignedOut,
     TokenManager,
     TokenManagerError,
     TransientError,
@@ -853,3 +854,23 @@ def test_a_custom_lock_is_used_around_every_refresh(tenant: FakeTenant, clock: C
     clock.advance(PAST_EXPIRY)
     manager.get_access_token()
     assert names == [f"tenant-integration:{BASE_URL}:{CLIENT_ID}:lock"]
+
+
+def test_signed_in_and_signed_out_tell_the_sign_in_the_sign_out_and_the_revocation(
+    tenant: FakeTenant, clock: Clock
+) -> None:
+    manager = make(tenant, clock)
+    seen: list[tuple[str, object]] = []
+    for event in ("signed-in", "signed-out", "revoked"):
+        manager.on(event, lambda payload, event=event: seen.append((event, payload)))
+    session = manager.complete_authorization(tenant.approve(manager.begin_authorization().url))
+    manager.sign_out()
+    manager.complete_authorization(tenant.approve(manager.begin_authorization().url))
+    manager.revoke()
+    assert seen == [
+        ("signed-in", session),
+        ("signed-out", SignedOut(revoked=False)),
+        ("signed-in", session),
+        ("revoked", None),
+        ("signed-out", SignedOut(revoked=True)),
+    ]

@@ -35,7 +35,7 @@ from .pkce import PkcePair, create_pkce_pair, derive_code_challenge
 from .storage import FileStorage, FileStorageError, Lock, RedisStoreError, TokenStorage
 from .storage.memory import MemoryStorage
 from .token_errors import OAuthResponseError, SessionEndedError, TokenErrorCode, TokenManagerError, TransientError
-from .token_manager import AsyncTokenManager, AuthorizationRequest, EventName, SessionInfo, TokenManager
+from .token_manager import AsyncTokenManager, AuthorizationRequest, EventName, SessionInfo, SignedOut, TokenManager
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -70,6 +70,7 @@ __all__ = [
     "ServerError",
     "SessionEndedError",
     "SessionInfo",
+    "SignedOut",
     "TenantIntegrationError",
     "TokenAuth",
     "TokenErrorCode",

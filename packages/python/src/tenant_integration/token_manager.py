@@ -70,19 +70,24 @@ __all__ = [
     "AuthorizationRequest",
     "EventName",
     "SessionInfo",
+    "SignedOut",
     "TokenManager",
 ]
 
 T = TypeVar("T")
 
-EventName = Literal["tokens-refreshed", "session-ended", "revoked", "storage-failed"]
-"""The events of :meth:`TokenManager.on`:
+EventName = Literal["signed-in", "signed-out", "tokens-refreshed", "session-ended", "revoked", "storage-failed"]
+"""The events of :meth:`TokenManager.on` (the TypeScript manager's, whose payloads add ``otherTab``):
 
+- ``signed-in``: ``complete_authorization`` stored a new session; payload :class:`SessionInfo`.
+- ``signed-out``: :meth:`TokenManager.sign_out` or :meth:`TokenManager.revoke` cleared the tokens;
+  payload :class:`SignedOut` (``revoked`` tells which).
 - ``tokens-refreshed``: new tokens were obtained with the refresh token and persisted; payload
   :class:`SessionInfo`.
 - ``session-ended``: the refresh token was refused with ``invalid_grant`` and the tokens cleared;
   payload the :class:`~tenant_integration.token_errors.SessionEndedError`.
-- ``revoked``: :meth:`TokenManager.revoke` succeeded and the tokens were cleared; payload ``None``.
+- ``revoked``: :meth:`TokenManager.revoke` succeeded and the tokens were cleared (``signed-out``
+  follows); payload ``None``.
 - ``storage-failed``: new tokens could not be written; they stay usable in this process and their
   write is retried on a later call, at most once a second; payload the ``STORAGE_FAILED``
   :class:`~tenant_integration.token_errors.TokenManagerError`.
@@ -90,7 +95,9 @@ EventName = Literal["tokens-refreshed", "session-ended", "revoked", "storage-fai
 No payload holds a token.
 """
 
-_EVENTS: frozenset[str] = frozenset(("tokens-refreshed", "session-ended", "revoked", "storage-failed"))
+_EVENTS: frozenset[str] = frozenset(
+    ("signed-in", "signed-out", "tokens-refreshed", "session-ended", "revoked", "storage-failed")
+)
 _LOGGER_NAME = "tenant_integration.token_manager"
 # After a failed write of new tokens, how long they are served from memory before the write is tried
 # (and a failure reported) again: a storage that is down costs one attempt a second, not one per call.
@@ -114,6 +121,18 @@ class SessionInfo:
 
     expires_at: float
     scope: str | None = None
+
+
+@dataclass(frozen=True)
+class SignedOut:
+    """The payload of the ``signed-out`` event.
+
+    Attributes:
+        revoked: ``True`` after :meth:`TokenManager.revoke` (the tenant revoked the token, RFC 7009),
+            ``False`` after a local :meth:`TokenManager.sign_out`.
+    """
+
+    revoked: bool
 
 
 @dataclass(frozen=True)
@@ -292,6 +311,10 @@ class _Core:
     def on(
         self, event: Literal["session-ended"], listener: Callable[[SessionEndedError], object]
     ) -> Callable[[], None]: ...
+    @overload
+    def on(self, event: Literal["signed-in"], listener: Callable[[SessionInfo], object]) -> Callable[[], None]: ...
+    @overload
+    def on(self, event: Literal["signed-out"], listener: Callable[[SignedOut], object]) -> Callable[[], None]: ...
     @overload
     def on(self, event: Literal["revoked"], listener: Callable[[None], object]) -> Callable[[], None]: ...
     @overload
@@ -716,6 +739,7 @@ class TokenManager(_Core):
         record = self._record(self._post("/oauth/token", _json(body), _TOKEN_HEADERS, [code, verifier], 1), None)
         session = self._commit(record)
         self._log.info("Signed in; the access token expires at %s", session.expires_at)
+        self._emit("signed-in", session)
         return session
 
     # -- tokens ------------------------------------------------------------------------------------
@@ -979,13 +1003,14 @@ class TokenManager(_Core):
             token = self.get_access_token()
         except TokenManagerError as e:
             if e.code in ("NOT_SIGNED_IN", "SESSION_ENDED"):
-                self._clear()
+                self.sign_out()
                 return
             raise
         self._post("/oauth/revoke", self._revoke_body(token), _REVOKE_HEADERS, [token], 1)
         self._clear()
         self._log.info("Revoked")
         self._emit("revoked", None)
+        self._emit("signed-out", SignedOut(revoked=True))
 
     def sign_out(self) -> None:
         """Forgets the tokens locally (deletes them from the storage), with no request.
@@ -996,6 +1021,7 @@ class TokenManager(_Core):
         See RFC 6749 §10.3.
         """
         self._clear()
+        self._emit("signed-out", SignedOut(revoked=False))
 
     def close(self) -> None:
         """Closes the HTTP connections (and the ``transport`` given)."""
@@ -1114,6 +1140,7 @@ class AsyncTokenManager(_Core):
         text = await self._post("/oauth/token", _json(body), _TOKEN_HEADERS, [code, verifier], 1)
         session = await self._commit(self._record(text, None))
         self._log.info("Signed in; the access token expires at %s", session.expires_at)
+        self._emit("signed-in", session)
         return session
 
     # -- tokens ------------------------------------------------------------------------------------
@@ -1361,17 +1388,19 @@ class AsyncTokenManager(_Core):
             token = await self.get_access_token()
         except TokenManagerError as e:
             if e.code in ("NOT_SIGNED_IN", "SESSION_ENDED"):
-                await self._clear()
+                await self.sign_out()
                 return
             raise
         await self._post("/oauth/revoke", self._revoke_body(token), _REVOKE_HEADERS, [token], 1)
         await self._clear()
         self._log.info("Revoked")
         self._emit("revoked", None)
+        self._emit("signed-out", SignedOut(revoked=True))
 
     async def sign_out(self) -> None:
         """:meth:`TokenManager.sign_out` on asyncio. See RFC 6749 §10.3."""
         await self._clear()
+        self._emit("signed-out", SignedOut(revoked=False))
 
     async def aclose(self) -> None:
         """Closes the HTTP connections (and the ``transport`` given)."""
