@@ -8,7 +8,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium, type Browser, type Locator, type Page } from "@tenant-integration/browser-testing";
+import { launchChromium, type Browser, type Page } from "@tenant-integration/browser-testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error plain ESM script without types
 import { ASSUMPTION_LABEL } from "../scripts/prepare.mjs";
@@ -17,6 +17,8 @@ import { operationDetails, type OperationDetails } from "./support/operations.js
 import { serveStatic, type StaticServer } from "./support/static-server.js";
 
 const docsDir = join(dirname(fileURLToPath(import.meta.url)), "..");
+/** A part of the page (playwright-core's Locator). */
+type Locator = ReturnType<Page["locator"]>;
 const screenshots = join(docsDir, "test-results", "screenshots");
 
 let server: StaticServer;
