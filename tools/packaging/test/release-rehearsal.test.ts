@@ -6,6 +6,7 @@
 // The Python package (packages/python) is private to npm but released to PyPI: changesets must
 // version it (`privatePackages.version` in .changeset/config.json), its pyproject.toml reads the
 // version from its package.json, and the apps and tools (private, never released) must not move.
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -53,5 +54,13 @@ describe("the Python package's release, rehearsed in a temporary copy", () => {
 
   it("moves no app or tool when every npm package is released (they are in the changesets ignore list)", () => {
     expect(python.privateMovedByNpmRelease).toEqual([]);
+  });
+
+  it("lists every private workspace package but the Python one in the changesets ignore list, so none is ever versioned", () => {
+    const config = JSON.parse(readFileSync(join(root, ".changeset", "config.json"), "utf8")) as { ignore: string[]; privatePackages: { version: boolean } };
+    const listed = JSON.parse(execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" })) as { name: string; path: string; private?: boolean }[];
+    const privateNames = listed.filter(({ path, private: isPrivate }) => isPrivate && path !== root.replace(/\/$/, "")).map(({ name }) => name);
+    expect(config.privatePackages.version).toBe(true);
+    expect([...config.ignore].sort()).toEqual(privateNames.filter((name) => name !== "@tenant-integration/python").sort());
   });
 });
