@@ -59,7 +59,7 @@ function child(args: string[]): Child {
   };
 }
 
-/** The sandbox, as a process on a free loopback port with auto-approve and the test clock. */
+/** The sandbox, as a process on a free loopback port with the test clock, and auto-approve unless told otherwise. */
 export interface SandboxProcess {
   readonly url: string;
   /** Moves the sandbox's clock forward. */
@@ -69,8 +69,9 @@ export interface SandboxProcess {
   close(): Promise<void>;
 }
 
-export async function startSandboxProcess(clientId: string, redirectUri: string): Promise<SandboxProcess> {
-  const proc = child([SANDBOX_CLI, "--port", "0", "--auto-approve", "--test-clock", "--json", "--client", `id=${clientId},redirect=${redirectUri}`]);
+export async function startSandboxProcess(clientId: string, redirectUri: string, { autoApprove = true } = {}): Promise<SandboxProcess> {
+  const approve = autoApprove ? ["--auto-approve"] : [];
+  const proc = child([SANDBOX_CLI, "--port", "0", ...approve, "--test-clock", "--json", "--client", `id=${clientId},redirect=${redirectUri}`]);
   const { url } = (await proc.next()) as { url: string };
   return {
     url,
