@@ -151,6 +151,16 @@ describe("POST /oauth/revoke", () => {
     expect(violations(repeated).map((v) => v.location.join("."))).toContain("request.body.extra");
   });
 
+  it("accepts a token_type_hint it does not know: 200 (RFC 7009 §2.1, §2.2; the hint is an open string)", async () => {
+    const res = await fetch(`${prism.url}/oauth/revoke`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: "at_2YotnFZFEjr1zCsicMWpAA", token_type_hint: "id_token", client_id: "demo" }),
+    });
+    expect(violations(res)).toEqual([]);
+    expect(res.status).toBe(200);
+  });
+
   it("rejects a request without the token", async () => {
     const res = await fetch(`${prism.url}/oauth/revoke`, { method: "POST", headers: json, body: JSON.stringify({ client_id: "demo" }) });
     expect(res.status).toBe(400);
