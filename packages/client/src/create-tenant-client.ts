@@ -4,9 +4,9 @@ import { apiPrefix, inScope } from "./base-url.js";
 import type { HttpMethod, RawPaths, TenantPaths, TypedClient, WithErrorClasses } from "./client-types.js";
 import { httpErrorFrom, PathOutsideApiError, TenantClientError, TimeoutError } from "./errors.js";
 import type { FetchLike } from "./fetch-like.js";
-import { levelled, type Logger, type LogLevel } from "./logger.js";
+import type { ClientLogger } from "./logger.js";
 import { coreMiddleware, keepingBody, tokensSentFor } from "./middleware/core.js";
-import type { RetryInfo, RetryOptions } from "./middleware/retry.js";
+import type { RetryInfo, RetryPolicy } from "./middleware/retry.js";
 
 /** Options of {@link createTenantClient}. */
 export interface TenantClientOptions {
@@ -20,9 +20,13 @@ export interface TenantClientOptions {
   readonly auth: AuthStrategy;
   /** The fetch to send requests with, shaped like the global one. Default `globalThis.fetch`. Tests inject one (or `sandbox.fetch`). */
   readonly fetch?: FetchLike;
-  /** Retry policy for 429, 5xx and failed connections on idempotent methods, or `false` to turn retries off. Default: 2 retries, 300 ms base delay, 10 s cap. */
-  readonly retry?: RetryOptions | false;
-  /** Called before each retry is waited for (attempt, status or error, delay, method and path), e.g. to count attempts. Overrides `retry.onRetry`. */
+  /**
+   * Retries of 429, 5xx and failed connections on idempotent methods: a policy made by
+   * {@link retryPolicy} (`retry: retryPolicy()` for 2 retries, 300 ms base delay, 10 s cap). Default:
+   * none (`false` says so too). The retry code is imported only through `retryPolicy`.
+   */
+  readonly retry?: RetryPolicy | false;
+  /** Called before each retry is waited for (attempt, status or error, delay, method and path), e.g. to count attempts. Overrides the policy's `onRetry`. */
   readonly onRetry?: (info: RetryInfo) => void;
   /**
    * The longest a call may take, retries included, in ms; `Infinity` for none. Default: none, as with
@@ -31,10 +35,12 @@ export interface TenantClientOptions {
    * costs CPU on each call in Node; set one where a hung call costs more than that.
    */
   readonly timeoutMs?: number;
-  /** Where to log requests, retries and refreshes (`console` works). Default: none. Never logs a token, a header value or a body. */
-  readonly logger?: Logger;
-  /** The lowest level written to `logger`. Default `"info"`. */
-  readonly logLevel?: LogLevel;
+  /**
+   * Where to log requests, retries and refreshes: a logger made by {@link logTo}, e.g.
+   * `logTo(console, "debug")`. Default: none. Never logs a token, a header value or a body. The
+   * logging code is imported only through `logTo`.
+   */
+  readonly logger?: ClientLogger;
   /** Headers sent with every request, merged over the default `{ Accept: "application/json" }`. */
   readonly headers?: Readonly<Record<string, string>>;
   /** More middleware, as if passed to `client.use()`: it runs before the built-in one on requests, after it on responses. */
@@ -78,7 +84,9 @@ interface CallInit {
  * Creates the typed client of one tenant: an openapi-fetch client over the contract's `paths` with
  * one built-in middleware that does, in one `onRequest`/`onResponse`/`onError`, what
  * {@link bearerMiddleware}, {@link retryMiddleware} (unless `retry: false`),
- * {@link unauthorizedRetryMiddleware} and {@link networkErrorMiddleware} do on their own. Your
+ * {@link unauthorizedRetryMiddleware} and {@link networkErrorMiddleware} do on their own (retries
+ * only with a {@link retryPolicy}, logging only with {@link logTo}: an app that leaves them out does
+ * not ship their code). Your
  * `middleware` (and `use`) run before it on requests and after it on responses.
  *
  * Results are openapi-fetch's `{ data, error, response }`; no HTTP status throws. Every non-2xx
@@ -91,10 +99,10 @@ interface CallInit {
  * @param options - see {@link TenantClientOptions}
  * @returns the client
  * @throws {@link TenantClientError} `INVALID_BASE_URL` when `baseUrl` is not acceptable (the message says why)
- * @throws {@link TenantClientError} `INVALID_OPTIONS` for a bad `timeoutMs` or `logLevel`, or an `auth` without `getAccessToken`
+ * @throws {@link TenantClientError} `INVALID_OPTIONS` for a bad `timeoutMs`, a `retry` not made by `retryPolicy`, a `logger` not made by `logTo`, or an `auth` without `getAccessToken`
  * @example
  * ```ts
- * const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken(token), logger: console });
+ * const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken(token), retry: retryPolicy(), logger: logTo(console) });
  * const { data, error } = await client.GET("/api/v1/auth/user");
  * if (error instanceof ForbiddenError) console.log("needs", error.requiredScope);
  * ```
@@ -107,14 +115,12 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
   const prefix = apiPrefix(options.baseUrl);
   if (typeof auth?.getAccessToken !== "function") throw new TenantClientError("INVALID_OPTIONS", "Invalid auth: it needs a getAccessToken() method");
   const defaultTimeout = checkTimeout(options.timeoutMs ?? Infinity, "timeoutMs");
-  const log = levelled(options.logger, options.logLevel);
-  // `retry: false` turns retries off; otherwise the client's onRetry wins over retry.onRetry
-  let retry: RetryOptions | undefined;
-  if (options.retry !== false) {
-    const onRetry = options.onRetry ?? options.retry?.onRetry;
-    retry = onRetry === undefined ? { ...options.retry } : { ...options.retry, onRetry };
-  }
-  const builtIn = coreMiddleware({ prefix, auth, retry, log, parts: { bearer: true, unauthorized: true, network: true } });
+  const { logger: log, onRetry } = options;
+  const retry = options.retry || undefined;
+  // the options of earlier versions (a plain retry object, `logger: console`) say what to pass now
+  if (retry !== undefined && typeof retry.run !== "function") throw new TenantClientError("INVALID_OPTIONS", "Invalid retry: pass retryPolicy({ … }), or false");
+  if (log !== undefined && typeof log !== "function") throw new TenantClientError("INVALID_OPTIONS", "Invalid logger: pass logTo(logger, level)");
+  const builtIn = coreMiddleware({ prefix, auth, retry, onRetry, log, parts: { bearer: true, unauthorized: true, network: true } });
   const baseUrl = prefix.slice(0, -"/api/v1".length);
 
   const client = createClient<RawPaths>({

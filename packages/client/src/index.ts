@@ -1,18 +1,18 @@
 /**
  * The typed fetch client of the Tenant Integration Service API: openapi-fetch over the contract's
  * types, with pluggable auth (any {@link AuthStrategy}), bearer scoping, a one-time retry after 401,
- * retries of 429/5xx and failed connections, a timeout, a logger, one error class per status, and an
- * escape hatch for unlisted `/api/v1` routes.
+ * opt-in retries of 429/5xx and failed connections ({@link retryPolicy}), a timeout, opt-in logging
+ * ({@link logTo}), one error class per status, and an escape hatch for unlisted `/api/v1` routes.
  *
  * @packageDocumentation
  */
 export { createTenantClient, type TenantClient, type TenantClientOptions } from "./create-tenant-client.js";
 export { staticToken, type AuthStrategy } from "./auth-strategy.js";
 export type { FetchLike } from "./fetch-like.js";
-export type { Logger, LogLevel } from "./logger.js";
+export { logTo, type ClientLogger, type Logger, type LogLevel, type LogEvent } from "./logger.js";
 export { bearerMiddleware, type BearerMiddlewareOptions } from "./middleware/bearer.js";
 export { unauthorizedRetryMiddleware, type UnauthorizedRetryMiddlewareOptions } from "./middleware/unauthorized-retry.js";
-export { retryMiddleware, type RetryInfo, type RetryOptions } from "./middleware/retry.js";
+export { retryMiddleware, retryPolicy, type RetryInfo, type RetryOptions, type RetryPolicy } from "./middleware/retry.js";
 export { networkErrorMiddleware } from "./middleware/network-error.js";
 export {
   TenantClientError,

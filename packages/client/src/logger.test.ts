@@ -9,7 +9,8 @@ import type { AuthStrategy } from "./auth-strategy.js";
 import { staticToken } from "./auth-strategy.js";
 import { createTenantClient, type TenantClientOptions } from "./create-tenant-client.js";
 import { TenantClientError } from "./errors.js";
-import type { Logger, LogLevel } from "./logger.js";
+import { logTo, type Logger, type LogLevel } from "./logger.js";
+import { retryPolicy } from "./middleware/retry.js";
 import { fakeFetch, json } from "./test-support/fake-fetch.js";
 
 const baseUrl = "https://acme.tenant.example";
@@ -92,7 +93,7 @@ async function exercise(logger: Logger, level: LogLevel = "debug"): Promise<void
     json(200, { ok: BODY_CANARY }), // call 2 after the refresh
     new TypeError(`fetch failed for ${TOKEN}`), // call 3: network error, not retried (POST)
   );
-  const options: TenantClientOptions = { baseUrl, auth: rotating(), fetch: answers, retry: noWait, logger, logLevel: level, headers: { "x-custom": HEADER_CANARY } };
+  const options: TenantClientOptions = { baseUrl, auth: rotating(), fetch: answers, retry: retryPolicy(noWait), logger: logTo(logger, level), headers: { "x-custom": HEADER_CANARY } };
   const client = createTenantClient(options);
   await client.raw.GET("/api/v1/tickets", { params: { query: { q: QUERY_CANARY } } });
   await client.raw.PUT("/api/v1/tickets/{id}", { params: { path: { id: 1 } }, body: { secret: BODY_CANARY } });
@@ -102,8 +103,7 @@ async function exercise(logger: Logger, level: LogLevel = "debug"): Promise<void
     baseUrl,
     auth: { getAccessToken: async () => TOKEN, onUnauthorized: () => Promise.reject(new TenantClientError("INVALID_TOKEN", "session over")) },
     fetch: fakeFetch(json(401, {})),
-    logger,
-    logLevel: level,
+    logger: logTo(logger, level),
   });
   await ended.GET("/api/v1/auth/user").catch(() => undefined);
 }
@@ -127,7 +127,7 @@ describe("logger", () => {
   it("writes one info line per attempt with method, path, status, durationMs and attempt", async () => {
     const logger = consoleLike();
     const fetch = fakeFetch(json(503, {}), json(200, {}));
-    await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, retry: noWait, logger }).GET("/api/v1/auth/user");
+    await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, retry: retryPolicy(noWait), logger: logTo(logger) }).GET("/api/v1/auth/user");
     const requests = logger.lines.filter((l) => l.level === "info");
     expect(requests.map((l) => ({ ...l.fields, durationMs: typeof l.fields["durationMs"] }))).toEqual([
       { method: "GET", path: "/api/v1/auth/user", status: 503, durationMs: "number", attempt: 1 },
@@ -139,7 +139,7 @@ describe("logger", () => {
   it("warns when a retry is scheduled, with the status or error and the delay", async () => {
     const logger = consoleLike();
     const fetch = fakeFetch(json(429, {}, { "retry-after": "2" }), new TypeError("fetch failed"), json(200, {}));
-    await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, retry: { ...noWait, retries: 3 }, logger }).GET("/api/v1/auth/user");
+    await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, retry: retryPolicy({ ...noWait, retries: 3 }), logger: logTo(logger) }).GET("/api/v1/auth/user");
     const warnings = logger.lines.filter((l) => l.level === "warn").map((l) => l.fields);
     expect(warnings).toEqual([
       { method: "GET", path: "/api/v1/auth/user", status: 429, error: undefined, delayMs: 2000, attempt: 2 },
@@ -151,7 +151,7 @@ describe("logger", () => {
 
   it("logs a refresh-and-retry after 401 (info) and a session end (warn)", async () => {
     const logger = consoleLike();
-    await createTenantClient({ baseUrl, auth: rotating(), fetch: fakeFetch(json(401, {}), json(200, {})), logger }).GET("/api/v1/auth/user");
+    await createTenantClient({ baseUrl, auth: rotating(), fetch: fakeFetch(json(401, {}), json(200, {})), logger: logTo(logger) }).GET("/api/v1/auth/user");
     const messages = logger.lines.map((l) => `${l.level} ${l.message}`);
     expect(messages).toContain("info GET /api/v1/auth/user 401: refreshing the token through the auth strategy");
     expect(messages).toContain("info GET /api/v1/auth/user: token refreshed, sending again");
@@ -159,7 +159,7 @@ describe("logger", () => {
 
     const ended = consoleLike();
     const auth = { getAccessToken: async () => TOKEN, onUnauthorized: () => Promise.reject(new TenantClientError("INVALID_TOKEN", "x")) };
-    await createTenantClient({ baseUrl, auth, fetch: fakeFetch(json(401, {})), logger: ended })
+    await createTenantClient({ baseUrl, auth, fetch: fakeFetch(json(401, {})), logger: logTo(ended) })
       .GET("/api/v1/auth/user")
       .catch(() => undefined);
     expect(ended.lines.filter((l) => l.level === "warn")).toEqual([
@@ -179,7 +179,7 @@ describe("logger", () => {
     await exercise(silent, "silent");
     expect(silent.lines).toEqual([]);
     const byDefault = consoleLike();
-    await createTenantClient({ baseUrl, auth: rotating(), fetch: fakeFetch(json(200, {})), logger: byDefault }).GET("/api/v1/auth/user");
+    await createTenantClient({ baseUrl, auth: rotating(), fetch: fakeFetch(json(200, {})), logger: logTo(byDefault) }).GET("/api/v1/auth/user");
     expect(byDefault.lines.map((l) => l.level)).toEqual(["info"]);
   });
 
@@ -189,20 +189,24 @@ describe("logger", () => {
         throw new Error("disk full");
       },
     };
-    const { data } = await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: fakeFetch(json(200, { id: 1 })), logger: throwing }).GET("/api/v1/auth/user");
+    const { data } = await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: fakeFetch(json(200, { id: 1 })), logger: logTo(throwing) }).GET("/api/v1/auth/user");
     expect(data).toEqual({ id: 1 });
   });
 
   it("refuses an unknown logLevel with INVALID_OPTIONS", () => {
-    expect(() => createTenantClient({ baseUrl, auth: staticToken(TOKEN), logger: console, logLevel: "verbose" as LogLevel })).toThrow(
-      expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("logLevel") }),
+    expect(() => logTo(console, "verbose" as LogLevel)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("logLevel") }));
+  });
+
+  it("refuses a logger given as it is (the option of earlier versions) with INVALID_OPTIONS saying to wrap it in logTo", () => {
+    expect(() => createTenantClient({ baseUrl, auth: staticToken(TOKEN), logger: console as never })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("logTo") }),
     );
   });
 
   it("accepts console and a pino-style logger as Logger (types)", () => {
     expectTypeOf(console).toMatchTypeOf<Logger>();
     expectTypeOf<PinoLike>().toMatchTypeOf<Logger>();
-    const options: TenantClientOptions = { baseUrl, auth: staticToken(TOKEN), logger: console };
-    expect(options.logger).toBe(console);
+    const options: TenantClientOptions = { baseUrl, auth: staticToken(TOKEN), logger: logTo(console) };
+    expect(typeof options.logger).toBe("function");
   });
 });

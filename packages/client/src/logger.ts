@@ -14,7 +14,7 @@ import { TenantClientError } from "./errors.js";
  *
  * @example
  * ```ts
- * createTenantClient({ baseUrl, auth, logger: console, logLevel: "debug" });
+ * createTenantClient({ baseUrl, auth, logger: logTo(console, "debug") });
  * ```
  * @see RFC 6750 §5.1 (tokens must not leak through logs)
  */
@@ -34,7 +34,7 @@ export interface Logger {
  *
  * @example
  * ```ts
- * createTenantClient({ baseUrl, auth, logger: console, logLevel: "warn" }); // retries, session ends, network errors
+ * createTenantClient({ baseUrl, auth, logger: logTo(console, "warn") }); // retries, session ends, network errors
  * ```
  * @see RFC 5424 §6.2.1 (severity levels)
  */
@@ -42,30 +42,72 @@ export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
 const LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 
-/**
- * Internal: writes one line about `request` at `level`: the fields get the request's `method` and
- * `path` (without query) first, and the message starts with them, e.g. `GET /api/v1/auth/user 200
- * 12ms (attempt 1)`. It never throws.
- */
-export type Log = (level: Exclude<LogLevel, "silent">, request: Request, fields: Record<string, unknown>, message: string) => void;
+/** Internal: what the client reports to its log; {@link logTo} turns each into a line. */
+export type LogEvent =
+  | "token"
+  | "keep-copy"
+  | "stream-body"
+  | "answered"
+  | "failed"
+  | "retry"
+  | "refreshing"
+  | "session-ended"
+  | "no-new-token"
+  | "refreshed";
 
 /**
- * Internal: `logger` filtered by `level`, or `undefined` when nothing would be written (so the hot
- * path can skip building fields and reading the clock).
- *
- * @throws {@link TenantClientError} `INVALID_OPTIONS` for an unknown level
+ * The client's `logger` option: a function made by {@link logTo}, which the client calls with what
+ * happened to a request. The client holds no logging code of its own, so an app that does not log
+ * does not ship any.
  */
-export function levelled(logger: Logger | undefined, level: LogLevel = "info"): Log | undefined {
+export type ClientLogger = (event: LogEvent, request: Request, fields: Record<string, unknown>) => void;
+
+/** Internal: the client's log, or `undefined` when nothing is written. */
+export type Log = ClientLogger;
+
+type Fields = Record<string, unknown>;
+
+/** Each event's level and the message after `METHOD /path`. */
+const LINES: Record<LogEvent, readonly [Exclude<LogLevel, "silent">, (fields: Fields) => string]> = {
+  token: ["debug", () => ": asking the auth strategy for a token"],
+  "keep-copy": ["debug", () => ": keeping a copy of the request body for a possible retry"],
+  "stream-body": ["debug", () => ": the request body is a stream; it will not be sent again"],
+  answered: ["info", (f) => ` ${String(f["status"])} ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`],
+  failed: ["error", (f) => ` failed: ${String(f["code"])} after ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`],
+  retry: ["warn", (f) => ` ${String(f["status"] ?? f["error"])}: retry in ${String(f["delayMs"])}ms (attempt ${String(f["attempt"])})`],
+  refreshing: ["info", () => " 401: refreshing the token through the auth strategy"],
+  "session-ended": ["warn", () => ": session ended, the auth strategy could not give a new token"],
+  "no-new-token": ["warn", () => " 401: the auth strategy has no new token; returning the 401"],
+  refreshed: ["info", () => ": token refreshed, sending again"],
+};
+
+/**
+ * Makes the client's `logger` option: writes one line per event at or above `level` to `logger`.
+ * The fields get the request's `method` and `path` (without query) first, and the message starts
+ * with them, e.g. `GET /api/v1/auth/user 200 12ms (attempt 1)`. A logger that throws does not fail
+ * the request.
+ *
+ * @param logger - `console`, pino, or any {@link Logger}
+ * @param level - the lowest level written (default `"info"`); `"silent"` writes nothing
+ * @returns the `logger` option of `createTenantClient`
+ * @throws {@link TenantClientError} `INVALID_OPTIONS` for an unknown level
+ * @example
+ * ```ts
+ * const client = createTenantClient({ baseUrl, auth, logger: logTo(console, "debug") });
+ * ```
+ * @see RFC 6750 §5.1 (tokens must not leak through logs), RFC 5424 §6.2.1 (severity levels)
+ */
+export function logTo(logger: Logger, level: LogLevel = "info"): ClientLogger {
   const threshold = LEVELS.indexOf(level);
   if (threshold < 0) throw new TenantClientError("INVALID_OPTIONS", "Invalid logLevel: use debug, info, warn, error or silent");
-  if (!logger || level === "silent") return undefined;
-  return (name, request, fields, message) => {
+  return (event, request, fields) => {
+    const [name, message] = LINES[event];
     if (LEVELS.indexOf(name) < threshold) return;
     const { method } = request;
     const path = new URL(request.url).pathname;
     try {
       // called as a method: pino's methods need their `this`
-      logger[name]?.({ method, path, ...fields }, `${method} ${path}${message}`);
+      logger[name]?.({ method, path, ...fields }, `${method} ${path}${message(fields)}`);
     } catch {
       // a failing logger must not fail the request
     }

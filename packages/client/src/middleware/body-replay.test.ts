@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AuthStrategy } from "../auth-strategy.js";
 import { createTenantClient } from "../create-tenant-client.js";
 import { fakeFetch, json } from "../test-support/fake-fetch.js";
+import { retryPolicy } from "./retry.js";
 
 const baseUrl = "https://acme.tenant.example";
 const unauthorized = () => json(401, { error: "invalid_token" }, { "www-authenticate": 'Bearer error="invalid_token"' });
@@ -58,7 +59,7 @@ describe("the body of a call that may be sent again", () => {
   it("is sent again by a retry of a PUT after a 503 as the same bytes, without a clone", async () => {
     const clone = vi.spyOn(Request.prototype, "clone");
     const fetch = fakeFetch(json(503, {}), json(200, { ok: true }));
-    const client = createTenantClient({ baseUrl, auth: rotatingAuth(), fetch, retry: noWait });
+    const client = createTenantClient({ baseUrl, auth: rotatingAuth(), fetch, retry: retryPolicy(noWait) });
     await client.raw.PUT("/api/v1/tickets/{id}", { params: { path: { id: 1 } }, body: { status: "closed" } });
     expect(fetch.calls.map((c) => c.body)).toEqual(['{"status":"closed"}', '{"status":"closed"}']);
     expect(clone).not.toHaveBeenCalled();
@@ -105,7 +106,7 @@ describe("a streamed body", () => {
 
   it("is not retried after a 503, even on a PUT", async () => {
     const fetch = fakeFetch(json(503, {}), json(200, {}));
-    const client = createTenantClient({ baseUrl, auth: rotatingAuth(), fetch, retry: noWait });
+    const client = createTenantClient({ baseUrl, auth: rotatingAuth(), fetch, retry: retryPolicy(noWait) });
     const { response } = await client.raw.PUT("/api/v1/uploads/{id}", {
       params: { path: { id: 1 } },
       body: "ignored",

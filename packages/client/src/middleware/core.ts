@@ -13,8 +13,7 @@ import type { AuthStrategy } from "../auth-strategy.js";
 import { inScope } from "../base-url.js";
 import { bearerTokenOf, NetworkError, TenantClientError, TimeoutError } from "../errors.js";
 import type { Log } from "../logger.js";
-import { parseRetryAfter } from "../retry-after.js";
-import type { RetryOptions } from "./retry.js";
+import type { Outcome, RetryInfo, RetryPolicy } from "./retry.js";
 
 /** The parts of the middleware, each switched on by name. */
 export interface CoreParts {
@@ -32,8 +31,10 @@ export interface CoreOptions {
   readonly prefix: string | undefined;
   /** The strategy (needed by the bearer and unauthorized parts). */
   readonly auth?: AuthStrategy | undefined;
-  /** The retry policy, or `undefined` for no retries. */
-  readonly retry?: RetryOptions | undefined;
+  /** The retry policy (from `retryPolicy`), or `undefined` for no retries. */
+  readonly retry?: RetryPolicy | undefined;
+  /** Called before each retry, instead of the policy's own `onRetry`. */
+  readonly onRetry?: ((info: RetryInfo) => void) | undefined;
   /** Which parts are on. */
   readonly parts: CoreParts;
   /** Where to log, already filtered by level; `undefined` writes nothing. */
@@ -41,9 +42,6 @@ export interface CoreOptions {
 }
 
 type Fetch = (request: Request) => Promise<Response>;
-
-/** The outcome of an attempt: an answer, or the failure of a fetch that got none. */
-type Outcome = Response | NetworkError;
 
 /**
  * One call (one `client.GET(…)`) past its first send: the final request and openapi-fetch's
@@ -95,35 +93,12 @@ const sentAt = new WeakMap<object, number>();
  */
 export const tokensSentFor = new WeakMap<Response, readonly string[]>();
 
-/** Methods that are safe to send again (RFC 9110 §9.2.2). */
-const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
-
 /** RFC 6750 §2.1: what a bearer token may look like. */
 const B64TOKEN = /^[\w\-.~+/]+=*$/;
 
-/** 429 and 5xx, except 501 and 505, which say the request can never succeed (RFC 9110 §15.6.2, §15.6.6). */
-function isRetryableStatus(status: number): boolean {
-  if (status === 501 || status === 505) return false;
-  return status === 429 || (status >= 500 && status <= 599);
-}
-
 /** Releases a replaced response's body; not awaited (a cancelled tee branch settles late). */
-function discard(response: Response): void {
+export function discard(response: Response): void {
   void response.body?.cancel().catch(() => undefined);
-}
-
-function sleepDefault(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 }
 
 /** The thrown error for a rejected fetch: a TimeoutError when a timeout aborted it. */
@@ -151,14 +126,7 @@ function rememberToken(response: Response, request: Request): void {
 }
 
 /** Builds the middleware; see {@link CoreOptions}. */
-export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions): Middleware {
-  const retries = retry?.retries ?? 2;
-  const baseDelay = retry?.baseDelayMs ?? 300;
-  const maxDelay = retry?.maxDelayMs ?? 10_000;
-  const sleep = retry?.sleep ?? sleepDefault;
-  const random = retry?.random ?? Math.random;
-  const now = retry?.now ?? Date.now;
-  const retriesOn = retry !== undefined && retries > 0;
+export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: CoreOptions): Middleware {
   // Responses this instance's onError produced by retrying: logged and settled there, so its
   // onResponse leaves them (another instance on the same client still handles them: a 401 after a
   // recovered network failure is refreshed by the unauthorized part).
@@ -167,7 +135,8 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
   let seenPromise: unknown;
   let token = "";
 
-  const mayRetry = (request: Request): boolean => retriesOn && IDEMPOTENT.has(request.method);
+  // a request that a retry may send again (idempotent, under a policy that retries)
+  const mayRetry = (request: Request): boolean => retry?.mayRetry(request) === true;
 
   /** What `onRequest` returns as the call goes out: when logging, its send time is noted for the log line. */
   const sending = (options: object, replaced?: Request): Request | undefined => {
@@ -195,7 +164,7 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
     const pending = auth!.getAccessToken();
     // same promise as last time: it resolved to `token`, so no await is needed
     if (pending === seenPromise) return authorize(request, token);
-    log?.("debug", request, {}, ": asking the auth strategy for a token");
+    log?.("token", request, {});
     return freshToken(pending).then((value) => authorize(request, value));
   };
 
@@ -203,12 +172,8 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
   const logOutcome = (request: Request, outcome: Outcome, attempt: number, started: number | undefined): void => {
     if (!log) return;
     const durationMs = Math.round(performance.now() - (started ?? performance.now()));
-    if (outcome instanceof Response) {
-      log("info", request, { status: outcome.status, durationMs, attempt }, ` ${outcome.status} ${durationMs}ms (attempt ${attempt})`);
-    } else {
-      const { name: error, code } = outcome;
-      log("error", request, { error, code, durationMs, attempt }, ` failed: ${code} after ${durationMs}ms (attempt ${attempt})`);
-    }
+    if (outcome instanceof Response) log("answered", request, { status: outcome.status, durationMs, attempt });
+    else log("failed", request, { error: outcome.name, code: outcome.code, durationMs, attempt });
   };
 
   /** Sends one more attempt straight to fetch; a rejection comes back as a NetworkError. Logged. */
@@ -224,42 +189,9 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
     return outcome;
   };
 
-  /** The wait before retry number `retryIndex` (0-based) after `outcome`, or `undefined` if no retry. */
-  const delayBefore = (outcome: Outcome, retryIndex: number): number | undefined => {
-    const answered = outcome instanceof Response;
-    // a failure is retried only when the connection failed: an abort or a timeout was asked for
-    const retryable = answered ? isRetryableStatus(outcome.status) : outcome.code === "NETWORK_ERROR";
-    if (!retryable) return undefined;
-    const backoff = Math.min(maxDelay, baseDelay * 2 ** retryIndex);
-    const delay = (answered ? parseRetryAfter(outcome.headers.get("retry-after"), now()) : undefined) ?? backoff / 2 + (random() * backoff) / 2;
-    // the server asks for longer than we wait: return its answer
-    return delay > maxDelay ? undefined : delay;
-  };
-
-  /**
-   * Retries `first` (an answer or a failure of attempt 1) while retries are left and worthwhile;
-   * returns the last outcome and the number of the attempt that produced it. An aborted signal (the
-   * caller's, or the client's timeout) ends the waiting: the last outcome is returned.
-   */
-  const retryLoop = async (call: Call, first: Outcome): Promise<[Outcome, number]> => {
-    const { request } = call;
-    let outcome = first;
-    let attempt = 1;
-    for (; attempt <= retries && !request.signal.aborted; attempt++) {
-      const delayMs = delayBefore(outcome, attempt - 1);
-      if (delayMs === undefined) break;
-      const status = outcome instanceof Response ? outcome.status : undefined;
-      const error = outcome instanceof NetworkError ? outcome : undefined;
-      const next = attempt + 1;
-      log?.("warn", request, { status, error: error?.code, delayMs: Math.round(delayMs), attempt: next }, ` ${status ?? error?.code}: retry in ${Math.round(delayMs)}ms (attempt ${next})`);
-      retry?.onRetry?.({ attempt: next, status, error, delayMs, method: request.method, path: new URL(request.url).pathname });
-      await sleep(delayMs, request.signal);
-      if (request.signal.aborted) break;
-      if (outcome instanceof Response) discard(outcome);
-      outcome = await sendAttempt(call.fetch, rebuild(call), next);
-    }
-    return [outcome, attempt];
-  };
+  /** Retries `first` under the policy, each attempt straight to fetch; returns the last outcome and its attempt's number. */
+  const retryLoop = (call: Call, first: Outcome): Promise<[Outcome, number]> =>
+    retry!.run(call.request, first, (attempt) => sendAttempt(call.fetch, rebuild(call), attempt), log, onRetry);
 
   /**
    * After a 401 to a request that carried our token: tell the strategy, get a new token and send
@@ -268,21 +200,21 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
    */
   const answerUnauthorized = async (call: Call, response: Response, rejected: string, attempt: number): Promise<Response> => {
     const { request } = call;
-    log?.("info", request, {}, " 401: refreshing the token through the auth strategy");
+    log?.("refreshing", request, {});
     let next: string;
     try {
       await auth!.onUnauthorized?.(rejected);
       next = await freshToken();
     } catch (failure) {
       const { name: error, code } = (failure ?? {}) as { name?: unknown; code?: unknown };
-      log?.("warn", request, { error, code }, ": session ended, the auth strategy could not give a new token");
+      log?.("session-ended", request, { error, code });
       throw failure;
     }
     if (next === rejected) {
-      log?.("warn", request, {}, " 401: the auth strategy has no new token; returning the 401");
+      log?.("no-new-token", request, {});
       return response;
     }
-    log?.("info", request, {}, ": token refreshed, sending again");
+    log?.("refreshed", request, {});
     discard(response);
     const outcome = await sendAttempt(call.fetch, rebuild(call, next), attempt + 1);
     if (outcome instanceof NetworkError) throw outcome;
@@ -310,7 +242,7 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
 
   /** Reads a copy of the body before the first send (a body the middleware did not see created). */
   const keepCopy = async (request: Request, options: object, addToken: boolean | undefined): Promise<Request | undefined> => {
-    log?.("debug", request, {}, ": keeping a copy of the request body for a possible retry");
+    log?.("keep-copy", request, {});
     keptBodies.set(options, await request.clone().arrayBuffer());
     return sending(options, addToken ? await withToken(request) : undefined);
   };
@@ -328,7 +260,7 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
           // the tenant client's request: its serialized body is kept as it is, no copy is read; a
           // streamed body can be sent once only, so the call is not sent again
           if (isResendable(created)) keptBodies.set(options, created);
-          else log?.("debug", request, {}, ": the request body is a stream; it will not be sent again");
+          else log?.("stream-body", request, {});
         } else {
           // a plain openapi-fetch client, or a request that middleware replaced: read a copy
           return keepCopy(request, options, addToken);
@@ -344,7 +276,7 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
       // a response our onError recovered by retrying has been logged and settled already
       if (recovered.has(response)) return undefined;
       logOutcome(request, response, 1, sentAt.get(options));
-      const retryNow = mayRetry(request) && isRetryableStatus(response.status) && replayable({ request, options });
+      const retryNow = retry?.worthRetrying(request, response) === true && replayable({ request, options });
       const refresh = parts.unauthorized && response.status === 401;
       if (!retryNow && !refresh) {
         if (!response.ok) rememberToken(response, request);
@@ -359,7 +291,7 @@ export function coreMiddleware({ prefix, auth, retry, parts, log }: CoreOptions)
       logOutcome(request, failure, 1, sentAt.get(options));
       const call: Call = { fetch: options.fetch as Fetch, request, options };
       // only a failed connection is retried (delayBefore says so too), and only a request that can be sent again
-      if (!mayRetry(request) || failure.code !== "NETWORK_ERROR" || !replayable(call)) return parts.network ? failure : undefined;
+      if (retry?.worthRetrying(request, failure) !== true || !replayable(call)) return parts.network ? failure : undefined;
       const [outcome, attempt] = await retryLoop(call, failure);
       // without the network part, the original error goes on unchanged, as without retries
       if (outcome instanceof NetworkError) return parts.network ? outcome : undefined;

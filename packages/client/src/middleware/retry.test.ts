@@ -5,7 +5,7 @@ import { staticToken } from "../auth-strategy.js";
 import { createTenantClient } from "../create-tenant-client.js";
 import { ServerError } from "../errors.js";
 import { fakeFetch, json } from "../test-support/fake-fetch.js";
-import { retryMiddleware, type RetryOptions } from "./retry.js";
+import { retryMiddleware, retryPolicy, type RetryOptions } from "./retry.js";
 import type { FetchLike } from "../fetch-like.js";
 
 const baseUrl = "https://acme.tenant.example";
@@ -26,7 +26,7 @@ function clock(extra: RetryOptions = {}) {
 }
 
 function client(fetch: FetchLike, retry: RetryOptions | false) {
-  return createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch, retry });
+  return createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch, retry: retry === false ? false : retryPolicy(retry) });
 }
 
 describe("retryMiddleware", () => {
@@ -99,6 +99,19 @@ describe("retryMiddleware", () => {
     expect(slept).toEqual([]);
   });
 
+  it("sends nothing more without a retry policy: retries are opt-in (issue 20: an app without them ships no retry code)", async () => {
+    const fetch = fakeFetch(json(503, {}), json(200, {}));
+    const { response } = await createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch }).GET("/api/v1/auth/user");
+    expect(response.status).toBe(503);
+    expect(fetch.calls).toHaveLength(1);
+  });
+
+  it("refuses a plain options object, the retry option of earlier versions, saying to pass retryPolicy", () => {
+    expect(() => createTenantClient({ baseUrl, auth: staticToken("at_1"), retry: { retries: 3 } as never })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("retryPolicy") }),
+    );
+  });
+
   it("sends nothing more when retry is false", async () => {
     const fetch = fakeFetch(json(503, {}), json(200, {}));
     const { response } = await client(fetch, false).GET("/api/v1/auth/user");
@@ -143,7 +156,7 @@ describe("retryMiddleware", () => {
     let n = 1;
     const auth = { getAccessToken: async () => `at_${n}`, onUnauthorized: () => void n++ };
     const fetch = fakeFetch(json(503, {}), json(401, {}), json(200, { id: 1 }));
-    const c = createTenantClient({ baseUrl, auth, fetch, retry: options });
+    const c = createTenantClient({ baseUrl, auth, fetch, retry: retryPolicy(options) });
     const { data } = await c.GET("/api/v1/auth/user");
     expect(data).toEqual({ id: 1 });
     expect(fetch.calls.map((x) => x.headers.get("authorization"))).toEqual(["Bearer at_1", "Bearer at_1", "Bearer at_2"]);

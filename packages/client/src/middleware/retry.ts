@@ -1,6 +1,8 @@
 import type { Middleware } from "openapi-fetch";
-import type { NetworkError } from "../errors.js";
-import { coreMiddleware } from "./core.js";
+import { NetworkError } from "../errors.js";
+import type { Log } from "../logger.js";
+import { parseRetryAfter } from "../retry-after.js";
+import { coreMiddleware, discard } from "./core.js";
 
 /** Options of {@link retryMiddleware}. Every field is optional. */
 export interface RetryOptions {
@@ -50,10 +52,119 @@ export interface RetryInfo {
   readonly path: string;
 }
 
+/** What an attempt came to: an answer, or the failure of a fetch that got none. @internal */
+export type Outcome = Response | NetworkError;
+
 /**
- * Middleware that sends an idempotent request (GET, HEAD, OPTIONS, PUT, DELETE) again when the
- * server answers 429 or a 5xx (but 501 and 505), or when the connection failed (not on an abort or
- * a timeout), up to `retries` times, waiting the `Retry-After` delay (seconds or an HTTP date) or
+ * A retry policy for the tenant client's `retry` option and {@link retryMiddleware}, made by
+ * {@link retryPolicy}. The client imports the retry code only through it, so an app without
+ * retries does not ship it.
+ */
+export interface RetryPolicy {
+  /**
+   * Internal: whether `request` may be sent again at all (an idempotent method, retries left).
+   * @internal
+   */
+  readonly mayRetry: (request: Request) => boolean;
+  /**
+   * Internal: whether `outcome`, the answer or failure of `request`'s first attempt, is worth a retry.
+   * @internal
+   */
+  readonly worthRetrying: (request: Request, outcome: Outcome) => boolean;
+  /**
+   * Internal: retries `first` (an answer or a failure of attempt 1) while retries are left and
+   * worthwhile, sending with `send`; returns the last outcome and the number of its attempt.
+   * @internal
+   */
+  readonly run: (request: Request, first: Outcome, send: (attempt: number) => Promise<Outcome>, log: Log | undefined, onRetry: ((info: RetryInfo) => void) | undefined) => Promise<[Outcome, number]>;
+}
+
+/** Methods that are safe to send again (RFC 9110 §9.2.2). */
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
+
+/** 429 and 5xx, except 501 and 505, which say the request can never succeed (RFC 9110 §15.6.2, §15.6.6). */
+function isRetryableStatus(status: number): boolean {
+  if (status === 501 || status === 505) return false;
+  return status === 429 || (status >= 500 && status <= 599);
+}
+
+function sleepDefault(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * The retry policy: an idempotent request (GET, HEAD, OPTIONS, PUT, DELETE) answered 429 or a 5xx
+ * (but 501 and 505), or whose connection failed (not on an abort or a timeout), is sent again up to
+ * `retries` times, waiting the `Retry-After` delay (seconds or an HTTP date) or else
+ * `d/2 + random·d/2` with `d = min(maxDelayMs, baseDelayMs·2^n)`. A `Retry-After` beyond `maxDelayMs`
+ * stops the retries. POST and PATCH are never retried. A request whose body is a stream is never
+ * retried. An aborted signal ends the waiting and returns the last response.
+ *
+ * @param options - see {@link RetryOptions}; every field has a default (2 retries, 300 ms, 10 s)
+ * @returns the policy, for `createTenantClient({ retry })`
+ * @example
+ * ```ts
+ * const client = createTenantClient({ baseUrl, auth, retry: retryPolicy({ retries: 3, maxDelayMs: 5_000 }) });
+ * ```
+ * @see RFC 9110 §10.2.3 (Retry-After), §9.2.2 (idempotent methods)
+ * @see RFC 6585 §4 (429 Too Many Requests)
+ */
+export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
+  const { retries = 2, baseDelayMs = 300, maxDelayMs = 10_000, sleep = sleepDefault, random = Math.random, now = Date.now } = options;
+
+  /** The wait before retry number `retryIndex` (0-based) after `outcome`, or `undefined` if no retry. */
+  const delayBefore = (outcome: Outcome, retryIndex: number): number | undefined => {
+    const answered = outcome instanceof Response;
+    // a failure is retried only when the connection failed: an abort or a timeout was asked for
+    const retryable = answered ? isRetryableStatus(outcome.status) : outcome.code === "NETWORK_ERROR";
+    if (!retryable) return undefined;
+    const backoff = Math.min(maxDelayMs, baseDelayMs * 2 ** retryIndex);
+    const delay = (answered ? parseRetryAfter(outcome.headers.get("retry-after"), now()) : undefined) ?? backoff / 2 + (random() * backoff) / 2;
+    // the server asks for longer than we wait: return its answer
+    return delay > maxDelayMs ? undefined : delay;
+  };
+
+  const mayRetry = (request: Request): boolean => retries > 0 && IDEMPOTENT.has(request.method);
+  return {
+    mayRetry,
+    worthRetrying: (request, outcome) =>
+      mayRetry(request) && (outcome instanceof Response ? isRetryableStatus(outcome.status) : outcome.code === "NETWORK_ERROR"),
+
+    async run(request, first, send, log, onRetry = options.onRetry) {
+      let outcome = first;
+      let attempt = 1;
+      for (; attempt <= retries && !request.signal.aborted; attempt++) {
+        const delayMs = delayBefore(outcome, attempt - 1);
+        if (delayMs === undefined) break;
+        const status = outcome instanceof Response ? outcome.status : undefined;
+        const error = outcome instanceof NetworkError ? outcome : undefined;
+        const next = attempt + 1;
+        log?.("retry", request, { status, error: error?.code, delayMs: Math.round(delayMs), attempt: next });
+        onRetry?.({ attempt: next, status, error, delayMs, method: request.method, path: new URL(request.url).pathname });
+        await sleep(delayMs, request.signal);
+        if (request.signal.aborted) break;
+        if (outcome instanceof Response) discard(outcome);
+        outcome = await send(next);
+      }
+      return [outcome, attempt];
+    },
+  };
+}
+
+/**
+ * Middleware for a plain openapi-fetch client that applies {@link retryPolicy}: it sends an
+ * idempotent request (GET, HEAD, OPTIONS, PUT, DELETE) again when the server answers 429 or a 5xx
+ * (but 501 and 505), or when the connection failed (not on an abort or a timeout), up to `retries` times, waiting the `Retry-After` delay (seconds or an HTTP date) or
  * else `d/2 + random·d/2` with `d = min(maxDelayMs, baseDelayMs·2^n)`. A `Retry-After` beyond
  * `maxDelayMs` stops the retries. POST and PATCH are never retried. An aborted signal ends the
  * waiting and returns the last response. The tenant client keeps the serialized body for a retry;
@@ -75,5 +186,5 @@ export interface RetryInfo {
  * @see RFC 6585 §4 (429 Too Many Requests)
  */
 export function retryMiddleware(options: RetryOptions = {}): Middleware {
-  return coreMiddleware({ prefix: undefined, retry: options, parts: {} });
+  return coreMiddleware({ prefix: undefined, retry: retryPolicy(options), parts: {} });
 }
