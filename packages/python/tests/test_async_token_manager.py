@@ -22,6 +22,7 @@ from tenant_integration import (
     TransientError,
 )
 from tenant_integration.storage.file import FileStorage
+from tenant_integration.testing import SandboxProcess
 
 TOKENS = f"tenant-integration:{BASE_URL}:{CLIENT_ID}:tokens"
 PAST_EXPIRY = LIFETIME + 1
@@ -206,3 +207,29 @@ async def test_a_sync_transport_is_refused_with_a_reason(clock: Clock) -> None:
             now=clock,
             transport=httpx.HTTPTransport(),  # type: ignore[arg-type]
         )
+
+
+def test_a_manager_serves_one_event_loop_after_another_over_real_connections(tenant_sandbox: SandboxProcess) -> None:
+    """Regression: connections opened in one loop were reused in the next, and every request failed."""
+    manager = AsyncTokenManager(
+        tenant_sandbox.url,
+        "test-integration",
+        "http://127.0.0.1:53682/callback",
+        ["profile:read"],
+        now=tenant_sandbox.clock.now,
+    )
+    before = tenant_sandbox.refresh_count()
+
+    async def sign_in() -> None:
+        request = await manager.begin_authorization()
+        async with httpx.AsyncClient(trust_env=False) as browser:
+            callback = (await browser.get(request.url)).headers["location"]
+        await manager.complete_authorization(callback)
+
+    asyncio.run(sign_in())
+    tokens = []
+    for _ in range(2):
+        tenant_sandbox.advance(PAST_EXPIRY)
+        tokens.append(asyncio.run(manager.get_access_token()))
+    assert tokens[0] != tokens[1]
+    assert tenant_sandbox.refresh_count() == before + 2

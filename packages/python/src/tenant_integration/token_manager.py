@@ -1095,11 +1095,16 @@ class AsyncTokenManager(_Core):
             raise InvalidOptionsError("transport", "must be an httpx.AsyncBaseTransport (TokenManager takes sync ones)")
         self._transport = transport
         self._http: httpx.AsyncClient | None = None
+        self._http_loop: asyncio.AbstractEventLoop | None = None
         self._inflight: asyncio.Task[str] | None = None
 
     def _client(self) -> httpx.AsyncClient:
-        if self._http is None:
+        loop = asyncio.get_running_loop()
+        # Connections belong to the event loop that opened them: a manager used from a new loop (a new
+        # asyncio.run, a test's own loop) gets a client of its own there.
+        if self._http is None or self._http_loop is not loop:
             self._http = httpx.AsyncClient(transport=self._transport, timeout=self._timeout, follow_redirects=False)
+            self._http_loop = loop
         return self._http
 
     async def _store(self, op: Callable[..., T], *args: str) -> T:
