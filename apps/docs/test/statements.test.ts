@@ -7,13 +7,14 @@
 //
 // The guides are the contract's (info.description, tag descriptions, as the reference shows them)
 // and the READMEs that describe the service to a user: the repository's and the token manager's,
-// the client's and the Redis store's. The description is read from ../shared/service-description.md,
+// the client's and the Redis store's. The contract's other descriptions (operations, parameters,
+// schemas, responses, examples) are held the same way, each by its JSON pointer. The description is read from ../shared/service-description.md,
 // which every developer and CI run has beside the repository.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { contract } from "./support/contract.js";
+import { contract, resolvePointer } from "./support/contract.js";
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const descriptionPath = join(repoRoot, "..", "shared", "service-description.md");
@@ -56,18 +57,33 @@ const PATTERNS: [string, RegExp][] = [
   ["revokes the session or family", /\brevokes? the (whole )?(session|(token )?family)/i],
   ["only these scope names", /only (these|the 37) names/i],
   ["the only stateful things", /only stateful things/i],
-  ["is refused", /\b(is|are) refused\b/],
+  // A refusal the kit makes names its error code or class (`INVALID_OPTIONS`, `PathOutsideApiError`).
+  ["is refused", /\b(is|are) refused\b(?![^.]*`([A-Z][A-Z_]{3,}|[A-Z]\w*Error)`)/],
   ["a bearer challenge", /WWW-Authenticate: Bearer/],
 ];
 
 /** The words that mark a statement as the contract's or the kit's assumption. */
 const MARK = /\bassum|not shown|not stated by the description|description shows no|contract's (reading|choice)|under strict rotation/i;
 
+/** Every `description` of the contract outside the guides, by the JSON pointer of its object. */
+function descriptions(node: unknown = contract, at = "#", found: [string, string][] = []): [string, string][] {
+  if (Array.isArray(node)) node.forEach((item, i) => descriptions(item, `${at}/${i}`, found));
+  else if (node !== null && typeof node === "object") {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "description" && typeof value === "string") {
+        if (at !== "#/info" && !at.startsWith("#/tags")) found.push([at, value]);
+      } else descriptions(value, `${at}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`, found);
+    }
+  }
+  return found;
+}
+
 type Source =
   | { description: string; quote: string } // "§5.9": the section (or numbered item) that says it, and its words there
   | { mark: true } // assumed, and the sentence says so
   | { kit: string } // a statement of what the kit (not the service) does, and why it is listed
-  | { sandbox: true }; // a statement of what the sandbox does, and the sentence names it
+  | { sandbox: true } // a statement of what the sandbox does, and the sentence names it
+  | { assumption: true }; // (a contract description) the object it describes carries the x-assumption the reference shows beside it
 
 /** The statements of the guides about what the service does, each found by a fragment of it. */
 const STATEMENTS: { where: string; fragment: string; source: Source }[] = [
@@ -90,16 +106,21 @@ const STATEMENTS: { where: string; fragment: string; source: Source }[] = [
   { where: "README.md", fragment: "so a rotated refresh token is never presented twice", source: { mark: true } },
   { where: "packages/token-manager/README.md", fragment: "| `completeAuthorization(callbackUrl: string \\| URL)", source: { kit: "what the token manager refuses, before any request" } },
   { where: "packages/token-manager/README.md", fragment: "| `TRANSIENT` | `TransientError` |", source: { mark: true } },
-  { where: "packages/token-manager/README.md", fragment: "A link to anything but a regular file is refused", source: { kit: "fileStorage's own checks" } },
-  { where: "packages/token-manager/README.md", fragment: "A file that others may read (e.g. 0644) is **tightened**", source: { kit: "fileStorage's own checks" } },
+  { where: "packages/token-manager/README.md", fragment: "The form posts to `POST /__sandbox/consent`", source: { sandbox: true } },
   { where: "packages/token-manager/README.md", fragment: "A process killed after the tenant rotated the refresh token", source: { mark: true } },
   { where: "packages/token-manager/README.md", fragment: "**0, strict (the default, and what the kit is built for):**", source: { kit: "the sandbox's --rotation-grace setting, under which the kit is described" } },
   { where: "packages/client/README.md", fragment: "`retryMiddleware({ retries,", source: { kit: "which answers the client retries" } },
-  { where: "packages/client/README.md", fragment: "Only paths starting with `/api/v1/` type-check", source: { kit: "what the client refuses to send" } },
   { where: "packages/token-store-redis/README.md", fragment: "The tenant may rotate refresh tokens (service description §4)", source: { description: "§4", quote: "The response may rotate the refresh token." } },
   { where: "packages/token-store-redis/README.md", fragment: "Scripts run by SHA-1", source: { kit: "the Redis server's answer, not the tenant's" } },
   { where: "packages/token-store-redis/README.md", fragment: "After the tenant rotated the token but before the new one was stored", source: { mark: true } },
   { where: "packages/token-store-redis/README.md", fragment: "Whichever of the two reaches the tenant second presents a rotated-away token", source: { mark: true } },
+  { where: "#/paths/~1oauth~1token/post/responses/200", fragment: "A refresh answers with `RefreshTokenResponse`, whose `refresh_token` the contract makes optional", source: { description: "§4", quote: "The response may rotate the refresh token." } },
+  { where: "#/paths/~1oauth~1revoke/post", fragment: "After it, API calls with that token are answered 401", source: { mark: true } },
+  { where: "#/components/securitySchemes/tenantOAuth", fragment: "A token lacking the scope a route requires is answered with `403 Forbidden`", source: { description: "§5.9", quote: "A token lacking the scope a route requires is answered with 403 Forbidden." } },
+  { where: "#/components/parameters/Scope", fragment: "The contract admits only the 37 names", source: { assumption: true } },
+  { where: "#/components/schemas/AuthorizationCodeGrantRequest/properties/code", fragment: "Single use.", source: { assumption: true } },
+  { where: "#/components/schemas/RefreshTokenResponse", fragment: "A new `refresh_token` is present when the server rotates it", source: { assumption: true } },
+  { where: "#/components/examples/UnsupportedTokenType", fragment: "Which token types the service revokes is not shown", source: { mark: true } },
 ];
 
 /** The text of `§N` (a `## N.` section) or `§N.M` (the M-th numbered item of section N) of the description. */
@@ -111,7 +132,9 @@ function descriptionSection(description: string, reference: string): string | un
   return new RegExp(`^${minor}\\. (.*)$`, "m").exec(section)?.[1];
 }
 
-const units = GUIDES.map(([where, markdown]) => ({ where, statements: statementsOf(markdown) }));
+const guideUnits = GUIDES.map(([where, markdown]) => ({ where, statements: statementsOf(markdown) }));
+const descriptionUnits = descriptions().map(([where, markdown]) => ({ where, statements: statementsOf(markdown) }));
+const units = [...guideUnits, ...descriptionUnits];
 const find = (where: string, fragment: string) => units.find((u) => u.where === where)?.statements.filter((s) => s.includes(squash(fragment))) ?? [];
 
 describe("the guides' statements about the service", () => {
@@ -133,25 +156,39 @@ describe("the guides' statements about the service", () => {
       expect(statement, "carries its mark").toMatch(MARK);
     } else if ("sandbox" in source) {
       expect(statement).toMatch(/sandbox/);
+    } else if ("assumption" in source) {
+      const node = resolvePointer(where) as { "x-assumption"?: unknown };
+      expect(typeof node["x-assumption"], `${where} carries an x-assumption`).toBe("string");
     } else {
       expect(source.kit.length).toBeGreaterThan(0);
     }
   });
 
-  it.each(units.map((u) => [u.where, u] as const))("in %s, every statement of a listed behaviour is listed", (_where, { where, statements }) => {
+  const unlisted = ({ where, statements }: { where: string; statements: string[] }) => {
     const listed = STATEMENTS.filter((s) => s.where === where).map((s) => squash(s.fragment));
-    const unlisted = statements
+    return statements
       .filter((statement) => PATTERNS.some(([, pattern]) => pattern.test(statement)))
-      .filter((statement) => !listed.some((fragment) => statement.includes(fragment)));
-    expect(unlisted).toEqual([]);
+      .filter((statement) => !listed.some((fragment) => statement.includes(fragment)))
+      .map((statement) => `${where}: ${statement}`);
+  };
+
+  it.each(guideUnits.map((u) => [u.where, u] as const))("in %s, every statement of a listed behaviour is listed", (_where, unit) => {
+    expect(unlisted(unit)).toEqual([]);
+  });
+
+  it("in the contract's other descriptions, every statement of a listed behaviour is listed", () => {
+    expect(descriptionUnits.length).toBeGreaterThan(50);
+    expect(descriptionUnits.flatMap(unlisted)).toEqual([]);
   });
 });
 
 describe("the pattern check", () => {
-  it("sees a new unmarked statement of a listed behaviour", () => {
-    const statements = statementsOf("Intro.\n\nAfter a revocation the tenant answers every call with 401. More text.");
+  it("sees a new unmarked statement of a listed behaviour, and not a refusal of the kit that names its error", () => {
+    const statements = statementsOf(
+      "Intro.\n\nAfter a revocation the tenant answers every call with 401. A form body is refused. A bad option is refused with `INVALID_OPTIONS`.",
+    );
     const flagged = statements.filter((statement) => PATTERNS.some(([, pattern]) => pattern.test(statement)));
-    expect(flagged).toEqual(["After a revocation the tenant answers every call with 401."]);
+    expect(flagged).toEqual(["After a revocation the tenant answers every call with 401.", "A form body is refused."]);
   });
 
   it("finds §5.9 as the ninth numbered item of section 5 of the description", () => {
