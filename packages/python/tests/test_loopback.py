@@ -221,3 +221,19 @@ def test_the_check_tells_nothing_from_a_redirect_a_5xx_or_no_answer() -> None:
 
     with LoopbackServer(f"http://127.0.0.1:{free_port()}/cb") as server:
         server.check_redirect(url, transport=httpx.MockTransport(down))
+
+
+def test_port_0_binds_a_free_port_whose_redirect_uri_is_readable_but_a_sign_in_needs_the_registered_one(
+    sandbox: SandboxProcess,
+) -> None:
+    with LoopbackServer("http://127.0.0.1:0/cb?x=1") as server, httpx.Client(trust_env=False, timeout=10) as http:
+        assert server.port != 0
+        assert server.redirect_uri == f"http://127.0.0.1:{server.port}/cb?x=1"
+        visit = threading.Thread(target=lambda: http.get(f"http://127.0.0.1:{server.port}/cb?code=c&state=s"))
+        visit.start()
+        assert server.wait(timeout=10) == f"http://127.0.0.1:{server.port}/cb?code=c&state=s"
+        server.respond(None)
+        visit.join(timeout=10)
+    m = TokenManager(sandbox.url, "cli", "http://127.0.0.1:0/callback", ["profile:read"], now=sandbox.clock.now)
+    with pytest.raises(InvalidOptionsError, match="port 0 cannot be registered"):
+        sign_in_with_loopback(m, open_browser=lambda url: True, timeout=1)

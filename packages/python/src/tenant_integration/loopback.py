@@ -92,8 +92,9 @@ class LoopbackServer:
     request is held open until :meth:`respond` says how the sign-in ended, so its page tells the truth.
 
     Attributes:
-        redirect_uri: the bound redirect URI, character for character the one given (it is the
-            registered one, and the tenant compares it exactly).
+        redirect_uri: the bound redirect URI: character for character the one given (the registered
+            one: the tenant compares it exactly), or, when it asks for port 0 (tests against a sandbox
+            whose client is registered after the server listens), with the port the system chose.
         port: the bound port.
 
     Raises:
@@ -117,8 +118,6 @@ class LoopbackServer:
         self._answered = threading.Event()
         # The callback's URL is the redirect URI's origin and the request's path and query: the Host
         # header is not trusted (another page may send any).
-        given = urlsplit(redirect_uri)
-        origin = f"{given.scheme}://{given.netloc}"
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -129,7 +128,7 @@ class LoopbackServer:
                 if urlsplit(self.path).path != owner._path or not owner._take():
                     self.send_error(404)
                     return
-                owner._callbacks.put(origin + self.path)
+                owner._callbacks.put(owner._origin + self.path)
                 try:
                     failure = owner._outcome.get(timeout=120)
                 except queue.Empty:
@@ -177,6 +176,14 @@ class LoopbackServer:
             raise TokenManagerError(
                 "INVALID_CALLBACK", f"cannot listen on {bind} port {port}: {e.strerror}", cause=e
             ) from None
+        self.port = int(self._server.server_address[1])
+        if port == 0:
+            given = urlsplit(redirect_uri)
+            host = f"[{bind}]" if ":" in bind else bind
+            redirect_uri = urlunsplit((given.scheme, f"{host}:{self.port}", given.path, given.query, ""))
+            self.redirect_uri = redirect_uri
+        given = urlsplit(redirect_uri)
+        self._origin = f"{given.scheme}://{given.netloc}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="tenant-integration-loopback")
         self._thread.daemon = True
         self._thread.start()
@@ -272,6 +279,15 @@ class LoopbackServer:
         self.close()
 
 
+def _registered_port(redirect_uri: str) -> None:
+    if _check(redirect_uri)[1] == 0:
+        raise InvalidOptionsError(
+            "redirect_uri",
+            "port 0 cannot be registered with the tenant, which compares redirect URIs exactly: give the "
+            "registered port (LoopbackServer takes port 0 for tests)",
+        )
+
+
 def _show(url: str, open_browser: Callable[[str], object]) -> None:
     opened = False
     try:
@@ -325,6 +341,7 @@ def sign_in_with_loopback(
 
     See RFC 8252 §7.3, §8.3; RFC 6749 §4.1; RFC 7636.
     """
+    _registered_port(manager.redirect_uri)
     with LoopbackServer(manager.redirect_uri) as server:
         request = manager.begin_authorization()
         server.check_redirect(request.url, transport=check_transport)
@@ -353,6 +370,7 @@ async def sign_in_with_loopback_async(
     """
     import asyncio
 
+    _registered_port(manager.redirect_uri)
     server = await asyncio.to_thread(LoopbackServer, manager.redirect_uri)
     try:
         request = await manager.begin_authorization()
