@@ -17,6 +17,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { ensureVenv } from "../python/venv.mjs";
 import { withTestLinks } from "./links.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -86,7 +87,7 @@ export async function signIn(url, scope = "profile:read") {
   return (await response.json()).access_token;
 }
 
-/** The Schemathesis executable of the repository's venv (created by `node tools/python/venv.mjs`). */
+/** The Schemathesis executable of the repository's venv (tools/python/venv.mjs makes it, from the lock). */
 export function schemathesisPath() {
   const path = join(root, ".venv", "bin", "st");
   if (!existsSync(path)) throw new Error(`${path} is missing: create the venv with \`node tools/python/venv.mjs\``);
@@ -130,6 +131,7 @@ async function revoke(url, token) {
  * Resolves with the exit status (0 only when both passed) and the counts summed over both runs.
  */
 export async function runSchemathesis(profile, { echo = true } = {}) {
+  await ensureVenv({ quiet: true });
   schemathesisPath();
   const work = join(here, "test-results");
   rmSync(work, { recursive: true, force: true });
