@@ -116,8 +116,6 @@ class LoopbackServer:
         self._callbacks: queue.Queue[str] = queue.Queue()
         self._outcome: queue.Queue[str | None] = queue.Queue()
         self._answered = threading.Event()
-        # The callback's URL is the redirect URI's origin and the request's path and query: the Host
-        # header is not trusted (another page may send any).
         owner = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -165,7 +163,11 @@ class LoopbackServer:
         try:
             self._server = Server((bind, port), Handler)
         except OSError as e:
-            if e.errno in (errno.EADDRINUSE, errno.EACCES):
+            if e.errno == errno.EACCES:
+                raise InvalidOptionsError(
+                    "redirect_uri", f"this user may not listen on port {port} (below 1024 needs privileges)"
+                ) from e
+            if e.errno == errno.EADDRINUSE:
                 raise LoopbackError(
                     "CALLBACK_PORT_IN_USE",
                     f"port {port} of {bind} is in use by another program (an earlier sign-in still waiting?). "
@@ -173,15 +175,15 @@ class LoopbackServer:
                     "the tenant: stop that program rather than choosing another port",
                     port=port,
                 ) from None
-            raise TokenManagerError(
-                "INVALID_CALLBACK", f"cannot listen on {bind} port {port}: {e.strerror}", cause=e
-            ) from None
+            raise TokenManagerError("INVALID_CALLBACK", f"cannot listen on {bind} port {port}: {e.strerror}") from e
         self.port = int(self._server.server_address[1])
         if port == 0:
             given = urlsplit(redirect_uri)
             host = f"[{bind}]" if ":" in bind else bind
             redirect_uri = urlunsplit((given.scheme, f"{host}:{self.port}", given.path, given.query, ""))
             self.redirect_uri = redirect_uri
+        # The callback's URL is the redirect URI's origin and the request's path and query: the Host
+        # header is not trusted (another page may send any).
         given = urlsplit(redirect_uri)
         self._origin = f"{given.scheme}://{given.netloc}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="tenant-integration-loopback")
