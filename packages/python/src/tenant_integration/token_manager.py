@@ -9,12 +9,14 @@ locks, so a Python and a TypeScript process on one token file or one Redis stay 
 - JSON token requests, as the contract's ``POST /oauth/token`` takes them;
 - the access token refreshed at use time when it is within ``refresh_leeway`` of expiry (no timers),
   expiry counted from the local receive time and ``expires_in``;
-- one refresh however many callers: within the process (a shared flight; threads or asyncio tasks
-  wait for it) and across processes through the storage's lock, whose holder re-reads the storage
-  and refreshes only if the stored tokens are still not usable (RFC 9700 §4.14.2);
+- one refresh however many callers: within the process (one flight, started under a threading lock,
+  or one asyncio task; the other threads or tasks wait for its outcome, failure included) and across
+  processes through the storage's lock, whose holder re-reads the storage and refreshes only if the
+  stored tokens are still not usable (RFC 9700 §4.14.2);
 - rotated tokens written to the storage (which returns once they are durable) before they are handed
   out; ``invalid_grant`` ends the session, 5xx and network errors keep it; a refresh is retried only
-  when its request cannot have reached the tenant, so a rotated-away refresh token is never sent;
+  when its request cannot have reached the tenant (one that may have made the tenant rotate the
+  refresh token is never sent again by the manager on its own);
 - revocation (RFC 7009) and local sign-out; events; typed errors with stable codes that never
   carry a token, code, verifier or state, and a :mod:`logging` logger that never prints one.
 """
