@@ -874,3 +874,38 @@ def test_signed_in_and_signed_out_tell_the_sign_in_the_sign_out_and_the_revocati
         ("revoked", None),
         ("signed-out", SignedOut(revoked=True)),
     ]
+
+
+def test_unwritten_tokens_are_never_written_over_a_later_record_of_their_session_whatever_its_clock(
+    tenant: FakeTenant, clock: Clock
+) -> None:
+    class FlakyStorage(MemoryStorage):
+        failing = False
+
+        def set(self, key: str, value: str) -> None:
+            if self.failing:
+                raise OSError("disk full")
+            super().set(key, value)
+
+    storage = FlakyStorage()
+    manager = signed_in(tenant, clock, storage=storage)
+    clock.advance(PAST_EXPIRY)
+    storage.failing = True
+    unwritten = manager.get_access_token()
+    storage.failing = False
+    # Another process refreshed from the unwritten record (it got it some other way) and stored the
+    # next record of the session, stamped by a clock a minute behind this one: older by the clocks.
+    later = stored(storage)
+    later.update(
+        access_token="at-later-PoIuYtReWq",
+        refresh_token="rt-later-PoIuYtReWq",
+        received_at=round((clock() - 60) * 1000),
+        id="L" * 43,
+        seq=2,
+    )
+    storage.set(TOKENS, json.dumps(later))
+    clock.advance(2)  # past the pause before the write is tried again
+    assert manager.get_access_token() == "at-later-PoIuYtReWq"
+    assert stored(storage)["id"] == "L" * 43
+    assert unwritten != "at-later-PoIuYtReWq"
+    assert tenant.refreshes == 1
