@@ -881,31 +881,42 @@ def test_unwritten_tokens_are_never_written_over_a_later_record_of_their_session
 ) -> None:
     class FlakyStorage(MemoryStorage):
         failing = False
+        refused = ""
 
         def set(self, key: str, value: str) -> None:
-            if self.failing:
+            if self.failing and key == TOKENS:
+                self.refused = value
                 raise OSError("disk full")
             super().set(key, value)
 
     storage = FlakyStorage()
-    manager = signed_in(tenant, clock, storage=storage)
-    clock.advance(PAST_EXPIRY)
+    manager = make(tenant, clock, storage=storage)
+    callback = tenant.approve(manager.begin_authorization().url)
     storage.failing = True
-    unwritten = manager.get_access_token()
+    with pytest.raises(TokenManagerError) as caught:
+        manager.complete_authorization(callback)
+    assert caught.value.code == "STORAGE_FAILED"
+    unwritten = manager.get_access_token()  # the sign-in's tokens, kept in this process
     storage.failing = False
-    # Another process refreshed from the unwritten record (it got it some other way) and stored the
-    # next record of the session, stamped by a clock a minute behind this one: older by the clocks.
-    later = stored(storage)
-    later.update(
-        access_token="at-later-PoIuYtReWq",
-        refresh_token="rt-later-PoIuYtReWq",
-        received_at=round((clock() - 60) * 1000),
-        id="L" * 43,
-        seq=2,
+    # Another process refreshed from the sign-in's record (it got it some other way) and stored the next
+    # record of the session, stamped by a clock a minute behind this one: older by the clocks.
+    storage.set(
+        TOKENS,
+        json.dumps(
+            {
+                "access_token": "at-later-PoIuYtReWq",
+                "refresh_token": "rt-later-PoIuYtReWq",
+                "token_type": "Bearer",
+                "expires_in": LIFETIME,
+                "received_at": round((clock() - 60) * 1000),
+                "id": "L" * 43,
+                "session": json.loads(storage.refused)["session"],
+                "seq": 1,
+            }
+        ),
     )
-    storage.set(TOKENS, json.dumps(later))
     clock.advance(2)  # past the pause before the write is tried again
     assert manager.get_access_token() == "at-later-PoIuYtReWq"
     assert stored(storage)["id"] == "L" * 43
     assert unwritten != "at-later-PoIuYtReWq"
-    assert tenant.refreshes == 1
+    assert tenant.refreshes == 0
