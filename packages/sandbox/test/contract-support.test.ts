@@ -13,7 +13,7 @@ describe("the contract checker used by the contract and fuzz tests", () => {
     expect(await contractProblems("/oauth/token", "POST", noHeader)).toEqual(["missing header Cache-Control", "missing header Pragma"]);
     const badBody = Response.json({ error: "" }, { status: 400, headers: { "cache-control": "no-store" } });
     expect((await contractProblems("/oauth/token", "POST", badBody))[0]).toMatch(/^body: /);
-    const html = new Response("<p>", { status: 401, headers: { "content-type": "text/html", "www-authenticate": "Bearer" } });
+    const html = new Response("<p>", { status: 401, headers: { "content-type": "text/html", "www-authenticate": 'Bearer realm="tenant-sandbox"' } });
     expect(await contractProblems("/api/v1/auth/user", "GET", html)).toEqual(['content type "text/html" is not documented for 401']);
   });
 
