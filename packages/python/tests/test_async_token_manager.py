@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +70,16 @@ async def test_signs_in_and_hands_out_the_token_with_no_further_request(tenant: 
     await manager.aclose()
 
 
+def no_lock(name: str, task: Callable[[], Any]) -> Any:
+    """A storage lock that locks nothing: what is left is the manager's own single flight."""
+    return task()
+
+
+@pytest.mark.parametrize("lock", [None, no_lock], ids=["the storage's lock", "no storage lock"])
 async def test_twenty_tasks_on_an_expired_token_make_exactly_one_refresh_and_all_get_the_new_token(
-    tenant: FakeTenant, clock: Clock
+    lock: Callable[[str, Callable[[], Any]], Any] | None, tenant: FakeTenant, clock: Clock
 ) -> None:
-    manager = await signed_in(tenant, clock)
+    manager = await signed_in(tenant, clock, lock=lock)
     clock.advance(PAST_EXPIRY)
     tokens = await asyncio.gather(*(manager.get_access_token() for _ in range(20)))
     assert len(set(tokens)) == 1

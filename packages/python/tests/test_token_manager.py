@@ -514,30 +514,53 @@ def test_rotated_tokens_are_written_to_the_storage_before_they_are_handed_out(te
     assert tenant.refreshes == 1
 
 
+def no_lock(name: str, task: Callable[[], Any]) -> Any:
+    """A storage lock that locks nothing: what is left is the manager's own single flight."""
+    return task()
+
+
+class SeenByAll(Clock):
+    """A clock that notes which of the callers' threads read it. Every caller reads it on the way in
+    (to decide whether its token is fresh), so once all have read it, all have decided to wait for a
+    refresh: the refresh is held until then, so that no caller can come late and find it done."""
+
+    def __init__(self, callers: int) -> None:
+        super().__init__()
+        self.callers = callers
+        self.seen: set[int] = set()
+        self.all_in = threading.Event()
+
+    def __call__(self) -> float:
+        if threading.current_thread().name.startswith("caller-"):
+            self.seen.add(threading.get_ident())
+            if len(self.seen) == self.callers:
+                self.all_in.set()
+        return super().__call__()
+
+
+@pytest.mark.parametrize("lock", [None, no_lock], ids=["the storage's lock", "no storage lock"])
 def test_twenty_threads_on_an_expired_token_make_exactly_one_refresh_and_all_get_the_new_token(
-    tenant: FakeTenant, clock: Clock
+    lock: Callable[[str, Callable[[], Any]], Any] | None, tenant: FakeTenant
 ) -> None:
-    manager = signed_in(tenant, clock)
+    clock = SeenByAll(callers=20)
+    manager = signed_in(tenant, clock, lock=lock)
     clock.advance(PAST_EXPIRY)
-    tenant.hold = threading.Event()
+    tenant.hold = clock.all_in
     results: list[str] = []
     errors: list[BaseException] = []
-    barrier = threading.Barrier(20)
 
     def call() -> None:
-        barrier.wait()
         try:
             results.append(manager.get_access_token())
         except BaseException as e:
             errors.append(e)
 
-    threads = [threading.Thread(target=call) for _ in range(20)]
+    threads = [threading.Thread(target=call, name=f"caller-{i}") for i in range(20)]
     for thread in threads:
         thread.start()
-    assert tenant.held.wait(timeout=30)
-    tenant.hold.set()
     for thread in threads:
         thread.join(timeout=30)
+    assert clock.all_in.is_set()
     assert errors == []
     assert len(results) == 20
     assert len(set(results)) == 1
