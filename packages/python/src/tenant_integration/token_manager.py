@@ -488,7 +488,7 @@ class _Core:
         if denied is not None:
             error, description, uri = denied
             secrets = [pending.state, pending.verifier, params.get("code")]
-            clean = None if description is None else _scrub(description, secrets)
+            clean = None if description is None else redact(description, secrets)
             raise TokenManagerError(
                 "AUTHORIZATION_DENIED",
                 f"the tenant answered {error}{f' ({clean})' if clean else ''}",
@@ -524,9 +524,9 @@ class _Core:
         # A server may echo what it was sent; the error must not carry it.
         raise OAuthResponseError(
             status,
-            _scrub(error, secrets),
-            None if description is None else _scrub(description, secrets),
-            None if uri is None else _scrub(uri, secrets),
+            redact(error, secrets),
+            None if description is None else redact(description, secrets),
+            None if uri is None else redact(uri, secrets),
         )
 
     def _record(self, text: str, origin: TokenRecord | None) -> TokenRecord:
@@ -570,10 +570,6 @@ class _Core:
         return urlencode({"token": token, "token_type_hint": "access_token", "client_id": self._client_id})
 
 
-def _scrub(text: str, secrets: list[str | None]) -> str:
-    return redact(text, secrets)
-
-
 def _json(body: dict[str, str]) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
@@ -583,7 +579,8 @@ _REVOKE_HEADERS = {"Accept": "application/json", "Content-Type": "application/x-
 
 
 class _Flight:
-    """One refresh (or storage read) that every concurrent caller of the process waits for."""
+    """One pass under the refresh lock (a storage read, and a refresh when still needed) whose outcome,
+    token or error, every concurrent caller of the process shares."""
 
     def __init__(self) -> None:
         self.done = threading.Event()
