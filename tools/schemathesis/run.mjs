@@ -96,8 +96,10 @@ export function schemathesisPath() {
 
 /** Runs `st` with `args`; resolves with its exit status and its output, echoed as it comes. */
 function st(args, env, { cwd, echo }) {
+  // hooks.py adds the contract's grant-type rule for token responses to the checks.
+  const hooks = { SCHEMATHESIS_HOOKS: "hooks", PYTHONPATH: [here, process.env.PYTHONPATH].filter(Boolean).join(":") };
   return new Promise((resolve, reject) => {
-    const child = spawn(schemathesisPath(), args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(schemathesisPath(), args, { cwd, env: { ...process.env, ...hooks, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let text = "";
     const take = (chunk) => {
       text += chunk;
