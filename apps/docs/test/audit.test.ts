@@ -41,6 +41,21 @@ describe("the client's README", () => {
   });
 });
 
+describe("the guide \"Errors in the client\"", () => {
+  it("names only options createTenantClient has (its README's options table; logLevel is gone), and the SyntaxError of a body that is not JSON", () => {
+    const readme = read("packages/client/README.md");
+    const options = [...readme.matchAll(/^\| `(\w+)`(?: \(required\))? \|/gm)].map((m) => m[1]);
+    const guide = contract.info.description.split("\n## Errors in the client\n")[1]!.split("\n## ")[0]!;
+    const row = guide.split("\n").find((line) => line.startsWith("| bad options"));
+    const named = [...(row ?? "").split("|")[1]!.matchAll(/`(\w+)`/g)].map((m) => m[1]);
+    expect(named.length).toBeGreaterThan(2);
+    // Each is an option of the README's table, or the factory its value comes from (`retryPolicy(`).
+    for (const name of named) expect(options.includes(name) || readme.includes(`\`${name}(`), name!).toBe(true);
+    expect(named).not.toContain("logLevel");
+    expect(guide).toMatch(/\| a 2xx body that is not the JSON it claims \| thrown [^|]*\| `SyntaxError` \|/);
+  });
+});
+
 describe("the guides' claims about the sandbox, against the sandbox", () => {
   it("quote the no-token challenge the sandbox really sends", async () => {
     const sandbox = createSandbox();
