@@ -1,6 +1,6 @@
 // The load generator of sandbox-throughput.mjs, in its own process on the load core:
 // `node load-worker.mjs <url> <token> <seconds>` runs autocannon (32 connections) on
-// GET <url>/api/v1/auth/user with the bearer token and prints { rps } as one JSON line.
+// GET <url>/api/v1/auth/user with the bearer token and prints { rps, total } as one JSON line.
 import autocannon from "autocannon";
 
 const [url, token, seconds] = process.argv.slice(2);
@@ -9,4 +9,4 @@ if (result.non2xx > 0 || result.errors > 0) {
   console.error(`${result.non2xx} non-2xx answers, ${result.errors} errors`);
   process.exit(1);
 }
-console.log(JSON.stringify({ rps: result.requests.average }));
+console.log(JSON.stringify({ rps: result.requests.average, total: result.requests.total }));
