@@ -185,6 +185,27 @@ describe("issue 19: false claims", () => {
     expect(texts(token.responses["400"])).not.toMatch(/revo|token_type_hint/i);
   });
 
+  it("shares no example between two operations: each operation's examples speak of that operation", () => {
+    const users = new Map<string, Set<string>>();
+    const walk = (node: unknown, operation: string, seen: Set<string>): void => {
+      if (Array.isArray(node)) node.forEach((item) => walk(item, operation, seen));
+      else if (node !== null && typeof node === "object") {
+        const ref = (node as { $ref?: unknown }).$ref;
+        if (typeof ref === "string") {
+          if (ref.startsWith("#/components/examples/")) users.set(ref, (users.get(ref) ?? new Set()).add(operation));
+          else if (!seen.has(ref)) walk(deref(node), operation, seen.add(ref));
+          return;
+        }
+        Object.values(node).forEach((value) => walk(value, operation, seen));
+      }
+    };
+    for (const [path, item] of Object.entries<Record<string, unknown>>(contract.paths)) {
+      for (const [method, op] of Object.entries(item)) walk(op, `${method.toUpperCase()} ${path}`, new Set());
+    }
+    expect(users.size).toBeGreaterThan(10);
+    expect([...users].filter(([, ops]) => ops.size > 1).map(([ref, ops]) => `${ref}: ${[...ops].join(", ")}`)).toEqual([]);
+  });
+
   it("puts first the examples a mock should serve: invalid_request for a malformed token request, the no-token 401", () => {
     const [tokenError] = Object.values<any>(deref(token.responses["400"]).content["application/json"].examples).map(deref);
     expect(tokenError.value.error).toBe("invalid_request");
