@@ -26,7 +26,7 @@ import type { SandboxEvent } from "./events.js";
  *
  * @example
  * ```ts
- * await createTestTenant({ scopes: ["tickets:read"], tokenManager: { logger: console }, client: { retry: false } });
+ * await createTestTenant({ scopes: ["tickets:read"], tokenManager: { logger: console }, client: { headers: { "X-Test": "1" } } });
  * ```
  * @see RFC 6749 §3.3 (scope)
  */
@@ -47,7 +47,7 @@ export interface TestTenantOptions {
   readonly sandbox?: Omit<SandboxOptions, "autoApprove" | "now">;
   /** More token manager options (`storage`, `logger`, `refreshLeewayMs`, `retry`…). */
   readonly tokenManager?: Omit<Partial<TokenManagerOptions>, "baseUrl" | "clientId" | "redirectUri" | "scopes" | "fetch" | "now">;
-  /** More client options (`retry`, `headers`, `middleware`). */
+  /** More client options (`retry: retryPolicy()`, `logger: logTo(console)`, `headers`, `middleware`). */
   readonly client?: Omit<TenantClientOptions, "baseUrl" | "auth" | "fetch">;
   /**
    * Wraps the sandbox's in-process fetch; the token manager and the client both send through the
