@@ -40,7 +40,7 @@ describe("generated scope list", () => {
     void bad;
   });
 
-  it("types client_id as optional on refresh and revocation (RFC 6749 §3.2.1)", () => {
+  it("types client_id as optional on refresh (RFC 6749 §3.2.1) and, as the contract admits, on revocation (RFC 7009 §5 has a public client send it)", () => {
     const refresh: TokenRequest = { grant_type: "refresh_token", refresh_token: "rt" };
     const revoke: RevocationRequest = { token: "at" };
     void [refresh, revoke];
