@@ -4,8 +4,9 @@
 //
 // - a scope is described only by its area and its access (the description shows nothing more);
 // - a redirect URI matches exactly, with no loopback port exception (description §2 and §7);
-// - client_id is optional on refresh and revocation (RFC 6749 §3.2.1 makes it a MUST only in the
-//   authorization_code request of an unauthenticated client);
+// - client_id is optional on refresh (RFC 6749 §3.2.1 makes it a MUST only in the
+//   authorization_code request of an unauthenticated client) and, by the contract's choice, on
+//   revocation (the token names its client; RFC 7009 §5 has a public client send it, and the kit does);
 // - every `scope` parameter and field accepts only the 37 names, so a generated request cannot
 //   pass an invented scope as valid;
 // - "holding one of the accepted scopes suffices" (description §5.9) is written as one security
@@ -63,12 +64,14 @@ function noPortException(contract) {
 
 function clientIdOptional(contract) {
   const problems = [];
-  for (const name of ["RefreshTokenGrantRequest", "RevocationRequest"]) {
+  const why = {
+    RefreshTokenGrantRequest: "RFC 6749 §3.2.1 makes it optional outside an unauthenticated client's authorization_code request",
+    RevocationRequest: "the contract admits a revocation without it (the token names its client), though RFC 7009 §5 has a public client send it",
+  };
+  for (const [name, reason] of Object.entries(why)) {
     const schema = contract.components?.schemas?.[name];
     if (!schema) problems.push(`components.schemas.${name} is missing`);
-    else if ((schema.required ?? []).includes("client_id")) {
-      problems.push(`${name} requires client_id; RFC 6749 §3.2.1 makes it optional outside an unauthenticated client's authorization_code request`);
-    }
+    else if ((schema.required ?? []).includes("client_id")) problems.push(`${name} requires client_id; ${reason}`);
   }
   return problems;
 }
