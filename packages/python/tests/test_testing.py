@@ -178,7 +178,7 @@ def test_no_sandbox_anywhere_is_an_error_saying_how_to_get_one(tmp_path: Path, m
 
 def test_a_sandbox_that_cannot_start_is_an_error_with_its_message() -> None:
     # Bad arguments: the sandbox prints why on stderr and exits with code 2.
-    with pytest.raises(SandboxError, match=r"exited with code 2.*--client id=x: .*redirect"):
+    with pytest.raises(SandboxError, match=r"exited with code 2.*--client id=x,redirect=: .*redirect"):
         SandboxProcess(command=SANDBOX, clients=[SandboxClient(id="x", redirect_uris=())])
     with pytest.raises(SandboxError, match="cannot start the sandbox"):
         SandboxProcess(command=["/nonexistent/tenant-sandbox"])
