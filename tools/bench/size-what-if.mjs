@@ -1,6 +1,7 @@
 // What the typical app on the kit would weigh without some of its features: the app of
 // typical-app/kit.js bundled as sizes.mjs does, with parts of the built packages left out at bundle
-// time, next to the openapi-fetch + oauth4webapi baseline. For deciding which features are worth
+// time, next to the openapi-fetch + oauth4webapi baseline. (Client logging and retries are not here:
+// they are opt-in imports, which the typical app does not make.) For deciding which features are worth
 // their bytes; the result is never shipped. Each removal checks that it found what it removes, so a
 // refactor makes this script fail instead of printing a figure for code that is no longer there.
 // Run `pnpm build` first, then `node tools/bench/size-what-if.mjs`.
@@ -34,10 +35,16 @@ const change = (file, edit) => ({ file, edit });
 
 /** The features, each as the changes that leave it out. */
 const FEATURES = {
-  "client logging": [
-    change("client/dist/middleware/core.js", (s) => withoutCalls(withoutCalls(s, "log?.("), "logOutcome(")),
-    change("client/dist/logger.js", (s) => s.replace(/export function levelled\([\s\S]*$/, "export function levelled() { return undefined; }\n")),
+  // Client logging and retries are opt-in (logTo, retryPolicy): the typical app ships neither.
+  "client timeoutMs": [
+    change("client/dist/create-tenant-client.js", (s) =>
+      s
+        .replace(/if \(init\?\.timeoutMs !== undefined\) \{[\s\S]*?\n        \}\n/, "")
+        .replace(/if \(ms !== Infinity\) \{[\s\S]*?\n        \}\n/, "")
+        .replace(/const defaultTimeout = checkTimeout\([^;]*;/, "const defaultTimeout = Infinity;"),
+    ),
   ],
+  "client raw": [change("client/dist/create-tenant-client.js", (s) => s.replace("raw: typedClient(true), ", ""))],
   "token manager logging": [
     change("token-manager/dist/token-manager.js", (s) => withoutCalls(withoutCalls(s, 'log("'), "logRequest(").replace(/const logRequest = [\s\S]*?\n {8}};\n/, "")),
     change("token-manager/dist/logger.js", (s) => s.replace(/export function createLog\([\s\S]*$/, "export function createLog() { return () => undefined; }\n")),
