@@ -48,7 +48,7 @@ describe("the quick start", () => {
     expect(command).toContain("--client id=demo-cli,redirect=http://127.0.0.1:53682/callback");
   });
 
-  it("runs the Node snippet against the sandbox: it signs in and prints the user", async () => {
+  it("runs the Node snippet against the sandbox: it signs in and prints the user, and a second run keeps its tokens", async () => {
     const snippet = snippetUnder(NODE_HEADING);
     const [tenant, redirect] = ["http://127.0.0.1:4020", "http://127.0.0.1:53682/callback"];
     expect(snippet).toContain(`"${tenant}"`);
@@ -66,6 +66,12 @@ describe("the quick start", () => {
       expect(run.openedAuthorizeUrl).toBe(true);
       expect(run.stdout).toContain(String(DEMO_USER["name"]));
       expect(run.stdout).not.toContain("failed:");
+      // The second run reads the token file: no browser, no sign-in, the same user.
+      const again = await runProgram({ dir, name: "quick-start", source, env: { HOME: home }, openAuthorizeUrl: approveInBrowser });
+      expect(again.stderr).toBe("");
+      expect(again.code).toBe(0);
+      expect(again.openedAuthorizeUrl, again.stdout).toBe(false);
+      expect(again.stdout).toContain(String(DEMO_USER["name"]));
     } finally {
       await sandbox.close();
       rmSync(dir, { recursive: true, force: true });
