@@ -328,7 +328,7 @@ class TestLockDirectoryProtocol:
         assert caught.value.code == "LOCK_TIMEOUT"
         assert caught.value.path == f"{path}.refresh.lock"
         assert (
-            str(caught.value) == f"LOCK_TIMEOUT: the lock {path}.refresh.lock stayed held by another process for 0.3 s"
+            str(caught.value) == f"LOCK_TIMEOUT: the lock {path}.refresh.lock stayed held for 0.3 s by another process"
         )
 
     def test_takes_over_a_lock_directory_whose_holder_stopped_touching_it_for_stale_after(self, tmp_path: Path) -> None:
@@ -381,11 +381,19 @@ class TestLockDirectoryProtocol:
         path = tmp_path / "tokens.json"
         lock = tmp_path / "tokens.json.refresh.lock"
 
-        def task() -> None:
+        storage = FileStorage(path, stale_after=2)
+        new_owner = '{"pid":1,"host":"elsewhere","id":"theirs","since":0}'
+
+        def task() -> list[bool]:
+            held = [storage.lock.is_held("x")]  # type: ignore[attr-defined]
             # This process was frozen past the stale time and a TypeScript process took the lock over.
+            (lock / "owner").unlink()
             lock.rmdir()
             lock.mkdir()
+            (lock / "owner").write_text(new_owner)
             os.utime(lock, (time.time() + 1, time.time() + 1))
+            return [*held, storage.lock.is_held("x")]  # type: ignore[attr-defined]
 
-        FileStorage(path, stale_after=2).lock("x", task)
+        assert storage.lock("x", task) == [True, False]
         assert lock.is_dir()
+        assert (lock / "owner").read_text() == new_owner

@@ -16,6 +16,16 @@ Two parts, each for a reason:
    no mtime refresh), so this part is written here, step for step as proper-lockfile and
    ``removeStale`` do it; it is the compatibility layer, not the lock Python relies on.
 
+Every holder, Python or TypeScript, names itself in the directory's owner file ``owner``: one line of
+JSON, ``{"pid":<int>,"host":"<host name>","id":"<random hex>","since":<ms since epoch>}``, the
+TypeScript kit's format byte for byte (packages/token-manager/src/node/file-lock.ts, ``OWNER_FILE``).
+A reader of the directory alone (proper-lockfile) still sees the directory as the lock. The owner
+decides what a waiter may do with a lock whose mtime is old: a holder on this host that is alive
+(paused with ``SIGSTOP``, a suspended laptop) is never taken over, the wait ends in ``LOCK_TIMEOUT``
+naming it; one that has exited (``kill(pid, 0)`` fails with ``ESRCH``) is taken over at once, however
+fresh the mtime. Only without an owner file, or with a holder on another host (a network disk), does
+the mtime decide, after ``stale_after``.
+
 A Python holder killed by ``SIGKILL`` leaves its directory behind. The next Python holder (it has the
 kernel lock, so it knows no Python process holds the directory) recognises it: every holder records
 the directory's inode and last mtime in the ``.flock`` file while it holds it, and clears the record
@@ -37,15 +47,21 @@ import errno
 import json
 import os
 import random
+import secrets
+import socket
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import filelock
 
 from .errors import FileStorageError
 
-__all__ = ["hold", "touch_interval"]
+__all__ = ["OWNER_FILE", "Held", "LockOwner", "hold", "is_gone", "read_owner", "touch_interval"]
+
+#: The owner file inside a lock directory (the TypeScript kit's ``OWNER_FILE``).
+OWNER_FILE = "owner"
 
 #: Errors of ``mkdir``/``open`` that mean "no lock can be made here", not "someone holds it".
 _CANNOT_CREATE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
@@ -64,6 +80,121 @@ def touch_interval(stale_after: float) -> float:
     return max(stale_after / 4, 1.0)
 
 
+@dataclass(frozen=True)
+class LockOwner:
+    """The holder a lock directory names in its owner file: pid, host name, a random id, since (ms)."""
+
+    pid: int
+    host: str
+    id: str
+    since: int | float
+
+
+def _host() -> str:
+    # The kernel's node name, as Node's os.hostname() returns it (both call uname/gethostname).
+    return socket.gethostname()
+
+
+def read_owner(lock_path: str) -> LockOwner | None:
+    """The owner file of ``lock_path``; ``None`` when absent or unreadable (an older writer, a holder
+    killed between its ``mkdir`` and the file's write)."""
+    try:
+        with open(os.path.join(lock_path, OWNER_FILE), "rb") as handle:
+            data = json.loads(handle.read(4096))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    pid, host, owner_id, since = data.get("pid"), data.get("host"), data.get("id"), data.get("since")
+    if (
+        isinstance(pid, int)
+        and not isinstance(pid, bool)
+        and isinstance(host, str)
+        and isinstance(owner_id, str)
+        and isinstance(since, int | float)
+        and not isinstance(since, bool)
+    ):
+        return LockOwner(pid=pid, host=host, id=owner_id, since=since)
+    return None
+
+
+def is_gone(host: str, pid: int) -> bool:
+    """Whether process ``pid`` on ``host`` has exited: ``True`` only when ``host`` is this machine and
+    ``kill(pid, 0)`` fails with ``ESRCH``. A process of another user (``EPERM``), this process, or one
+    on another host cannot be proven dead: it counts as alive, and is waited for within the bounded
+    waits (the TypeScript kit's ``isGone``).
+
+    Example:
+        >>> is_gone(socket.gethostname(), os.getpid())
+        False
+
+    See https://man7.org/linux/man-pages/man2/kill.2.html (signal 0: an existence check).
+    """
+    if host != _host() or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _write_owner(lock_path: str) -> LockOwner | None:
+    """Writes this process's owner file into the directory it just made; ``None`` when it cannot (the
+    lock then works by its mtime alone, as before owner files)."""
+    me = LockOwner(pid=os.getpid(), host=_host(), id=secrets.token_hex(16), since=round(time.time() * 1000))
+    text = json.dumps({"pid": me.pid, "host": me.host, "id": me.id, "since": me.since}, separators=(",", ":"))
+    try:
+        fd = os.open(
+            os.path.join(lock_path, OWNER_FILE),
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+            0o600,
+        )
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    return me
+
+
+def _remove_lock(lock_path: str) -> None:
+    """Removes a lock directory and its owner file (either may be gone already)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(lock_path, OWNER_FILE))
+    with contextlib.suppress(FileNotFoundError):
+        os.rmdir(lock_path)
+
+
+def _may_take_over(stat: os.stat_result, owner: LockOwner | None, stale_after: float) -> bool:
+    """The owner decides first: gone → yes at once; alive on this host → never. Without an owner, or
+    with one on another host, the mtime decides."""
+    if owner is not None and is_gone(owner.host, owner.pid):
+        return True
+    if owner is not None and owner.host == _host():
+        return False
+    return stat.st_mtime < time.time() - stale_after
+
+
+def _describe_holder(lock_path: str) -> str:
+    owner = read_owner(lock_path)
+    if owner is None:
+        return "another process"
+    if owner.host != _host():
+        return f"process {owner.pid} on host {owner.host}"
+    try:
+        quiet = max(0, round((time.time() - os.stat(lock_path).st_mtime) * 1000))
+    except OSError:
+        quiet = 0
+    return (
+        f"process {owner.pid} on this host, which is alive but has not updated the lock for {quiet} ms "
+        "(stopped or paused? it is not taken over while it lives)"
+    )
+
+
 def _local(path: str) -> threading.Lock:
     with _local_guard:
         return _local_locks.setdefault(path, threading.Lock())
@@ -71,7 +202,9 @@ def _local(path: str) -> threading.Lock:
 
 def _timeout(lock_path: str, timeout: float) -> FileStorageError:
     return FileStorageError(
-        "LOCK_TIMEOUT", f"the lock {lock_path} stayed held by another process for {timeout:g} s", path=lock_path
+        "LOCK_TIMEOUT",
+        f"the lock {lock_path} stayed held for {timeout:g} s by {_describe_holder(lock_path)}",
+        path=lock_path,
     )
 
 
@@ -127,10 +260,9 @@ def _remove_stale(lock_path: str, stale_after: float, *, orphan: tuple[int, int,
         except FileNotFoundError:
             return True
         still_orphan = orphan is not None and _identity(stat) == orphan
-        if not still_orphan and stat.st_mtime >= time.time() - stale_after:
+        if not still_orphan and not _may_take_over(stat, read_owner(lock_path), stale_after):
             return False
-        with contextlib.suppress(FileNotFoundError):
-            os.rmdir(lock_path)
+        _remove_lock(lock_path)
         return True
     finally:
         with contextlib.suppress(OSError):
@@ -147,6 +279,8 @@ class _Toucher:
         self.lock_path = lock_path
         self.stale_after = stale_after
         self.record = record
+        # Written before the identity is taken: a file made in the directory changes its mtime.
+        self.owner = _write_owner(lock_path)
         self.identity = _identity(os.stat(lock_path))
         self.compromised = False
         self._updated = time.monotonic()
@@ -180,13 +314,30 @@ class _Toucher:
             if self.record is not None:
                 self.record.write(identity)
 
+    def is_held(self) -> bool:
+        """A fresh check that the directory is still this holder's: not seen taken over, and its owner
+        file still names this holder (without an owner file of ours, the directory's identity)."""
+        if self.compromised:
+            return False
+        if self.owner is not None:
+            owner = read_owner(self.lock_path)
+            return owner is not None and owner.id == self.owner.id
+        try:
+            return _identity(os.stat(self.lock_path))[:2] == self.identity[:2]
+        except OSError:
+            return False
+
     def release(self) -> None:
         self._stop.set()
         self._thread.join()
-        if self.compromised:
-            return
+        # A directory taken over while this holder was frozen is the new owner's: left alone. With an
+        # owner file, the file says whose it is (the mtime alone cannot, once the toucher gave up).
         with contextlib.suppress(OSError):
-            if _identity(os.stat(self.lock_path)) == self.identity:
+            if self.owner is not None:
+                owner = read_owner(self.lock_path)
+                if owner is not None and owner.id == self.owner.id:
+                    _remove_lock(self.lock_path)
+            elif not self.compromised and _identity(os.stat(self.lock_path)) == self.identity:
                 os.rmdir(self.lock_path)
         if self.record is not None:
             self.record.write(None)
@@ -218,7 +369,7 @@ def _take_directory(
             ) from e
         orphan = record.read() if record is not None else None
         is_orphan = orphan is not None and _identity(stat) == orphan
-        if (is_orphan or stat.st_mtime < time.time() - stale_after) and _remove_stale(
+        if (is_orphan or _may_take_over(stat, read_owner(lock_path), stale_after)) and _remove_stale(
             lock_path, stale_after, orphan=orphan if is_orphan else None
         ):
             continue
@@ -257,8 +408,21 @@ def _kernel_lock(path: str, deadline: float, timeout: float, lock_path: str) -> 
         lock.release()
 
 
+class Held:
+    """What :func:`hold` gives its block: whether the lock is still this block's own."""
+
+    def __init__(self, toucher: _Toucher | None) -> None:
+        self._toucher = toucher
+
+    def is_held(self) -> bool:
+        """A fresh check (a read of the owner file): ``False`` once the lock directory was taken over
+        or removed while this process was frozen. ``True`` when no lock files could be made at all
+        (the process's own lock is all there is, and it is held)."""
+        return self._toucher is None or self._toucher.is_held()
+
+
 @contextlib.contextmanager
-def hold(base: str, *, stale_after: float, timeout: float) -> Iterator[None]:
+def hold(base: str, *, stale_after: float, timeout: float) -> Iterator[Held]:
     """Holds the lock ``base`` across threads and processes, Python and TypeScript alike.
 
     In order: this process's lock for ``base``, the kernel lock ``<base>.flock``, the directory
@@ -271,9 +435,9 @@ def hold(base: str, *, stale_after: float, timeout: float) -> Iterator[None]:
     Example:
         >>> import tempfile, os
         >>> base = os.path.join(tempfile.mkdtemp(), "tokens.json.refresh")
-        >>> with hold(base, stale_after=10, timeout=5):
-        ...     os.path.isdir(base + ".lock")
-        True
+        >>> with hold(base, stale_after=10, timeout=5) as held:
+        ...     os.path.isdir(base + ".lock"), held.is_held()
+        (True, True)
     """
     lock_path = base + ".lock"
     deadline = time.monotonic() + timeout
@@ -284,7 +448,7 @@ def hold(base: str, *, stale_after: float, timeout: float) -> Iterator[None]:
         with _kernel_lock(base + ".flock", deadline, timeout, lock_path) as record:
             toucher = _take_directory(lock_path, stale_after, deadline, timeout, record)
             try:
-                yield
+                yield Held(toucher)
             finally:
                 if toucher is not None:
                     toucher.release()

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import TypeVar
 
 from ..errors import InvalidOptionsError
-from ._dir_lock import errno_name, hold
+from ._dir_lock import Held, errno_name, hold
 from .base import Lock
 from .errors import FileStorageError
 
@@ -85,6 +85,25 @@ def _make_directories(directory: str) -> None:
         os.mkdir(directory, 0o700)
 
 
+class _RefreshLock:
+    """:attr:`FileStorage.lock`: the refresh lock, callable as a :class:`~tenant_integration.storage.Lock`,
+    and able to say whether a task running under it still holds it."""
+
+    def __init__(self, storage: FileStorage) -> None:
+        self._storage = storage
+
+    def __call__(self, name: str, task: Callable[[], T]) -> T:
+        """Runs ``task`` holding the file's refresh lock (see :attr:`FileStorage.lock`). See RFC 9700 §4.14.2."""
+        return self._storage._refresh_lock(name, task)
+
+    def is_held(self, name: str) -> bool:
+        """Whether the refresh lock a task of this storage runs under is still its own: a fresh read of
+        the lock directory's owner file, ``False`` once another process took it over (this one was
+        frozen) or when no task holds it. See RFC 9700 §4.14.2."""
+        held = self._storage._refresh_held
+        return held is not None and held.is_held()
+
+
 class FileStorage:
     """Stores every key in one JSON file at ``path``, for the processes of one machine. Safe by default:
 
@@ -145,6 +164,9 @@ class FileStorage:
         # proper-lockfile's floor, so that a live holder's touches (every quarter) always beat the stale time.
         self._stale_after = max(float(stale_after), 2.0)
         self._lock_timeout = float(lock_timeout)
+        self._lock = _RefreshLock(self)
+        # The refresh lock this instance holds now (one holder at a time per file in a process).
+        self._refresh_held: Held | None = None
 
     @property
     def path(self) -> str:
@@ -155,12 +177,15 @@ class FileStorage:
     def lock(self) -> Lock:
         """The cross-process refresh lock (``<file>.refresh.flock`` and ``<file>.refresh.lock``).
 
-        Whatever ``name`` is passed, it is the one lock of this file, as in the TypeScript kit.
+        Whatever ``name`` is passed, it is the one lock of this file, as in the TypeScript kit. Its
+        ``is_held(name)`` tells a task running under it whether the lock is still its own (the token
+        manager asks right before a refresh request leaves).
 
         Raises:
-            FileStorageError: ``LOCK_TIMEOUT`` after ``lock_timeout``, ``IO_FAILED``; else what ``task`` raises.
+            FileStorageError: ``LOCK_TIMEOUT`` after ``lock_timeout`` (naming the holder, and saying when
+                it is alive but paused), ``IO_FAILED``; else what ``task`` raises.
         """
-        return self._refresh_lock
+        return self._lock
 
     def _refresh_lock(self, name: str, task: Callable[[], T]) -> T:
         return self._locked("refresh", lambda _file: task())
@@ -200,8 +225,14 @@ class FileStorage:
                 path=file,
                 cause=e,
             ) from e
-        with hold(f"{file}.{kind}", stale_after=self._stale_after, timeout=self._lock_timeout):
-            return task(file)
+        with hold(f"{file}.{kind}", stale_after=self._stale_after, timeout=self._lock_timeout) as held:
+            if kind != "refresh":
+                return task(file)
+            self._refresh_held = held
+            try:
+                return task(file)
+            finally:
+                self._refresh_held = None
 
     def _read_text(self, file: str) -> str | None:
         """The file's text (tightening a loose mode first), or ``None`` when there is none."""

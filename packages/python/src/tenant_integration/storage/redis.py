@@ -157,6 +157,9 @@ class RedisLock:
         self._on_lease_lost = on_lease_lost or (lambda e: _log.warning("%s", e))
         self._release: Script = client.register_script(_RELEASE)
         self._renew: Script = client.register_script(_RENEW)
+        # The owner value of each lease this lock holds now, by key: what is_held compares with.
+        self._owners: dict[str, str] = {}
+        self._owners_guard = threading.Lock()
 
     def __call__(self, name: str, task: Callable[[], T]) -> T:
         """Runs ``task`` holding the lock ``prefix + name``; see the class."""
@@ -164,10 +167,43 @@ class RedisLock:
         owner = secrets.token_hex(16)
         self._acquire(key, owner)
         holder = _Holder(self, key, owner)
+        with self._owners_guard:
+            self._owners[key] = owner
         try:
             return task()
         finally:
+            with self._owners_guard:
+                if self._owners.get(key) == owner:
+                    del self._owners[key]
             holder.release()
+
+    def is_held(self, name: str) -> bool:
+        """Whether the lease ``prefix + name`` that a task of this lock runs under is still that task's:
+        a fresh ``GET`` compared with its owner value, not a cached flag. ``False`` when no task of this
+        lock holds it, when the lease expired or another owner took it (this process was paused past
+        the lease), and when Redis cannot answer (ownership cannot be proven).
+
+        The token manager asks right before a refresh request leaves, and sends nothing when the
+        answer is no (a refresh token presented by two holders revokes the family).
+
+        Example:
+            >>> lock("tenant-integration:https://acme.tenant.test:demo:lock",  # doctest: +SKIP
+            ...      lambda: lock.is_held("tenant-integration:https://acme.tenant.test:demo:lock"))
+            True
+
+        See RFC 9700 §4.14.2.
+        """
+        key = self._prefix + name
+        with self._owners_guard:
+            owner = self._owners.get(key)
+        if owner is None:
+            return False
+        try:
+            return _text(self._client.get(key)) == owner
+        except Exception as e:
+            if not _is_redis_error(e) and not isinstance(e, TypeError | UnicodeDecodeError):
+                raise
+            return False
 
     def _acquire(self, key: str, owner: str) -> None:
         # Monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
