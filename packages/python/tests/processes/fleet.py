@@ -186,6 +186,9 @@ def stop_fleet(members: Sequence[Member]) -> None:
                 member.kill(signal.SIGTERM)
             else:
                 member.send({"exit": True})
+                # End of input too: a child.mjs whose stdin stays open would wait for more lines.
+                if member.process.stdin is not None:
+                    member.process.stdin.close()
         except (BrokenPipeError, OSError):
             pass
     for member in members:
