@@ -25,9 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import hashlib
 import json
 import logging
 import math
+import os
+import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -57,6 +61,7 @@ from ._token_record import (
 from .errors import InvalidOptionsError
 from .pkce import create_pkce_pair
 from .state import create_state, states_equal
+from .storage._dir_lock import is_gone
 from .storage.base import Lock, TokenStorage
 from .storage.memory import MemoryStorage
 from .token_errors import (
@@ -108,6 +113,73 @@ _UNSAVED_RETRY_MS = 1000.0
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 # Locks of the process, by name: the refresh lock when the storage brings none and no lock is given.
 _PROCESS_LOCKS = MemoryStorage()
+# How often a process that honours another's refresh intent reads the storage again.
+_INTENT_POLL = 0.05
+# Times the lock is taken again after it was found taken over before a refresh left.
+_LOCK_TRIES = 3
+
+
+class _LockLost(Exception):
+    """Raised under the lock when it was found no longer this process's right before a refresh would
+    leave: nothing was sent; the lock is taken again."""
+
+
+class _IntentPending(Exception):
+    """Raised under the lock when another process's live refresh intent names the refresh token this
+    one would present: the lock is let go, and the storage watched until that refresh is stored."""
+
+    def __init__(self, record_id: str | None, fingerprint: str, holder: str) -> None:
+        super().__init__(holder)
+        self.record_id = record_id
+        self.fingerprint = fingerprint
+        self.holder = holder
+
+
+def _fingerprint(refresh_token: str) -> str:
+    """The lowercase hex SHA-256 of a refresh token: names it in the intent without revealing it."""
+    return hashlib.sha256(refresh_token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class _Intent:
+    """The refresh intent (spec/token-store/, the TypeScript manager's ``Intent``): which refresh token
+    (a fingerprint), which refresh (a random id), since when (``now()`` ms), and its holder's pid and host."""
+
+    fingerprint: str
+    holder: str
+    since: int | float
+    pid: int | None = None
+    host: str | None = None
+
+    def serialize(self) -> str:
+        data: dict[str, object] = {"fingerprint": self.fingerprint, "holder": self.holder, "since": self.since}
+        if self.pid is not None:
+            data["pid"] = self.pid
+        if self.host is not None:
+            data["host"] = self.host
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+    @staticmethod
+    def parse(raw: str | None) -> _Intent | None:
+        data = parse_json(raw)
+        fingerprint, holder, since = data.get("fingerprint"), data.get("holder"), data.get("since")
+        if not isinstance(fingerprint, str) or not isinstance(holder, str):
+            return None
+        if isinstance(since, bool) or not isinstance(since, int | float):
+            return None
+        pid, host = data.get("pid"), data.get("host")
+        return _Intent(
+            fingerprint,
+            holder,
+            since,
+            pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+            host if isinstance(host, str) else None,
+        )
+
+    def describe(self) -> str:
+        if self.pid is None:
+            return "another process"
+        return f"process {self.pid} on {self.host or 'an unknown host'}"
 
 
 @dataclass(frozen=True)
@@ -234,6 +306,7 @@ class _Core:
         refresh_attempts: int,
         retry_delay: float,
         logger: logging.Logger | None,
+        intent_wait: float = 20.0,
     ) -> None:
         self._origin = tenant_origin(base_url)
         if not isinstance(client_id, str) or not client_id:
@@ -257,13 +330,21 @@ class _Core:
         self._storage: TokenStorage = storage if storage is not None else MemoryStorage()
         self._pending_storage: TokenStorage = pending_storage if pending_storage is not None else self._storage
         # The lock option wins, then the storage's own lock (file, Redis, memory), then the process's.
-        self._lock: Lock = lock or getattr(self._storage, "lock", None) or _PROCESS_LOCKS.lock
+        own_lock = lock or getattr(self._storage, "lock", None)
+        self._lock: Lock = own_lock or _PROCESS_LOCKS.lock
+        # Refresh intents only where processes share the storage through a lock (file, Redis, a lock
+        # given), as in the TypeScript manager; a MemoryStorage is one process's.
+        self._intents = own_lock is not None and not isinstance(self._storage, MemoryStorage)
+        self._intent_wait = _positive_number("intent_wait", intent_wait, zero=True)
+        # The intent this manager stored and has not cleared yet (its refresh's tokens are not stored yet).
+        self._own_intent: _Intent | None = None
         self._log = logger if logger is not None else logging.getLogger(_LOGGER_NAME)
         # Storage keys and the lock name, scoped by tenant origin and client: the TypeScript kit's.
         prefix = f"tenant-integration:{self._origin}:{client_id}:"
         self._tokens_key = prefix + "tokens"
         self._pending_key = prefix + "pending"
         self._lock_name = prefix + "lock"
+        self._intent_key = prefix + "intent"
 
         self._current: TokenRecord | None = None
         # The access token an API refused (on_unauthorized): not handed out again.
@@ -393,6 +474,86 @@ class _Core:
     def _held_unsaved(self) -> TokenRecord | None:
         unsaved = self._unsaved
         return unsaved if unsaved is not None and self._current is unsaved and self._fresh(unsaved) else None
+
+    def _still_held(self) -> bool:
+        """A fresh check that the refresh lock is still this process's (its ``is_held(name)``, which the
+        file and Redis locks have); ``True`` for a lock that cannot tell. Storage I/O."""
+        check = getattr(self._lock, "is_held", None)
+        if not callable(check):
+            return True
+        try:
+            return bool(check(self._lock_name))
+        except Exception:
+            return False
+
+    def _make_intent(self, stored: TokenRecord) -> _Intent:
+        return _Intent(
+            _fingerprint(stored.refresh_token), create_state(), round(self._now_ms()), os.getpid(), socket.gethostname()
+        )
+
+    def _must_wait_for(self, intent: _Intent | None, stored: TokenRecord, waited_since: float | None) -> bool:
+        """Whether ``intent`` is another process's refresh with ``stored``'s refresh token, still to be
+        waited for: not ours, its holder not known to have exited, younger than ``intent_wait`` and not
+        waited on that long. Past that, the token is presented, and the log says so and why."""
+        if intent is None or intent.fingerprint != _fingerprint(stored.refresh_token):
+            return False
+        own = self._own_intent
+        if own is not None and own.holder == intent.holder:
+            return False
+        if intent.pid is not None and intent.host is not None and is_gone(intent.host, intent.pid):
+            self._log.warning(
+                "The refresh intent on this refresh token was left by %s, which has exited; presenting the token "
+                "(if its request had reached the tenant, the tenant ends the session)",
+                intent.describe(),
+            )
+            return False
+        age = self._now_ms() - intent.since
+        waited = 0.0 if waited_since is None else time.monotonic() - waited_since
+        if age >= self._intent_wait * 1000 or waited >= self._intent_wait:
+            self._log.warning(
+                "The refresh by %s with this refresh token was not stored within intent_wait (%g s); presenting "
+                "the token (if that refresh had reached the tenant, the tenant ends the session)",
+                intent.describe(),
+                self._intent_wait,
+            )
+            return False
+        return True
+
+    def _intent_settled(self, pending: _IntentPending, waited_since: float) -> bool:
+        """One look at the storage while honouring ``pending``: ``True`` once there is something to
+        decide again on (another record, the intent gone or replaced, its holder exited, the bound
+        passed). Storage I/O; a failing read also ends the wait (the next pass reports it)."""
+        if time.monotonic() - waited_since >= self._intent_wait:
+            return True
+        try:
+            latest = parse_record(self._storage.get(self._tokens_key))
+            intent = _Intent.parse(self._storage.get(self._intent_key))
+        except Exception:
+            return True
+        if latest is None or latest.id != pending.record_id:
+            return True
+        if intent is None or intent.fingerprint != pending.fingerprint:
+            return True
+        gone = intent.pid is not None and intent.host is not None and is_gone(intent.host, intent.pid)
+        return gone or self._now_ms() - intent.since >= self._intent_wait * 1000
+
+    def _read_intent(self) -> _Intent | None:
+        try:
+            return _Intent.parse(self._storage.get(self._intent_key))
+        except Exception:
+            return None
+
+    def _drop_intent(self, intent: _Intent | None) -> None:
+        """Deletes the stored intent if it is still ``intent`` (another holder's is left alone). A failure
+        leaves it behind: it holds the others back for at most ``intent_wait``. Storage I/O."""
+        if intent is None:
+            return
+        if self._own_intent is intent:
+            self._own_intent = None
+        with contextlib.suppress(Exception):
+            current = _Intent.parse(self._storage.get(self._intent_key))
+            if current is not None and current.holder == intent.holder:
+                self._storage.delete(self._intent_key)
 
     def _info(self, record: TokenRecord) -> SessionInfo:
         return SessionInfo(expires_at=expires_at_ms(record, self._now_ms()) / 1000, scope=record.scope)
@@ -570,6 +731,38 @@ class _Core:
         return urlencode({"token": token, "token_type_hint": "access_token", "client_id": self._client_id})
 
 
+async def _within_running_time(request: Awaitable[T], seconds: float | None) -> T:
+    """Awaits ``request`` for at most ``seconds`` of time this process ran, then raises
+    :class:`httpx.ReadTimeout`. A tick that comes far later than asked means the process was stopped
+    (SIGSTOP, a suspended machine, a debugger): that time is not the tenant's, and the tick only waits
+    again, so that an answer that arrived meanwhile is read before the timeout counts on (asyncio would
+    otherwise run the expired timer in the same turn as the data, and drop the answer).
+    """
+    if seconds is None:
+        return await request
+    task = asyncio.ensure_future(request)
+    step = min(seconds, 0.25)
+    ran = 0.0
+    last = time.monotonic()
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=min(step, max(seconds - ran, 0.0)))
+            if done:
+                return task.result()
+            at = time.monotonic()
+            gap, last = at - last, at
+            if gap > step + 1.0:
+                continue
+            ran += gap
+            if ran >= seconds:
+                raise httpx.ReadTimeout(f"no answer within {seconds:g} s")
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
 def _json(body: dict[str, str]) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
@@ -609,12 +802,19 @@ class TokenManager(_Core):
         pending_lifetime: how long a pending sign-in stays valid, in seconds (default 600).
         lock: the lock around a refresh (default: the storage's ``lock``, else one of the process).
         transport: the httpx transport of the token requests (tests pass ``httpx.MockTransport``).
-        timeout: the timeout of each request, in seconds or as ``httpx.Timeout`` (default 10 s).
+        timeout: the timeout of each request, in seconds or as ``httpx.Timeout`` (default 10 s). An
+            answer that arrived while the process was stopped (SIGSTOP, a suspended laptop) is read
+            before the timeout counts (the kernel restarts a blocking read; AsyncTokenManager counts
+            only time the process ran).
         refresh_attempts: attempts of a refresh whose connection failed (default 3; an answer, or a
             request that may have been sent, is never retried).
         retry_delay: the first pause between those attempts, doubled each time (default 0.3 s).
         logger: the :class:`logging.Logger` to write to (default ``tenant_integration.token_manager``);
             no line carries a token, code, verifier, state, header value or body.
+        intent_wait: with a storage that processes share (``FileStorage``, ``RedisStorage``, or a ``lock``
+            given): how long a process that finds another's refresh intent on the refresh token it would
+            present waits for that refresh to be stored before presenting the token itself, in seconds
+            (default 20; see the README, "Paused processes").
 
     Raises:
         InvalidOptionsError: ``INVALID_OPTIONS`` for a bad option, with a message saying why.
@@ -652,6 +852,7 @@ class TokenManager(_Core):
         refresh_attempts: int = 3,
         retry_delay: float = 0.3,
         logger: logging.Logger | None = None,
+        intent_wait: float = 20.0,
     ) -> None:
         super().__init__(
             base_url,
@@ -668,6 +869,7 @@ class TokenManager(_Core):
             refresh_attempts=refresh_attempts,
             retry_delay=retry_delay,
             logger=logger,
+            intent_wait=intent_wait,
         )
         if transport is not None and not isinstance(transport, httpx.BaseTransport):
             raise InvalidOptionsError(
@@ -799,11 +1001,53 @@ class TokenManager(_Core):
         held = self._held_unsaved()
         self._log.debug("Waiting for the refresh lock")
         if held is None:
-            return self._lock(self._lock_name, self._obtain)
+            return self._under_lock()
         try:
-            return self._lock(self._lock_name, self._obtain)
+            return self._under_lock()
         except Exception as e:
             return self._serve_unsaved(e, held)
+
+    def _under_lock(self) -> str:
+        """:meth:`_obtain` under the refresh lock; the lock taken again when it was found lost before a
+        refresh left, and let go while another process's refresh intent is honoured."""
+        tries = 0
+        waited_since: float | None = None
+        while True:
+            try:
+                return self._lock(self._lock_name, functools.partial(self._obtain, waited_since=waited_since))
+            except _LockLost:
+                tries += 1
+                self._log.warning(
+                    "The refresh lock was taken over while this process held it (paused?); nothing was sent; "
+                    "taking the lock again"
+                )
+                if tries >= _LOCK_TRIES:
+                    raise TransientError(None, 0, sent=False) from None
+            except _IntentPending as pending:
+                if waited_since is None:
+                    waited_since = time.monotonic()
+                    self._log.info(
+                        "Waiting for the refresh by %s with the same refresh token to be stored", pending.holder
+                    )
+                while not self._intent_settled(pending, waited_since):
+                    time.sleep(_INTENT_POLL)
+
+    def _retry_write_later(self) -> None:
+        """After a failed write of fresh tokens on a shared storage, tries it again in a second even if no
+        call comes: the storage may have come back with the old record (Redis restarted from its
+        append-only file), and the others, honouring this process's intent, wait for exactly this write."""
+        if not self._intents:
+            return
+
+        def retry() -> None:
+            unsaved = self._unsaved
+            if unsaved is not None and self._current is unsaved and self._fresh(unsaved):
+                with contextlib.suppress(Exception):
+                    self.get_access_token()
+
+        timer = threading.Timer(_UNSAVED_RETRY_MS / 1000 + 0.01, retry)
+        timer.daemon = True
+        timer.start()
 
     def _serve_unsaved(self, error: Exception, held: TokenRecord) -> str:
         """Tokens whose write failed and that are still fresh, when retrying the write cannot even run
@@ -815,6 +1059,7 @@ class TokenManager(_Core):
         self._retry_write_after = self._now_ms() + _UNSAVED_RETRY_MS
         self._log.warning("The tokens could not be written again (storage or lock unavailable); they stay in use")
         self._emit("storage-failed", failure)
+        self._retry_write_later()
         return held.access_token
 
     def _load(self) -> TokenRecord | None:
@@ -827,8 +1072,9 @@ class TokenManager(_Core):
             raise failure
         return parse_record(raw)
 
-    def _obtain(self, again: bool = False) -> str:
-        """Runs under the lock: re-reads the storage, and refreshes only if what it finds is not usable."""
+    def _obtain(self, again: bool = False, waited_since: float | None = None) -> str:
+        """Runs under the lock: re-reads the storage, and refreshes only if what it finds is not usable
+        and no other process's live refresh intent names its refresh token."""
         self._log.debug("Refresh lock taken; reading the tokens from storage")
         unsaved = self._unsaved
         stored: TokenRecord | None
@@ -844,14 +1090,40 @@ class TokenManager(_Core):
             else:
                 self._commit_or_report(unsaved)
                 stored = unsaved
+            if self._unsaved is None:
+                # Written (or superseded): this process's intent on the old token has done its job.
+                self._drop_intent(self._own_intent)
         else:
             stored = self._load()
         if stored is None:
             raise TokenManagerError("NOT_SIGNED_IN", "there are no tokens; sign in first")
         if not self._fresh(stored) or stored.access_token == self._rejected:
+            if self._intents and stored is not self._unsaved:
+                intent = self._read_intent()
+                if intent is not None and self._must_wait_for(intent, stored, waited_since):
+                    raise _IntentPending(stored.id, intent.fingerprint, intent.describe())
             return self._refresh(stored, again)
         self._current = stored
         return stored.access_token
+
+    def _check_before_sending(self, stored: TokenRecord, intent: _Intent | None) -> TokenRecord | None:
+        """The last checks, right before a refresh request leaves: the stored record is still the one
+        read (else that record, or ``None`` when gone, is returned to decide again with) and the lock is
+        still this process's own (else :class:`_LockLost`, nothing sent)."""
+        if stored is not self._unsaved:
+            try:
+                latest = self._load()
+            except BaseException:
+                self._drop_intent(intent)
+                raise
+            if latest is None or latest.id != stored.id:
+                self._drop_intent(intent)
+                self._log.info("The stored tokens changed before the refresh left; using them")
+                return latest
+        if not self._still_held():
+            self._drop_intent(intent)
+            raise _LockLost
+        return stored
 
     def _post(
         self, path: str, body: bytes | str, headers: dict[str, str], secrets: list[str | None], attempt: int
@@ -889,33 +1161,65 @@ class TokenManager(_Core):
         except TokenManagerError as e:
             self._retry_write_after = self._now_ms() + _UNSAVED_RETRY_MS
             self._emit("storage-failed", e)
+            self._retry_write_later()
             return None
+
+    def _write_intent(self, stored: TokenRecord) -> _Intent | None:
+        """Checks the lock is still ours (a holder taken over while paused must not replace the new
+        holder's intent), then stores the refresh intent; ``None`` when it cannot be stored (a full disk:
+        the refresh goes on under the lock alone)."""
+        if not self._intents:
+            return None
+        if not self._still_held():
+            raise _LockLost
+        intent = self._make_intent(stored)
+        try:
+            self._storage.set(self._intent_key, intent.serialize())
+        except Exception:
+            self._log.warning("The refresh intent could not be stored; refreshing under the lock alone")
+            return None
+        self._own_intent = intent
+        return intent
 
     def _refresh(self, stored: TokenRecord, again: bool) -> str:
         generation = self._generation
+        intent = self._write_intent(stored)
         self._log.info("Refresh started")
         body = {"grant_type": "refresh_token", "refresh_token": stored.refresh_token, "client_id": self._client_id}
         secrets: list[str | None] = [stored.access_token, stored.refresh_token]
         attempt = 1
         while True:
             try:
+                if self._intents:
+                    checked = self._check_before_sending(stored, intent)
+                    if checked is not stored:
+                        return self._obtain(again)
                 text = self._post("/oauth/token", _json(body), _TOKEN_HEADERS, secrets, attempt)
                 record = self._record(text, stored)
                 break
             except TransientError as e:
                 delay = self._retry_wait(e, attempt)
                 if delay is None:
+                    self._drop_intent(intent)
                     raise
                 time.sleep(delay)
                 attempt += 1
             except OAuthResponseError as e:
+                self._drop_intent(intent)
                 if e.error != "invalid_grant":
                     raise
                 return self._after_invalid_grant(e, stored, again, generation)
+            except TokenManagerError:
+                self._drop_intent(intent)
+                raise
         if generation != self._generation:
+            self._drop_intent(intent)
             raise TokenManagerError("NOT_SIGNED_IN", "signed in or out while the refresh ran; its tokens are dropped")
         info = self._commit_or_report(record)
         if info is not None:
+            # Stored: the intent has done its job. Kept while the write fails, so that the others do not
+            # present the old token while this process writes the new one again.
+            self._drop_intent(intent)
             self._log.info("Refresh finished; the access token expires at %s", info.expires_at)
             self._emit("tokens-refreshed", info)
         else:
@@ -1073,6 +1377,7 @@ class AsyncTokenManager(_Core):
         refresh_attempts: int = 3,
         retry_delay: float = 0.3,
         logger: logging.Logger | None = None,
+        intent_wait: float = 20.0,
     ) -> None:
         super().__init__(
             base_url,
@@ -1089,6 +1394,7 @@ class AsyncTokenManager(_Core):
             refresh_attempts=refresh_attempts,
             retry_delay=retry_delay,
             logger=logger,
+            intent_wait=intent_wait,
         )
         if transport is not None and not isinstance(transport, httpx.AsyncBaseTransport):
             raise InvalidOptionsError("transport", "must be an httpx.AsyncBaseTransport (TokenManager takes sync ones)")
@@ -1182,9 +1488,9 @@ class AsyncTokenManager(_Core):
         held = self._held_unsaved()
         self._log.debug("Waiting for the refresh lock")
         if held is None:
-            return await self._locked(self._obtain)
+            return await self._under_lock()
         try:
-            return await self._locked(self._obtain)
+            return await self._under_lock()
         except Exception as e:
             if self._current is not held or self._unsaved is not held or not self._fresh(held):
                 raise
@@ -1192,7 +1498,47 @@ class AsyncTokenManager(_Core):
             self._retry_write_after = self._now_ms() + _UNSAVED_RETRY_MS
             self._log.warning("The tokens could not be written again (storage or lock unavailable); they stay in use")
             self._emit("storage-failed", failure)
+            self._retry_write_later()
             return held.access_token
+
+    async def _under_lock(self) -> str:
+        """:meth:`TokenManager._under_lock` on asyncio."""
+        tries = 0
+        waited_since: float | None = None
+        while True:
+            try:
+                return await self._locked(functools.partial(self._obtain, waited_since=waited_since))
+            except _LockLost:
+                tries += 1
+                self._log.warning(
+                    "The refresh lock was taken over while this process held it (paused?); nothing was sent; "
+                    "taking the lock again"
+                )
+                if tries >= _LOCK_TRIES:
+                    raise TransientError(None, 0, sent=False) from None
+            except _IntentPending as pending:
+                if waited_since is None:
+                    waited_since = time.monotonic()
+                    self._log.info(
+                        "Waiting for the refresh by %s with the same refresh token to be stored", pending.holder
+                    )
+                # Polling a storage (file or Redis) that has no change notification.
+                while not await asyncio.to_thread(self._intent_settled, pending, waited_since):  # noqa: ASYNC110
+                    await asyncio.sleep(_INTENT_POLL)
+
+    def _retry_write_later(self) -> None:
+        """:meth:`TokenManager._retry_write_later` on the running event loop."""
+        if not self._intents:
+            return
+        loop = asyncio.get_running_loop()
+
+        def retry() -> None:
+            unsaved = self._unsaved
+            if unsaved is not None and self._current is unsaved and self._fresh(unsaved):
+                task = loop.create_task(self.get_access_token())
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+        loop.call_later(_UNSAVED_RETRY_MS / 1000 + 0.01, retry)
 
     async def _locked(self, task: Callable[[], Awaitable[T]]) -> T:
         """Runs ``task`` on the event loop while a thread of its own holds the storage's lock (the lock
@@ -1247,7 +1593,7 @@ class AsyncTokenManager(_Core):
             raise failure
         return parse_record(raw)
 
-    async def _obtain(self, again: bool = False) -> str:
+    async def _obtain(self, again: bool = False, waited_since: float | None = None) -> str:
         self._log.debug("Refresh lock taken; reading the tokens from storage")
         unsaved = self._unsaved
         stored: TokenRecord | None
@@ -1261,11 +1607,17 @@ class AsyncTokenManager(_Core):
             else:
                 await self._commit_or_report(unsaved)
                 stored = unsaved
+            if self._unsaved is None:
+                await asyncio.to_thread(self._drop_intent, self._own_intent)
         else:
             stored = await self._load()
         if stored is None:
             raise TokenManagerError("NOT_SIGNED_IN", "there are no tokens; sign in first")
         if not self._fresh(stored) or stored.access_token == self._rejected:
+            if self._intents and stored is not self._unsaved:
+                intent = await asyncio.to_thread(self._read_intent)
+                if intent is not None and self._must_wait_for(intent, stored, waited_since):
+                    raise _IntentPending(stored.id, intent.fingerprint, intent.describe())
             return await self._refresh(stored, again)
         self._current = stored
         return stored.access_token
@@ -1275,8 +1627,19 @@ class AsyncTokenManager(_Core):
     ) -> str:
         started = time.perf_counter()
         failure: TransientError | None = None
+        # The read timeout counts only time this process ran (see _within_running_time); httpx keeps
+        # the connect, write and pool timeouts.
+        timeout = httpx.Timeout(self._timeout)
         try:
-            response = await self._client().post(self._origin + path, content=body, headers=headers)
+            response = await _within_running_time(
+                self._client().post(
+                    self._origin + path,
+                    content=body,
+                    headers=headers,
+                    timeout=httpx.Timeout(connect=timeout.connect, read=None, write=timeout.write, pool=timeout.pool),
+                ),
+                timeout.read,
+            )
         except Exception as e:
             failure = self._transport_failure(e, self._known(*secrets), attempt)
         if failure is not None:
@@ -1304,33 +1667,79 @@ class AsyncTokenManager(_Core):
         except TokenManagerError as e:
             self._retry_write_after = self._now_ms() + _UNSAVED_RETRY_MS
             self._emit("storage-failed", e)
+            self._retry_write_later()
             return None
+
+    def _write_intent(self, stored: TokenRecord) -> _Intent | None:
+        """:meth:`TokenManager._write_intent` (storage I/O, run in a worker thread)."""
+        if not self._intents:
+            return None
+        if not self._still_held():
+            raise _LockLost
+        intent = self._make_intent(stored)
+        try:
+            self._storage.set(self._intent_key, intent.serialize())
+        except Exception:
+            self._log.warning("The refresh intent could not be stored; refreshing under the lock alone")
+            return None
+        self._own_intent = intent
+        return intent
+
+    def _check_before_sending(self, stored: TokenRecord, intent: _Intent | None) -> TokenRecord | None:
+        """:meth:`TokenManager._check_before_sending` (storage I/O, run in a worker thread)."""
+        if stored is not self._unsaved:
+            try:
+                raw = self._storage.get(self._tokens_key)
+            except Exception as e:
+                self._drop_intent(intent)
+                raise self._load_failed(e) from None
+            latest = parse_record(raw)
+            if latest is None or latest.id != stored.id:
+                self._drop_intent(intent)
+                self._log.info("The stored tokens changed before the refresh left; using them")
+                return latest
+        if not self._still_held():
+            self._drop_intent(intent)
+            raise _LockLost
+        return stored
 
     async def _refresh(self, stored: TokenRecord, again: bool) -> str:
         generation = self._generation
+        intent = await asyncio.to_thread(self._write_intent, stored)
         self._log.info("Refresh started")
         body = {"grant_type": "refresh_token", "refresh_token": stored.refresh_token, "client_id": self._client_id}
         secrets: list[str | None] = [stored.access_token, stored.refresh_token]
         attempt = 1
         while True:
             try:
+                if self._intents:
+                    checked = await asyncio.to_thread(self._check_before_sending, stored, intent)
+                    if checked is not stored:
+                        return await self._obtain(again)
                 text = await self._post("/oauth/token", _json(body), _TOKEN_HEADERS, secrets, attempt)
                 record = self._record(text, stored)
                 break
             except TransientError as e:
                 delay = self._retry_wait(e, attempt)
                 if delay is None:
+                    await asyncio.to_thread(self._drop_intent, intent)
                     raise
                 await asyncio.sleep(delay)
                 attempt += 1
             except OAuthResponseError as e:
+                await asyncio.to_thread(self._drop_intent, intent)
                 if e.error != "invalid_grant":
                     raise
                 return await self._after_invalid_grant(e, stored, again, generation)
+            except TokenManagerError:
+                await asyncio.to_thread(self._drop_intent, intent)
+                raise
         if generation != self._generation:
+            await asyncio.to_thread(self._drop_intent, intent)
             raise TokenManagerError("NOT_SIGNED_IN", "signed in or out while the refresh ran; its tokens are dropped")
         info = await self._commit_or_report(record)
         if info is not None:
+            await asyncio.to_thread(self._drop_intent, intent)
             self._log.info("Refresh finished; the access token expires at %s", info.expires_at)
             self._emit("tokens-refreshed", info)
         else:

@@ -8,38 +8,101 @@ LEASE_MS optional); CLOCK_OFFSET_MS (the sandbox's test clock offset at start, d
 SIGN_IN=1 (optional): sign in through the sandbox's auto-approve first when the storage holds no tokens;
 VICTIM=before|after (optional): the first refresh request hangs before it is sent ("before"), or
 after the tenant answered but before the manager sees the answer ("after"), so that a test can
-SIGKILL the lock holder in the middle of a refresh.
+SIGKILL the lock holder in the middle of a refresh;
+PAUSE=locked|in-flight|answered (optional): at the first refresh, the process stops itself with SIGSTOP
+(the test sends SIGCONT): "locked" right after taking the refresh lock (before its checks and its
+intent), "in-flight" 0.2 s after its request left (while it waits for the answer, its timer running;
+a test makes the tenant slow), "answered" after the tenant's answer, before the manager reads it;
+STALE_S, REQUEST_TIMEOUT_S, INTENT_WAIT_S (optional): FileStorage's stale_after, the manager's timeout
+and intent_wait; ASYNC=1 (optional): AsyncTokenManager on one event loop instead of TokenManager.
 
 In:  {"go": <clock offset ms>}   move this process's clock, then get a token and the user
      {"again": true}             get a token and the user again (no clock change)
      {"exit": true}
 Out: {"ready": true} once warmed up (a token and the user fetched), then one {"result": ...} per command;
-     {"tokenRequest": true} / {"tokenResponse": <status>} in VICTIM mode. Never a token.
+     {"tokenRequest": true} / {"tokenResponse": <status>} in VICTIM mode, {"paused": <where>} before a
+     PAUSE stop. Never a token.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import signal
 import sys
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import httpx
 
-from tenant_integration import TenantIntegrationError, TokenManager
-from tenant_integration.storage.base import TokenStorage
+from tenant_integration import AsyncTokenManager, TenantIntegrationError, TokenManager
+from tenant_integration.storage.base import Lock, TokenStorage
 from tenant_integration.testing import sign_in_through_sandbox
 
 env = os.environ
 offset_ms = int(env.get("CLOCK_OFFSET_MS", "0"))
 victim = env.get("VICTIM")
+# Armed by the first go command (the warm-up call takes the lock too).
+pause: str | None = None
+T = TypeVar("T")
 
 
 def say(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
+
+
+def stop_here(where: str) -> None:
+    """Says where, then stops this process (SIGSTOP) until the test sends SIGCONT."""
+    say({"paused": where})
+    os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def is_refresh(request: httpx.Request) -> bool:
+    return request.url.path.endswith("/oauth/token") and b"refresh_token" in request.read()
+
+
+def pause_request(request: httpx.Request) -> bool:
+    """For PAUSE=in-flight or answered, at the first refresh: arms the stop; returns whether to stop
+    after the answer ("answered")."""
+    global pause
+    if pause not in ("in-flight", "answered") or not is_refresh(request):
+        return False
+    mode, pause = pause, None
+    if mode == "answered":
+        return True
+
+    def trace(name: str, info: object) -> None:
+        if name == "http11.receive_response_headers.started":
+            # A moment later, while this thread waits for the answer with its read timer running.
+            threading.Timer(0.2, stop_here, ["in-flight"]).start()
+
+    async def async_trace(name: str, info: object) -> None:
+        trace(name, info)
+
+    request.extensions["trace"] = async_trace if env.get("ASYNC") == "1" else trace
+    return False
+
+
+class PausingLock:
+    """The storage's lock, stopping this process (PAUSE=locked) right after it is taken, the first time."""
+
+    def __init__(self, inner: Lock) -> None:
+        self._inner = inner
+        self.is_held = getattr(inner, "is_held", lambda name: True)
+
+    def __call__(self, name: str, task: Callable[[], T]) -> T:
+        def paused() -> T:
+            global pause
+            if pause == "locked":
+                pause = None
+                stop_here("locked")
+            return task()
+
+        return self._inner(name, paused)
 
 
 class VictimTransport(httpx.BaseTransport):
@@ -58,17 +121,37 @@ class VictimTransport(httpx.BaseTransport):
                 response.read()
                 say({"tokenResponse": response.status_code})
             threading.Event().wait()  # held here until the test kills the process
-        return self._inner.handle_request(request)
+        stop_after = pause_request(request)
+        response = self._inner.handle_request(request)
+        if stop_after:
+            response.read()
+            stop_here("answered")
+        return response
 
     def close(self) -> None:
         self._inner.close()
+
+
+class AsyncPausingTransport(httpx.AsyncBaseTransport):
+    """The PAUSE points for AsyncTokenManager."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        stop_after = pause_request(request)
+        response = await self._inner.handle_async_request(request)
+        if stop_after:
+            await response.aread()
+            stop_here("answered")
+        return response
 
 
 def make_storage() -> TokenStorage:
     if env["STORAGE"] == "file":
         from tenant_integration.storage.file import FileStorage
 
-        return FileStorage(env["TOKEN_FILE"])
+        return FileStorage(env["TOKEN_FILE"], stale_after=float(env.get("STALE_S", "10")))
     import redis
 
     from tenant_integration.storage.redis import RedisStorage
@@ -79,15 +162,37 @@ def make_storage() -> TokenStorage:
     return RedisStorage(client, prefix=env["PREFIX"])
 
 
-manager = TokenManager(
-    base_url=env["TENANT_URL"],
-    client_id=env["CLIENT_ID"],
-    redirect_uri=env["REDIRECT_URI"],
-    scopes=["profile:read"],
-    storage=make_storage(),
-    now=lambda: time.time() + offset_ms / 1000,
-    transport=VictimTransport(),
-)
+storage = make_storage()
+assert storage.lock is not None
+options: dict[str, Any] = {
+    "base_url": env["TENANT_URL"],
+    "client_id": env["CLIENT_ID"],
+    "redirect_uri": env["REDIRECT_URI"],
+    "scopes": ["profile:read"],
+    "storage": storage,
+    "lock": PausingLock(storage.lock),
+    "now": lambda: time.time() + offset_ms / 1000,
+    "timeout": float(env.get("REQUEST_TIMEOUT_S", "10")),
+    "intent_wait": float(env.get("INTENT_WAIT_S", "20")),
+}
+loop = asyncio.new_event_loop()
+async_manager = AsyncTokenManager(**options, transport=AsyncPausingTransport()) if env.get("ASYNC") == "1" else None
+manager = TokenManager(**options, transport=VictimTransport())
+
+
+def access_token() -> str:
+    if async_manager is not None:
+        return loop.run_until_complete(async_manager.get_access_token())
+    return manager.get_access_token()
+
+
+def on_unauthorized(token: str) -> None:
+    if async_manager is not None:
+        loop.run_until_complete(async_manager.on_unauthorized(token))
+    else:
+        manager.on_unauthorized(token)
+
+
 refreshed = False
 
 
@@ -97,6 +202,8 @@ def on_refreshed(_: object) -> None:
 
 
 manager.on("tokens-refreshed", on_refreshed)
+if async_manager is not None:
+    async_manager.on("tokens-refreshed", on_refreshed)
 http = httpx.Client(trust_env=False, timeout=30.0)
 
 
@@ -104,7 +211,7 @@ def get_user() -> httpx.Response:
     """GET /api/v1/auth/user with a token; after a 401, ``on_unauthorized`` and one retry (as the client does)."""
 
     def call() -> tuple[str, httpx.Response]:
-        token = manager.get_access_token()
+        token = access_token()
         return token, http.get(
             f"{env['TENANT_URL']}/api/v1/auth/user",
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
@@ -113,7 +220,7 @@ def get_user() -> httpx.Response:
     token, response = call()
     if response.status_code != 401:
         return response
-    manager.on_unauthorized(token)
+    on_unauthorized(token)
     return call()[1]
 
 
@@ -138,7 +245,8 @@ def work() -> dict[str, Any]:
 
 
 def main() -> None:
-    global offset_ms
+    global offset_ms, pause
+    armed = False
     if env.get("SIGN_IN") == "1" and not manager.is_signed_in():
         sign_in_through_sandbox(manager)
     warm = work()
@@ -152,6 +260,8 @@ def main() -> None:
             break
         if isinstance(command.get("go"), int):
             offset_ms = command["go"]
+            if not armed:
+                armed, pause = True, env.get("PAUSE")
         say({"result": work()})
 
 
