@@ -10,8 +10,8 @@ VICTIM=before|after (optional): the first refresh request hangs before it is sen
 after the tenant answered but before the manager sees the answer ("after"), so that a test can
 SIGKILL the lock holder in the middle of a refresh;
 PAUSE=locked|in-flight|answered (optional): at the first refresh, the process stops itself with SIGSTOP
-(the test sends SIGCONT): "locked" right after taking the refresh lock (before its checks and its
-intent), "in-flight" 0.2 s after its request left (while it waits for the answer, its timer running;
+(the test sends SIGCONT): "locked" after taking the refresh lock and reading the record (before its
+checks and its intent), "in-flight" 0.2 s after its request left (while it waits for the answer, its timer running;
 a test makes the tenant slow), "answered" after the tenant's answer, before the manager reads it;
 STALE_S, REQUEST_TIMEOUT_S, INTENT_WAIT_S (optional): FileStorage's stale_after, the manager's timeout
 and intent_wait; ASYNC=1 (optional): AsyncTokenManager on one event loop instead of TokenManager.
@@ -88,21 +88,45 @@ def pause_request(request: httpx.Request) -> bool:
 
 
 class PausingLock:
-    """The storage's lock, stopping this process (PAUSE=locked) right after it is taken, the first time."""
+    """The storage's lock, telling :class:`PausingStorage` while a task runs under it."""
 
     def __init__(self, inner: Lock) -> None:
         self._inner = inner
         self.is_held = getattr(inner, "is_held", lambda name: True)
+        self.running = False
 
     def __call__(self, name: str, task: Callable[[], T]) -> T:
-        def paused() -> T:
-            global pause
-            if pause == "locked":
-                pause = None
-                stop_here("locked")
-            return task()
+        def under() -> T:
+            self.running = True
+            try:
+                return task()
+            finally:
+                self.running = False
 
-        return self._inner(name, paused)
+        return self._inner(name, under)
+
+
+class PausingStorage:
+    """The storage, stopping this process (PAUSE=locked) once it has read the token record under the lock."""
+
+    def __init__(self, inner: TokenStorage) -> None:
+        self._inner = inner
+        assert inner.lock is not None
+        self.lock = PausingLock(inner.lock)
+
+    def get(self, key: str) -> str | None:
+        global pause
+        value = self._inner.get(key)
+        if pause == "locked" and self.lock.running and key.endswith(":tokens"):
+            pause = None
+            stop_here("locked")
+        return value
+
+    def set(self, key: str, value: str) -> None:
+        self._inner.set(key, value)
+
+    def delete(self, key: str) -> None:
+        self._inner.delete(key)
 
 
 class VictimTransport(httpx.BaseTransport):
@@ -162,15 +186,14 @@ def make_storage() -> TokenStorage:
     return RedisStorage(client, prefix=env["PREFIX"])
 
 
-storage = make_storage()
-assert storage.lock is not None
+storage = PausingStorage(make_storage())
 options: dict[str, Any] = {
     "base_url": env["TENANT_URL"],
     "client_id": env["CLIENT_ID"],
     "redirect_uri": env["REDIRECT_URI"],
     "scopes": ["profile:read"],
     "storage": storage,
-    "lock": PausingLock(storage.lock),
+    "lock": storage.lock,
     "now": lambda: time.time() + offset_ms / 1000,
     "timeout": float(env.get("REQUEST_TIMEOUT_S", "10")),
     "intent_wait": float(env.get("INTENT_WAIT_S", "20")),
