@@ -5,10 +5,29 @@
  */
 
 /**
- * Runs `task` while holding the lock called `name`, and resolves or rejects with its result.
- * Implement it to coordinate through something else (a file lock, a database row).
+ * What a lock tells its task about the lock it holds: whether it is still the task's own. A holder
+ * that was paused (SIGSTOP, a suspended laptop, a long GC pause) may find its lock taken over by
+ * another process when it wakes; the token manager asks right before a refresh request leaves, and
+ * sends nothing when the answer is no.
+ *
+ * @example
+ * ```ts
+ * const lock: Lock = (name, task) => myLock.run(name, () => task({ isHeld: () => myLock.stillMine(name) }));
+ * ```
+ * @see RFC 9700 §4.14.2 (a refresh token presented twice revokes the family)
  */
-export type Lock = <T>(name: string, task: () => Promise<T>) => Promise<T>;
+export interface HeldLock {
+  /** Resolves `true` while the lock is still this task's own (a fresh check, not a cached flag), `false` once another holder has it or it is gone. */
+  isHeld(): Promise<boolean>;
+}
+
+/**
+ * Runs `task` while holding the lock called `name`, and resolves or rejects with its result.
+ * Implement it to coordinate through something else (a file lock, a database row). A lock that can
+ * tell whether it is still held passes a {@link HeldLock} to the task (the file and Redis locks do);
+ * without one, the manager cannot detect a lock taken over while its holder was paused.
+ */
+export type Lock = <T>(name: string, task: (held?: HeldLock) => Promise<T>) => Promise<T>;
 
 /**
  * The part of the Web Locks API (`navigator.locks`) that the manager uses: {@link webLock}, and the
@@ -61,7 +80,7 @@ export function processLock(): Lock {
   const tails = new Map<string, Promise<unknown>>();
   return (name, task) => {
     // One settled tail per name (a manager uses one name), so the map stays as small as the names.
-    const run = Promise.resolve(tails.get(name)).then(task);
+    const run = Promise.resolve(tails.get(name)).then(() => task());
     tails.set(name, run.catch(() => {}));
     return run;
   };

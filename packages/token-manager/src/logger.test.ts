@@ -78,7 +78,7 @@ describe("the logger option", () => {
     await signIn(h.tm);
     h.server.queue.push(
       () => new Response("busy", { status: 503 }),
-      () => Promise.reject(new TypeError("fetch failed")),
+      () => Promise.reject(new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) })),
       () => json(400, { error: "invalid_grant" }),
     );
     h.clock.advance(900_000);
@@ -88,7 +88,7 @@ describe("the logger option", () => {
       "info POST /oauth/token 503 Nms (attempt 1)",
       "warn Refresh attempt 1 failed (HTTP 503); retrying in Nms",
       "error POST /oauth/token no answer Nms (attempt 2)",
-      "warn Refresh attempt 2 failed (no answer); retrying in Nms",
+      "warn Refresh attempt 2 failed (no connection); retrying in Nms",
       "info POST /oauth/token 400 Nms (attempt 3)",
       "warn Session ended (invalid_grant)",
     ]);

@@ -479,42 +479,57 @@ describe("refresh failures", () => {
     expect(h.calls).toHaveLength(1);
   });
 
-  it("retries a 5xx with bounded backoff and succeeds", async () => {
+  it("retries a 503 and a 429 (refused unprocessed: the refresh token is still current) with bounded backoff and succeeds", async () => {
     const h = await signedIn();
-    h.server.queue.push(() => new Response("busy", { status: 503 }), () => new Response("oops", { status: 500 }));
+    h.server.queue.push(() => new Response("busy", { status: 503 }), () => new Response("slow down", { status: 429 }));
     h.clock.advance(900_000);
     expect(await h.tm.getAccessToken()).toBe("at_2");
     expect(h.calls).toHaveLength(3);
   });
 
-  it("keeps the tokens and throws TransientError after the bounded retries of a 5xx", async () => {
+  it("retries a refresh whose connection could not be made (ECONNREFUSED, ENOTFOUND): it never left this machine", async () => {
     const h = await signedIn();
-    const down = () => new Response("<html>502</html>", { status: 502 });
-    h.server.queue.push(down, down, down, down);
+    const refused = (code: string) => () => Promise.reject(new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) }));
+    h.server.queue.push(refused("ECONNREFUSED"), refused("ENOTFOUND"));
+    h.clock.advance(900_000);
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(h.calls).toHaveLength(3);
+  });
+
+  it.each([
+    ["a 500", () => new Response("oops", { status: 500 })],
+    ["a 502", () => new Response("<html>502</html>", { status: 502 })],
+    ["a 504", () => new Response("", { status: 504 })],
+    ["a timeout", () => Promise.reject(new DOMException("The operation timed out.", "TimeoutError"))],
+    ["a connection reset", () => Promise.reject(new TypeError("fetch failed", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) }))],
+    ["a network error of unknown cause", () => Promise.reject(new TypeError("fetch failed"))],
+  ])("does not retry a refresh after %s (the request may have reached the tenant and rotated the token), keeps the tokens and throws TransientError", async (_, answer) => {
+    const h = await signedIn();
+    h.server.queue.push(answer);
     h.clock.advance(900_000);
     const error = await h.tm.getAccessToken().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     expect(error).not.toBeInstanceOf(SessionEndedError);
-    expect(error).toMatchObject({ code: "TRANSIENT", status: 502, attempts: 3 });
+    expect(error).toMatchObject({ code: "TRANSIENT", attempts: 1 });
+    expect(h.calls).toHaveLength(1);
+    expect(await stored(h.storage)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+    // The next call presents the same token again: the session goes on if the lost request never
+    // reached the tenant (here it did not rotate), and ends if it did.
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+  });
+
+  it("keeps the tokens and throws TransientError after the bounded retries of a 503", async () => {
+    const h = await signedIn();
+    const down = () => new Response("busy", { status: 503 });
+    h.server.queue.push(down, down, down, down);
+    h.clock.advance(900_000);
+    const error = await h.tm.getAccessToken().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect(error).toMatchObject({ code: "TRANSIENT", status: 503, attempts: 3 });
     expect(h.calls).toHaveLength(3);
     expect(await stored(h.storage)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
     h.server.queue.length = 0;
     expect(await h.tm.getAccessToken()).toBe("at_2");
-  });
-
-  it("keeps the tokens and throws TransientError on network errors, 429 and timeouts", async () => {
-    const h = await signedIn({ retry: { attempts: 3, baseDelayMs: 0 } });
-    h.server.queue.push(
-      () => Promise.reject(new TypeError("fetch failed")),
-      () => new Response("", { status: 429 }),
-      () => Promise.reject(new DOMException("The operation timed out.", "TimeoutError")),
-    );
-    h.clock.advance(900_000);
-    const error = await h.tm.getAccessToken().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TransientError);
-    expect(error).toMatchObject({ status: undefined, attempts: 3 });
-    expect((error as Error).cause).toBeInstanceOf(Error);
-    expect(await stored(h.storage)).toMatchObject({ refresh_token: "rt_1" });
   });
 
   it("makes exactly `attempts` requests", async () => {

@@ -9,7 +9,7 @@ import { isString, type RandomSource } from "./encoding.js";
 import { describe, fail, type OAuthErrorFields, OAuthResponseError, SessionEndedError, TokenManagerError, TransientError } from "./errors.js";
 import type { FetchLike } from "./fetch.js";
 import { createLog, type Logger, type LogLevel } from "./logger.js";
-import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
+import { processLock, webLock, type HeldLock, type Lock, type LockManagerLike } from "./lock.js";
 import { callbackTarget, need, parseUrl, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
 import { sanitize, scrub } from "./redact.js";
@@ -50,10 +50,26 @@ export interface TokenManagerOptions {
   lock?: Lock;
   /** The bounded wait for the Web Lock before it is stolen, in milliseconds (default 20 000). */
   lockTimeoutMs?: number;
-  /** The timeout of each request, in milliseconds (default 10 000). */
+  /**
+   * The timeout of each request, in milliseconds of time this process ran (default 10 000): a process
+   * that was stopped (SIGSTOP, a suspended laptop) reads the answer that arrived meanwhile before its
+   * timeout counts on.
+   */
   requestTimeoutMs?: number;
-  /** Retries of a refresh after a network error, 429 or 5xx: total attempts (default 3) and first delay (default 300 ms, doubled each time). */
+  /**
+   * Retries of a refresh whose request never reached the tenant (no connection could be made) or was
+   * refused unprocessed (429, 503): total attempts (default 3) and first delay (default 300 ms,
+   * doubled each time). A failure after the request may have reached the tenant (a timeout, a
+   * connection lost, any other 5xx) is never retried: the tenant may have rotated the refresh token.
+   */
   retry?: { attempts?: number; baseDelayMs?: number };
+  /**
+   * With a storage that processes share (one with a `lock`, or the `lock` option): how long a process
+   * that finds another's refresh intent on the refresh token it would present waits for that refresh
+   * to be stored before presenting the token itself, in milliseconds (default 20 000; the README,
+   * "Paused processes", says what happens after it).
+   */
+  intentWaitMs?: number;
   /** Where log lines go (default: none). `console` fits, and so does a pino logger; no line carries a token, code, verifier, state, header value or body. */
   logger?: Logger;
   /** The least severe level written (default `"info"`: one line per request, refreshes, sign-in, revocation; `"debug"` adds lock waits and storage reads). */
@@ -223,6 +239,72 @@ export interface TokenManager {
  * Records stay inside the manager's closure: no method, event or error returns or carries one (the
  * manager hands out the access token string alone, and copies what it tells into new objects).
  */
+/**
+ * The refresh intent, stored at `<prefix>intent` right before a refresh request leaves and deleted
+ * once its outcome is stored: which refresh token (a SHA-256 fingerprint, never the token), which
+ * refresh (a random id), since when, and, where known, the holder's pid and host. The format is
+ * spec/token-store/intent-record.schema.json.
+ */
+interface Intent {
+  readonly fingerprint: string;
+  readonly holder: string;
+  readonly since: number;
+  readonly pid?: number;
+  readonly host?: string;
+}
+
+/** Thrown inside the lock when it was found no longer held right before a refresh would leave: nothing was sent; the lock is taken again. */
+class LockLost extends Error {}
+
+/** Thrown inside the lock when another refresh's live intent names the token: the lock is released, the intent waited for, and the lock taken again. */
+class IntentPending extends Error {
+  constructor(
+    readonly intent: Intent,
+    readonly recordId: string,
+  ) {
+    super("refresh intent pending");
+  }
+}
+
+/** The lowercase hex SHA-256 of a refresh token: names it in the intent without revealing it. */
+const fingerprint = async (token: string): Promise<string> =>
+  Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token))), (b) => b.toString(16).padStart(2, "0")).join("");
+
+/** Error codes of a connection that was never made: the request did not leave this machine. */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
+/** Whether a fetch failure says (in it or its causes) that no connection was made. */
+const neverSent = (e: unknown): boolean => {
+  for (let c = e as { code?: unknown; cause?: unknown } | undefined, depth = 0; c && depth < 5; c = c.cause as typeof c, depth++) {
+    if (typeof c.code === "string" && NOT_SENT.has(c.code)) return true;
+  }
+  return false;
+};
+
+/**
+ * Aborts `controller` after `ms` milliseconds of time this process ran. A tick that comes far later
+ * than asked means the process was stopped (SIGSTOP, a suspended machine, a debugger): that time is
+ * not the tenant's, and the tick only re-arms, so that an answer that arrived meanwhile is read
+ * before the timeout counts on.
+ */
+const runningTimeout = (controller: AbortController, ms: number): (() => void) => {
+  const step = Math.min(ms, 250);
+  let ran = 0;
+  let last = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const arm = (delay: number) => ((timer = setTimeout(tick, delay)) as { unref?(): void }).unref?.();
+  const tick = () => {
+    const at = performance.now();
+    const gap = at - last;
+    last = at;
+    if (gap > step + 1_000) return arm(step);
+    ran += gap;
+    if (ran >= ms) controller.abort(new DOMException("The request timed out.", "TimeoutError"));
+    else arm(Math.min(step, ms - ran));
+  };
+  arm(step);
+  return () => clearTimeout(timer);
+};
+
 interface TokenRecord {
   readonly access_token: string;
   readonly refresh_token: string;
@@ -295,6 +377,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     random,
     refreshLeewayMs = 60_000,
     retry: { attempts = 3, baseDelayMs = 300 } = {},
+    intentWaitMs = 20_000,
   } = options;
   const base = tenantBase(options.baseUrl);
   const redirectUri = String(options.redirectUri);
@@ -313,6 +396,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const mark = <T>(t: TokenRecord, task: (lock?: unknown) => T) => locks!.request(key + "rotated:" + t.id, { ifAvailable: true }, task);
   const TOKENS = key + "tokens";
   const PENDING = key + "pending";
+  const INTENT = key + "intent";
+  // Refresh intents only where processes share the storage through a lock of their own (file,
+  // Redis, a lock given): tabs coordinate through Web Locks and their rotation markers.
+  const intents = ownLock !== undefined;
+  const identity = storage.processIdentity;
   // With a storage the tabs share, the tabs tell each other of sign-ins and sign-outs. Only then: an
   // open channel keeps Node, Deno and Bun processes alive (unref'd where that exists).
   const channel =
@@ -327,6 +415,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   // Until when (in `now()` ms) unsaved tokens are served without trying their write again.
   let retryWriteAfter = 0;
   let inflight: Promise<string> | undefined;
+  // The intent this manager stored and has not yet cleared (its refresh's tokens are not stored yet).
+  let ownIntent: Intent | undefined;
+  // Failures (by identity) of requests that never left: the only network failures a refresh retries.
+  const unsent = new WeakSet<object>();
   // Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens.
   let generation = 0;
   const listeners: Record<string, Set<(payload: never) => void> | undefined> = {};
@@ -394,6 +486,8 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     let response: Response;
     let text: string;
     const started = performance.now();
+    const controller = new AbortController();
+    const stopTimer = runningTimeout(controller, options.requestTimeoutMs ?? 10_000);
     /** The one line per request: `info` with its status, `error` when no answer came. */
     const logRequest = (status?: number) => {
       const durationMs = Math.round(performance.now() - started);
@@ -408,12 +502,16 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         body,
         // The token must never follow a redirect to another origin.
         redirect: "manual",
-        signal: AbortSignal.timeout(options.requestTimeoutMs ?? 10_000),
+        signal: controller.signal,
       });
       text = await response.text();
     } catch (e) {
       logRequest();
-      throw new TransientError(undefined, attempt, sanitize(e, secrets));
+      const error = new TransientError(undefined, attempt, sanitize(e, secrets));
+      if (neverSent(e)) unsent.add(error);
+      throw error;
+    } finally {
+      stopTimer();
     }
     const { status } = response;
     logRequest(status);
@@ -479,8 +577,22 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     } catch (e) {
       retryWriteAfter = now() + UNSAVED_RETRY_MS;
       emit("storage-failed", { error: e as TokenManagerError });
+      retryWriteLater();
       return undefined;
     }
+  };
+
+  /**
+   * After a failed write of fresh tokens, tries it again in a second even if no call comes: the
+   * storage may have come back with the old record (Redis restarted from its append-only file), and
+   * the others, honouring this process's intent, wait for exactly this write. On a timer that does
+   * not keep a Node process alive.
+   */
+  const retryWriteLater = (): void => {
+    const timer = setTimeout(() => {
+      if (unsaved && current === unsaved && fresh(unsaved)) getAccessToken().catch(() => {});
+    }, UNSAVED_RETRY_MS + 10);
+    (timer as { unref?(): void }).unref?.();
   };
 
   const load = async (): Promise<TokenRecord | undefined> => {
@@ -511,45 +623,129 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     return now() - receivedAt(t) < lifetime - Math.min(refreshLeewayMs, lifetime / 2);
   };
 
-  const refresh = async (stored: TokenRecord, again?: boolean): Promise<string> => {
+  /** Reads the refresh intent; `undefined` when there is none or it is unreadable. */
+  const readIntent = async (): Promise<Intent | undefined> => {
+    const intent = parseJson(await storage.get(INTENT)) as Partial<Intent>;
+    const valid = isString(intent.fingerprint) && isString(intent.holder) && typeof intent.since === "number";
+    return valid ? (intent as Intent) : undefined;
+  };
+
+  /** Deletes the intent if it is still `intent` (another holder's is left alone); failures are left to the bound. */
+  const dropIntent = async (intent: Intent | undefined): Promise<void> => {
+    if (!intent) return;
+    if (ownIntent === intent) ownIntent = undefined;
+    try {
+      if ((await readIntent())?.holder === intent.holder) await storage.delete(INTENT);
+    } catch {
+      // Left behind, it holds the others back for at most intentWaitMs.
+    }
+  };
+
+  /** When this process first saw each live intent (by holder id), on the monotonic clock: its wait is bounded from then. */
+  const intentSeen = new Map<string, number>();
+
+  /**
+   * Before presenting `stored`'s refresh token: the live intent of another refresh with that same
+   * token, which must be waited for, or `undefined` to go on. Goes on (with a warning) when the
+   * intent's holder is known to have exited, or the intent is older than `intentWaitMs` or has been
+   * waited on that long.
+   */
+  const blockingIntent = async (stored: TokenRecord): Promise<Intent | undefined> => {
+    const intent = await store(readIntent);
+    if (!intent || intent.fingerprint !== (await fingerprint(stored.refresh_token))) return undefined;
+    const holder = intent.pid === undefined ? "another process" : `process ${intent.pid} on ${intent.host ?? "an unknown host"}`;
+    if (intent.pid !== undefined && intent.host !== undefined && identity?.gone(intent.host, intent.pid)) {
+      log("warn", { pid: intent.pid }, `The refresh intent on this refresh token was left by ${holder}, which has exited; presenting the token (if its request had reached the tenant, the tenant ends the session)`);
+      return undefined;
+    }
+    if (intentSeen.size > 16) intentSeen.clear();
+    const first = !intentSeen.has(intent.holder);
+    const seen = intentSeen.get(intent.holder) ?? performance.now();
+    intentSeen.set(intent.holder, seen);
+    const ageMs = now() - intent.since;
+    const waitedMs = performance.now() - seen;
+    if (ageMs >= intentWaitMs || waitedMs >= intentWaitMs) {
+      log("warn", { ageMs: Math.round(ageMs), waitedMs: Math.round(waitedMs) }, `The refresh by ${holder} with this refresh token was not stored within intentWaitMs (${intentWaitMs} ms); presenting the token (if that refresh had reached the tenant, the tenant ends the session)`);
+      return undefined;
+    }
+    if (first) log("info", { holder }, `Waiting for the refresh by ${holder} with the same refresh token to be stored`);
+    return intent;
+  };
+
+  /**
+   * Waits, outside the lock (the intent's holder may need it to write its tokens back), until the
+   * record is no longer `recordId`, the intent is no longer `intent`, or its bound has passed.
+   */
+  const awaitIntent = async ({ intent, recordId }: IntentPending): Promise<void> => {
+    const until = (intentSeen.get(intent.holder) ?? performance.now()) + intentWaitMs;
+    while (performance.now() < until) {
+      await sleep(50);
+      if ((await load().catch(() => undefined))?.id !== recordId) return;
+      if ((await readIntent().catch(() => undefined))?.holder !== intent.holder) return;
+      if (intent.pid !== undefined && intent.host !== undefined && identity?.gone(intent.host, intent.pid)) return;
+    }
+  };
+
+  const refresh = async (stored: TokenRecord, again?: boolean, held?: HeldLock): Promise<string> => {
     const gen = generation;
     const { access_token, refresh_token } = stored;
+    let intent: Intent | undefined;
+    if (intents) {
+      // Checked before the intent is written too: a holder whose lock was taken over while it was
+      // paused must not replace the new holder's intent.
+      if (held && !(await held.isHeld())) throw new LockLost();
+      const who = identity ? { pid: identity.pid, host: identity.host } : {};
+      intent = { fingerprint: await fingerprint(refresh_token), holder: createState(), since: now(), ...who };
+      try {
+        await storage.set(INTENT, JSON.stringify(intent));
+        ownIntent = intent;
+      } catch {
+        // An unwritable storage (a full disk) must not stop the refresh: the lock still makes it the
+        // only one, and the new tokens are kept in memory if their write fails too.
+        log("warn", {}, "The refresh intent could not be stored; refreshing under the lock alone");
+        intent = undefined;
+      }
+    }
     log("info", {}, "Refresh started");
     for (let attempt = 1; ; attempt++) {
+      let tokens: TokenRecord;
       try {
-        const tokens = await tokenRequest(
+        if (intents) {
+          // The last checks, right before the request leaves: the record is still the one read (no
+          // other process stored a refresh meanwhile), and the lock is still this process's own.
+          const latest = await load();
+          if (latest?.id !== stored.id) {
+            await dropIntent(intent);
+            log("info", {}, "The stored tokens changed before the refresh left; using them");
+            return obtain(again, 0, held);
+          }
+          if (held && !(await held.isHeld())) {
+            await dropIntent(intent);
+            throw new LockLost();
+          }
+        }
+        tokens = await tokenRequest(
           { grant_type: "refresh_token", refresh_token, client_id: clientId },
           known(access_token, refresh_token),
           stored,
           attempt,
         );
-        if (gen !== generation) fail("NOT_SIGNED_IN");
-        // Under the refresh lock (so before any other tab reads), and even if the write below fails:
-        // tabs whose localStorage still shows the old record learn from the lock manager (coherent
-        // across tabs, unlike localStorage) that it is gone. Held for a bounded time, on a timer that
-        // does not keep a Node process alive.
-        if (locks)
-          await new Promise<void>((granted) =>
-            mark(stored, () => {
-              granted();
-              return new Promise((r) => (setTimeout(r, 30_000) as { unref?(): void }).unref?.());
-            }).catch(granted),
-          );
-        const info = await commitOrReport(tokens);
-        if (info) {
-          log("info", { expiresAt: info.expiresAt }, "Refresh finished");
-          emit("tokens-refreshed", info);
-        } else {
-          log("warn", {}, "Refresh finished, but the tokens could not be stored; the write is retried on a later call");
-        }
-        return tokens.access_token;
       } catch (e) {
-        if (e instanceof TransientError && attempt < attempts) {
+        if (e instanceof LockLost) throw e;
+        // Retried only when the request cannot have reached the tenant (no connection was made) or
+        // the tenant refused it unprocessed (429, 503): the refresh token it presented is then
+        // still the current one. Any other failure may have rotated it: not retried.
+        const retryable = e instanceof TransientError && (unsent.has(e) || e.status === 429 || e.status === 503);
+        if (retryable && attempt < attempts) {
           const delayMs = Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000);
-          const outcome = e.status ? "HTTP " + e.status : "no answer";
+          const outcome = e.status ? "HTTP " + e.status : "no connection";
           log("warn", { attempt, status: e.status, delayMs }, `Refresh attempt ${attempt} failed (${outcome}); retrying in ${delayMs}ms`);
           await sleep(delayMs);
           continue;
+        }
+        await dropIntent(intent);
+        if (e instanceof TransientError && !retryable) {
+          log("warn", { status: e.status }, "The refresh failed after its request may have reached the tenant; not retried (the refresh token may have been rotated)");
         }
         // Of what the try throws, only an OAuthResponseError has an `error` field.
         if ((e as OAuthResponseError).error !== "invalid_grant") throw e;
@@ -564,7 +760,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
             if ((readError as TokenManagerError).code !== "NOT_SIGNED_IN") throw readError;
           }
         }
-        if (latest && latest.refresh_token !== refresh_token) return obtain(true);
+        if (latest && latest.refresh_token !== refresh_token) return obtain(true, 0, held);
         const ended = new SessionEndedError((e as OAuthResponseError).status, e as OAuthResponseError);
         if (gen === generation) {
           log("warn", { status: ended.status }, "Session ended (invalid_grant)");
@@ -576,11 +772,37 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         }
         throw ended;
       }
+      if (gen !== generation) {
+        await dropIntent(intent);
+        fail("NOT_SIGNED_IN");
+      }
+      // Under the refresh lock (so before any other tab reads), and even if the write below fails:
+      // tabs whose localStorage still shows the old record learn from the lock manager (coherent
+      // across tabs, unlike localStorage) that it is gone. Held for a bounded time, on a timer that
+      // does not keep a Node process alive.
+      if (locks)
+        await new Promise<void>((granted) =>
+          mark(stored, () => {
+            granted();
+            return new Promise((r) => (setTimeout(r, 30_000) as { unref?(): void }).unref?.());
+          }).catch(granted),
+        );
+      const info = await commitOrReport(tokens);
+      if (info) {
+        // Stored: the intent has done its job. Kept while the write fails, so that the others do
+        // not present the old token while this process writes the new one again.
+        await dropIntent(intent);
+        log("info", { expiresAt: info.expiresAt }, "Refresh finished");
+        emit("tokens-refreshed", info);
+      } else {
+        log("warn", {}, "Refresh finished, but the tokens could not be stored; the write is retried on a later call");
+      }
+      return tokens.access_token;
     }
   };
 
   /** Runs under the lock: re-reads storage, and refreshes only if what it finds is not usable. */
-  const obtain = async (again?: boolean, polls = 0): Promise<string> => {
+  const obtain = async (again?: boolean, polls = 0, held?: HeldLock): Promise<string> => {
     // With a record whose write failed, storage is still read first: another process may have stored
     // newer tokens meanwhile (or the write went through after all), and those must not be overwritten
     // with ours, whose refresh token may be rotated away by now. Ours is written again only over a
@@ -589,10 +811,17 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     if (unsaved) {
       if (stored && supersedes(stored, unsaved)) unsaved = undefined;
       else await commitOrReport((stored = unsaved));
+      // Written (or superseded): this process's intent on the old token has done its job.
+      if (!unsaved) await dropIntent(ownIntent);
     }
     if (!stored) return fail("NOT_SIGNED_IN");
     if (!fresh(stored) || stored.access_token === rejected) {
-      if (!locks || (await mark(stored, (l) => l))) return refresh(stored, again);
+      if (intents) {
+        const intent = await blockingIntent(stored);
+        // Released, and waited for outside the lock (see getAccessToken).
+        if (intent) throw new IntentPending(intent, stored.id);
+      }
+      if (!locks || (await mark(stored, (l) => l))) return refresh(stored, again, held);
       // Marked rotated away: this tab's storage lags behind. Never send that refresh token: re-read
       // (bounded) until the record that replaced it shows, and decide again with that one.
       if (polls > 99) throw new TransientError(undefined, 0);
@@ -618,6 +847,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       retryWriteAfter = now() + UNSAVED_RETRY_MS;
       log("warn", {}, "The tokens could not be written again (storage or lock unavailable); they stay in use");
       emit("storage-failed", { error });
+      retryWriteLater();
       return held.access_token;
     });
 
@@ -627,12 +857,27 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     if (current && fresh(current) && (!unsaved || (current === unsaved && now() < retryWriteAfter))) return current.access_token;
     if (!inflight) {
       log("debug", {}, "Waiting for the refresh lock");
-      const underLock = () => {
+      const underLock = (heldLock?: HeldLock) => {
         log("debug", {}, "Refresh lock taken; reading the tokens from storage");
-        return obtain();
+        return obtain(false, 0, heldLock);
       };
+      /**
+       * Takes the lock again when it was found lost before a refresh left (this process was paused
+       * and another took it over), and after waiting for another refresh's intent.
+       */
+      const locked = (tries = 1): Promise<string> =>
+        lock(key + "lock", underLock).catch(async (e: unknown) => {
+          if (e instanceof IntentPending) {
+            await awaitIntent(e);
+            return locked(tries);
+          }
+          if (!(e instanceof LockLost)) throw e;
+          log("warn", { tries }, "The refresh lock was taken over while this process held it (paused?); nothing was sent; taking the lock again");
+          if (tries >= 3) throw new TransientError(undefined, 0);
+          return locked(tries + 1);
+        });
       const held = unsaved && current === unsaved && fresh(unsaved) ? unsaved : undefined;
-      const run = lock(key + "lock", underLock);
+      const run = locked();
       inflight = (held ? servingUnsaved(run, held) : run).finally(() => (inflight = undefined));
     }
     return inflight;

@@ -5,7 +5,7 @@
  * @see RFC 9700 §4.14.2 (refresh token rotation), RFC 6749 §6
  */
 import type { Lock } from "@tenant-integration/token-manager";
-import { script, send, type RedisClientLike } from "./client.js";
+import { script, send, text, type RedisClientLike } from "./client.js";
 import { RedisStoreError } from "./errors.js";
 
 /**
@@ -74,7 +74,9 @@ function newOwner(): string {
  * jitter until it gets it or `waitTimeoutMs` runs out; renews the lease every `renewEveryMs` while
  * the task runs (compare-and-`PEXPIRE`); and releases it when the task settles (compare-and-`DEL`),
  * so a lock taken over by someone else after an expiry is never released by the late holder (which
- * reports the lost lease to `onLeaseLost`).
+ * reports the lost lease to `onLeaseLost`). The task gets a `HeldLock` whose `isHeld()` reads the key
+ * (`GET`) and says whether it still holds this owner's value: the token manager asks right before a
+ * refresh request leaves, and sends nothing when a paused holder's lease was taken over.
  * `redisStorage` carries one, so most apps never call this.
  *
  * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option. The returned lock
@@ -152,7 +154,15 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
     // A chain of timeouts, not an interval: a slow renewal never overlaps the next one.
     const schedule = () => unref((timer = setTimeout(renew, renewEveryMs)));
     schedule();
-    return async () => {
+    /** Whether the lease is still this owner's: a fresh `GET`, after no loss was seen. */
+    const isHeld = async (): Promise<boolean> => {
+      if (stopped) return false;
+      const value = text(await send(client, ["GET", key], key, "LOCK_UNAVAILABLE"));
+      if (value === owner) return true;
+      lost("the lease was found taken over (or expired) before the task's next step");
+      return false;
+    };
+    const release = async () => {
       stopped = true;
       clearTimeout(timer as Parameters<typeof clearTimeout>[0]);
       let released: unknown;
@@ -164,15 +174,16 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
       }
       if (Number(released) !== 1) lost("at release the lock was no longer this owner's (the lease expired under the task)");
     };
+    return { release, isHeld };
   };
 
   return async (name, task) => {
     const key = prefix + name;
     const owner = newOwner();
     await acquire(key, owner);
-    const release = hold(key, owner);
+    const { release, isHeld } = hold(key, owner);
     try {
-      return await task();
+      return await task({ isHeld });
     } finally {
       await release();
     }

@@ -4,6 +4,7 @@
  * @see RFC 6749 §10.4 (refresh tokens), RFC 9700 §4.14.2 (rotation)
  */
 import type { Lock, TokenStorage } from "@tenant-integration/token-manager";
+import { processIdentity } from "@tenant-integration/token-manager/node";
 import { send, text, type RedisClientLike } from "./client.js";
 import { RedisStoreError } from "./errors.js";
 import { redisLock, type RedisLockOptions } from "./lock.js";
@@ -92,6 +93,7 @@ export function redisStorage(client: RedisClientLike, options: RedisStorageOptio
 
   return {
     lock,
+    processIdentity: processIdentity(),
     async get(name) {
       const key = prefix + name;
       const value = text(await send(client, ["GET", key], key));

@@ -1,20 +1,27 @@
 /**
  * A cross-process lock on one machine: a lock directory beside a file, taken with `proper-lockfile`
- * (atomic `mkdir`, an mtime kept fresh by its live holder, stale detection), with a bounded wait.
+ * (atomic `mkdir`, an mtime kept fresh by its live holder, stale detection), naming its holder's pid
+ * and host in an owner file, with a bounded wait.
  *
  * @see RFC 9700 §4.14.2 (refresh token rotation: one refresh at a time)
  */
+import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import { mkdir, rmdir, stat } from "node:fs/promises";
+import { mkdir, readFile, rmdir, stat, unlink, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { join } from "node:path";
 import lockfile from "proper-lockfile";
+import type { HeldLock } from "../lock.js";
 import { FileStorageError } from "./file-storage-error.js";
+import { isGone } from "./process-identity.js";
 
 /** Options of {@link fileLock}. */
 export interface FileLockOptions {
   /**
    * After how many milliseconds without an update from its holder a lock counts as abandoned and may
-   * be taken over (default 10 000, at least 2 000). A live holder refreshes its lock every quarter of
-   * this (at least every second), so only a killed or frozen holder is declared stale.
+   * be taken over (default 10 000, at least 2 000), when its holder cannot be checked (no owner file,
+   * or another host). A live holder refreshes its lock every quarter of this (at least every second).
+   * A holder on this host is taken over when it has exited, at once, and never while it lives.
    */
   staleMs?: number;
   /** How long to wait for the lock before failing with `LOCK_TIMEOUT` (default 30 000). */
@@ -31,12 +38,47 @@ const releasing = new Set<string>();
 const tails = new Map<string, Promise<unknown>>();
 
 /**
+ * The name of the owner file inside a lock directory: one line of JSON,
+ * `{"pid":<int>,"host":"<os.hostname()>","id":"<random hex>","since":<ms since epoch>}`, written by
+ * the holder right after its `mkdir`. proper-lockfile (and any reader of the directory alone) still
+ * sees the directory as the lock; the file only adds who holds it.
+ */
+export const OWNER_FILE = "owner";
+
+/** The holder a lock directory names, when its owner file is there and readable. */
+export interface LockOwner {
+  readonly pid: number;
+  readonly host: string;
+  readonly id: string;
+  readonly since: number;
+}
+
+/** Reads the owner file of `lockPath`; `undefined` when absent or unreadable (an older writer, a holder killed before writing it). */
+export async function readOwner(lockPath: string): Promise<LockOwner | undefined> {
+  try {
+    const owner = JSON.parse(await readFile(join(lockPath, OWNER_FILE), "utf8")) as Partial<LockOwner>;
+    if (typeof owner.pid === "number" && typeof owner.host === "string" && typeof owner.id === "string" && typeof owner.since === "number") return owner as LockOwner;
+  } catch {}
+  return undefined;
+}
+
+/** Removes a lock directory and its owner file (either may be gone already). */
+async function removeLock(lockPath: string): Promise<void> {
+  await unlink(join(lockPath, OWNER_FILE)).catch(() => {});
+  await rmdir(lockPath).catch((e: unknown) => (errno(e) === "ENOENT" ? undefined : Promise.reject(e)));
+}
+
+/**
  * Removes a stale lock directory only while holding a second, short-lived "steal" directory, and only
  * if the lock is still stale then. proper-lockfile alone would let two waiters that both saw the old
  * lock as stale remove it one after the other, the second removing the first's fresh lock, so that
  * both would hold it (and both refresh with one refresh token): 3 runs out of 3 of the test "processes
- * finding a stale lock at the same moment" did, without this gate. What remains is a frozen holder
- * that wakes and releases between the stat and the rmdir below, a window of microseconds.
+ * finding a stale lock at the same moment" did, without this gate.
+ *
+ * Stale is decided by the owner file first: a holder on this host that is still alive (paused with
+ * SIGSTOP, a suspended laptop) is never taken over, however old the mtime; one that has exited
+ * (`kill(pid, 0)` fails with ESRCH) is taken over at once, however fresh the mtime. Only without an
+ * owner file, or with a holder on another host (a shared network disk), does the mtime decide.
  *
  * @see https://github.com/moxystudio/node-proper-lockfile/issues/121 (the race, open upstream)
  */
@@ -54,42 +96,74 @@ async function removeStale(lockPath: string, staleMs: number): Promise<void> {
   }
   try {
     const lockStat = await stat(lockPath).catch((e: unknown) => (errno(e) === "ENOENT" ? undefined : Promise.reject(e)));
-    if (lockStat && lockStat.mtimeMs >= Date.now() - staleMs) throw Object.assign(new Error("Lock was taken meanwhile"), { code: "ELOCKED" });
-    if (lockStat) await rmdir(lockPath).catch((e: unknown) => (errno(e) === "ENOENT" ? undefined : Promise.reject(e)));
+    if (!lockStat) return;
+    const owner = await readOwner(lockPath);
+    const dead = owner !== undefined && isGone(owner.host, owner.pid);
+    if (!dead) {
+      if (owner && owner.host === hostname()) throw Object.assign(new Error("Lock holder is alive"), { code: "ELOCKED" });
+      if (lockStat.mtimeMs >= Date.now() - staleMs) throw Object.assign(new Error("Lock was taken meanwhile"), { code: "ELOCKED" });
+    }
+    await removeLock(lockPath);
   } finally {
     await rmdir(gate).catch(() => {});
   }
 }
 
-/** proper-lockfile's fs, whose `rmdir` of a lock it is not releasing goes through {@link removeStale}. */
+/**
+ * proper-lockfile's fs: its `rmdir` of a lock it is not releasing goes through {@link removeStale};
+ * its releases (and its removal at process exit) remove the owner file first.
+ */
 function guardedFs(staleMs: number): typeof fs {
   return {
     ...fs,
     rmdir: ((path: string, callback: (e: NodeJS.ErrnoException | null) => void) => {
-      if (releasing.has(path)) return fs.rmdir(path, callback);
+      if (releasing.has(path)) return fs.unlink(join(path, OWNER_FILE), () => fs.rmdir(path, callback));
       removeStale(path, staleMs).then(() => callback(null), callback);
     }) as typeof fs.rmdir,
+    rmdirSync: ((path: string) => {
+      try {
+        fs.unlinkSync(join(path, OWNER_FILE));
+      } catch {}
+      fs.rmdirSync(path);
+    }) as typeof fs.rmdirSync,
   };
+}
+
+/** Says who holds `lockPath` for a LOCK_TIMEOUT message: a pid and whether it runs on this host. */
+async function describeHolder(lockPath: string): Promise<string> {
+  const owner = await readOwner(lockPath);
+  if (!owner) return "another process";
+  if (owner.host !== hostname()) return `process ${owner.pid} on host ${owner.host}`;
+  const lockStat = await stat(lockPath).catch(() => undefined);
+  const quiet = lockStat ? Math.max(0, Math.round(Date.now() - lockStat.mtimeMs)) : 0;
+  return `process ${owner.pid} on this host, which is alive but has not updated the lock for ${quiet} ms (stopped or paused? it is not taken over while it lives)`;
 }
 
 /**
  * Runs `task` while holding the lock directory `lockPath` (created beside the file it guards; the
  * parent directory must exist). Waits for a holder in another process by polling every 10–50 ms
- * (randomized, so waiters do not move in step), for at most `timeoutMs`. A holder that was killed
- * stops updating its lock's mtime, and after `staleMs` the next waiter takes the lock over.
+ * (randomized, so waiters do not move in step), for at most `timeoutMs`. The holder writes its pid
+ * and host into the lock (the owner file, {@link OWNER_FILE}): a holder on this host that has exited
+ * is taken over at once; one that is alive is waited for, even when paused (SIGSTOP) past `staleMs`;
+ * without an owner file, or with a holder on another host, a holder that stopped updating the lock's
+ * mtime for `staleMs` is taken over.
+ *
+ * `task` gets a {@link HeldLock} whose `isHeld()` is false once the lock was compromised (taken over,
+ * removed) or names another owner.
  *
  * When the lock cannot be created at all (a read-only directory, a full disk), `task` runs under this
  * process's queue only, so that the process keeps working; the write that follows reports the fault.
  *
  * @throws {@link FileStorageError} `LOCK_TIMEOUT` when the lock stays held by a live process for
- * `timeoutMs`; `IO_FAILED` for any other failure to take it. Otherwise what `task` throws.
+ * `timeoutMs` (the message names it, and says when it is alive but not updating the lock: paused);
+ * `IO_FAILED` for any other failure to take it. Otherwise what `task` throws.
  * @example
  * ```ts
  * const result = await withFileLock("/home/me/.config/cli/tokens.json.write.lock", {}, async () => update());
  * ```
  * @see RFC 9700 §4.14.2
  */
-export function withFileLock<T>(lockPath: string, options: FileLockOptions, task: () => Promise<T>): Promise<T> {
+export function withFileLock<T>(lockPath: string, options: FileLockOptions, task: (held: HeldLock) => Promise<T>): Promise<T> {
   const run = Promise.resolve(tails.get(lockPath))
     .catch(() => {})
     .then(() => holding(lockPath, options, task));
@@ -100,13 +174,14 @@ export function withFileLock<T>(lockPath: string, options: FileLockOptions, task
   return run;
 }
 
-async function holding<T>(lockPath: string, options: FileLockOptions, task: () => Promise<T>): Promise<T> {
+async function holding<T>(lockPath: string, options: FileLockOptions, task: (held: HeldLock) => Promise<T>): Promise<T> {
   const staleMs = Math.max(options.staleMs ?? 10_000, 2_000);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
   // proper-lockfile keys its bookkeeping by the guarded file's path and puts the lock at `<that>.lock`.
   const guarded = lockPath.replace(/\.lock$/, "");
   let release: (() => Promise<void>) | undefined;
+  let compromised = false;
   for (;;) {
     try {
       release = await lockfile.lock(guarded, {
@@ -116,30 +191,51 @@ async function holding<T>(lockPath: string, options: FileLockOptions, task: () =
         update: Math.max(staleMs / 4, 1_000),
         retries: 0,
         fs: guardedFs(staleMs),
-        // The holder was frozen for longer than staleMs (a suspended laptop) and another process took
-        // the lock over. The task cannot be undone; it finishes. The release below is a no-op once
-        // proper-lockfile's update timer has noticed the takeover; if the task ends before that timer
-        // runs, the release removes the new owner's lock (the lock directory has no owner to compare,
-        // unlike the Redis lease). The manager's re-read under the lock and its invalid_grant retry
-        // with the newest stored token are what remain in that case.
-        onCompromised: () => {},
+        // The lock directory was removed or its mtime changed by someone else while this holder was
+        // frozen. The task cannot be undone: it goes on, but its HeldLock says the lock is lost, so
+        // the token manager sends no refresh under it.
+        onCompromised: () => {
+          compromised = true;
+        },
       });
       break;
     } catch (e) {
-      if (CANNOT_CREATE.has(errno(e) ?? "")) return task();
+      if (CANNOT_CREATE.has(errno(e) ?? "")) return task({ isHeld: async () => true });
       if (errno(e) !== "ELOCKED") throw new FileStorageError("IO_FAILED", `cannot take the lock ${lockPath}`, lockPath, e);
+      // A holder on this host that has exited is taken over now, not after staleMs.
+      const owner = await readOwner(lockPath);
+      if (owner && isGone(owner.host, owner.pid)) {
+        await removeStale(lockPath, staleMs).catch(() => {});
+        continue;
+      }
       if (Date.now() >= deadline) {
-        throw new FileStorageError("LOCK_TIMEOUT", `the lock ${lockPath} stayed held by another process for ${timeoutMs} ms`, lockPath);
+        throw new FileStorageError("LOCK_TIMEOUT", `the lock ${lockPath} stayed held for ${timeoutMs} ms by ${await describeHolder(lockPath)}`, lockPath);
       }
       await sleep(10 + Math.random() * 40);
     }
   }
+  const me: LockOwner = { pid: process.pid, host: hostname(), id: randomBytes(16).toString("hex"), since: Date.now() };
+  // Without an owner file (a full disk), the lock works as before: by its mtime alone.
+  const owned = await writeFile(join(lockPath, OWNER_FILE), JSON.stringify(me), { mode: 0o600 }).then(
+    () => true,
+    () => false,
+  );
+  const isHeld = async (): Promise<boolean> => {
+    if (compromised) return false;
+    if (!owned) return true;
+    return (await readOwner(lockPath))?.id === me.id;
+  };
   try {
-    return await task();
+    return await task({ isHeld });
   } finally {
-    releasing.add(lockPath);
-    // A compromised lock is already gone (ERELEASED): nothing to undo.
-    await release().catch(() => {});
-    releasing.delete(lockPath);
+    if (compromised) {
+      // proper-lockfile let go of a lock it thought lost; if the directory is still ours, remove it,
+      // or it would outlive us (a live owner is never taken over).
+      if (owned && (await readOwner(lockPath))?.id === me.id) await removeLock(lockPath).catch(() => {});
+    } else {
+      releasing.add(lockPath);
+      await release().catch(() => {});
+      releasing.delete(lockPath);
+    }
   }
 }

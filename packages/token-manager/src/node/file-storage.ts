@@ -7,10 +7,11 @@
 import { randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, open, readdir, readFile, readlink, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import type { Lock } from "../lock.js";
+import type { HeldLock, Lock } from "../lock.js";
 import type { TokenStorage } from "../storage/storage.js";
 import { withFileLock, type FileLockOptions } from "./file-lock.js";
 import { FileStorageError } from "./file-storage-error.js";
+import { processIdentity } from "./process-identity.js";
 
 /** Options of {@link fileStorage}. */
 export interface FileStorageOptions {
@@ -108,12 +109,12 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
   };
 
   /** Takes the lock directory `<file>.<kind>.lock` beside the (resolved) file, creating its directory. */
-  const locked = async <T>(kind: "refresh" | "write", task: (file: string) => Promise<T>): Promise<T> => {
+  const locked = async <T>(kind: "refresh" | "write", task: (file: string, held: HeldLock) => Promise<T>): Promise<T> => {
     const file = await target(path);
     await mkdir(dirname(file), { recursive: true, mode: 0o700 }).catch((e: unknown) => {
       throw new FileStorageError("IO_FAILED", `cannot create the directory of the token file ${file} (${errno(e) ?? "error"})`, file, e);
     });
-    return withFileLock(`${file}.${kind}.lock`, lockOptions, () => task(file));
+    return withFileLock(`${file}.${kind}.lock`, lockOptions, (held) => task(file, held));
   };
 
   /** The text of the file (tightening a loose mode first), or `undefined` when there is none. */
@@ -221,7 +222,8 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
         delete data[key];
         return true;
       }),
-    lock: (_name, task) => locked("refresh", () => task()),
+    lock: (_name, task) => locked("refresh", (_file, held) => task(held)),
+    processIdentity: processIdentity(),
   };
 }
 

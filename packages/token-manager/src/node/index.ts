@@ -7,4 +7,5 @@
  */
 export { fileStorage, type FileStorageOptions, type FileTokenStorage } from "./file-storage.js";
 export { FileStorageError, type FileStorageErrorCode } from "./file-storage-error.js";
+export { isGone, processIdentity } from "./process-identity.js";
 export { waitForCallback, type CallbackServer, type WaitForCallbackOptions } from "./loopback.js";

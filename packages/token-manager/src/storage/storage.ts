@@ -1,6 +1,27 @@
 import type { Lock } from "../lock.js";
 
 /**
+ * Who this process is, and whether another one is gone: what a storage shared by processes gives the
+ * manager so that a refresh intent names its holder (pid and host) and a process that finds the
+ * intent of a holder on the same host that has exited (`kill(pid, 0)` fails with ESRCH) does not wait
+ * for it. `fileStorage` and `redisStorage` carry one (Node's `processIdentity()`).
+ *
+ * @example
+ * ```ts
+ * const identity: ProcessIdentity = { host: "build-7", pid: 4242, gone: (host, pid) => host === "build-7" && !alive(pid) };
+ * ```
+ * @see RFC 9700 §4.14.2
+ */
+export interface ProcessIdentity {
+  /** This machine's host name. */
+  readonly host: string;
+  /** This process's id. */
+  readonly pid: number;
+  /** `true` only when `pid` is on this host and has exited; `false` when it is alive, or on another host (unknowable). */
+  gone(host: string, pid: number): boolean;
+}
+
+/**
  * The storage interface: three async methods over string keys and string values. The manager stores
  * one JSON record per key (the tokens, and the pending sign-in), so a store needs no schema.
  *
@@ -36,6 +57,11 @@ export interface TokenStorage {
    * @see RFC 6749 §10.12 (state bound to the user agent's session)
    */
   readonly tabStorage?: TokenStorage;
+  /**
+   * Who this process is, for the refresh intent the manager stores before a refresh leaves (see the
+   * README, "Paused processes"). Set by storages that processes share (`fileStorage`, `redisStorage`).
+   */
+  readonly processIdentity?: ProcessIdentity;
   /**
    * Reads a value; `null` or `undefined` when absent. A storage that finds its data unreadable may
    * set it aside and reject with an error whose `reset` is `true` (as `fileStorage` does with a

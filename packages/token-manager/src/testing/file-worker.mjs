@@ -10,6 +10,13 @@
 //                                           GET /api/v1/auth/user
 //   {"cmd":"call","offsetMs":n,"hold":true} the same, but the refresh request is held forever once
 //                                           it is about to be sent (the test kills the process then)
+//   {"cmd":"call","offsetMs":n,"pause":p}   the same, but the process stops itself (SIGSTOP) once, at
+//                                           pause point p, after printing {"paused":p}; the test sends
+//                                           SIGCONT. p: "intent" (lock taken, record read, before the
+//                                           checks and the intent), "in-flight" (request answered by
+//                                           the tenant, the answer unread, the request timer running),
+//                                           "answered" (answer read, before it is written)
+//   "manager" in a call: createTokenManager options (requestTimeoutMs, intentWaitMs)
 //   {"cmd":"write","key":k,"value":v}       storage.set(k, v)
 //   {"cmd":"write-loop","size":n}           storage.set of n-character values, forever (to be killed)
 //   {"cmd":"hold-lock","log":path,"ms":n}   takes the storage's lock, appends "in <pid>" to the log,
@@ -23,18 +30,47 @@ const [url, file, clientId, redirectUri, storageOptions] = process.argv.slice(2)
 const options = storageOptions ? JSON.parse(storageOptions) : {};
 const say = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
-function manager(offsetMs = 0, hold = false) {
+const stop = (where) => {
+  say({ paused: where });
+  process.kill(process.pid, "SIGSTOP"); // frozen here, timers and all, until SIGCONT
+};
+
+function manager(offsetMs = 0, hold = false, pause = undefined, more = {}) {
+  const storage = fileStorage(file, options);
+  let armed = pause;
   return createTokenManager({
+    ...more,
     baseUrl: url,
     clientId,
     redirectUri,
     scopes: ["profile:read"],
-    storage: fileStorage(file, options),
+    storage: {
+      ...storage,
+      async set(key, value) {
+        if ((armed === "intent" && key.endsWith(":intent")) || (armed === "write" && key.endsWith(":tokens"))) {
+          stop(armed === "write" ? "answered" : armed);
+          armed = undefined;
+        }
+        return storage.set(key, value);
+      },
+    },
     now: () => Date.now() + offsetMs,
     fetch: async (input, init) => {
-      if (hold && String(init.body).includes('"refresh_token"')) {
+      const refreshing = String(init.body).includes('"refresh_token"');
+      if (hold && refreshing) {
         say({ holding: true });
         await new Promise(() => {});
+      }
+      if (refreshing && armed === "in-flight") {
+        armed = undefined;
+        const response = await fetch(input, init);
+        stop("in-flight");
+        return response;
+      }
+      if (refreshing && armed === "answered") {
+        armed = "write";
+        const response = await fetch(input, init);
+        return new Response(await response.text(), { status: response.status, headers: response.headers });
       }
       return fetch(input, init);
     },
@@ -51,7 +87,7 @@ async function run(command) {
       return { signedIn: true };
     }
     case "call": {
-      const token = await manager(command.offsetMs, command.hold).getAccessToken();
+      const token = await manager(command.offsetMs, command.hold, command.pause, command.manager).getAccessToken();
       const response = await fetch(`${url}/api/v1/auth/user`, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" } });
       return { status: response.status, user: response.ok ? (await response.json()).name : undefined };
     }

@@ -16,6 +16,8 @@ export interface FleetMessage {
   tokenRequest?: true;
   tokenResponse?: number;
   leaseLost?: string;
+  /** Where a VICTIM stopped itself with SIGSTOP ("intent", "in-flight", "answered"). */
+  paused?: string;
 }
 /** One running child.mjs. */
 export interface FleetMember {
@@ -35,7 +37,10 @@ export interface FleetEnv {
   PREFIX: string;
   CLOCK_OFFSET_MS?: string;
   LEASE_MS?: string;
-  VICTIM?: "before" | "after" | "pause";
+  REQUEST_TIMEOUT_MS?: string;
+  INTENT_WAIT_MS?: string;
+  NO_OFFLINE_QUEUE?: string;
+  VICTIM?: "before" | "after" | "pause" | "pause-intent" | "pause-in-flight" | "pause-answered" | "hold-answer";
 }
 export declare function startMember(env: FleetEnv): FleetMember;
 export declare function startFleet(size: number, env: FleetEnv): Promise<FleetMember[]>;

@@ -8,11 +8,14 @@ export interface RunningRedis {
   output(): string;
   /** SIGTERM to its pid, resolved once it exited. */
   stop(): Promise<void>;
+  /** SIGKILL to its pid (no shutdown), resolved once it exited. */
+  kill(): Promise<void>;
 }
 /** The redis-server to run (REDIS_SERVER_PATH, else `redis-server` on PATH), `undefined` when missing. */
 export declare function findRedisServer(): { command: string; version: string } | undefined;
 /**
- * Starts redis-server on 127.0.0.1 without persistence (`--save '' --appendonly no`), on `port` (to
- * restart one) or a free port; resolves once it accepts connections.
+ * Starts redis-server on 127.0.0.1 without RDB snapshots (`--save ''`) and with `args` (default
+ * `--appendonly no`: no persistence at all), on `port` (to restart one) or a free port; resolves once
+ * it accepts connections.
  */
-export declare function startRedisServer(options?: { command?: string; port?: number; timeoutMs?: number }): Promise<RunningRedis>;
+export declare function startRedisServer(options?: { command?: string; port?: number; timeoutMs?: number; args?: string[] }): Promise<RunningRedis>;

@@ -1,5 +1,5 @@
 // A throwaway redis-server for tests and benchmarks: started on a free loopback port with no
-// persistence (no RDB, no AOF), and stopped by its pid.
+// persistence (no RDB, no AOF) unless `args` ask for it, and stopped by its pid.
 import { spawn, spawnSync } from "node:child_process";
 import { freePort } from "@tenant-integration/prism-testing";
 
@@ -11,9 +11,9 @@ export function findRedisServer() {
 }
 
 /** Starts redis-server (on `port`, else a free one) and resolves once it accepts connections (it prints "Ready to accept connections"). */
-export async function startRedisServer({ command = "redis-server", port: wanted, timeoutMs = 15_000 } = {}) {
+export async function startRedisServer({ command = "redis-server", port: wanted, timeoutMs = 15_000, args = ["--appendonly", "no"] } = {}) {
   const port = wanted ?? (await freePort());
-  const child = spawn(command, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
+  const child = spawn(command, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let log = "";
@@ -44,6 +44,11 @@ export async function startRedisServer({ command = "redis-server", port: wanted,
     output: () => log,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, "SIGTERM");
+      await exited;
+    },
+    /** Kills it with SIGKILL (no shutdown, no last write) and waits until it is gone. */
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, "SIGKILL");
       await exited;
     },
   };

@@ -1,0 +1,167 @@
+/**
+ * Issue 21, on fileStorage: a lock holder that pauses (SIGSTOP: a closed laptop lid, a migrated VM,
+ * a long GC pause, a breakpoint) must not end everyone's session. Real worker processes (the BUILT
+ * package, testing/file-worker.mjs), real signals, and the real sandbox process with strict rotation
+ * (a rotated-away refresh token presented again revokes the family, RFC 9700 §4.14.2).
+ *
+ * The issue's geometry (a 10 s stale bound, a 13 s pause) is kept at a smaller scale to bound CI
+ * time: staleMs 2 s, a 3 s pause, a 2 s request timeout (shorter than the pause), a 6 s intent wait.
+ * The pause is the test's orchestration, never an assertion.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSandboxProcess, startWorker, stopAll, type Child, type Message, type SandboxProcess } from "../testing/processes.js";
+
+const CLIENT_ID = "pause-cli";
+const REDIRECT_URI = "http://127.0.0.1:53682/callback";
+const LATER_SECONDS = 901;
+const STORAGE = { staleMs: 2_000 };
+const MANAGER = { requestTimeoutMs: 2_000, intentWaitMs: 6_000 };
+const PAUSE_MS = 3_000;
+const TRIALS = 2;
+const USER = { status: 200, user: "Ada Lovelace" };
+
+let sandbox: SandboxProcess;
+let dir: string;
+let offsetMs = 0;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+beforeAll(async () => {
+  sandbox = await startSandboxProcess(CLIENT_ID, REDIRECT_URI);
+  dir = await mkdtemp(join(tmpdir(), "pause-processes-"));
+});
+
+afterAll(async () => {
+  await sandbox?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+async function expire(): Promise<void> {
+  await sandbox.advance(LATER_SECONDS);
+  offsetMs += LATER_SECONDS * 1000;
+}
+
+const lastSeq = async (): Promise<number> => (await sandbox.events()).at(-1)?.seq ?? 0;
+
+/** The sandbox's refresh grants since `seq`: "ok", or the error code and its detail. */
+async function refreshesSince(seq: number): Promise<string[]> {
+  return (await sandbox.events())
+    .filter((e) => e.seq > seq && e.grantType === "refresh_token")
+    .map((e) => `${e.outcome}${e.detail ? ` ${e.detail}` : ""}`);
+}
+
+async function together(workers: readonly Child[], command: Message): Promise<Message[]> {
+  const answers = workers.map((w) => w.next());
+  for (const w of workers) w.send(command);
+  return Promise.all(answers);
+}
+
+describe.each([
+  ["intent", "after taking the lock and reading the record, before its checks and its intent"],
+  ["in-flight", "with its refresh in flight (answered by the tenant, the answer unread; its request timer expires during the pause)"],
+  ["answered", "after the tenant's answer, before writing it"],
+] as const)("5 processes on one token file, the lock holder paused at %s past staleMs", (pause, description) => {
+  let workers: Child[] = [];
+
+  beforeAll(async () => {
+    const file = join(dir, `tokens-${pause}.json`);
+    workers = await Promise.all(Array.from({ length: 5 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, STORAGE)));
+    workers[0]!.send({ cmd: "sign-in", offsetMs });
+    expect(await workers[0]!.next()).toEqual({ signedIn: true });
+  }, 60_000);
+
+  afterAll(() => stopAll(workers));
+
+  it(`keeps the session in ${TRIALS} of ${TRIALS} trials: the paused holder is alive, so its lock is not taken over; one refresh, every process gets the user (${description})`, async () => {
+    for (let trial = 1; trial <= TRIALS; trial++) {
+      const [victim, ...others] = workers as [Child, ...Child[]];
+      await expire();
+      const seq = await lastSeq();
+      const answer = victim.next();
+      victim.send({ cmd: "call", offsetMs, pause, manager: MANAGER });
+      expect({ trial, message: await answer }).toEqual({ trial, message: { paused: pause } });
+      const pending = together(others, { cmd: "call", offsetMs, manager: MANAGER });
+      const victimAnswer = victim.next();
+      await sleep(PAUSE_MS);
+      victim.process.kill("SIGCONT");
+      const answers = [await victimAnswer, ...(await pending)];
+      expect({ trial, answers }).toEqual({ trial, answers: Array.from({ length: 5 }, () => USER) });
+      expect({ trial, refreshes: await refreshesSince(seq) }).toEqual({ trial, refreshes: ["ok"] });
+    }
+  }, 120_000);
+});
+
+describe("a single process paused with its refresh in flight, past its request timeout", () => {
+  it("keeps its session: the answer that arrived during the pause is read, not timed out and retried", async () => {
+    const file = join(dir, "tokens-single.json");
+    const [worker] = [await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, STORAGE)];
+    try {
+      worker.send({ cmd: "sign-in", offsetMs });
+      expect(await worker.next()).toEqual({ signedIn: true });
+      await expire();
+      const seq = await lastSeq();
+      worker.send({ cmd: "call", offsetMs, pause: "in-flight", manager: MANAGER });
+      expect(await worker.next()).toEqual({ paused: "in-flight" });
+      const answer = worker.next();
+      await sleep(PAUSE_MS);
+      worker.process.kill("SIGCONT");
+      expect(await answer).toEqual(USER);
+      expect(await refreshesSince(seq)).toEqual(["ok"]);
+      // The rotated token was stored: the next refresh works too.
+      await expire();
+      worker.send({ cmd: "call", offsetMs });
+      expect(await worker.next()).toEqual(USER);
+      expect(await refreshesSince(seq)).toEqual(["ok", "ok"]);
+    } finally {
+      await stopAll([worker]);
+    }
+  }, 60_000);
+});
+
+describe("the file lock's owner (pid and host)", () => {
+  it("a holder paused with SIGSTOP past staleMs is not taken over while it lives: the waiter fails with LOCK_TIMEOUT naming it as alive, and the holder finishes alone", async () => {
+    const file = join(dir, "tokens-owner.json");
+    const log = join(dir, "owner.log");
+    const holder = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, STORAGE);
+    const waiter = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, { ...STORAGE, lockTimeoutMs: 4_000 });
+    try {
+      const held = holder.next();
+      holder.send({ cmd: "hold-lock", log, ms: 300 });
+      while (!(await readFile(log, "utf8").catch(() => "")).includes("in")) await sleep(10);
+      holder.process.kill("SIGSTOP");
+      waiter.send({ cmd: "hold-lock", log, ms: 10 });
+      const refused = await waiter.next();
+      expect(refused).toMatchObject({ error: "LOCK_TIMEOUT", name: "FileStorageError" });
+      expect(refused["message"]).toContain(`by process ${holder.process.pid} on this host, which is alive but has not updated the lock`);
+      holder.process.kill("SIGCONT");
+      expect(await held).toEqual({ held: true });
+      const pid = holder.process.pid;
+      expect((await readFile(log, "utf8")).trim().split("\n")).toEqual([`in ${pid}`, `out ${pid}`]);
+    } finally {
+      await stopAll([holder, waiter]);
+    }
+  }, 60_000);
+
+  it("the owner file names the holder inside the lock directory, which stays a plain proper-lockfile lock", async () => {
+    const file = join(dir, "tokens-owner-file.json");
+    const log = join(dir, "owner-file.log");
+    const holder = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, STORAGE);
+    try {
+      const held = holder.next();
+      holder.send({ cmd: "hold-lock", log, ms: 1_000 });
+      while (!(await readFile(log, "utf8").catch(() => "")).includes("in")) await sleep(10);
+      const owner = JSON.parse(await readFile(`${file}.refresh.lock/owner`, "utf8")) as Record<string, unknown>;
+      expect(Object.keys(owner)).toEqual(["pid", "host", "id", "since"]);
+      expect(owner).toMatchObject({ pid: holder.process.pid, host: (await import("node:os")).hostname(), id: expect.stringMatching(/^[0-9a-f]{32}$/) });
+      const lockfile = (await import("proper-lockfile")).default;
+      expect(await lockfile.check(file.replace(/$/, ".refresh"), { lockfilePath: `${file}.refresh.lock`, realpath: false })).toBe(true);
+      expect(await held).toEqual({ held: true });
+      await expect(readFile(`${file}.refresh.lock/owner`, "utf8")).rejects.toMatchObject({ code: "ENOENT" });
+    } finally {
+      await stopAll([holder]);
+    }
+  }, 60_000);
+});
