@@ -695,7 +695,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       // paused must not replace the new holder's intent.
       if (held && !(await held.isHeld())) throw new LockLost();
       const who = identity ? { pid: identity.pid, host: identity.host } : {};
-      intent = { fingerprint: await fingerprint(refresh_token), holder: createState(), since: now(), ...who };
+      intent = { fingerprint: await fingerprint(refresh_token), holder: createState(), since: Math.floor(now()), ...who };
       try {
         await storage.set(INTENT, JSON.stringify(intent));
         ownIntent = intent;

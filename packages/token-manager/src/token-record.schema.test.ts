@@ -17,6 +17,7 @@ import { BASE, CLIENT_ID, setup, signIn, tokenServer } from "./testing/harness.j
 const SCHEMAS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "spec", "token-store");
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
 const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;
+const INTENT_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:intent`;
 
 type Schema = Record<string, unknown>;
 const schema = (name: string): Schema => JSON.parse(readFileSync(join(SCHEMAS, name), "utf8")) as Schema;
@@ -68,10 +69,11 @@ function keywords(s: unknown, found = new Set<string>()): Set<string> {
 const TOKEN_RECORD = schema("token-record.schema.json");
 const PENDING_RECORD = schema("pending-record.schema.json");
 const TOKEN_FILE = schema("token-file.schema.json");
+const INTENT_RECORD = schema("intent-record.schema.json");
 
 describe("the token store schemas", () => {
   it("use only the keywords the validator here checks", () => {
-    for (const s of [TOKEN_RECORD, PENDING_RECORD, TOKEN_FILE]) {
+    for (const s of [TOKEN_RECORD, PENDING_RECORD, TOKEN_FILE, INTENT_RECORD]) {
       expect(s.$schema).toBe("https://json-schema.org/draft/2020-12/schema");
       expect([...keywords(s)].filter((k) => !KEYWORDS.has(k))).toEqual([]);
     }
@@ -95,10 +97,37 @@ describe("the token store schemas", () => {
     }
     expect(validate(PENDING_RECORD, { state: "s".repeat(43), verifier: "v".repeat(42), expiresAt: 1 })).not.toEqual([]);
     expect(validate(TOKEN_FILE, { other: "x" })).not.toEqual([]);
+    const intent = { fingerprint: "0".repeat(64), holder: "h".repeat(43), since: 1, pid: 42, host: "build-7" };
+    expect(validate(INTENT_RECORD, intent)).toEqual([]);
+    for (const bad of [{ ...intent, fingerprint: "A".repeat(64) }, { ...intent, since: 1.5 }, { ...intent, pid: 0 }, { ...intent, refresh_token: "rt" }]) {
+      expect(validate(INTENT_RECORD, bad)).not.toEqual([]);
+    }
   });
 });
 
 describe("the records the TypeScript manager writes", () => {
+  it("validate: the refresh intent, written before the refresh with a lock of its own, naming the token by the lowercase hex SHA-256 of its UTF-8 bytes", async () => {
+    const storage = { ...memoryStorage(), processIdentity: { host: "build-7", pid: 4242, gone: () => false } };
+    const h = setup({ storage, lock: (_name, task) => task() });
+    const intents: string[] = [];
+    const original = storage.set;
+    storage.set = async (key, value) => {
+      if (key === INTENT_KEY) intents.push(value);
+      await original(key, value);
+    };
+    await signIn(h.tm);
+    h.clock.advance(901_000);
+    await h.tm.getAccessToken();
+    expect(intents).toHaveLength(1);
+    expect(validate(INTENT_RECORD, JSON.parse(intents[0]!))).toEqual([]);
+    // Byte for byte what the Python manager writes: this key order, no spaces.
+    const { createHash } = await import("node:crypto");
+    const holder = (JSON.parse(intents[0]!) as { holder: string }).holder;
+    expect(intents[0]).toBe(JSON.stringify({ fingerprint: createHash("sha256").update("rt_1", "utf8").digest("hex"), holder, since: h.clock.now(), pid: 4242, host: "build-7" }));
+    // Deleted once the refreshed tokens are stored.
+    expect(await storage.get(INTENT_KEY)).toBeUndefined();
+  });
+
   it("validate: the pending sign-in, the sign-in's tokens, and each refresh's, rotated or not", async () => {
     const storage = memoryStorage();
     const server = tokenServer();
