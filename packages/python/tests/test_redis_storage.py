@@ -158,6 +158,21 @@ def test_a_lost_lease_is_reported_and_the_new_owners_lock_is_left_alone(client: 
     assert LOCK_NAME in str(lost[0])
 
 
+def test_is_held_answers_from_a_fresh_get_whether_the_lease_is_still_this_tasks(
+    client: redis.Redis, prefix: str
+) -> None:
+    lock = RedisLock(client, prefix=prefix, lease=5, on_lease_lost=lambda e: None)
+
+    def task() -> list[bool]:
+        before = lock.is_held(LOCK_NAME)
+        # The holder was paused past its lease, and another owner took the lock.
+        client.set(prefix + LOCK_NAME, "new-owner", px=60_000)
+        return [before, lock.is_held(LOCK_NAME), lock.is_held("another-lock")]
+
+    assert lock(LOCK_NAME, task) == [True, False, False]
+    assert not lock.is_held(LOCK_NAME)
+
+
 def test_a_failing_command_names_the_command_and_the_key_never_the_value(prefix: str) -> None:
     with socket_on_a_closed_port() as url:
         down = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), socket_connect_timeout=1)

@@ -1,0 +1,268 @@
+"""The token manager's rules for a paused lock holder (issue 21), in one process: the refresh intent in
+the TypeScript manager's format, honoured within ``intent_wait``; nothing sent under a lock found lost
+or over a record that changed. The same rules across real processes and signals are in
+tests/processes/test_pause.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import socket
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, FakeTenant
+from tenant_integration import TokenManager
+from tenant_integration.storage.file import FileStorage
+from tenant_integration.token_errors import TransientError
+
+T = TypeVar("T")
+TOKENS = f"tenant-integration:{BASE_URL}:{CLIENT_ID}:tokens"
+INTENT = f"tenant-integration:{BASE_URL}:{CLIENT_ID}:intent"
+
+
+@pytest.fixture
+def tenant() -> FakeTenant:
+    return FakeTenant()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def make(tenant: FakeTenant, clock: Clock, storage: Any, **options: Any) -> TokenManager:
+    return TokenManager(
+        base_url=BASE_URL,
+        client_id=CLIENT_ID,
+        redirect_uri=REDIRECT_URI,
+        scopes=["profile:read"],
+        now=clock,
+        transport=tenant.transport,
+        storage=storage,
+        **options,
+    )
+
+
+def signed_in(tenant: FakeTenant, clock: Clock, storage: Any, **options: Any) -> TokenManager:
+    manager = make(tenant, clock, storage, **options)
+    manager.complete_authorization(tenant.approve(manager.begin_authorization().url))
+    return manager
+
+
+def refresh_token_of(storage: FileStorage) -> str:
+    raw = storage.get(TOKENS)
+    assert raw is not None
+    token: str = json.loads(raw)["refresh_token"]
+    return token
+
+
+def intent_on(storage: FileStorage, *, pid: int, since_ms: float, holder: str = "ts-holder") -> str:
+    """An intent as the TypeScript manager writes it, on the stored refresh token."""
+    fingerprint = hashlib.sha256(refresh_token_of(storage).encode()).hexdigest()
+    raw = json.dumps(
+        {
+            "fingerprint": fingerprint,
+            "holder": holder,
+            "since": round(since_ms),
+            "pid": pid,
+            "host": socket.gethostname(),
+        },
+        separators=(",", ":"),
+    )
+    storage.set(INTENT, raw)
+    return raw
+
+
+def exited_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_a_refresh_stores_its_intent_in_the_typescript_format_before_its_request_leaves_and_deletes_it_once_stored(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    storage = FileStorage(tmp_path / "tokens.json")
+    manager = signed_in(tenant, clock, storage)
+    old_refresh_token = refresh_token_of(storage)
+    clock.advance(LIFETIME + 1)
+    tenant.hold = threading.Event()
+    worker = threading.Thread(target=manager.get_access_token)
+    worker.start()
+    try:
+        assert tenant.held.wait(timeout=30)
+        raw = storage.get(INTENT)
+    finally:
+        tenant.hold.set()
+        worker.join()
+
+    assert raw is not None
+    intent = json.loads(raw)
+    assert list(intent) == ["fingerprint", "holder", "since", "pid", "host"]
+    assert intent["fingerprint"] == hashlib.sha256(old_refresh_token.encode()).hexdigest()
+    assert old_refresh_token not in raw
+    assert (intent["pid"], intent["host"], intent["since"]) == (
+        os.getpid(),
+        socket.gethostname(),
+        round(clock() * 1000),
+    )
+    assert raw == json.dumps(intent, separators=(",", ":"))
+    assert storage.get(INTENT) is None
+    assert tenant.refreshes == 1
+
+
+def test_a_live_intent_of_another_process_on_the_same_refresh_token_is_waited_for_and_its_refresh_used(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    path = tmp_path / "tokens.json"
+    storage = FileStorage(path)
+    waiter = signed_in(tenant, clock, storage)
+    clock.advance(LIFETIME + 1)
+    # The holder: alive on this host (this test's parent process), its refresh in flight.
+    intent_on(storage, pid=os.getppid(), since_ms=clock() * 1000)
+    outcome: list[str] = []
+    worker = threading.Thread(target=lambda: outcome.append(waiter.get_access_token()))
+    worker.start()
+    # The holder's refresh lands: another manager on the file, told not to wait, refreshes and stores it.
+    other = make(tenant, clock, FileStorage(path), intent_wait=0)
+    token = other.get_access_token()
+    worker.join(timeout=30)
+
+    assert outcome == [token]
+    assert tenant.refreshes == 1
+
+
+def test_after_intent_wait_the_token_is_presented_with_a_warning_saying_what_may_follow(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage = FileStorage(tmp_path / "tokens.json")
+    manager = signed_in(tenant, clock, storage, intent_wait=0.2)
+    clock.advance(LIFETIME + 1)
+    intent_on(storage, pid=os.getppid(), since_ms=clock() * 1000)
+
+    with caplog.at_level(logging.WARNING, logger="tenant_integration.token_manager"):
+        manager.get_access_token()
+
+    assert tenant.refreshes == 1
+    assert any(
+        "was not stored within intent_wait (0.2 s); presenting the token (if that refresh had reached the tenant, "
+        "the tenant ends the session)" in r.getMessage()
+        for r in caplog.records
+    )
+    # Replaced by this manager's own intent before its request, deleted once its tokens were stored.
+    assert storage.get(INTENT) is None
+
+
+def test_an_intent_whose_holder_has_exited_on_this_host_is_not_waited_for(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    storage = FileStorage(tmp_path / "tokens.json")
+    manager = signed_in(tenant, clock, storage, intent_wait=600)
+    clock.advance(LIFETIME + 1)
+    pid = exited_pid()
+    intent_on(storage, pid=pid, since_ms=clock() * 1000)
+
+    with caplog.at_level(logging.WARNING, logger="tenant_integration.token_manager"):
+        manager.get_access_token()
+
+    assert tenant.refreshes == 1
+    assert any(
+        f"left by process {pid} on {socket.gethostname()}, which has exited" in r.getMessage() for r in caplog.records
+    )
+
+
+class FlakyHeldLock:
+    """A lock that runs tasks in turn and answers ``is_held`` False the first ``lost`` times (a holder
+    whose lock was taken over while it was paused)."""
+
+    def __init__(self, lost: int) -> None:
+        self._mutex = threading.Lock()
+        self.lost = lost
+        self.asked = 0
+
+    def __call__(self, name: str, task: Callable[[], T]) -> T:
+        with self._mutex:
+            return task()
+
+    def is_held(self, name: str) -> bool:
+        self.asked += 1
+        return self.asked > self.lost
+
+
+def test_a_lock_found_lost_before_the_refresh_leaves_sends_nothing_and_is_taken_again(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    lock = FlakyHeldLock(lost=1)
+    storage = FileStorage(tmp_path / "tokens.json")
+    manager = signed_in(tenant, clock, storage, lock=lock)
+    clock.advance(LIFETIME + 1)
+
+    with caplog.at_level(logging.WARNING, logger="tenant_integration.token_manager"):
+        manager.get_access_token()
+
+    assert tenant.refreshes == 1
+    assert any(
+        "taken over while this process held it (paused?); nothing was sent" in r.getMessage() for r in caplog.records
+    )
+
+
+def test_a_lock_lost_every_time_ends_in_a_transient_error_with_nothing_sent(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    storage = FileStorage(tmp_path / "tokens.json")
+    manager = signed_in(tenant, clock, storage, lock=FlakyHeldLock(lost=100))
+    clock.advance(LIFETIME + 1)
+
+    with pytest.raises(TransientError) as caught:
+        manager.get_access_token()
+
+    assert caught.value.code == "TRANSIENT"
+    assert tenant.refreshes == 0
+
+
+class StoringWhileIntentIsWritten:
+    """A FileStorage through which, as the intent is written, another process stores a refresh."""
+
+    def __init__(self, inner: FileStorage, other: Callable[[], object]) -> None:
+        self._inner = inner
+        self._other = other
+        self.lock = inner.lock
+
+    def get(self, key: str) -> str | None:
+        return self._inner.get(key)
+
+    def set(self, key: str, value: str) -> None:
+        if key == INTENT:
+            self._other()
+        self._inner.set(key, value)
+
+    def delete(self, key: str) -> None:
+        self._inner.delete(key)
+
+
+def test_a_record_stored_by_another_process_before_the_refresh_leaves_is_used_and_nothing_is_sent(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    path = tmp_path / "tokens.json"
+    signed_in(tenant, clock, FileStorage(path))
+    clock.advance(LIFETIME + 1)
+    # The other process locks nothing this test holds (it stands for a process that took the lock over).
+    other = make(tenant, clock, FileStorage(path), lock=lambda name, task: task())
+    tokens: list[str] = []
+    manager = make(
+        tenant, clock, StoringWhileIntentIsWritten(FileStorage(path), lambda: tokens.append(other.get_access_token()))
+    )
+
+    token = manager.get_access_token()
+
+    assert tokens == [token]
+    assert tenant.refreshes == 1
