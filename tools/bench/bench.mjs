@@ -28,6 +28,7 @@ const sections = [
   ["Token manager", () => tokenManagerSpeed()],
   ["File storage across processes", () => fileStorageFigures()],
   ["Redis fleet", () => redisFleet()],
+  ["Refresh window", () => import("./refresh-window.mjs").then((m) => m.refreshWindow())],
   ["Python client overhead", () => pythonClientOverhead()],
   ["Python fleet on one file", () => pythonFleet()],
   ["Sandbox throughput", () => sandboxThroughput()],
