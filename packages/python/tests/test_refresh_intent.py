@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs in the pinned venv
 
 from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, FakeTenant
 from tenant_integration import TokenManager
@@ -25,6 +26,7 @@ from tenant_integration.storage.file import FileStorage
 from tenant_integration.token_errors import TransientError
 
 T = TypeVar("T")
+INTENT_SCHEMA = Path(__file__).resolve().parents[3] / "spec" / "token-store" / "intent-record.schema.json"
 TOKENS = f"tenant-integration:{BASE_URL}:{CLIENT_ID}:tokens"
 INTENT = f"tenant-integration:{BASE_URL}:{CLIENT_ID}:intent"
 
@@ -116,6 +118,7 @@ def test_a_refresh_stores_its_intent_in_the_typescript_format_before_its_request
         round(clock() * 1000),
     )
     assert raw == json.dumps(intent, separators=(",", ":"))
+    assert [e.message for e in Draft202012Validator(json.loads(INTENT_SCHEMA.read_text())).iter_errors(intent)] == []
     assert storage.get(INTENT) is None
     assert tenant.refreshes == 1
 

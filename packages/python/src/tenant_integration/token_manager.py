@@ -128,11 +128,16 @@ class _IntentPending(Exception):
     """Raised under the lock when another process's live refresh intent names the refresh token this
     one would present: the lock is let go, and the storage watched until that refresh is stored."""
 
-    def __init__(self, record_id: str | None, fingerprint: str, holder: str) -> None:
-        super().__init__(holder)
+    def __init__(self, record_id: str | None, intent: _Intent) -> None:
+        super().__init__(intent.describe())
         self.record_id = record_id
-        self.fingerprint = fingerprint
-        self.holder = holder
+        self.fingerprint = intent.fingerprint
+        self.holder_id = intent.holder
+        self.holder = intent.describe()
+
+
+#: Which intent holder a process waits on, and since when (monotonic seconds).
+_Waited = tuple[str, float]
 
 
 def _fingerprint(refresh_token: str) -> str:
@@ -491,7 +496,7 @@ class _Core:
             _fingerprint(stored.refresh_token), create_state(), round(self._now_ms()), os.getpid(), socket.gethostname()
         )
 
-    def _must_wait_for(self, intent: _Intent | None, stored: TokenRecord, waited_since: float | None) -> bool:
+    def _must_wait_for(self, intent: _Intent | None, stored: TokenRecord, waited: _Waited | None) -> bool:
         """Whether ``intent`` is another process's refresh with ``stored``'s refresh token, still to be
         waited for: not ours, its holder not known to have exited, younger than ``intent_wait`` and not
         waited on that long. Past that, the token is presented, and the log says so and why."""
@@ -508,8 +513,8 @@ class _Core:
             )
             return False
         age = self._now_ms() - intent.since
-        waited = 0.0 if waited_since is None else time.monotonic() - waited_since
-        if age >= self._intent_wait * 1000 or waited >= self._intent_wait:
+        so_far = time.monotonic() - waited[1] if waited is not None and waited[0] == intent.holder else 0.0
+        if age >= self._intent_wait * 1000 or so_far >= self._intent_wait:
             self._log.warning(
                 "The refresh by %s with this refresh token was not stored within intent_wait (%g s); presenting "
                 "the token (if that refresh had reached the tenant, the tenant ends the session)",
@@ -519,11 +524,11 @@ class _Core:
             return False
         return True
 
-    def _intent_settled(self, pending: _IntentPending, waited_since: float) -> bool:
+    def _intent_settled(self, pending: _IntentPending, waited: _Waited) -> bool:
         """One look at the storage while honouring ``pending``: ``True`` once there is something to
-        decide again on (another record, the intent gone or replaced, its holder exited, the bound
-        passed). Storage I/O; a failing read also ends the wait (the next pass reports it)."""
-        if time.monotonic() - waited_since >= self._intent_wait:
+        decide again on (another record, the intent gone or another holder's, its holder exited, the
+        bound passed). Storage I/O; a failing read also ends the wait (the next pass reports it)."""
+        if time.monotonic() - waited[1] >= self._intent_wait:
             return True
         try:
             latest = parse_record(self._storage.get(self._tokens_key))
@@ -532,7 +537,7 @@ class _Core:
             return True
         if latest is None or latest.id != pending.record_id:
             return True
-        if intent is None or intent.fingerprint != pending.fingerprint:
+        if intent is None or intent.holder != pending.holder_id:
             return True
         gone = intent.pid is not None and intent.host is not None and is_gone(intent.host, intent.pid)
         return gone or self._now_ms() - intent.since >= self._intent_wait * 1000
@@ -1011,10 +1016,10 @@ class TokenManager(_Core):
         """:meth:`_obtain` under the refresh lock; the lock taken again when it was found lost before a
         refresh left, and let go while another process's refresh intent is honoured."""
         tries = 0
-        waited_since: float | None = None
+        waited: _Waited | None = None
         while True:
             try:
-                return self._lock(self._lock_name, functools.partial(self._obtain, waited_since=waited_since))
+                return self._lock(self._lock_name, functools.partial(self._obtain, waited=waited))
             except _LockLost:
                 tries += 1
                 self._log.warning(
@@ -1024,12 +1029,13 @@ class TokenManager(_Core):
                 if tries >= _LOCK_TRIES:
                     raise TransientError(None, 0, sent=False) from None
             except _IntentPending as pending:
-                if waited_since is None:
-                    waited_since = time.monotonic()
+                if waited is None or waited[0] != pending.holder_id:
+                    # The bound runs per holder: a new refresh with the same token is waited for anew.
+                    waited = (pending.holder_id, time.monotonic())
                     self._log.info(
                         "Waiting for the refresh by %s with the same refresh token to be stored", pending.holder
                     )
-                while not self._intent_settled(pending, waited_since):
+                while not self._intent_settled(pending, waited):
                     time.sleep(_INTENT_POLL)
 
     def _retry_write_later(self) -> None:
@@ -1072,7 +1078,7 @@ class TokenManager(_Core):
             raise failure
         return parse_record(raw)
 
-    def _obtain(self, again: bool = False, waited_since: float | None = None) -> str:
+    def _obtain(self, again: bool = False, waited: _Waited | None = None) -> str:
         """Runs under the lock: re-reads the storage, and refreshes only if what it finds is not usable
         and no other process's live refresh intent names its refresh token."""
         self._log.debug("Refresh lock taken; reading the tokens from storage")
@@ -1100,8 +1106,8 @@ class TokenManager(_Core):
         if not self._fresh(stored) or stored.access_token == self._rejected:
             if self._intents and stored is not self._unsaved:
                 intent = self._read_intent()
-                if intent is not None and self._must_wait_for(intent, stored, waited_since):
-                    raise _IntentPending(stored.id, intent.fingerprint, intent.describe())
+                if intent is not None and self._must_wait_for(intent, stored, waited):
+                    raise _IntentPending(stored.id, intent)
             return self._refresh(stored, again)
         self._current = stored
         return stored.access_token
@@ -1504,10 +1510,10 @@ class AsyncTokenManager(_Core):
     async def _under_lock(self) -> str:
         """:meth:`TokenManager._under_lock` on asyncio."""
         tries = 0
-        waited_since: float | None = None
+        waited: _Waited | None = None
         while True:
             try:
-                return await self._locked(functools.partial(self._obtain, waited_since=waited_since))
+                return await self._locked(functools.partial(self._obtain, waited=waited))
             except _LockLost:
                 tries += 1
                 self._log.warning(
@@ -1517,13 +1523,14 @@ class AsyncTokenManager(_Core):
                 if tries >= _LOCK_TRIES:
                     raise TransientError(None, 0, sent=False) from None
             except _IntentPending as pending:
-                if waited_since is None:
-                    waited_since = time.monotonic()
+                if waited is None or waited[0] != pending.holder_id:
+                    # The bound runs per holder: a new refresh with the same token is waited for anew.
+                    waited = (pending.holder_id, time.monotonic())
                     self._log.info(
                         "Waiting for the refresh by %s with the same refresh token to be stored", pending.holder
                     )
                 # Polling a storage (file or Redis) that has no change notification.
-                while not await asyncio.to_thread(self._intent_settled, pending, waited_since):  # noqa: ASYNC110
+                while not await asyncio.to_thread(self._intent_settled, pending, waited):  # noqa: ASYNC110
                     await asyncio.sleep(_INTENT_POLL)
 
     def _retry_write_later(self) -> None:
@@ -1593,7 +1600,7 @@ class AsyncTokenManager(_Core):
             raise failure
         return parse_record(raw)
 
-    async def _obtain(self, again: bool = False, waited_since: float | None = None) -> str:
+    async def _obtain(self, again: bool = False, waited: _Waited | None = None) -> str:
         self._log.debug("Refresh lock taken; reading the tokens from storage")
         unsaved = self._unsaved
         stored: TokenRecord | None
@@ -1616,8 +1623,8 @@ class AsyncTokenManager(_Core):
         if not self._fresh(stored) or stored.access_token == self._rejected:
             if self._intents and stored is not self._unsaved:
                 intent = await asyncio.to_thread(self._read_intent)
-                if intent is not None and self._must_wait_for(intent, stored, waited_since):
-                    raise _IntentPending(stored.id, intent.fingerprint, intent.describe())
+                if intent is not None and self._must_wait_for(intent, stored, waited):
+                    raise _IntentPending(stored.id, intent)
             return await self._refresh(stored, again)
         self._current = stored
         return stored.access_token
