@@ -95,17 +95,28 @@ describe.each([
 });
 
 describe("a single process paused with its refresh in flight, past its request timeout", () => {
-  it("keeps its session: the answer that arrived during the pause is read, not timed out and retried", async () => {
+  it("keeps its session: the answer that arrived during the pause is read, not timed out and retried with the rotated-away token", async () => {
     const file = join(dir, "tokens-single.json");
-    const [worker] = [await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, STORAGE)];
+    const worker = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, STORAGE);
     try {
       worker.send({ cmd: "sign-in", offsetMs });
       expect(await worker.next()).toEqual({ signedIn: true });
       await expire();
       const seq = await lastSeq();
-      worker.send({ cmd: "call", offsetMs, pause: "in-flight", manager: MANAGER });
-      expect(await worker.next()).toEqual({ paused: "in-flight" });
+      // The tenant answers the refresh after 1.5 s: the process is stopped from outside while it
+      // waits (idle in its event loop, as a suspended laptop's process is), the answer arrives during
+      // the pause, and its 2 s request timer expires during the pause too.
+      const fault = await fetch(`${sandbox.url}/__sandbox/faults`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ route: "/oauth/token", method: "POST", kind: "slow", delayMs: 1_500 }),
+      });
+      expect(fault.ok).toBe(true);
+      worker.send({ cmd: "call", offsetMs, pause: "sent", manager: MANAGER });
+      expect(await worker.next()).toEqual({ sending: true });
       const answer = worker.next();
+      await sleep(300);
+      worker.process.kill("SIGSTOP");
       await sleep(PAUSE_MS);
       worker.process.kill("SIGCONT");
       expect(await answer).toEqual(USER);

@@ -15,7 +15,9 @@
 //                                           SIGCONT. p: "intent" (lock taken, record read, before the
 //                                           checks and the intent), "in-flight" (request answered by
 //                                           the tenant, the answer unread, the request timer running),
-//                                           "answered" (answer read, before it is written)
+//                                           "answered" (answer read, before it is written); or "sent":
+//                                           no stop, it prints {"sending":true} as the request leaves
+//                                           (the test stops the process from outside while it waits)
 //   "manager" in a call: createTokenManager options (requestTimeoutMs, intentWaitMs)
 //   {"cmd":"write","key":k,"value":v}       storage.set(k, v)
 //   {"cmd":"write-loop","size":n}           storage.set of n-character values, forever (to be killed)
@@ -60,6 +62,11 @@ function manager(offsetMs = 0, hold = false, pause = undefined, more = {}) {
       if (hold && refreshing) {
         say({ holding: true });
         await new Promise(() => {});
+      }
+      if (refreshing && armed === "sent") {
+        armed = undefined;
+        say({ sending: true });
+        return fetch(input, init);
       }
       if (refreshing && armed === "in-flight") {
         armed = undefined;
