@@ -87,6 +87,9 @@ export async function waitForCallback(redirectUri: string | URL, options: WaitFo
   const callback = new Promise<string>((resolve, reject) => {
     settle = (v) => (typeof v === "string" ? resolve(v) : reject(v));
   });
+  // A server closed (or timed out) with nobody awaiting `callback` must not crash the process with an
+  // unhandled rejection; whoever awaits it still gets the rejection.
+  callback.catch(() => {});
   // The redirect URI with the port actually bound (the system's choice for port 0), set once listening.
   const bound = new URL(target);
   const server = createServer((req, res) => {
