@@ -36,11 +36,13 @@ from .fleet import (
     CLIENT_ID,
     DEMO_USER_ID,
     REDIRECT_URI,
+    Kind,
     Member,
     Message,
     again,
     expire,
     refresh_outcomes,
+    release_together,
     start_fleet,
     start_sandbox,
     stop_fleet,
@@ -49,7 +51,15 @@ from .fleet import (
 OTHERS = 4
 TRIALS = 2
 PAUSE_S = 3.0
-SMALL_SCALE = {"STALE_S": "2", "LEASE_MS": "2000", "REQUEST_TIMEOUT_S": "2", "INTENT_WAIT_S": "6"}
+SMALL_SCALE = {
+    "STALE_S": "2",
+    "LEASE_MS": "2000",
+    "REQUEST_TIMEOUT_S": "2",
+    "INTENT_WAIT_S": "6",
+    # The same for the TypeScript workers (child.mjs).
+    "REQUEST_TIMEOUT_MS": "2000",
+    "INTENT_WAIT_MS": "6000",
+}
 PAUSE_POINTS = ["locked", "in-flight", "answered"]
 
 
@@ -96,7 +106,8 @@ def result_of(member: Member) -> Message:
     """The member's next result, skipping its other messages."""
     while True:
         message = member.next(timeout=90)
-        if "result" in message:
+        # A file-worker.mjs answers in a shape of its own (status or error), read by Member.result.
+        if "result" in message or (member.kind == "node-file" and ("status" in message or "error" in message)):
             return member.result(message)
 
 
@@ -110,11 +121,24 @@ def wait_stopped(member: Member) -> None:
 
 
 def worked(result: Message) -> bool:
-    return result.get("ok") is True and result.get("userId") == DEMO_USER_ID
+    """Got the user with a 200 (a file-worker.mjs answer carries the status and the user's name only)."""
+    return (
+        result.get("ok") is True and result.get("status") == 200 and result.get("userId", DEMO_USER_ID) == DEMO_USER_ID
+    )
 
 
-def pause_trial(sandbox: SandboxProcess, env: Mapping[str, str], others: list[Member], where: str, label: str) -> None:
-    victim = Member("python", {**env, "PAUSE": where})
+def pause_trial(
+    sandbox: SandboxProcess,
+    env: Mapping[str, str],
+    others: list[Member],
+    where: str,
+    label: str,
+    victim_kind: Kind = "python",
+) -> None:
+    pause = {"PAUSE": where} if victim_kind == "python" else {"VICTIM": f"pause-{where}"}
+    # On the sandbox's clock as it is now (earlier trials moved it).
+    clock = {"CLOCK_OFFSET_MS": str(round(sandbox.clock.offset_seconds * 1000))}
+    victim = Member(victim_kind, {**env, **pause, **clock})
     try:
         victim.expect_ready()
         seq = sandbox.last_seq()
@@ -132,9 +156,9 @@ def pause_trial(sandbox: SandboxProcess, env: Mapping[str, str], others: list[Me
 
         assert [r for r in results if not worked(r)] == [], label
         assert refresh_outcomes(sandbox, seq) == ["ok"], label
-        # A later call works everywhere from the stored record, with no refresh.
-        later = again([victim, *others])
-        assert [r for r in later if not worked(r) or r["refreshed"]] == [], label
+        # A later call (same clock) works everywhere from the stored record, with no refresh.
+        later = release_together([victim, *others], offset)
+        assert [r for r in later if not worked(r) or r.get("refreshed")] == [], label
         assert refresh_outcomes(sandbox, seq) == ["ok"], label
     finally:
         stop_fleet([victim])
@@ -168,6 +192,38 @@ def test_on_redis_a_holder_paused_past_its_lease_keeps_everyones_session(
         try:
             for trial in range(1, TRIALS + 1):
                 pause_trial(sandbox, env, others, where, f"{where}, trial {trial}")
+        finally:
+            stop_fleet(others)
+    finally:
+        connection.close()
+
+
+def test_python_and_typescript_processes_honour_each_others_owner_file_and_intent(
+    sandbox: SandboxProcess, tmp_path: Path, redis_url: str
+) -> None:
+    # On a token file: a Python holder paused with its request in flight; TypeScript waiters (the BUILT
+    # kit) see it alive in the lock directory's owner file and wait.
+    token_file = tmp_path / "tokens.json"
+    sign_in(sandbox, FileStorage(token_file))
+    env = {**base_env(sandbox), "STORAGE": "file", "TOKEN_FILE": str(token_file)}
+    argv = [sandbox.url, str(token_file), CLIENT_ID, REDIRECT_URI, json.dumps({"staleMs": 2000})]
+    others = start_fleet("python", 2, env) + start_fleet("node-file", 2, {}, argv)
+    try:
+        pause_trial(sandbox, env, others, "in-flight", "token file, Python holder")
+    finally:
+        stop_fleet(others)
+
+    # On Redis: a Python holder paused after the answer, TypeScript and Python waiters; then a TypeScript
+    # holder paused after the answer, Python and TypeScript waiters: each honours the other's intent.
+    prefix = f"pause-{uuid.uuid4().hex[:8]}:"
+    connection = redis.Redis.from_url(redis_url)
+    try:
+        sign_in(sandbox, RedisStorage(connection, prefix=prefix))
+        env = {**base_env(sandbox), "STORAGE": "redis", "REDIS_URL": redis_url, "PREFIX": prefix}
+        others = start_fleet("python", 2, env) + start_fleet("node-redis", 2, env)
+        try:
+            pause_trial(sandbox, env, others, "answered", "Redis, Python holder")
+            pause_trial(sandbox, env, others, "answered", "Redis, TypeScript holder", victim_kind="node-redis")
         finally:
             stop_fleet(others)
     finally:
