@@ -112,8 +112,9 @@ class FileStorage:
       refreshes only if it still must. It is ``filelock.FileLock("<file>.refresh.flock")`` (a kernel
       lock, dropped when its holder dies) and, inside it, the lock directory ``<file>.refresh.lock``
       that the TypeScript kit's ``fileStorage`` takes, so Python and TypeScript processes exclude each
-      other. A killed holder blocks the TypeScript processes for at most ``stale_after`` seconds and
-      the Python ones not at all; a live holder is waited for at most ``lock_timeout`` seconds.
+      other. The directory's owner file names its holder (pid and host): a holder on this machine
+      that was killed is taken over at once, one that is alive (even paused, SIGSTOP) never; a live
+      holder is waited for at most ``lock_timeout`` seconds, then ``LOCK_TIMEOUT`` names it.
     - **Writes that lose nothing.** Each ``set`` and ``delete`` reads, changes and writes the file
       under a second, short lock (``<file>.write.flock`` and ``<file>.write.lock``), so keys written
       by concurrent processes are all kept. A write goes to ``<file>.<random>.tmp``, is fsynced,
@@ -131,8 +132,9 @@ class FileStorage:
 
     Args:
         path: the token file, e.g. ``~/.config/my-cli/tokens.json`` (``~`` is expanded).
-        stale_after: seconds after which a lock directory whose holder stopped touching it (a killed
-            TypeScript process) is taken over (default 10, at least 2).
+        stale_after: seconds after which a lock directory whose holder stopped touching it is taken
+            over, when its owner cannot be checked (no owner file, or a holder on another host of a
+            network disk) (default 10, at least 2).
         lock_timeout: seconds to wait for a lock held by a live process before ``LOCK_TIMEOUT`` (default 30).
 
     Raises:
