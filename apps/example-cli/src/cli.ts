@@ -63,11 +63,13 @@ async function login(command: RunCommand, s: Settings, out: (line: string) => vo
     timeoutMs: command.timeoutSeconds * 1000,
     message: "Done. You can close this window and return to the terminal.",
   }).catch((error: unknown) => {
-    if ((error as { code?: unknown } | null)?.code !== "EADDRINUSE") throw error;
+    if ((error as { code?: unknown } | null)?.code !== "CALLBACK_PORT_IN_USE") throw error;
     throw new Failure(`${redirectUri} is in use by another program. Free its port, or register another port and pass --port.`);
   });
   try {
     const { url } = await tm.beginAuthorization();
+    // A redirect URI the tenant does not know fails here at once (REDIRECT_URI_REFUSED), not after the wait.
+    await server.checkRedirect(url);
     out(`Open this URL in your browser to sign in to ${s.tenantUrl}:\n\n  ${url}\n`);
     if (command.open && (await openBrowser(url))) out("Opening your browser…");
     out(`Waiting for the browser to come back to ${redirectUri} (up to ${command.timeoutSeconds} s; Ctrl-C cancels)…`);
@@ -140,6 +142,8 @@ function explain(error: unknown, s: Settings | undefined): Failure {
       return new Failure("The browser came back with a response that does not belong to this login; nothing was exchanged. Run `tenant login` again.");
     case "AUTHORIZATION_DENIED":
       return new Failure("The sign-in was denied in the browser.");
+    case "REDIRECT_URI_REFUSED":
+      return new Failure(`${where} does not accept this redirect URI (${message}). Register it for the client, or pass the registered port with --port.`, 2);
     case "TRANSIENT":
     case "NETWORK_ERROR":
     case "TIMEOUT":

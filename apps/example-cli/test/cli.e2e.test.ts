@@ -119,6 +119,16 @@ describe("tenant login", () => {
     }
   });
 
+  it("stops at once, before any browser, when the tenant does not know the redirect URI (another port)", async () => {
+    const otherPort = await freePort();
+    // A wait far longer than the test: only the tenant's error page can end it this early.
+    const run = tenant(["login", "--no-open", "--port", String(otherPort), "--tenant", sandbox.url, "--client-id", CLIENT_ID, "--timeout", "300"]);
+    expect(await run.exit).toBe(2);
+    expect(run.stderr()).toContain("does not accept this redirect URI");
+    expect(run.stderr()).toContain(`http://127.0.0.1:${otherPort}/callback`);
+    expect(run.stdout()).not.toContain("/oauth/authorize?");
+  });
+
   it("signs in through the registered loopback redirect URI, its fixed port included, and stores the tokens with mode 0600", async () => {
     const run = tenant(["login", "--no-open", "--tenant", sandbox.url, "--client-id", CLIENT_ID, "--timeout", "30"]);
     const url = new URL(await authorizeUrl(run));
