@@ -8,8 +8,9 @@
 // The guides are the contract's (info.description, tag descriptions, as the reference shows them)
 // and the READMEs that describe the service to a user: the repository's and the token manager's,
 // the client's and the Redis store's. The contract's other descriptions (operations, parameters,
-// schemas, responses, examples) are held the same way, each by its JSON pointer. The description is read from ../shared/service-description.md,
-// which every developer and CI run has beside the repository.
+// schemas, responses, examples) are held the same way, each by its JSON pointer. The description is read from the
+// repository's copy, spec/service-description.md (a fresh clone has nothing beside it), which is held word for word
+// to ../shared/service-description.md wherever that one is at hand.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,7 +18,8 @@ import { describe, expect, it } from "vitest";
 import { contract, resolvePointer } from "./support/contract.js";
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
-const descriptionPath = join(repoRoot, "..", "shared", "service-description.md");
+const descriptionPath = join(repoRoot, "spec", "service-description.md");
+const sharedDescriptionPath = join(repoRoot, "..", "shared", "service-description.md");
 
 const squash = (text: string): string => text.replace(/\s+/g, " ").trim();
 
@@ -138,8 +140,12 @@ const units = [...guideUnits, ...descriptionUnits];
 const find = (where: string, fragment: string) => units.find((u) => u.where === where)?.statements.filter((s) => s.includes(squash(fragment))) ?? [];
 
 describe("the guides' statements about the service", () => {
-  it("read the service description beside the repository (../shared/service-description.md)", () => {
+  it("read the service description (spec/service-description.md)", () => {
     expect(existsSync(descriptionPath), descriptionPath).toBe(true);
+  });
+
+  it.skipIf(!existsSync(sharedDescriptionPath))("hold a copy that is the shared description word for word", () => {
+    expect(readFileSync(descriptionPath, "utf8")).toBe(readFileSync(sharedDescriptionPath, "utf8"));
   });
 
   it.each(STATEMENTS.map((s) => [s.fragment.slice(0, 70), s] as const))("%s…: is there, once, with its source", (_name, { where, fragment, source }) => {
