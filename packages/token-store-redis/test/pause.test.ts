@@ -106,9 +106,10 @@ afterAll(async () => {
 
 describe.each([
   ["pause-intent", "intent", "after taking the lock and reading the record, before its checks and its intent"],
-  ["pause-in-flight", "in-flight", "with its refresh in flight (sent and answered by the tenant, the answer unread; its request timer expires during the pause)"],
+  ["announce", "in-flight", "with its refresh in flight: stopped from outside while it waits, the answer arriving (1.5 s, a slow sandbox fault) and its 2 s request timer expiring during the pause"],
+  ["pause-in-flight", "in-flight", "with its refresh answered by the tenant, the answer unread by the manager"],
   ["pause-answered", "answered", "after the tenant's answer, before writing it"],
-] as const)("the lock holder paused %s, past its lease, while 4 other processes want a token", (victimMode, where, description) => {
+] as const)("the lock holder paused (%s), past its lease, while 4 other processes want a token", (victimMode, where, description) => {
   it(`keeps the session in ${TRIALS} of ${TRIALS} trials: one refresh, every process gets the user (${description})`, async () => {
     const url = inject("redisUrl");
     const prefix = uniquePrefix();
@@ -122,8 +123,16 @@ describe.each([
           expect(await victim.next(), label).toEqual({ ready: true });
           const seq = lastSeq();
           const offset = expireAccessTokens();
-          victim.send({ go: offset });
-          expect(await victim.next(), label).toEqual({ paused: where });
+          if (victimMode === "announce") {
+            running.sandbox.faults.add({ route: "/oauth/token", method: "POST", kind: "slow", delayMs: 1_500 });
+            victim.send({ go: offset });
+            expect(await victim.next(), label).toEqual({ tokenRequest: true });
+            await sleep(300);
+            victim.kill("SIGSTOP");
+          } else {
+            victim.send({ go: offset });
+            expect(await victim.next(), label).toEqual({ paused: where });
+          }
           const pending = releaseTogether(others, { go: offset });
           await sleep(PAUSE_MS);
           victim.kill("SIGCONT");

@@ -19,6 +19,8 @@
 //   pause-answered it stops itself with the answer read, just before the manager writes it (the third)
 //   hold-answer    the answer is held from the manager until the process gets SIGUSR2 (the test
 //                  kills Redis meanwhile)
+//   announce       it prints {"tokenRequest":true} as the request leaves, and sends it (the test
+//                  stops the process from outside while it waits for the answer)
 // The test sends SIGCONT.
 //
 // In:  {"go": <clock offset ms>}   move this process's clock, then get a token and the user
@@ -43,6 +45,11 @@ const stop = (where) => {
   process.kill(process.pid, "SIGSTOP"); // frozen here, timers and all, until SIGCONT
 };
 const fetchForManager = async (input, init) => {
+  if (victim === "announce" && String(input).endsWith("/oauth/token")) {
+    victim = undefined;
+    say({ tokenRequest: true });
+    return fetch(input, init);
+  }
   if (victim === "pause-in-flight" && String(input).endsWith("/oauth/token")) {
     victim = undefined;
     const response = await fetch(input, init);

@@ -40,7 +40,7 @@ export interface FleetEnv {
   REQUEST_TIMEOUT_MS?: string;
   INTENT_WAIT_MS?: string;
   NO_OFFLINE_QUEUE?: string;
-  VICTIM?: "before" | "after" | "pause" | "pause-intent" | "pause-in-flight" | "pause-answered" | "hold-answer";
+  VICTIM?: "before" | "after" | "pause" | "pause-intent" | "pause-in-flight" | "pause-answered" | "hold-answer" | "announce";
 }
 export declare function startMember(env: FleetEnv): FleetMember;
 export declare function startFleet(size: number, env: FleetEnv): Promise<FleetMember[]>;
