@@ -115,13 +115,13 @@ async def test_a_cancelled_caller_does_not_cancel_the_refresh_the_others_wait_fo
     assert tenant.refreshes == 1
 
 
-async def test_invalid_grant_ends_the_session_and_a_503_keeps_it(tenant: FakeTenant, clock: Clock) -> None:
+async def test_invalid_grant_ends_the_session_and_a_500_keeps_it(tenant: FakeTenant, clock: Clock) -> None:
     storage = MemoryStorage()
     manager = await signed_in(tenant, clock, storage=storage)
     ended: list[SessionEndedError] = []
     manager.on("session-ended", ended.append)
     clock.advance(PAST_EXPIRY)
-    tenant.script.append(lambda _: httpx.Response(503))
+    tenant.script.append(lambda _: httpx.Response(500))
     with pytest.raises(TransientError):
         await manager.get_access_token()
     assert storage.get(TOKENS) is not None

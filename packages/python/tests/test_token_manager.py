@@ -629,20 +629,33 @@ def test_invalid_grant_ends_the_session_clears_the_tokens_and_fires_session_ende
     assert tenant.refreshes == 1
 
 
-def test_a_503_keeps_the_session_raises_transient_and_is_not_retried(tenant: FakeTenant, clock: Clock) -> None:
+def test_a_502_keeps_the_session_raises_transient_and_is_not_retried(tenant: FakeTenant, clock: Clock) -> None:
     storage = MemoryStorage()
     manager = signed_in(tenant, clock, storage=storage)
     before = storage.get(TOKENS)
     clock.advance(PAST_EXPIRY)
-    tenant.script.append(lambda _: httpx.Response(503))
+    tenant.script.append(lambda _: httpx.Response(502))
     with pytest.raises(TransientError) as caught:
         manager.get_access_token()
-    assert (caught.value.code, caught.value.status, caught.value.attempts) == ("TRANSIENT", 503, 1)
+    assert (caught.value.code, caught.value.status, caught.value.attempts) == ("TRANSIENT", 502, 1)
     assert storage.get(TOKENS) == before
     assert tenant.refreshes == 1
     # The session goes on: the next call refreshes with the same refresh token, which is still valid.
     assert manager.get_access_token().startswith("at-")
     assert tenant.refreshes == 2
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_a_refresh_answered_429_or_503_was_not_handled_and_is_retried_with_the_same_refresh_token(
+    tenant: FakeTenant, clock: Clock, status: int
+) -> None:
+    manager = signed_in(tenant, clock)
+    clock.advance(PAST_EXPIRY)
+    tenant.script.append(lambda _: httpx.Response(status))
+    assert manager.get_access_token().startswith("at-")
+    presented = [grant.body.get("refresh_token") for grant in tenant.grants("refresh_token")]
+    assert len(presented) == 2
+    assert presented[0] == presented[1]
 
 
 def test_a_connection_that_fails_before_sending_is_retried_and_then_succeeds(tenant: FakeTenant, clock: Clock) -> None:

@@ -175,9 +175,9 @@ class TransientError(TokenManagerError):
     Attributes:
         status: the HTTP status of the last answer, or ``None`` when no answer came.
         attempts: how many requests were made.
-        sent: ``False`` when the last request cannot have reached the tenant (no connection was made):
-            only then is a refresh tried again, since the tenant may otherwise have rotated the
-            refresh token already.
+        sent: ``False`` when the last request cannot have been handled by the tenant (no connection was
+            made, or it answered 429 or 503: RFC 6585 §4, RFC 9110 §15.6.4): only then is a refresh tried
+            again, since the tenant may otherwise have rotated the refresh token already.
 
     Example:
         >>> e = TransientError(503, 1)

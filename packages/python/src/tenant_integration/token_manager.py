@@ -682,7 +682,10 @@ class _Core:
         if 200 <= status < 300:
             return response.text
         if status == 429 or status >= 500:
-            raise TransientError(status, attempt)
+            # 429 and 503 say the tenant did not handle the request (RFC 6585 §4, RFC 9110 §15.6.4): the
+            # refresh token it carried is unused, so that refresh may be sent again, as the TypeScript
+            # manager does. Any other 5xx may come after the tenant rotated the token.
+            raise TransientError(status, attempt, sent=status not in (429, 503))
         fields = parse_oauth_error(parse_json(response.text)) if status >= 400 else None
         if fields is None:
             raise TokenManagerError("INVALID_RESPONSE", f"{path} answered HTTP {status} without an OAuth error body")
@@ -726,7 +729,8 @@ class _Core:
         if error.sent or attempt >= self._attempts:
             return None
         delay: float = min(self._retry_delay * 2.0 ** (attempt - 1), 10.0)
-        self._log.warning("Refresh attempt %d failed (no connection); retrying in %dms", attempt, round(delay * 1000))
+        why = "no connection" if error.status is None else f"HTTP {error.status}"
+        self._log.warning("Refresh attempt %d failed (%s); retrying in %dms", attempt, why, round(delay * 1000))
         return delay
 
     def _session_ended(self, error: OAuthResponseError) -> SessionEndedError:
