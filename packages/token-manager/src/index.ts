@@ -30,7 +30,7 @@ export {
   type OAuthErrorFields,
 } from "./errors.js";
 export type { ParsedTokenResponse } from "./token-response.js";
-export type { HeldLock, Lock, LockManagerLike } from "./lock.js";
+export type { HeldLock, Lock, LockManagerLike, LockWaitOptions } from "./lock.js";
 export type { ProcessIdentity, TokenStorage } from "./storage/storage.js";
 export { memoryStorage } from "./storage/memory.js";
 export { webStorage, type WebStorageLike } from "./storage/web.js";

@@ -27,7 +27,27 @@ export interface HeldLock {
  * tell whether it is still held passes a {@link HeldLock} to the task (the file and Redis locks do);
  * without one, the manager cannot detect a lock taken over while its holder was paused.
  */
-export type Lock = <T>(name: string, task: (held?: HeldLock) => Promise<T>) => Promise<T>;
+export type Lock = <T>(name: string, task: (held?: HeldLock) => Promise<T>, options?: LockWaitOptions) => Promise<T>;
+
+/**
+ * What a caller tells a lock about its wait (a lock may ignore it: the wait then ends only with the
+ * lock). The file lock honours it.
+ *
+ * @example
+ * ```ts
+ * await lock(name, refreshOnce, { until: async () => fresh(await storage.get(key)) });
+ * ```
+ * @see RFC 9700 §4.14.2
+ */
+export interface LockWaitOptions {
+  /**
+   * Checked each time a waiting lock wakes (the storage beside it changed, or a short poll), before it
+   * tries the lock again. When it resolves `true`, the wait ends without the lock: the lock rejects
+   * (with any error) and `task` never runs. The token manager passes one that re-reads the tokens, so a
+   * process stops waiting once another has stored fresh ones. It must not throw.
+   */
+  until?: () => Promise<boolean>;
+}
 
 /**
  * The part of the Web Locks API (`navigator.locks`) that the manager uses: {@link webLock}, and the

@@ -851,6 +851,17 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       return held.access_token;
     });
 
+  /**
+   * Tokens in storage usable as they are (fresh, not refused, no unsaved record of ours to write back),
+   * read without the lock: another process refreshed them, so this one neither waits for the lock nor
+   * takes it. `undefined` when they must be refreshed, or sign-in or sign-out happened meanwhile.
+   */
+  const freshInStorage = async (read: Promise<TokenRecord | undefined>): Promise<TokenRecord | undefined> => {
+    const before = generation;
+    const stored = await read;
+    return stored && before === generation && !unsaved && fresh(stored) && stored.access_token !== rejected ? stored : undefined;
+  };
+
   const getAccessToken = async (): Promise<string> => {
     // A record whose write failed is still served; a call goes through obtain() to retry the write,
     // but at most once a second after a failed try.
@@ -861,12 +872,22 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         log("debug", {}, "Refresh lock taken; reading the tokens from storage");
         return obtain(false, 0, heldLock);
       };
+      // Set when the wait for the lock ended because storage came to hold fresh tokens (see `until`).
+      let found: TokenRecord | undefined;
+      // With a lock that processes share: while waiting, each wake of the lock re-reads storage, and
+      // the wait ends once another process has stored fresh tokens (a read error: wait on).
+      const wait = intents ? { until: async () => (found = await freshInStorage(load().catch(() => undefined))) !== undefined } : undefined;
       /**
        * Takes the lock again when it was found lost before a refresh left (this process was paused
        * and another took it over), and after waiting for another refresh's intent.
        */
       const locked = (tries = 1): Promise<string> =>
-        lock(key + "lock", underLock).catch(async (e: unknown) => {
+        lock(key + "lock", underLock, wait).catch(async (e: unknown) => {
+          if (found) {
+            log("debug", {}, "Fresh tokens stored by another process while waiting; the lock is not taken");
+            current = found;
+            return found.access_token;
+          }
           if (e instanceof IntentPending) {
             await awaitIntent(e);
             return locked(tries);
@@ -877,7 +898,19 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
           return locked(tries + 1);
         });
       const held = unsaved && current === unsaved && fresh(unsaved) ? unsaved : undefined;
-      const run = locked();
+      /**
+       * With a lock that processes share, storage is read first without it: when another process has
+       * already stored fresh tokens, they are used and the lock is neither awaited nor taken. Only
+       * when storage is stale too is the lock taken (and storage read again under it).
+       */
+      const readFirst = async (): Promise<string> => {
+        const stored = await freshInStorage(load());
+        if (!stored) return locked();
+        log("debug", {}, "Fresh tokens found in storage; the lock is not taken");
+        current = stored;
+        return stored.access_token;
+      };
+      const run = intents && !unsaved ? readFirst() : locked();
       inflight = (held ? servingUnsaved(run, held) : run).finally(() => (inflight = undefined));
     }
     return inflight;

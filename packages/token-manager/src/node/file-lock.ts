@@ -9,14 +9,14 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { mkdir, readFile, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import lockfile from "proper-lockfile";
-import type { HeldLock } from "../lock.js";
+import type { HeldLock, LockWaitOptions } from "../lock.js";
 import { FileStorageError } from "./file-storage-error.js";
 import { isGone } from "./process-identity.js";
 
-/** Options of {@link fileLock}. */
-export interface FileLockOptions {
+/** Options of {@link withFileLock}. */
+export interface FileLockOptions extends LockWaitOptions {
   /**
    * After how many milliseconds without an update from its holder a lock counts as abandoned and may
    * be taken over (default 10 000, at least 2 000), when its holder cannot be checked (no owner file,
@@ -30,7 +30,8 @@ export interface FileLockOptions {
 
 /** Errors of `mkdir` that mean "no lock can be made here", not "someone holds it". */
 const CANNOT_CREATE = new Set(["EROFS", "EACCES", "EPERM", "ENOSPC", "EDQUOT"]);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** How long a waiter sleeps when no change beside the lock woke it (a platform where watching does not fire). */
+const POLL_MS = 25;
 const errno = (e: unknown): string | undefined => (e as { code?: string } | undefined)?.code;
 /** Our own releases in flight: their `rmdir` must not go through the stale-takeover gate. */
 const releasing = new Set<string>();
@@ -139,10 +140,21 @@ async function describeHolder(lockPath: string): Promise<string> {
   return `process ${owner.pid} on this host, which is alive but has not updated the lock for ${quiet} ms (stopped or paused? it is not taken over while it lives)`;
 }
 
+/** The wait for a lock ended because its `until` check said so: the task did not run. */
+export class LockWaitEnded extends Error {
+  override readonly name = "LockWaitEnded";
+  readonly code = "LOCK_WAIT_ENDED";
+  constructor(lockPath: string) {
+    super(`the wait for the lock ${lockPath} ended: no longer needed`);
+  }
+}
+
 /**
  * Runs `task` while holding the lock directory `lockPath` (created beside the file it guards; the
- * parent directory must exist). Waits for a holder in another process by polling every 10–50 ms
- * (randomized, so waiters do not move in step), for at most `timeoutMs`. The holder writes its pid
+ * parent directory must exist). Waits for a holder in another process, for at most `timeoutMs`, waking
+ * on any change in the lock's directory (`fs.watch`: the lock released, the guarded file replaced) or
+ * every 20–30 ms where watching does not fire; on each wake, `options.until` (when given) may end the
+ * wait without the lock. The holder writes its pid
  * and host into the lock (the owner file, {@link OWNER_FILE}): a holder on this host that has exited
  * is taken over at once; one that is alive is waited for, even when paused (SIGSTOP) past `staleMs`;
  * without an owner file, or with a holder on another host, a holder that stopped updating the lock's
@@ -174,6 +186,51 @@ export function withFileLock<T>(lockPath: string, options: FileLockOptions, task
   return run;
 }
 
+/**
+ * Wakes a waiter when, in the directory of `lockPath`, the lock directory itself or the file it guards
+ * (`<file>` for `<file>.refresh.lock`) changes: the lock released, the file replaced. Other entries
+ * (temporary files, the other lock) do not wake it, so that the holder's writes do not wake every
+ * waiter several times over while it needs the CPU. Without a change it wakes after about
+ * {@link POLL_MS}: `fs.watch` does not fire everywhere (network disks), and may not be available at
+ * all (inotify limits), in which case only the poll remains.
+ */
+function changes(lockPath: string): { next(): Promise<void>; close(): void } {
+  let changed = false;
+  let wake: (() => void) | undefined;
+  let watcher: fs.FSWatcher | undefined;
+  const lockName = basename(lockPath);
+  // proper-lockfile's lock of `<file>` is `<file>.lock`; ours are `<file>.refresh.lock` and `<file>.write.lock`.
+  const guardedName = lockName.replace(/(\.(refresh|write))?\.lock$/, "");
+  try {
+    watcher = fs.watch(dirname(lockPath), { persistent: false }, (_event, name) => {
+      // Some platforms give no name: then any change wakes.
+      if (name && name !== lockName && name !== guardedName) return;
+      changed = true;
+      wake?.();
+    });
+    watcher.on("error", () => watcher?.close());
+  } catch {}
+  return {
+    next: () =>
+      new Promise<void>((resolve) => {
+        if (changed) {
+          changed = false;
+          return resolve();
+        }
+        // Randomized, so that waiters woken by the poll do not move in step.
+        const timer = setTimeout(done, POLL_MS * (0.8 + Math.random() * 0.4));
+        function done() {
+          clearTimeout(timer);
+          changed = false;
+          wake = undefined;
+          resolve();
+        }
+        wake = done;
+      }),
+    close: () => watcher?.close(),
+  };
+}
+
 async function holding<T>(lockPath: string, options: FileLockOptions, task: (held: HeldLock) => Promise<T>): Promise<T> {
   const staleMs = Math.max(options.staleMs ?? 10_000, 2_000);
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -182,37 +239,46 @@ async function holding<T>(lockPath: string, options: FileLockOptions, task: (hel
   const guarded = lockPath.replace(/\.lock$/, "");
   let release: (() => Promise<void>) | undefined;
   let compromised = false;
-  for (;;) {
-    try {
-      release = await lockfile.lock(guarded, {
-        lockfilePath: lockPath,
-        realpath: false,
-        stale: staleMs,
-        update: Math.max(staleMs / 4, 1_000),
-        retries: 0,
-        fs: guardedFs(staleMs),
-        // The lock directory was removed or its mtime changed by someone else while this holder was
-        // frozen. The task cannot be undone: it goes on, but its HeldLock says the lock is lost, so
-        // the token manager sends no refresh under it.
-        onCompromised: () => {
-          compromised = true;
-        },
-      });
-      break;
-    } catch (e) {
-      if (CANNOT_CREATE.has(errno(e) ?? "")) return task({ isHeld: async () => true });
-      if (errno(e) !== "ELOCKED") throw new FileStorageError("IO_FAILED", `cannot take the lock ${lockPath}`, lockPath, e);
-      // A holder on this host that has exited is taken over now, not after staleMs.
-      const owner = await readOwner(lockPath);
-      if (owner && isGone(owner.host, owner.pid)) {
-        await removeStale(lockPath, staleMs).catch(() => {});
-        continue;
+  let watch: ReturnType<typeof changes> | undefined;
+  try {
+    for (;;) {
+      try {
+        release = await lockfile.lock(guarded, {
+          lockfilePath: lockPath,
+          realpath: false,
+          stale: staleMs,
+          update: Math.max(staleMs / 4, 1_000),
+          retries: 0,
+          fs: guardedFs(staleMs),
+          // The lock directory was removed or its mtime changed by someone else while this holder was
+          // frozen. The task cannot be undone: it goes on, but its HeldLock says the lock is lost, so
+          // the token manager sends no refresh under it.
+          onCompromised: () => {
+            compromised = true;
+          },
+        });
+        break;
+      } catch (e) {
+        if (CANNOT_CREATE.has(errno(e) ?? "")) return task({ isHeld: async () => true });
+        if (errno(e) !== "ELOCKED") throw new FileStorageError("IO_FAILED", `cannot take the lock ${lockPath}`, lockPath, e);
+        // A holder on this host that has exited is taken over now, not after staleMs.
+        const owner = await readOwner(lockPath);
+        if (owner && isGone(owner.host, owner.pid)) {
+          await removeStale(lockPath, staleMs).catch(() => {});
+          continue;
+        }
+        if (Date.now() >= deadline) {
+          throw new FileStorageError("LOCK_TIMEOUT", `the lock ${lockPath} stayed held for ${timeoutMs} ms by ${await describeHolder(lockPath)}`, lockPath);
+        }
+        watch ??= changes(lockPath);
+        await watch.next();
+        // Checked before trying again: a holder writes the guarded file before it releases the lock, so
+        // a waiter that would take it after a release has seen the write here first.
+        if (options.until && (await options.until())) throw new LockWaitEnded(lockPath);
       }
-      if (Date.now() >= deadline) {
-        throw new FileStorageError("LOCK_TIMEOUT", `the lock ${lockPath} stayed held for ${timeoutMs} ms by ${await describeHolder(lockPath)}`, lockPath);
-      }
-      await sleep(10 + Math.random() * 40);
     }
+  } finally {
+    watch?.close();
   }
   const me: LockOwner = { pid: process.pid, host: hostname(), id: randomBytes(16).toString("hex"), since: Date.now() };
   // Without an owner file (a full disk), the lock works as before: by its mtime alone.

@@ -12,6 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandboxProcess, startWorker, stopAll, type Child, type Message, type SandboxProcess } from "../testing/processes.js";
+import { createTokenManager } from "../token-manager.js";
+import { fileStorage } from "./file-storage.js";
 
 const CLIENT_ID = "multi-process-cli";
 const REDIRECT_URI = "http://127.0.0.1:53682/callback";
@@ -98,6 +100,79 @@ describe.each([2, 5, 20])("%i processes sharing one token file, released togethe
     expect((await storedRecord(file)).refresh_token).toEqual(expect.any(String));
     expect(await leftovers(file)).toEqual([]);
   }, 240_000);
+});
+
+describe("20 processes sharing one token file, when another process has stored fresh tokens", () => {
+  const USER = { status: 200, user: "Ada Lovelace" };
+  let workers: Child[] = [];
+  let file: string;
+
+  beforeAll(async () => {
+    file = join(dir, "tokens-read-first.json");
+    workers = await Promise.all(Array.from({ length: 20 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)));
+    workers[0]!.send({ cmd: "sign-in", offsetMs });
+    expect(await workers[0]!.next()).toEqual({ signedIn: true });
+  }, 60_000);
+
+  afterAll(() => stopAll(workers));
+
+  it("after expiry make exactly one refresh, and then use the stored tokens without taking the lock", async () => {
+    await expire();
+    let seq = await lastSeq();
+    const afterExpiry = await together(workers, { cmd: "call", offsetMs, count: true });
+    expect(afterExpiry.map(({ lockTaken: _, ...answer }) => answer)).toEqual(workers.map(() => USER));
+    expect(await refreshesSince(seq)).toEqual(["ok"]);
+    // The refresher took the lock; the others may have found the tokens stale at first, and the lock
+    // free once the refresh was stored: at least one took it, none more than once.
+    expect(afterExpiry.map((a) => a.lockTaken).filter((n) => n !== 0 && n !== 1)).toEqual([]);
+    expect(afterExpiry.some((a) => a.lockTaken === 1)).toBe(true);
+
+    // Each call is a new manager (a new run of the tool): the file holds fresh tokens, read first.
+    seq = await lastSeq();
+    expect(await together(workers, { cmd: "call", offsetMs, count: true })).toEqual(workers.map(() => ({ ...USER, lockTaken: 0 })));
+    expect(await refreshesSince(seq)).toEqual([]);
+  }, 60_000);
+
+  it("stop waiting for the lock once another process stores fresh tokens, without taking it", async () => {
+    // This test process holds the refresh lock while every worker finds the tokens expired and waits.
+    const storage = fileStorage(file);
+    let taken!: () => void;
+    let release!: () => void;
+    const inLock = new Promise<void>((r) => (taken = r));
+    const released = new Promise<void>((r) => (release = r));
+    const holding = storage.lock("hold", async () => {
+      taken();
+      await released;
+    });
+    await inLock;
+    try {
+      await expire();
+      const seq = await lastSeq();
+      const waiting = workers.map((w) => w.next());
+      for (const w of workers) w.send({ cmd: "call", offsetMs, count: true, announceWait: true });
+      expect(await Promise.all(waiting)).toEqual(workers.map(() => ({ waiting: true })));
+      const answers = workers.map((w) => w.next());
+
+      // Still under the held lock, a manager of this process (with a lock of its own) refreshes and stores.
+      const clock = offsetMs;
+      const refresher = createTokenManager({
+        baseUrl: sandbox.url,
+        clientId: CLIENT_ID,
+        redirectUri: REDIRECT_URI,
+        scopes: ["profile:read"],
+        storage,
+        lock: (_name, task) => task(),
+        now: () => Date.now() + clock,
+      });
+      await refresher.getAccessToken();
+
+      expect(await Promise.all(answers)).toEqual(workers.map(() => ({ ...USER, lockTaken: 0 })));
+      expect(await refreshesSince(seq)).toEqual(["ok"]);
+    } finally {
+      release();
+      await holding;
+    }
+  }, 60_000);
 });
 
 describe("a lock holder killed with SIGKILL during a refresh", () => {

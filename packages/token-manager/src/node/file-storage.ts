@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, open, readdir, readFile, readlink, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import type { HeldLock, Lock } from "../lock.js";
+import type { HeldLock, Lock, LockWaitOptions } from "../lock.js";
 import type { TokenStorage } from "../storage/storage.js";
 import { withFileLock, type FileLockOptions } from "./file-lock.js";
 import { FileStorageError } from "./file-storage-error.js";
@@ -77,7 +77,10 @@ function problem(text: string): string | undefined {
  *
  * - **One refresh among processes.** `lock` holds the lock directory `<file>.refresh.lock` (with
  *   `proper-lockfile`: an atomic `mkdir`, kept fresh by its live holder). `createTokenManager` uses it
- *   unless given its own `lock`, re-reads the file under it, and refreshes only if it still must. A
+ *   unless given its own `lock`, re-reads the file under it, and refreshes only if it still must. It
+ *   reads the file first without the lock, and uses tokens another process has refreshed without
+ *   taking it; a process waiting for the lock wakes when the file or the lock changes (`fs.watch`, with
+ *   a 25 ms poll where that does not fire) and stops waiting once the file holds fresh tokens. A
  *   killed holder blocks the others for at most `staleMs`; the wait is bounded by `lockTimeoutMs`.
  * - **Writes that lose nothing.** Each `set` and `delete` reads, changes and writes the file under a
  *   second, short lock `<file>.write.lock` (separate, because a refresh writes while holding the
@@ -109,12 +112,12 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
   };
 
   /** Takes the lock directory `<file>.<kind>.lock` beside the (resolved) file, creating its directory. */
-  const locked = async <T>(kind: "refresh" | "write", task: (file: string, held: HeldLock) => Promise<T>): Promise<T> => {
+  const locked = async <T>(kind: "refresh" | "write", task: (file: string, held: HeldLock) => Promise<T>, wait?: LockWaitOptions): Promise<T> => {
     const file = await target(path);
     await mkdir(dirname(file), { recursive: true, mode: 0o700 }).catch((e: unknown) => {
       throw new FileStorageError("IO_FAILED", `cannot create the directory of the token file ${file} (${errno(e) ?? "error"})`, file, e);
     });
-    return withFileLock(`${file}.${kind}.lock`, lockOptions, (held) => task(file, held));
+    return withFileLock(`${file}.${kind}.lock`, wait?.until ? { ...lockOptions, until: wait.until } : lockOptions, (held) => task(file, held));
   };
 
   /** The text of the file (tightening a loose mode first), or `undefined` when there is none. */
@@ -222,7 +225,7 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
         delete data[key];
         return true;
       }),
-    lock: (_name, task) => locked("refresh", (_file, held) => task(held)),
+    lock: (_name, task, wait) => locked("refresh", (_file, held) => task(held), wait),
     processIdentity: processIdentity(),
   };
 }

@@ -19,6 +19,10 @@
 //                                           no stop, it prints {"sending":true} as the request leaves
 //                                           (the test stops the process from outside while it waits)
 //   "manager" in a call: createTokenManager options (requestTimeoutMs, intentWaitMs)
+//   "count":true in a call: the answer adds "lockTaken", how many times the call ran a task under the
+//                                           storage's refresh lock (0: it used tokens without the lock)
+//   "announceWait":true in a call: prints {"waiting":true} the first time the lock, found held, asks
+//                                           the manager whether to wait on (the call is waiting for it)
 //   {"cmd":"write","key":k,"value":v}       storage.set(k, v)
 //   {"cmd":"write-loop","size":n}           storage.set of n-character values, forever (to be killed)
 //   {"cmd":"hold-lock","log":path,"ms":n}   takes the storage's lock, appends "in <pid>" to the log,
@@ -37,9 +41,10 @@ const stop = (where) => {
   process.kill(process.pid, "SIGSTOP"); // frozen here, timers and all, until SIGCONT
 };
 
-function manager(offsetMs = 0, hold = false, pause = undefined, more = {}) {
+function manager(offsetMs = 0, hold = false, pause = undefined, more = {}, seen = { lockTaken: 0 }, announceWait = false) {
   const storage = fileStorage(file, options);
   let armed = pause;
+  let announced = !announceWait;
   return createTokenManager({
     ...more,
     baseUrl: url,
@@ -48,6 +53,23 @@ function manager(offsetMs = 0, hold = false, pause = undefined, more = {}) {
     scopes: ["profile:read"],
     storage: {
       ...storage,
+      lock: (name, task, wait) =>
+        storage.lock(
+          name,
+          (held) => {
+            seen.lockTaken++;
+            return task(held);
+          },
+          wait?.until && !announced
+            ? {
+                until: () => {
+                  if (!announced) say({ waiting: true });
+                  announced = true;
+                  return wait.until();
+                },
+              }
+            : wait,
+        ),
       async set(key, value) {
         if ((armed === "intent" && key.endsWith(":intent")) || (armed === "write" && key.endsWith(":tokens"))) {
           stop(armed === "write" ? "answered" : armed);
@@ -94,9 +116,10 @@ async function run(command) {
       return { signedIn: true };
     }
     case "call": {
-      const token = await manager(command.offsetMs, command.hold, command.pause, command.manager).getAccessToken();
+      const seen = { lockTaken: 0 };
+      const token = await manager(command.offsetMs, command.hold, command.pause, command.manager, seen, command.announceWait).getAccessToken();
       const response = await fetch(`${url}/api/v1/auth/user`, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" } });
-      return { status: response.status, user: response.ok ? (await response.json()).name : undefined };
+      return { status: response.status, user: response.ok ? (await response.json()).name : undefined, ...(command.count ? { lockTaken: seen.lockTaken } : {}) };
     }
     case "write":
       await fileStorage(file, options).set(command.key, command.value);
