@@ -25,6 +25,7 @@ const WORKER = join(dirname(fileURLToPath(import.meta.url)), "file-process.mjs")
 const CLIENT = "bench-cli";
 const REDIRECT = "http://127.0.0.1:53682/callback";
 const LATER_SECONDS = 901;
+const SETTLE_MS = 100;
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
@@ -142,6 +143,9 @@ async function fleets(tenant, rounds) {
     return Promise.all(Array.from({ length: n }, () => worker(running.url, file)));
   };
   const release = async (workers) => {
+    // The previous release's last writes (fsync of the file and its directory) settle first, so that
+    // a release does not pay for the one before it.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     expire();
     const before = refreshes();
     const t0 = performance.now();
