@@ -652,33 +652,41 @@ describe("several tabs or managers sharing one storage", () => {
   });
 
   it("uses the refresh token another process rotated meanwhile instead of ending the session", async () => {
-    // Two processes without a shared lock: both refresh with rt_1; the server rotates once.
+    // Two processes without a shared lock: both refresh with rt_1; the server rotates once. Each has
+    // a lock of its own, so each writes a refresh intent; intentWaitMs 0 makes the second present rt_1
+    // even when it reads the first one's intent. Which request arrives first is up to the timing (the
+    // fingerprint is hashed off the main thread): the first is answered once the second has arrived,
+    // the second once the first one's manager has stored its tokens.
     const storage = memoryStorage();
     let valid = "rt_1";
     let n = 1;
-    const secondHeld = deferred();
-    const firstDone = deferred();
-    let requests = 0;
-    const handler: Handler = async (call) => {
-      const body = bodyOf(call);
-      if (body["grant_type"] === "authorization_code") return tokens("at_1", "rt_1");
-      const mine = ++requests;
-      if (mine === 2) {
-        secondHeld.resolve();
-        await firstDone.promise;
-      } else await secondHeld.promise;
-      if (body["refresh_token"] !== valid) return json(400, { error: "invalid_grant" });
-      n++;
-      valid = `rt_${n}`;
-      return tokens(`at_${n}`, valid);
-    };
-    const a = setup({ storage, lock: processLock() }, { refreshes: 0, queue: [], handler });
+    const secondArrived = deferred();
+    const done = { a: deferred(), b: deferred() };
+    let first: "a" | "b" | undefined;
+    const handlerOf =
+      (who: "a" | "b"): Handler =>
+      async (call) => {
+        const body = bodyOf(call);
+        if (body["grant_type"] === "authorization_code") return tokens("at_1", "rt_1");
+        if (!first) {
+          first = who;
+          await secondArrived.promise;
+        } else {
+          secondArrived.resolve();
+          await done[first].promise;
+        }
+        if (body["refresh_token"] !== valid) return json(400, { error: "invalid_grant" });
+        n++;
+        valid = `rt_${n}`;
+        return tokens(`at_${n}`, valid);
+      };
+    const a = setup({ storage, lock: processLock(), intentWaitMs: 0 }, { refreshes: 0, queue: [], handler: handlerOf("a") });
     await signIn(a.tm);
-    const b = setup({ storage, lock: processLock() }, { refreshes: 0, queue: [], handler });
+    const b = setup({ storage, lock: processLock(), intentWaitMs: 0 }, { refreshes: 0, queue: [], handler: handlerOf("b") });
     a.clock.advance(900_000);
     b.clock.advance(900_000);
-    const pa = a.tm.getAccessToken().then((t) => (firstDone.resolve(), t));
-    const pb = b.tm.getAccessToken();
+    const pa = a.tm.getAccessToken().finally(() => done.a.resolve());
+    const pb = b.tm.getAccessToken().finally(() => done.b.resolve());
     expect(await pa).toBe("at_2");
     expect(await pb).toBe("at_2");
     expect(await stored(storage)).toMatchObject({ refresh_token: "rt_2" });
