@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import { mkdir, readFile, rmdir, stat, unlink, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rmdir, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import lockfile from "proper-lockfile";
@@ -282,10 +282,14 @@ async function holding<T>(lockPath: string, options: FileLockOptions, task: (hel
   }
   const me: LockOwner = { pid: process.pid, host: hostname(), id: randomBytes(16).toString("hex"), since: Date.now() };
   // Without an owner file (a full disk), the lock works as before: by its mtime alone.
+  // Adding a file changes the directory's mtime, which proper-lockfile compares with the one it set at
+  // its next update and would take for a takeover (compromised): the mtime is put back as it was.
+  const taken = await stat(lockPath).catch(() => undefined);
   const owned = await writeFile(join(lockPath, OWNER_FILE), JSON.stringify(me), { mode: 0o600 }).then(
     () => true,
     () => false,
   );
+  if (owned && taken) await utimes(lockPath, taken.atime, taken.mtime).catch(() => {});
   const isHeld = async (): Promise<boolean> => {
     if (compromised) return false;
     if (!owned) return true;

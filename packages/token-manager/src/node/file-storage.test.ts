@@ -103,6 +103,17 @@ describe("fileStorage", () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
+  it("keeps a lock held through a task longer than its update interval: writing the owner file does not look like a takeover", async () => {
+    const path = join(dir, "tokens.json");
+    // staleMs 2 s: proper-lockfile updates the mtime every second and compares it with the one it set.
+    const held = await fileStorage(path, { staleMs: 2_000 }).lock("x", async (lock) => {
+      await new Promise((r) => setTimeout(r, 2_600));
+      return lock?.isHeld();
+    });
+    expect(held).toBe(true);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
   it("fails with LOCK_TIMEOUT, naming the lock, when another process keeps its lock fresh past the bounded wait", async () => {
     const path = join(dir, "tokens.json");
     // What another live process holding the lock looks like: the lock directory, with a fresh mtime.
