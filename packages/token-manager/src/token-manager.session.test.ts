@@ -189,9 +189,11 @@ describe("tabs sharing webStorage(localStorage)", () => {
     vi.stubGlobal("sessionStorage", fakeWebStorage());
     const pendingStorage = memoryStorage();
     const h = setup({ storage: webStorage(localStorage), pendingStorage });
-    await h.tm.beginAuthorization();
-    expect(await pendingStorage.get(PENDING_KEY)).toBeTruthy();
+    const { url } = await h.tm.beginAuthorization();
+    const pending = JSON.parse((await pendingStorage.get(PENDING_KEY)) ?? "null") as { state?: string } | null;
+    expect(pending?.state).toBe(new URL(url).searchParams.get("state"));
     expect(sessionStorage.getItem(PENDING_KEY)).toBeNull();
+    expect(localStorage.getItem(PENDING_KEY)).toBeNull();
   });
 
   it("keep the pending sign-in with the tokens for any other Web Storage (sessionStorage is per tab already)", async () => {

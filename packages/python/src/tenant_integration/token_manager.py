@@ -882,7 +882,7 @@ class TokenManager(_Core):
         )
         if transport is not None and not isinstance(transport, httpx.BaseTransport):
             raise InvalidOptionsError(
-                "transport", "must be an httpx.BaseTransport (httpx.AsyncTokenManager takes async ones)"
+                "transport", "must be an httpx.BaseTransport (AsyncTokenManager takes async ones)"
             )
         self._http = httpx.Client(transport=transport, timeout=timeout, follow_redirects=False)
         self._mutex = threading.Lock()
