@@ -30,8 +30,13 @@ export interface FileLockOptions extends LockWaitOptions {
 
 /** Errors of `mkdir` that mean "no lock can be made here", not "someone holds it". */
 const CANNOT_CREATE = new Set(["EROFS", "EACCES", "EPERM", "ENOSPC", "EDQUOT"]);
-/** How long a waiter sleeps when no change beside the lock woke it (a platform where watching does not fire). */
+/** How long a waiter sleeps when no change beside the lock woke it, until watching is seen to work here. */
 const POLL_MS = 25;
+/**
+ * How long it sleeps once watching has delivered an event: the poll is then only the safety net for
+ * what no event announces (a holder that died, or went stale, without releasing).
+ */
+const WATCHED_POLL_MS = 100;
 const errno = (e: unknown): string | undefined => (e as { code?: string } | undefined)?.code;
 /** Our own releases in flight: their `rmdir` must not go through the stale-takeover gate. */
 const releasing = new Set<string>();
@@ -186,44 +191,54 @@ export function withFileLock<T>(lockPath: string, options: FileLockOptions, task
   return run;
 }
 
+/** What woke a waiter: the lock directory came or went, the guarded file was replaced, or the poll. */
+type Wake = "lock" | "file" | "poll";
+
 /**
- * Wakes a waiter when, in the directory of `lockPath`, the lock directory itself or the file it guards
- * (`<file>` for `<file>.refresh.lock`) changes: the lock released, the file replaced. Other entries
- * (temporary files, the other lock) do not wake it, so that the holder's writes do not wake every
- * waiter several times over while it needs the CPU. Without a change it wakes after about
- * {@link POLL_MS}: `fs.watch` does not fire everywhere (network disks), and may not be available at
- * all (inotify limits), in which case only the poll remains.
+ * Wakes a waiter when, in the directory of `lockPath`, the lock directory itself is created or removed
+ * (`"lock"`), or the file it guards (`<file>` for `<file>.refresh.lock`) is replaced (`"file"`). Other
+ * entries (temporary files, the other lock) and changes of the lock's mtime (its holder's owner file
+ * and updates) do not wake it, so that the holder's writes do not wake every waiter several times over
+ * while it needs the CPU. Without a change it wakes after about {@link POLL_MS} (`"poll"`): `fs.watch`
+ * does not fire everywhere (network disks), and may not be available at all (inotify limits), in which
+ * case only the poll remains. Once any event has arrived, watching works here and the poll slows to
+ * {@link WATCHED_POLL_MS}.
  */
-function changes(lockPath: string): { next(): Promise<void>; close(): void } {
-  let changed = false;
-  let wake: (() => void) | undefined;
+function changes(lockPath: string): { next(): Promise<Wake>; close(): void } {
+  let changed: Wake | undefined;
+  let watched = false;
+  let wake: ((why: Wake) => void) | undefined;
   let watcher: fs.FSWatcher | undefined;
   const lockName = basename(lockPath);
   // proper-lockfile's lock of `<file>` is `<file>.lock`; ours are `<file>.refresh.lock` and `<file>.write.lock`.
   const guardedName = lockName.replace(/(\.(refresh|write))?\.lock$/, "");
   try {
-    watcher = fs.watch(dirname(lockPath), { persistent: false }, (_event, name) => {
-      // Some platforms give no name: then any change wakes.
-      if (name && name !== lockName && name !== guardedName) return;
-      changed = true;
-      wake?.();
+    watcher = fs.watch(dirname(lockPath), { persistent: false }, (event, name) => {
+      watched = true;
+      // Some platforms give no name: then any change wakes, as a change of the lock.
+      const why: Wake | undefined = !name || (name === lockName && event === "rename") ? "lock" : name === guardedName ? "file" : undefined;
+      if (!why) return;
+      // A change of the lock outranks one of the file: it is the one that calls for trying the lock again.
+      if (changed !== "lock") changed = why;
+      wake?.(changed);
     });
     watcher.on("error", () => watcher?.close());
   } catch {}
   return {
     next: () =>
-      new Promise<void>((resolve) => {
+      new Promise<Wake>((resolve) => {
         if (changed) {
-          changed = false;
-          return resolve();
+          const why = changed;
+          changed = undefined;
+          return resolve(why);
         }
         // Randomized, so that waiters woken by the poll do not move in step.
-        const timer = setTimeout(done, POLL_MS * (0.8 + Math.random() * 0.4));
-        function done() {
+        const timer = setTimeout(() => done("poll"), (watched ? WATCHED_POLL_MS : POLL_MS) * (0.8 + Math.random() * 0.4));
+        function done(why: Wake) {
           clearTimeout(timer);
-          changed = false;
+          changed = undefined;
           wake = undefined;
-          resolve();
+          resolve(why);
         }
         wake = done;
       }),
@@ -271,10 +286,15 @@ async function holding<T>(lockPath: string, options: FileLockOptions, task: (hel
           throw new FileStorageError("LOCK_TIMEOUT", `the lock ${lockPath} stayed held for ${timeoutMs} ms by ${await describeHolder(lockPath)}`, lockPath);
         }
         watch ??= changes(lockPath);
-        await watch.next();
-        // Checked before trying again: a holder writes the guarded file before it releases the lock, so
-        // a waiter that would take it after a release has seen the write here first.
-        if (options.until && (await options.until())) throw new LockWaitEnded(lockPath);
+        for (;;) {
+          const why = await watch.next();
+          // Checked before trying again: a holder writes the guarded file before it releases the lock,
+          // so a waiter that would take it after a release has seen the write here first.
+          if (options.until && (await options.until())) throw new LockWaitEnded(lockPath);
+          // The file changed but the lock did not (the holder wrote something else than fresh tokens,
+          // such as its refresh intent): the lock is still held, so it is not tried again.
+          if (why !== "file" || !options.until) break;
+        }
       }
     }
   } finally {
