@@ -1,8 +1,8 @@
 // What the typical app on the kit would weigh without some of its features: the app of
 // typical-app/kit.js bundled as sizes.mjs does, with parts of the built packages left out at bundle
-// time, next to the openapi-fetch + oauth4webapi baseline. (Client logging and retries are not here:
-// they are opt-in imports, which the typical app does not make.) For deciding which features are worth
-// their bytes; the result is never shipped. Each removal checks that it found what it removes, so a
+// time, next to the openapi-fetch + oauth4webapi baseline. (Logging, in the client and the token
+// manager, and the client's retries are not here: they are opt-in imports, which the typical app does
+// not make.) For deciding which features are worth their bytes; the result is never shipped. Each removal checks that it found what it removes, so a
 // refactor makes this script fail instead of printing a figure for code that is no longer there.
 // Run `pnpm build` first, then `node tools/bench/size-what-if.mjs`.
 import { readFileSync } from "node:fs";
@@ -35,7 +35,7 @@ const change = (file, edit) => ({ file, edit });
 
 /** The features, each as the changes that leave it out. */
 const FEATURES = {
-  // Client logging and retries are opt-in (logTo, retryPolicy): the typical app ships neither.
+  // Logging (logTo, logSessionTo) and client retries (retryPolicy) are opt-in: the typical app ships none.
   "client timeoutMs": [
     change("client/dist/create-tenant-client.js", (s) =>
       s
@@ -45,10 +45,6 @@ const FEATURES = {
     ),
   ],
   "client raw": [change("client/dist/create-tenant-client.js", (s) => s.replace("raw: typedClient(true), ", ""))],
-  "token manager logging": [
-    change("token-manager/dist/token-manager.js", (s) => withoutCalls(withoutCalls(s, 'log("'), "logRequest(").replace(/const logRequest = [\s\S]*?\n {8}};\n/, "")),
-    change("token-manager/dist/logger.js", (s) => s.replace(/export function createLog\([\s\S]*$/, "export function createLog() { return () => undefined; }\n")),
-  ],
   "client redaction (error bodies and causes)": [
     change("client/dist/redact.js", (s) => s.replace(/export function redact\([\s\S]*$/, "export function redact(value) { return value; }\n")),
   ],

@@ -26,7 +26,7 @@ import type { SandboxEvent } from "./events.js";
  *
  * @example
  * ```ts
- * await createTestTenant({ scopes: ["tickets:read"], tokenManager: { logger: console }, client: { headers: { "X-Test": "1" } } });
+ * await createTestTenant({ scopes: ["tickets:read"], tokenManager: { logger: logSessionTo(console) }, client: { headers: { "X-Test": "1" } } });
  * ```
  * @see RFC 6749 §3.3 (scope)
  */
@@ -45,7 +45,7 @@ export interface TestTenantOptions {
   readonly now?: () => number;
   /** More sandbox options (`user`, `defaultScopes`, `onError`, more `clients`…). */
   readonly sandbox?: Omit<SandboxOptions, "autoApprove" | "now">;
-  /** More token manager options (`storage`, `logger`, `refreshLeewayMs`, `retry`…). */
+  /** More token manager options (`storage`, `logger: logSessionTo(console)`, `refreshLeewayMs`, `retry`…). */
   readonly tokenManager?: Omit<Partial<TokenManagerOptions>, "baseUrl" | "clientId" | "redirectUri" | "scopes" | "fetch" | "now">;
   /** More client options (`retry: retryPolicy()`, `logger: logTo(console)`, `headers`, `middleware`). */
   readonly client?: Omit<TenantClientOptions, "baseUrl" | "auth" | "fetch">;

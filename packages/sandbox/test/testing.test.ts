@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { TokenManagerError, type Logger } from "@tenant-integration/token-manager";
+import { logSessionTo, TokenManagerError, type Logger } from "@tenant-integration/token-manager";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, DEMO_USER } from "../src/index.js";
 import { createTestTenant, TestTenantError } from "../src/testing.js";
@@ -125,7 +125,7 @@ describe("createTestTenant", () => {
     const logger: Logger = { info: (_fields, message) => void lines.push(message) };
     const tenant = await createTestTenant({
       sandbox: { user: { id: "u-7" } },
-      tokenManager: { logger },
+      tokenManager: { logger: logSessionTo(logger) },
       client: { headers: { "X-Test": "1" } },
       now: () => Date.UTC(2030, 0, 1),
     });

@@ -20,7 +20,7 @@ export type { RandomSource } from "./encoding.js";
 /** The contract's scope names, a union of string literals (`"profile:read" | "users:read" | …`). */
 export type { Scope } from "@tenant-integration/types";
 export type { FetchLike } from "./fetch.js";
-export type { Logger, LogLevel } from "./logger.js";
+export { logSessionTo, type Logger, type LogLevel, type SessionLogEvent, type SessionLogger } from "./logger.js";
 export {
   type ErrorCode,
   OAuthResponseError,

@@ -1,13 +1,14 @@
 /**
- * The `logger` option: one line per request, retries, refreshes, sign-in, revocation and the end of a
+ * The `logger` option, made by `logSessionTo`: one line per request, retries, refreshes, sign-in, revocation and the end of a
  * session, at the levels agreed with the client package; and, with canary values, never a token,
  * code, verifier or state in any line, whether the logger is console-shaped or pino-shaped.
  */
 import { Console } from "node:console";
 import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { createLog, type Logger, type LogLevel } from "./logger.js";
+import { logSessionTo, type Logger, type LogLevel } from "./logger.js";
 import { failure } from "./testing/failure.js";
 import { json, REDIRECT_URI, setup, signIn, tokens } from "./testing/harness.js";
 
@@ -46,7 +47,7 @@ const levelsOf = (lines: Line[]) => lines.map((l) => `${l.level} ${l.message.rep
 describe("the logger option", () => {
   it("writes one info line per request with method, path, status, duration and attempt", async () => {
     const logger = capturing();
-    const h = setup({ logger });
+    const h = setup({ logger: logSessionTo(logger) });
     await signIn(h.tm);
     h.clock.advance(900_000);
     await h.tm.getAccessToken();
@@ -74,7 +75,7 @@ describe("the logger option", () => {
 
   it("warns of each retry with its delay, logs a request with no answer as an error, and warns when the session ends", async () => {
     const logger = capturing();
-    const h = setup({ logger, retry: { attempts: 3, baseDelayMs: 1 } });
+    const h = setup({ logger: logSessionTo(logger), retry: { attempts: 3, baseDelayMs: 1 } });
     await signIn(h.tm);
     h.server.queue.push(
       () => new Response("busy", { status: 503 }),
@@ -100,7 +101,7 @@ describe("the logger option", () => {
 
   it("warns when a refresh could not be stored, and still serves the new token", async () => {
     const logger = capturing();
-    const h = setup({ logger });
+    const h = setup({ logger: logSessionTo(logger) });
     await signIn(h.tm);
     h.storage.set = async () => {
       throw new Error("EROFS: read-only file system");
@@ -117,7 +118,7 @@ describe("the logger option", () => {
   it("writes nothing below the chosen level: info by default, debug adds lock waits and storage reads, silent writes nothing", async () => {
     const run = async (logLevel?: LogLevel) => {
       const logger = capturing();
-      const h = setup({ logger, ...(logLevel && { logLevel }) });
+      const h = setup({ logger: logLevel ? logSessionTo(logger, logLevel) : logSessionTo(logger) });
       await signIn(h.tm);
       h.clock.advance(900_000);
       await h.tm.getAccessToken();
@@ -136,18 +137,48 @@ describe("the logger option", () => {
   });
 
   it("refuses an unknown level, and a logger that throws or lacks a level changes nothing", async () => {
-    expect(() => setup({ logger: console, logLevel: "verbose" as LogLevel })).toThrow(failure("INVALID_OPTIONS"));
+    expect(() => logSessionTo(console, "verbose" as LogLevel)).toThrow(failure("INVALID_OPTIONS"));
     const throwing: Logger = {
       info() {
         throw new Error("disk full");
       },
     };
-    const h = setup({ logger: throwing });
+    const h = setup({ logger: logSessionTo(throwing) });
     await signIn(h.tm);
     expect(await h.tm.getAccessToken()).toBe("at_1");
     const warnOnly = capturing();
-    createLog({ warn: warnOnly.warn.bind(warnOnly) }, "debug")("info", {}, "dropped: no info method");
+    logSessionTo({ warn: warnOnly.warn.bind(warnOnly) }, "debug")("signed-in", {});
     expect(warnOnly.lines).toEqual([]);
+  });
+});
+
+describe("logging is opt-in", () => {
+  it("refuses a logger given as it is, and the former logLevel option, saying to pass logSessionTo(logger, level)", () => {
+    expect(() => setup({ logger: console as never })).toThrow("INVALID_OPTIONS: logger: pass logSessionTo(logger, level)");
+    expect(() => setup({ logger: logSessionTo(console), logLevel: "debug" } as never)).toThrow(
+      "INVALID_OPTIONS: logLevel: pass logSessionTo(logger, level) as the logger",
+    );
+  });
+
+  it("keeps the lines' text out of the manager: a browser bundle without logSessionTo holds none of them", async () => {
+    const { build } = await import("esbuild");
+    const bundle = async (contents: string) =>
+      (
+        await build({
+          stdin: { contents, resolveDir: fileURLToPath(new URL(".", import.meta.url)), loader: "ts" },
+          bundle: true,
+          platform: "browser",
+          format: "esm",
+          write: false,
+          logLevel: "silent",
+        })
+      ).outputFiles[0]?.text ?? "";
+    const without = await bundle(`export { createTokenManager, webStorage } from "./index.ts";`);
+    const withLogging = await bundle(`export { createTokenManager, webStorage, logSessionTo } from "./index.ts";`);
+    for (const line of ["Refresh started", "Waiting for the refresh lock", "Session ended (invalid_grant)"]) {
+      expect(without).not.toContain(line);
+      expect(withLogging).toContain(line);
+    }
   });
 });
 
@@ -158,7 +189,7 @@ describe("log lines never carry a secret (canary values)", () => {
   async function everyPath(logger: Logger) {
     let n = 0;
     let mode = "ok";
-    const h = setup({ logger, logLevel: "debug", retry: { attempts: 2, baseDelayMs: 0 } });
+    const h = setup({ logger: logSessionTo(logger, "debug"), retry: { attempts: 2, baseDelayMs: 0 } });
     h.server.handler = async (call) => {
       if (mode === "network") throw new TypeError(`fetch failed sending ${call.body}`);
       if (mode === "5xx") return new Response(`<p>${call.body}</p>`, { status: 503 });

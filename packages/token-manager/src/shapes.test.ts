@@ -1,12 +1,13 @@
 /**
  * Type tests (checked by `vitest --typecheck` and `tsc --strict`): the `fetch` option takes the global
- * `fetch` and anything shaped like it with no adapter, and the `logger` option takes `console` and a
+ * `fetch` and anything shaped like it with no adapter, and `logSessionTo` takes `console` and a
  * pino-style logger as they are. (The sandbox's `sandbox.fetch` is checked in packages/sandbox, which
  * may import both packages.)
  */
 import { describe, expectTypeOf, it } from "vitest";
 import type { Scope as ContractScope } from "@tenant-integration/types";
 import type { FetchLike, Logger, Scope, TokenManager, TokenManagerOptions } from "./index.js";
+import { logSessionTo } from "./index.js";
 
 /** pino's log function overloads (pino's `LogFn`), so that pino need not be installed. */
 interface PinoLogFn {
@@ -51,9 +52,12 @@ describe("the logger option", () => {
     expectTypeOf(console).toExtend<Logger>();
   });
 
-  it("takes a pino-style logger (fields first, message second) as it is", () => {
+  it("takes a pino-style logger (fields first, message second) as it is, through logSessionTo", () => {
     expectTypeOf<PinoLike>().toExtend<Logger>();
-    expectTypeOf<PinoLike>().toExtend<NonNullable<TokenManagerOptions["logger"]>>();
+    expectTypeOf<PinoLike>().toExtend<Parameters<typeof logSessionTo>[0]>();
+    expectTypeOf(logSessionTo).returns.toExtend<NonNullable<TokenManagerOptions["logger"]>>();
+    // A logger given as it is: the option takes only what logSessionTo makes.
+    expectTypeOf<PinoLike>().not.toExtend<NonNullable<TokenManagerOptions["logger"]>>();
   });
 
   it("refuses a logger whose methods take the message first", () => {

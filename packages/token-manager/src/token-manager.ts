@@ -8,7 +8,7 @@ import { scopes as SCOPES, type Scope } from "@tenant-integration/types";
 import { isString, type RandomSource } from "./encoding.js";
 import { describe, fail, type OAuthErrorFields, OAuthResponseError, SessionEndedError, TokenManagerError, TransientError } from "./errors.js";
 import type { FetchLike } from "./fetch.js";
-import { createLog, type Logger, type LogLevel } from "./logger.js";
+import type { SessionLogger } from "./logger.js";
 import { processLock, webLock, type HeldLock, type Lock, type LockManagerLike } from "./lock.js";
 import { callbackTarget, need, parseUrl, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
@@ -70,10 +70,12 @@ export interface TokenManagerOptions {
    * "Paused processes", says what happens after it).
    */
   intentWaitMs?: number;
-  /** Where log lines go (default: none). `console` fits, and so does a pino logger; no line carries a token, code, verifier, state, header value or body. */
-  logger?: Logger;
-  /** The least severe level written (default `"info"`: one line per request, refreshes, sign-in, revocation; `"debug"` adds lock waits and storage reads). */
-  logLevel?: LogLevel;
+  /**
+   * Where log lines go (default: none): a logger made by {@link logSessionTo}, e.g.
+   * `logSessionTo(console, "info")`; no line carries a token, code, verifier, state, header value or
+   * body. The logging code is imported only through `logSessionTo`.
+   */
+  logger?: SessionLogger;
 }
 
 /** What the manager tells about a session, without any token. */
@@ -382,7 +384,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const base = tenantBase(options.baseUrl);
   const redirectUri = String(options.redirectUri);
   const redirectTo = redirectTarget(redirectUri);
-  const log = createLog(options.logger, options.logLevel);
+  const log = options.logger;
+  // The options of earlier versions (`logger: console, logLevel`) say what to pass now.
+  need(log === undefined || typeof log === "function", "logger: pass logSessionTo(logger, level)");
+  need(!("logLevel" in options), "logLevel: pass logSessionTo(logger, level) as the logger");
   need(isString(clientId) && clientId, "clientId");
   checkScopes(scopes);
   // The lock option wins, then the storage's own lock (file, Redis). With either, no Web Locks:
@@ -488,12 +493,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const started = performance.now();
     const controller = new AbortController();
     const stopTimer = runningTimeout(controller, options.requestTimeoutMs ?? 10_000);
-    /** The one line per request: `info` with its status, `error` when no answer came. */
-    const logRequest = (status?: number) => {
-      const durationMs = Math.round(performance.now() - started);
-      const outcome = status ?? "no answer";
-      log(status ? "info" : "error", { method: "POST", path, status, durationMs, attempt }, `POST ${path} ${outcome} ${durationMs}ms (attempt ${attempt})`);
-    };
+    /** The one line per request: with its status, or no answer. */
+    const logRequest = (status?: number) =>
+      log?.(status ? "answered" : "no-answer", { method: "POST", path, status, durationMs: Math.round(performance.now() - started), attempt });
     try {
       // The global fetch is looked up at call time, and called without a receiver.
       response = await (options.fetch ?? fetch)(base + path, {
@@ -653,9 +655,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const blockingIntent = async (stored: TokenRecord): Promise<Intent | undefined> => {
     const intent = await store(readIntent);
     if (!intent || intent.fingerprint !== (await fingerprint(stored.refresh_token))) return undefined;
-    const holder = intent.pid === undefined ? "another process" : `process ${intent.pid} on ${intent.host ?? "an unknown host"}`;
+    const holder = { pid: intent.pid, host: intent.host };
     if (intent.pid !== undefined && intent.host !== undefined && identity?.gone(intent.host, intent.pid)) {
-      log("warn", { pid: intent.pid }, `The refresh intent on this refresh token was left by ${holder}, which has exited; presenting the token (if its request had reached the tenant, the tenant ends the session)`);
+      log?.("intent-holder-gone", holder);
       return undefined;
     }
     if (intentSeen.size > 16) intentSeen.clear();
@@ -665,10 +667,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const ageMs = now() - intent.since;
     const waitedMs = performance.now() - seen;
     if (ageMs >= intentWaitMs || waitedMs >= intentWaitMs) {
-      log("warn", { ageMs: Math.round(ageMs), waitedMs: Math.round(waitedMs) }, `The refresh by ${holder} with this refresh token was not stored within intentWaitMs (${intentWaitMs} ms); presenting the token (if that refresh had reached the tenant, the tenant ends the session)`);
+      log?.("intent-expired", { ageMs: Math.round(ageMs), waitedMs: Math.round(waitedMs), intentWaitMs, ...holder });
       return undefined;
     }
-    if (first) log("info", { holder }, `Waiting for the refresh by ${holder} with the same refresh token to be stored`);
+    if (first) log?.("intent-wait", holder);
     return intent;
   };
 
@@ -702,11 +704,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       } catch {
         // An unwritable storage (a full disk) must not stop the refresh: the lock still makes it the
         // only one, and the new tokens are kept in memory if their write fails too.
-        log("warn", {}, "The refresh intent could not be stored; refreshing under the lock alone");
+        log?.("intent-unwritable", {});
         intent = undefined;
       }
     }
-    log("info", {}, "Refresh started");
+    log?.("refresh-started", {});
     for (let attempt = 1; ; attempt++) {
       let tokens: TokenRecord;
       try {
@@ -716,7 +718,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
           const latest = await load();
           if (latest?.id !== stored.id) {
             await dropIntent(intent);
-            log("info", {}, "The stored tokens changed before the refresh left; using them");
+            log?.("tokens-changed", {});
             return obtain(again, 0, held);
           }
           if (held && !(await held.isHeld())) {
@@ -738,14 +740,13 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         const retryable = e instanceof TransientError && (unsent.has(e) || e.status === 429 || e.status === 503);
         if (retryable && attempt < attempts) {
           const delayMs = Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000);
-          const outcome = e.status ? "HTTP " + e.status : "no connection";
-          log("warn", { attempt, status: e.status, delayMs }, `Refresh attempt ${attempt} failed (${outcome}); retrying in ${delayMs}ms`);
+          log?.("refresh-retry", { attempt, status: e.status, delayMs });
           await sleep(delayMs);
           continue;
         }
         await dropIntent(intent);
         if (e instanceof TransientError && !retryable) {
-          log("warn", { status: e.status }, "The refresh failed after its request may have reached the tenant; not retried (the refresh token may have been rotated)");
+          log?.("refresh-not-retried", { status: e.status });
         }
         // Of what the try throws, only an OAuthResponseError has an `error` field.
         if ((e as OAuthResponseError).error !== "invalid_grant") throw e;
@@ -763,7 +764,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         if (latest && latest.refresh_token !== refresh_token) return obtain(true, 0, held);
         const ended = new SessionEndedError((e as OAuthResponseError).status, e as OAuthResponseError);
         if (gen === generation) {
-          log("warn", { status: ended.status }, "Session ended (invalid_grant)");
+          log?.("session-ended", { status: ended.status });
           // The session is over whether or not the delete succeeds.
           await clear().catch(() => {});
           const { error, errorDescription, errorUri } = ended;
@@ -792,10 +793,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         // Stored: the intent has done its job. Kept while the write fails, so that the others do
         // not present the old token while this process writes the new one again.
         await dropIntent(intent);
-        log("info", { expiresAt: info.expiresAt }, "Refresh finished");
+        log?.("refresh-finished", { expiresAt: info.expiresAt });
         emit("tokens-refreshed", info);
       } else {
-        log("warn", {}, "Refresh finished, but the tokens could not be stored; the write is retried on a later call");
+        log?.("refresh-unsaved", {});
       }
       return tokens.access_token;
     }
@@ -845,7 +846,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       if (current !== held || unsaved !== held || !fresh(held)) throw e;
       const error = new TokenManagerError("STORAGE_FAILED", "STORAGE_FAILED", sanitize(e, known()));
       retryWriteAfter = now() + UNSAVED_RETRY_MS;
-      log("warn", {}, "The tokens could not be written again (storage or lock unavailable); they stay in use");
+      log?.("rewrite-failed", {});
       emit("storage-failed", { error });
       retryWriteLater();
       return held.access_token;
@@ -867,9 +868,9 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     // but at most once a second after a failed try.
     if (current && fresh(current) && (!unsaved || (current === unsaved && now() < retryWriteAfter))) return current.access_token;
     if (!inflight) {
-      log("debug", {}, "Waiting for the refresh lock");
+      log?.("lock-wait", {});
       const underLock = (heldLock?: HeldLock) => {
-        log("debug", {}, "Refresh lock taken; reading the tokens from storage");
+        log?.("lock-taken", {});
         return obtain(false, 0, heldLock);
       };
       // Set when the wait for the lock ended because storage came to hold fresh tokens (see `until`).
@@ -884,7 +885,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const locked = (tries = 1): Promise<string> =>
         lock(key + "lock", underLock, wait).catch(async (e: unknown) => {
           if (found) {
-            log("debug", {}, "Fresh tokens stored by another process while waiting; the lock is not taken");
+            log?.("fresh-while-waiting", {});
             current = found;
             return found.access_token;
           }
@@ -893,7 +894,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
             return locked(tries);
           }
           if (!(e instanceof LockLost)) throw e;
-          log("warn", { tries }, "The refresh lock was taken over while this process held it (paused?); nothing was sent; taking the lock again");
+          log?.("lock-lost", { tries });
           if (tries >= 3) throw new TransientError(undefined, 0);
           return locked(tries + 1);
         });
@@ -906,7 +907,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       const readFirst = async (): Promise<string> => {
         const stored = await freshInStorage(load());
         if (!stored) return locked();
-        log("debug", {}, "Fresh tokens found in storage; the lock is not taken");
+        log?.("fresh-in-storage", {});
         current = stored;
         return stored.access_token;
       };
@@ -985,7 +986,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       generation++;
       const exchange = { grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier };
       const session = await commit(await tokenRequest(exchange, known(code, verifier)));
-      log("info", { expiresAt: session.expiresAt, scope: session.scope }, "Signed in");
+      log?.("signed-in", { expiresAt: session.expiresAt, scope: session.scope });
       announce({ event: "signed-in", session });
       return session;
     },
@@ -1016,7 +1017,7 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         known(token),
       );
       await clear();
-      log("info", {}, "Revoked");
+      log?.("revoked", {});
       emit("revoked");
       announce({ event: "signed-out", revoked: true });
     },
