@@ -30,6 +30,24 @@ function withoutCalls(source, marker) {
   }
 }
 
+/** `source` without every block that starts with `marker` (ending with its opening brace; braces balanced). */
+function withoutBlocks(source, marker) {
+  let out = "";
+  let at = 0;
+  for (;;) {
+    const start = source.indexOf(marker, at);
+    if (start < 0) return out + source.slice(at);
+    out += source.slice(at, start);
+    let depth = 0;
+    let end = start + marker.length - 1;
+    for (; end < source.length; end++) {
+      if (source[end] === "{") depth++;
+      else if (source[end] === "}" && --depth === 0) break;
+    }
+    at = end + 1;
+  }
+}
+
 /** A change to one built file, which must change it. */
 const change = (file, edit) => ({ file, edit });
 
@@ -45,6 +63,23 @@ const FEATURES = {
     ),
   ],
   "client raw": [change("client/dist/create-tenant-client.js", (s) => s.replace("raw: typedClient(true), ", ""))],
+  // Used only with a storage that brings its own lock (fileStorage, Redis: never in a browser). It
+  // could leave browser bundles only if those storages brought it, and token-store-redis imports
+  // nothing of the token manager at run time (architecture.md).
+  "token manager process coordination (refresh intents, checks right before sending)": [
+    change("token-manager/dist/token-manager.js", (s) =>
+      withoutBlocks(
+        s.replace(
+          /const readIntent = async[\s\S]*?(?=const refresh = async)/,
+          "const dropIntent = async () => {}, blockingIntent = async () => undefined, awaitIntent = async () => {};\n",
+        ),
+        "if (intents) {",
+      ),
+    ),
+  ],
+  "token manager scope check (against the contract's 37 scope names)": [
+    change("token-manager/dist/token-manager.js", (s) => s.replace("scopes.find((s) => !SCOPES.includes(s))", "undefined")),
+  ],
   "client redaction (error bodies and causes)": [
     change("client/dist/redact.js", (s) => s.replace(/export function redact\([\s\S]*$/, "export function redact(value) { return value; }\n")),
   ],
