@@ -12,24 +12,6 @@ import { measureBuild } from "./sizes.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-/** `source` without every call statement that starts with `marker` (parentheses balanced). */
-function withoutCalls(source, marker) {
-  let out = "";
-  let at = 0;
-  for (;;) {
-    const start = source.indexOf(marker, at);
-    if (start < 0) return out + source.slice(at);
-    out += source.slice(at, start);
-    let depth = 0;
-    let end = source.indexOf("(", start);
-    for (; end < source.length; end++) {
-      if (source[end] === "(") depth++;
-      else if (source[end] === ")" && --depth === 0) break;
-    }
-    at = source[end + 1] === ";" ? end + 2 : end + 1;
-  }
-}
-
 /** `source` without every block that starts with `marker` (ending with its opening brace; braces balanced). */
 function withoutBlocks(source, marker) {
   let out = "";
