@@ -79,8 +79,9 @@ function problem(text: string): string | undefined {
  *   `proper-lockfile`: an atomic `mkdir`, kept fresh by its live holder). `createTokenManager` uses it
  *   unless given its own `lock`, re-reads the file under it, and refreshes only if it still must. It
  *   reads the file first without the lock, and uses tokens another process has refreshed without
- *   taking it; a process waiting for the lock wakes when the file or the lock changes (`fs.watch`, with
- *   a 25 ms poll where that does not fire) and stops waiting once the file holds fresh tokens. A
+ *   taking it; a process waiting for the lock wakes when the file is replaced or the lock is released
+ *   (`fs.watch`, with a poll: every 25 ms until watching is seen to fire, then every 100 ms as a safety
+ *   net), and stops waiting once the file holds fresh tokens. A
  *   killed holder blocks the others for at most `staleMs`; the wait is bounded by `lockTimeoutMs`.
  * - **Writes that lose nothing.** Each `set` and `delete` reads, changes and writes the file under a
  *   second, short lock `<file>.write.lock` (separate, because a refresh writes while holding the
