@@ -8,6 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildTimes } from "./build-times.mjs";
 import { bundleSizes } from "./sizes.mjs";
+import { featureCosts } from "./size-what-if.mjs";
 import { clientOverhead } from "./client-overhead.mjs";
 import { docsLoad } from "./docs-load.mjs";
 import { sandboxThroughput } from "./sandbox-throughput.mjs";
@@ -24,6 +25,7 @@ const root = join(here, "..", "..");
 
 const sections = [
   ["Bundle sizes", () => bundleSizes(here)],
+  ["Bundle sizes: what each feature costs the typical app", () => featureCosts()],
   ["Client overhead", () => clientOverhead()],
   ["Token manager", () => tokenManagerSpeed()],
   ["File storage across processes", () => fileStorageFigures()],

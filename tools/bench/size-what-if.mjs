@@ -4,7 +4,8 @@
 // manager, and the client's retries are not here: they are opt-in imports, which the typical app does
 // not make.) For deciding which features are worth their bytes; the result is never shipped. Each removal checks that it found what it removes, so a
 // refactor makes this script fail instead of printing a figure for code that is no longer there.
-// Run `pnpm build` first, then `node tools/bench/size-what-if.mjs`.
+// `pnpm bench` prints its rows (featureCosts); `node tools/bench/size-what-if.mjs` prints them alone
+// (run `pnpm build` first).
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -91,11 +92,27 @@ async function gzipOf(entry, changes) {
   return gz;
 }
 
-const baseline = await gzipOf("baseline.js", []);
-const kit = await gzipOf("kit.js", []);
-const kb = (n) => `${(n / 1024).toFixed(2)} kB`;
-const line = (label, gz) => console.log(`${label.padEnd(58)} ${kb(gz).padStart(9)} gz  ${(gz / baseline).toFixed(3)}×  (${gz === kit ? "as built" : `-${kb(kit - gz)}`})`);
-console.log(`baseline: openapi-fetch + oauth4webapi, ${kb(baseline)} gz\n`);
-line("typical app on the kit", kit);
-for (const [name, changes] of Object.entries(FEATURES)) line(`without ${name}`, await gzipOf("kit.js", changes));
-line("without all of the above", await gzipOf("kit.js", Object.values(FEATURES).flat()));
+/**
+ * What each feature costs the typical app: the app bundled without it, next to the baseline, as rows
+ * of `pnpm bench`. Never shipped; for deciding which features are worth their bytes.
+ */
+export async function featureCosts() {
+  const baseline = await gzipOf("baseline.js", []);
+  const kit = await gzipOf("kit.js", []);
+  const kb = (n) => `${(n / 1024).toFixed(2)} kB`;
+  const row = (label, gz) => ({
+    metric: `browser bundle: typical app on the kit ${label} (what-if, gz)`,
+    value: `${kb(gz)}: ${(gz / baseline).toFixed(3)}× openapi-fetch + oauth4webapi (${kb(kit - gz)} less than as built)`,
+    goal: "",
+    met: null,
+  });
+  const rows = [];
+  for (const [name, changes] of Object.entries(FEATURES)) rows.push(row(`without ${name}`, await gzipOf("kit.js", changes)));
+  rows.push(row("without all of the above", await gzipOf("kit.js", Object.values(FEATURES).flat())));
+  return rows;
+}
+
+// `node tools/bench/size-what-if.mjs`: these rows alone (build first).
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const { metric, value } of await featureCosts()) console.log(`${metric}: ${value}`);
+}
