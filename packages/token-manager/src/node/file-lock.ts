@@ -286,14 +286,16 @@ async function holding<T>(lockPath: string, options: FileLockOptions, task: (hel
           throw new FileStorageError("LOCK_TIMEOUT", `the lock ${lockPath} stayed held for ${timeoutMs} ms by ${await describeHolder(lockPath)}`, lockPath);
         }
         watch ??= changes(lockPath);
+        const tried = Date.now();
         for (;;) {
           const why = await watch.next();
           // Checked before trying again: a holder writes the guarded file before it releases the lock,
           // so a waiter that would take it after a release has seen the write here first.
           if (options.until && (await options.until())) throw new LockWaitEnded(lockPath);
           // The file changed but the lock did not (the holder wrote something else than fresh tokens,
-          // such as its refresh intent): the lock is still held, so it is not tried again.
-          if (why !== "file" || !options.until) break;
+          // such as its refresh intent): the lock is still held, and is tried again only after a change
+          // of it, a poll, or, while the file keeps changing, a poll's time.
+          if (why !== "file" || !options.until || Date.now() - tried >= WATCHED_POLL_MS) break;
         }
       }
     }

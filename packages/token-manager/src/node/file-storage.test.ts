@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -137,6 +137,58 @@ describe("fileStorage", () => {
     await utimes(`${path}.refresh.lock`, old, old);
     expect(await fileStorage(path, { staleMs: 2_000, lockTimeoutMs: 1_000 }).lock("x", async () => "taken over")).toBe("taken over");
     expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe("a wait for the lock with `until` (what the token manager passes)", () => {
+  /** Replaces the token file as a writer does (temporary file, rename), holding `text`. */
+  const replace = async (path: string, text: string) => {
+    await writeFile(`${path}.tmp`, text);
+    await rename(`${path}.tmp`, path);
+  };
+  const holds = (path: string, text: string) => async () => (await readFile(path, "utf8").catch(() => "")).includes(text);
+
+  it("ends without the lock, and without running the task, once the file holds what it waits for", async () => {
+    const path = join(dir, "tokens.json");
+    await mkdir(`${path}.refresh.lock`); // held by another process
+    let ran = false;
+    const waiting = fileStorage(path, { lockTimeoutMs: 10_000 })
+      .lock("x", async () => void (ran = true), { until: holds(path, "fresh") })
+      .then(
+        () => "took the lock",
+        () => "wait ended",
+      );
+    await new Promise((r) => setTimeout(r, 100));
+    await replace(path, "{\"tokens\":\"fresh\"}");
+    expect(await waiting).toBe("wait ended");
+    expect(ran).toBe(false);
+  });
+
+  it("takes the lock once it is released, and times out while it is held, even when the file keeps changing without it", async () => {
+    const path = join(dir, "tokens.json");
+    const lockDir = `${path}.refresh.lock`;
+    await mkdir(lockDir);
+    // Another process writing something else than what the waiter waits for, every 5 ms.
+    let writing = true;
+    const writer = (async () => {
+      for (let n = 0; writing; n++) {
+        await replace(path, `{"intent":"${n}"}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    try {
+      const timedOut = await fileStorage(path, { lockTimeoutMs: 400 })
+        .lock("x", async () => "taken", { until: holds(path, "fresh") })
+        .catch((e: unknown) => e);
+      expect(timedOut).toMatchObject({ code: "LOCK_TIMEOUT" });
+      const taking = fileStorage(path, { lockTimeoutMs: 10_000 }).lock("x", async () => "taken", { until: holds(path, "fresh") });
+      await new Promise((r) => setTimeout(r, 100));
+      await rm(lockDir, { recursive: true });
+      expect(await taking).toBe("taken");
+    } finally {
+      writing = false;
+      await writer;
+    }
   });
 });
 
