@@ -5,6 +5,7 @@ import { createTenantClient } from "./create-tenant-client.js";
 import { ForbiddenError, HttpError, InsufficientScopeError, NetworkError, PathOutsideApiError, TenantClientError } from "./errors.js";
 import { fakeFetch, json } from "./test-support/fake-fetch.js";
 import type { FetchLike } from "./fetch-like.js";
+import type { Middleware } from "openapi-fetch";
 
 const baseUrl = "https://acme.tenant.example";
 const TOKEN = "at_S3cr3tT0k3nValue";
@@ -221,6 +222,23 @@ describe("createTenantClient options", () => {
     await c.GET("/api/v1/auth/user");
     expect(sawToken).toEqual([false]);
     expect(fetch.calls[0]?.headers.get("authorization")).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it("runs, on every request, the client's middleware, then the call's own, then the built-in one, whether or not a call brings its own", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const order: string[] = [];
+    const step = (name: string): Middleware => ({
+      onRequest: ({ request }) => void order.push(`${name}${request.headers.has("authorization") ? " (token)" : ""}`),
+    });
+    const c = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, middleware: [step("options")] });
+    c.use(step("use"));
+    await c.GET("/api/v1/auth/user");
+    await c.GET("/api/v1/auth/user", { middleware: [step("call")] });
+    await c.raw.GET("/api/v1/x", { middleware: [step("raw call")] });
+    c.use(step("later use"));
+    await c.GET("/api/v1/auth/user");
+    expect(order).toEqual(["options", "use", "options", "use", "call", "options", "use", "raw call", "options", "use", "later use"]);
+    expect(fetch.calls.map((x) => x.headers.get("authorization"))).toEqual(Array(4).fill(`Bearer ${TOKEN}`));
   });
 
   it("ejects middleware added with use", async () => {
