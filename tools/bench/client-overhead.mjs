@@ -14,7 +14,7 @@
 // openapi-fetch sending the same bearer header.
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { median, placement, runJson, shuffled, spawnNode } from "./pinning.mjs";
+import { median, placement, runJson, shuffled, startServerProcess } from "./pinning.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CONTENDERS = ["raw", "bare", "bareNoHeader", "bareTimeout", "tenant", "tenantTimeout", "barePost", "tenantPost"];
@@ -29,20 +29,6 @@ async function rounds(mode, url, count, calls, warmup) {
     }
   }
   return times;
-}
-
-async function startServer() {
-  const child = spawnNode("server", [join(here, "server-process.mjs"), "json"], { stdio: ["ignore", "pipe", "inherit"] });
-  const info = await new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      const line = out.split("\n").find((l) => l.startsWith("{"));
-      if (line) resolve(JSON.parse(line));
-    });
-    child.on("exit", (code) => reject(new Error(`server exited (${code})`)));
-  });
-  return { url: info.url, stop: () => child.kill("SIGTERM") };
 }
 
 /** `a` against `b`: the percentage difference of their medians over the rounds, and each one's range. */
@@ -70,7 +56,7 @@ function rows(label, times, withGoal) {
 export async function clientOverhead() {
   const stubRounds = 15;
   const stub = await rounds("stub", "https://acme.tenant.test", stubRounds, 10_000, 3_000);
-  const server = await startServer();
+  const server = await startServerProcess("json");
   const loopbackRounds = 9;
   try {
     const loopback = await rounds("loopback", server.url, loopbackRounds, 1_000, 300);

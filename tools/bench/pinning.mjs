@@ -15,6 +15,25 @@ export function spawnNode(core, args, options) {
   return spawn("taskset", ["-c", core === "load" ? "0" : "1", process.execPath, ...args], options);
 }
 
+/**
+ * Starts server-process.mjs in `mode` on the server core; resolves what it prints (its `url`, and the
+ * token in the sandbox modes) with its `pid` (node's own: taskset execs it) and `stop()`.
+ */
+export async function startServerProcess(mode) {
+  const script = new URL("./server-process.mjs", import.meta.url).pathname;
+  const child = spawnNode("server", [script, mode], { stdio: ["ignore", "pipe", "inherit"] });
+  const info = await new Promise((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line) resolve(JSON.parse(line));
+    });
+    child.on("exit", (code) => reject(new Error(`${mode} server exited (${code})`)));
+  });
+  return { ...info, pid: child.pid, stop: () => child.kill("SIGTERM") };
+}
+
 /** Runs `node <args>` on the load core and resolves its stdout's first JSON line. */
 export function runJson(args) {
   return new Promise((resolve, reject) => {

@@ -8,26 +8,11 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { median, placement, runJson, shuffled, spawnNode } from "./pinning.mjs";
+import { median, placement, runJson, shuffled, startServerProcess } from "./pinning.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = 5;
 const SECONDS = 3;
-
-async function serve(mode) {
-  const child = spawnNode("server", [join(here, "server-process.mjs"), mode], { stdio: ["ignore", "pipe", "inherit"] });
-  const info = await new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      const line = out.split("\n").find((l) => l.startsWith("{"));
-      if (line) resolve(JSON.parse(line));
-    });
-    child.on("exit", (code) => reject(new Error(`${mode} server exited (${code})`)));
-  });
-  // with taskset, the pid is node's own (taskset execs it)
-  return { ...info, pid: child.pid, stop: () => child.kill("SIGTERM") };
-}
 
 /** CPU time (user + system) of a process so far, in µs, or `undefined` without /proc. */
 function cpuMicros(pid) {
@@ -49,7 +34,7 @@ async function load({ url, token, pid }, seconds) {
 }
 
 export async function sandboxThroughput() {
-  const servers = { bare: await serve("bare"), sandbox: await serve("sandbox") };
+  const servers = { bare: await startServerProcess("bare"), sandbox: await startServerProcess("sandbox") };
   try {
     // warm-up, so the JIT has compiled both servers' hot paths before anything is counted
     for (const server of Object.values(servers)) await load(server, 2);

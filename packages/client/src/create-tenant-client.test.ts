@@ -241,16 +241,18 @@ describe("createTenantClient options", () => {
     expect(fetch.calls.map((x) => x.headers.get("authorization"))).toEqual(Array(4).fill(`Bearer ${TOKEN}`));
   });
 
-  it("ejects middleware added with use", async () => {
+  it("ejects middleware added with use, from calls with and without their own middleware", async () => {
     const fetch = fakeFetch(json(200, {}));
     const seen: number[] = [];
     const c = client(fetch);
     const m = { onResponse: () => void seen.push(1) };
     c.use(m);
     await c.GET("/api/v1/auth/user");
+    await c.GET("/api/v1/auth/user", { middleware: [{ onRequest: () => undefined }] });
     c.eject(m);
     await c.GET("/api/v1/auth/user");
-    expect(seen).toEqual([1]);
+    await c.GET("/api/v1/auth/user", { middleware: [{ onRequest: () => undefined }] });
+    expect(seen).toEqual([1, 1]);
   });
 
   it("asks the strategy for a token on every API request", async () => {

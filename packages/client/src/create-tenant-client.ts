@@ -155,10 +155,8 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
     withCallMiddleware.use(...middleware);
   };
   const eject = (...middleware: Middleware[]): void => {
-    // The built-in middleware stays, whatever is passed.
-    const callers = middleware.filter((m) => m !== builtIn);
-    client.eject(...callers);
-    withCallMiddleware.eject(...callers);
+    client.eject(...middleware);
+    withCallMiddleware.eject(...middleware);
   };
 
   /** `client.raw` runs this first: nothing outside `/api/v1` of the tenant is sent. */

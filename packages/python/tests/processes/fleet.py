@@ -26,7 +26,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from tenant_integration.testing import SandboxClient, SandboxProcess
+from tenant_integration import TokenManager
+from tenant_integration.storage.base import TokenStorage
+from tenant_integration.testing import SandboxClient, SandboxProcess, sign_in_through_sandbox
 
 REPO = Path(__file__).resolve().parents[4]
 PYTHON_WORKER = Path(__file__).with_name("worker.py")
@@ -47,6 +49,19 @@ Message = dict[str, Any]
 def start_sandbox() -> SandboxProcess:
     """The repository's sandbox on a free loopback port, with the ``fleet`` client registered."""
     return SandboxProcess(command=SANDBOX_COMMAND, clients=[SandboxClient(id=CLIENT_ID, redirect_uris=(REDIRECT_URI,))])
+
+
+def sign_in(sandbox: SandboxProcess, storage: TokenStorage) -> None:
+    """Signs in once, from this process, into ``storage``, which the fleet then shares."""
+    manager = TokenManager(
+        base_url=sandbox.url,
+        client_id=CLIENT_ID,
+        redirect_uri=REDIRECT_URI,
+        scopes=["profile:read"],
+        storage=storage,
+        now=sandbox.clock.now,
+    )
+    sign_in_through_sandbox(manager)
 
 
 class Member:

@@ -15,9 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tenant_integration import TokenManager
 from tenant_integration.storage.file import FileStorage
-from tenant_integration.testing import SandboxProcess, sign_in_through_sandbox
+from tenant_integration.testing import SandboxProcess
 
 from .fleet import (
     CLIENT_ID,
@@ -29,8 +28,8 @@ from .fleet import (
     refresh_outcomes,
     release_together,
     served,
+    sign_in,
     start_fleet,
-    start_sandbox,
     stop_fleet,
 )
 
@@ -39,24 +38,10 @@ POOL = 20
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> Iterator[SandboxProcess]:
-    with start_sandbox() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def fleet(sandbox: SandboxProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Member]]:
     """20 warmed-up Python processes on one token file, signed in once by this process."""
     token_file = tmp_path_factory.mktemp("file-fleet") / "state" / "tokens.json"
-    manager = TokenManager(
-        base_url=sandbox.url,
-        client_id=CLIENT_ID,
-        redirect_uri=REDIRECT_URI,
-        scopes=["profile:read"],
-        storage=FileStorage(token_file),
-        now=sandbox.clock.now,
-    )
-    sign_in_through_sandbox(manager)
+    sign_in(sandbox, FileStorage(token_file))
     env = {
         "STORAGE": "file",
         "TOKEN_FILE": str(token_file),

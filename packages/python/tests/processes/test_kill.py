@@ -13,17 +13,14 @@ from __future__ import annotations
 import json
 import signal
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-import pytest
 import redis
 
-from tenant_integration import TokenManager
-from tenant_integration.storage.base import TokenStorage
 from tenant_integration.storage.file import FileStorage
 from tenant_integration.storage.redis import RedisStorage
-from tenant_integration.testing import SandboxProcess, sign_in_through_sandbox
+from tenant_integration.testing import SandboxProcess
 
 from .fleet import (
     CLIENT_ID,
@@ -33,8 +30,8 @@ from .fleet import (
     expire,
     refresh_outcomes,
     served,
+    sign_in,
     start_fleet,
-    start_sandbox,
     stop_fleet,
 )
 
@@ -42,27 +39,9 @@ SURVIVORS = 4
 LEASE_MS = 2_000
 
 
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[SandboxProcess]:
-    with start_sandbox() as running:
-        yield running
-
-
 def tokens_key(sandbox: SandboxProcess) -> str:
     """The key of the token record, the TypeScript kit's: ``tenant-integration:<origin>:<client id>:tokens``."""
     return f"tenant-integration:{sandbox.url}:{CLIENT_ID}:tokens"
-
-
-def sign_in(sandbox: SandboxProcess, storage: TokenStorage) -> None:
-    manager = TokenManager(
-        base_url=sandbox.url,
-        client_id=CLIENT_ID,
-        redirect_uri=REDIRECT_URI,
-        scopes=["profile:read"],
-        storage=storage,
-        now=sandbox.clock.now,
-    )
-    sign_in_through_sandbox(manager)
 
 
 def kill_the_holder(

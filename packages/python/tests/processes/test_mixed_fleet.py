@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-import pytest
 import redis
 
-from tenant_integration import TokenManager
-from tenant_integration.storage.base import TokenStorage
 from tenant_integration.storage.file import FileStorage
 from tenant_integration.storage.redis import RedisStorage
-from tenant_integration.testing import SandboxProcess, sign_in_through_sandbox
+from tenant_integration.testing import SandboxProcess
 
 from .fleet import (
     CLIENT_ID,
@@ -33,31 +30,13 @@ from .fleet import (
     refresh_outcomes,
     release_together,
     served,
+    sign_in,
     start_fleet,
-    start_sandbox,
     stop_fleet,
 )
 
 EACH = 5
 TRIALS = 10
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[SandboxProcess]:
-    with start_sandbox() as running:
-        yield running
-
-
-def sign_in(sandbox: SandboxProcess, storage: TokenStorage) -> None:
-    manager = TokenManager(
-        base_url=sandbox.url,
-        client_id=CLIENT_ID,
-        redirect_uri=REDIRECT_URI,
-        scopes=["profile:read"],
-        storage=storage,
-        now=sandbox.clock.now,
-    )
-    sign_in_through_sandbox(manager)
 
 
 def offset_ms(sandbox: SandboxProcess) -> int:

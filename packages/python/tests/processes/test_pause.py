@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,10 @@ import httpx
 import pytest
 import redis
 
-from tenant_integration import TokenManager
-from tenant_integration.storage.base import TokenStorage
 from tenant_integration.storage.errors import FileStorageError
 from tenant_integration.storage.file import FileStorage
 from tenant_integration.storage.redis import RedisStorage
-from tenant_integration.testing import SandboxProcess, sign_in_through_sandbox
+from tenant_integration.testing import SandboxProcess
 
 from .fleet import (
     CLIENT_ID,
@@ -43,8 +41,8 @@ from .fleet import (
     expire,
     refresh_outcomes,
     release_together,
+    sign_in,
     start_fleet,
-    start_sandbox,
     stop_fleet,
 )
 
@@ -61,24 +59,6 @@ SMALL_SCALE = {
     "INTENT_WAIT_MS": "6000",
 }
 PAUSE_POINTS = ["locked", "in-flight", "answered"]
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[SandboxProcess]:
-    with start_sandbox() as running:
-        yield running
-
-
-def sign_in(sandbox: SandboxProcess, storage: TokenStorage) -> None:
-    manager = TokenManager(
-        base_url=sandbox.url,
-        client_id=CLIENT_ID,
-        redirect_uri=REDIRECT_URI,
-        scopes=["profile:read"],
-        storage=storage,
-        now=sandbox.clock.now,
-    )
-    sign_in_through_sandbox(manager)
 
 
 def base_env(sandbox: SandboxProcess) -> dict[str, str]:

@@ -6,14 +6,11 @@ exactly one refresh per trial, every process gets the user, and a later call nee
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
-import pytest
 import redis
 
-from tenant_integration import TokenManager
 from tenant_integration.storage.redis import RedisStorage
-from tenant_integration.testing import SandboxProcess, sign_in_through_sandbox
+from tenant_integration.testing import SandboxProcess
 
 from .fleet import (
     CLIENT_ID,
@@ -24,8 +21,8 @@ from .fleet import (
     refresh_outcomes,
     release_together,
     served,
+    sign_in,
     start_fleet,
-    start_sandbox,
     stop_fleet,
 )
 
@@ -33,26 +30,12 @@ FLEET = 20
 TRIALS = 20
 
 
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[SandboxProcess]:
-    with start_sandbox() as running:
-        yield running
-
-
 def test_20_processes_on_one_redis_make_one_refresh_per_expiry_and_all_get_the_user(
     sandbox: SandboxProcess, redis_url: str
 ) -> None:
     prefix = f"fleet-{uuid.uuid4().hex[:8]}:"
     connection = redis.Redis.from_url(redis_url)
-    manager = TokenManager(
-        base_url=sandbox.url,
-        client_id=CLIENT_ID,
-        redirect_uri=REDIRECT_URI,
-        scopes=["profile:read"],
-        storage=RedisStorage(connection, prefix=prefix),
-        now=sandbox.clock.now,
-    )
-    sign_in_through_sandbox(manager)
+    sign_in(sandbox, RedisStorage(connection, prefix=prefix))
     env = {
         "STORAGE": "redis",
         "REDIS_URL": redis_url,

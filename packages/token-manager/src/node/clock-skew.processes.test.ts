@@ -15,8 +15,6 @@ import { startSandboxProcess, startWorker, stopAll, type Child, type Message, ty
 
 const CLIENT_ID = "skewed-cli";
 const REDIRECT_URI = "http://127.0.0.1:53682/callback";
-// Past the access token's 15 minutes.
-const LATER_SECONDS = 901;
 /** Each worker's clock against the sandbox's, in ms: some behind, some ahead, 200 ms apart at most. */
 const SKEWS_MS = [0, -5, -60, -200, 5, 120];
 const EXPIRIES = 5;
@@ -24,15 +22,13 @@ const EXPIRIES = 5;
 let sandbox: SandboxProcess;
 let dir: string;
 let workers: Child[] = [];
-// The sandbox's clock moves forward only; the workers' clocks follow it, each with its skew.
-let offsetMs = 0;
 
 beforeAll(async () => {
   sandbox = await startSandboxProcess(CLIENT_ID, REDIRECT_URI);
   dir = await mkdtemp(join(tmpdir(), "clock-skew-processes-"));
   const file = join(dir, "tokens.json");
   workers = await Promise.all(SKEWS_MS.map(() => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)));
-  workers[0]!.send({ cmd: "sign-in", offsetMs });
+  workers[0]!.send({ cmd: "sign-in", offsetMs: sandbox.offsetMs });
   expect(await workers[0]!.next()).toEqual({ signedIn: true });
 }, 60_000);
 
@@ -42,22 +38,10 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function expire(): Promise<void> {
-  await sandbox.advance(LATER_SECONDS);
-  offsetMs += LATER_SECONDS * 1000;
-}
-
-const lastSeq = async (): Promise<number> => (await sandbox.events()).at(-1)?.seq ?? 0;
-
-/** The sandbox's refresh_token grants since `seq`, as their outcomes ("ok" or an error code). */
-async function refreshesSince(seq: number): Promise<string[]> {
-  return (await sandbox.events()).filter((e) => e.seq > seq && e.grantType === "refresh_token").map((e) => e.outcome);
-}
-
 /** Asks each worker (index `i`) for a token and the user with its own clock, and collects the answers. */
 async function call(indexes: readonly number[]): Promise<Message[]> {
   const answers = indexes.map((i) => workers[i]!.next());
-  for (const i of indexes) workers[i]!.send({ cmd: "call", offsetMs: offsetMs + SKEWS_MS[i]! });
+  for (const i of indexes) workers[i]!.send({ cmd: "call", offsetMs: sandbox.offsetMs + SKEWS_MS[i]! });
   return Promise.all(answers);
 }
 
@@ -65,22 +49,22 @@ const USER = { status: 200, user: "Ada Lovelace" };
 
 describe(`${SKEWS_MS.length} processes on one token file, clocks up to 200 ms apart`, () => {
   it("one whose clock is ahead refreshes; those behind it then find its record fresh and make no refresh", async () => {
-    await expire();
-    const seq = await lastSeq();
+    await sandbox.expire();
+    const seq = await sandbox.lastSeq();
     const ahead = SKEWS_MS.indexOf(Math.max(...SKEWS_MS));
     expect(await call([ahead])).toEqual([USER]);
     const behind = SKEWS_MS.map((_, i) => i).filter((i) => i !== ahead);
     expect(await call(behind)).toEqual(behind.map(() => USER));
-    expect(await refreshesSince(seq)).toEqual(["ok"]);
+    expect(await sandbox.refreshesSince(seq)).toEqual(["ok"]);
   }, 60_000);
 
   it(`released together after each of ${EXPIRIES} expiries, make exactly one refresh per expiry, and every process gets the user`, async () => {
     const all = SKEWS_MS.map((_, i) => i);
     for (let expiry = 1; expiry <= EXPIRIES; expiry++) {
-      await expire();
-      const seq = await lastSeq();
+      await sandbox.expire();
+      const seq = await sandbox.lastSeq();
       const answers = await call(all);
-      expect({ expiry, answers, refreshes: await refreshesSince(seq) }).toEqual({ expiry, answers: all.map(() => USER), refreshes: ["ok"] });
+      expect({ expiry, answers, refreshes: await sandbox.refreshesSince(seq) }).toEqual({ expiry, answers: all.map(() => USER), refreshes: ["ok"] });
     }
   }, 120_000);
 });

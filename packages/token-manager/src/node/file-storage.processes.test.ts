@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, utimes } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandboxProcess, startWorker, stopAll, type Child, type Message, type SandboxProcess } from "../testing/processes.js";
+import { startSandboxProcess, startWorker, stopAll, together, type Child, type SandboxProcess } from "../testing/processes.js";
 import { createTokenManager } from "../token-manager.js";
 import { fileStorage } from "./file-storage.js";
 
@@ -19,13 +19,9 @@ const CLIENT_ID = "multi-process-cli";
 const REDIRECT_URI = "http://127.0.0.1:53682/callback";
 const TOKENS_KEY_PREFIX = "tenant-integration:";
 const TRIALS = 20;
-// Past the access token's 15 minutes.
-const LATER_SECONDS = 901;
 
 let sandbox: SandboxProcess;
 let dir: string;
-// The sandbox's clock moves forward only; the workers' clocks follow it by this offset.
-let offsetMs = 0;
 
 beforeAll(async () => {
   sandbox = await startSandboxProcess(CLIENT_ID, REDIRECT_URI);
@@ -36,26 +32,6 @@ afterAll(async () => {
   await sandbox?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-/** Moves the sandbox's clock and the workers' past the access token's lifetime. */
-async function expire(): Promise<void> {
-  await sandbox.advance(LATER_SECONDS);
-  offsetMs += LATER_SECONDS * 1000;
-}
-
-const lastSeq = async (): Promise<number> => (await sandbox.events()).at(-1)?.seq ?? 0;
-
-/** The sandbox's refresh_token grants since `seq`, as their outcomes ("ok" or an error code). */
-async function refreshesSince(seq: number): Promise<string[]> {
-  return (await sandbox.events()).filter((e) => e.seq > seq && e.grantType === "refresh_token").map((e) => e.outcome);
-}
-
-/** Sends `command` to every worker at once (the barrier: all are ready and waiting on stdin) and collects the answers. */
-async function together(workers: readonly Child[], command: Message): Promise<Message[]> {
-  const answers = workers.map((w) => w.next());
-  for (const w of workers) w.send(command);
-  return Promise.all(answers);
-}
 
 /** The token file parsed, with its one stored record. */
 async function storedRecord(file: string): Promise<{ refresh_token: string }> {
@@ -77,7 +53,7 @@ describe.each([2, 5, 20])("%i processes sharing one token file, released togethe
   beforeAll(async () => {
     file = join(dir, `tokens-${n}.json`);
     workers = await Promise.all(Array.from({ length: n }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)));
-    workers[0]!.send({ cmd: "sign-in", offsetMs });
+    workers[0]!.send({ cmd: "sign-in", offsetMs: sandbox.offsetMs });
     expect(await workers[0]!.next()).toEqual({ signedIn: true });
   }, 60_000);
 
@@ -85,18 +61,18 @@ describe.each([2, 5, 20])("%i processes sharing one token file, released togethe
 
   it(`make exactly one refresh in each of ${TRIALS} trials, and every process gets the user`, async () => {
     for (let trial = 0; trial < TRIALS; trial++) {
-      await expire();
-      const seq = await lastSeq();
-      const answers = await together(workers, { cmd: "call", offsetMs });
+      await sandbox.expire();
+      const seq = await sandbox.lastSeq();
+      const answers = await together(workers, { cmd: "call", offsetMs: sandbox.offsetMs });
       expect({ trial, answers }).toEqual({ trial, answers: Array.from({ length: n }, () => ({ status: 200, user: "Ada Lovelace" })) });
-      expect({ trial, refreshes: await refreshesSince(seq) }).toEqual({ trial, refreshes: ["ok"] });
+      expect({ trial, refreshes: await sandbox.refreshesSince(seq) }).toEqual({ trial, refreshes: ["ok"] });
     }
     // A later call still works: the session was kept, with the last rotated refresh token on disk.
-    await expire();
-    const seq = await lastSeq();
-    workers[0]!.send({ cmd: "call", offsetMs });
+    await sandbox.expire();
+    const seq = await sandbox.lastSeq();
+    workers[0]!.send({ cmd: "call", offsetMs: sandbox.offsetMs });
     expect(await workers[0]!.next()).toEqual({ status: 200, user: "Ada Lovelace" });
-    expect(await refreshesSince(seq)).toEqual(["ok"]);
+    expect(await sandbox.refreshesSince(seq)).toEqual(["ok"]);
     expect((await storedRecord(file)).refresh_token).toEqual(expect.any(String));
     expect(await leftovers(file)).toEqual([]);
   }, 240_000);
@@ -110,27 +86,27 @@ describe("20 processes sharing one token file, when another process has stored f
   beforeAll(async () => {
     file = join(dir, "tokens-read-first.json");
     workers = await Promise.all(Array.from({ length: 20 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)));
-    workers[0]!.send({ cmd: "sign-in", offsetMs });
+    workers[0]!.send({ cmd: "sign-in", offsetMs: sandbox.offsetMs });
     expect(await workers[0]!.next()).toEqual({ signedIn: true });
   }, 60_000);
 
   afterAll(() => stopAll(workers));
 
   it("after expiry make exactly one refresh, and then use the stored tokens without taking the lock", async () => {
-    await expire();
-    let seq = await lastSeq();
-    const afterExpiry = await together(workers, { cmd: "call", offsetMs, count: true });
+    await sandbox.expire();
+    let seq = await sandbox.lastSeq();
+    const afterExpiry = await together(workers, { cmd: "call", offsetMs: sandbox.offsetMs, count: true });
     expect(afterExpiry.map(({ lockTaken: _, ...answer }) => answer)).toEqual(workers.map(() => USER));
-    expect(await refreshesSince(seq)).toEqual(["ok"]);
+    expect(await sandbox.refreshesSince(seq)).toEqual(["ok"]);
     // The refresher took the lock; the others may have found the tokens stale at first, and the lock
     // free once the refresh was stored: at least one took it, none more than once.
     expect(afterExpiry.map((a) => a.lockTaken).filter((n) => n !== 0 && n !== 1)).toEqual([]);
     expect(afterExpiry.some((a) => a.lockTaken === 1)).toBe(true);
 
     // Each call is a new manager (a new run of the tool): the file holds fresh tokens, read first.
-    seq = await lastSeq();
-    expect(await together(workers, { cmd: "call", offsetMs, count: true })).toEqual(workers.map(() => ({ ...USER, lockTaken: 0 })));
-    expect(await refreshesSince(seq)).toEqual([]);
+    seq = await sandbox.lastSeq();
+    expect(await together(workers, { cmd: "call", offsetMs: sandbox.offsetMs, count: true })).toEqual(workers.map(() => ({ ...USER, lockTaken: 0 })));
+    expect(await sandbox.refreshesSince(seq)).toEqual([]);
   }, 60_000);
 
   it("stop waiting for the lock once another process stores fresh tokens, without taking it", async () => {
@@ -146,15 +122,15 @@ describe("20 processes sharing one token file, when another process has stored f
     });
     await inLock;
     try {
-      await expire();
-      const seq = await lastSeq();
+      await sandbox.expire();
+      const seq = await sandbox.lastSeq();
       const waiting = workers.map((w) => w.next());
-      for (const w of workers) w.send({ cmd: "call", offsetMs, count: true, announceWait: true });
+      for (const w of workers) w.send({ cmd: "call", offsetMs: sandbox.offsetMs, count: true, announceWait: true });
       expect(await Promise.all(waiting)).toEqual(workers.map(() => ({ waiting: true })));
       const answers = workers.map((w) => w.next());
 
       // Still under the held lock, a manager of this process (with a lock of its own) refreshes and stores.
-      const clock = offsetMs;
+      const clock = sandbox.offsetMs;
       const refresher = createTokenManager({
         baseUrl: sandbox.url,
         clientId: CLIENT_ID,
@@ -167,7 +143,7 @@ describe("20 processes sharing one token file, when another process has stored f
       await refresher.getAccessToken();
 
       expect(await Promise.all(answers)).toEqual(workers.map(() => ({ ...USER, lockTaken: 0 })));
-      expect(await refreshesSince(seq)).toEqual(["ok"]);
+      expect(await sandbox.refreshesSince(seq)).toEqual(["ok"]);
     } finally {
       release();
       await holding;
@@ -183,21 +159,21 @@ describe("a lock holder killed with SIGKILL during a refresh", () => {
     const holder = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options);
     const others = await Promise.all(Array.from({ length: 4 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options)));
     try {
-      holder.send({ cmd: "sign-in", offsetMs });
+      holder.send({ cmd: "sign-in", offsetMs: sandbox.offsetMs });
       expect(await holder.next()).toEqual({ signedIn: true });
       const before = (await storedRecord(file)).refresh_token;
-      await expire();
-      const seq = await lastSeq();
+      await sandbox.expire();
+      const seq = await sandbox.lastSeq();
 
       // The holder takes the refresh lock and is killed just before its refresh request leaves.
-      holder.send({ cmd: "call", offsetMs, hold: true });
+      holder.send({ cmd: "call", offsetMs: sandbox.offsetMs, hold: true });
       expect(await holder.next()).toEqual({ holding: true });
-      const answers = together(others, { cmd: "call", offsetMs });
+      const answers = together(others, { cmd: "call", offsetMs: sandbox.offsetMs });
       holder.process.kill("SIGKILL");
       await holder.exited;
 
       expect(await answers).toEqual(Array.from({ length: 4 }, () => ({ status: 200, user: "Ada Lovelace" })));
-      expect(await refreshesSince(seq)).toEqual(["ok"]);
+      expect(await sandbox.refreshesSince(seq)).toEqual(["ok"]);
       expect((await storedRecord(file)).refresh_token).not.toBe(before);
       expect(await leftovers(file)).toEqual([]);
     } finally {

@@ -12,11 +12,10 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandboxProcess, startWorker, stopAll, type Child, type Message, type SandboxProcess } from "../testing/processes.js";
+import { startSandboxProcess, startWorker, stopAll, together, type Child, type SandboxProcess } from "../testing/processes.js";
 
 const CLIENT_ID = "pause-cli";
 const REDIRECT_URI = "http://127.0.0.1:53682/callback";
-const LATER_SECONDS = 901;
 const STORAGE = { staleMs: 2_000 };
 const MANAGER = { requestTimeoutMs: 2_000, intentWaitMs: 6_000 };
 const PAUSE_MS = 3_000;
@@ -25,7 +24,6 @@ const USER = { status: 200, user: "Ada Lovelace" };
 
 let sandbox: SandboxProcess;
 let dir: string;
-let offsetMs = 0;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -39,26 +37,6 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function expire(): Promise<void> {
-  await sandbox.advance(LATER_SECONDS);
-  offsetMs += LATER_SECONDS * 1000;
-}
-
-const lastSeq = async (): Promise<number> => (await sandbox.events()).at(-1)?.seq ?? 0;
-
-/** The sandbox's refresh grants since `seq`: "ok", or the error code and its detail. */
-async function refreshesSince(seq: number): Promise<string[]> {
-  return (await sandbox.events())
-    .filter((e) => e.seq > seq && e.grantType === "refresh_token")
-    .map((e) => `${e.outcome}${e.detail ? ` ${e.detail}` : ""}`);
-}
-
-async function together(workers: readonly Child[], command: Message): Promise<Message[]> {
-  const answers = workers.map((w) => w.next());
-  for (const w of workers) w.send(command);
-  return Promise.all(answers);
-}
-
 describe.each([
   ["intent", "after taking the lock and reading the record, before its checks and its intent"],
   ["in-flight", "with its refresh in flight (answered by the tenant, the answer unread; its request timer expires during the pause)"],
@@ -69,7 +47,7 @@ describe.each([
   beforeAll(async () => {
     const file = join(dir, `tokens-${pause}.json`);
     workers = await Promise.all(Array.from({ length: 5 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, STORAGE)));
-    workers[0]!.send({ cmd: "sign-in", offsetMs });
+    workers[0]!.send({ cmd: "sign-in", offsetMs: sandbox.offsetMs });
     expect(await workers[0]!.next()).toEqual({ signedIn: true });
   }, 60_000);
 
@@ -78,18 +56,18 @@ describe.each([
   it(`keeps the session in ${TRIALS} of ${TRIALS} trials: the paused holder is alive, so its lock is not taken over; one refresh, every process gets the user (${description})`, async () => {
     for (let trial = 1; trial <= TRIALS; trial++) {
       const [victim, ...others] = workers as [Child, ...Child[]];
-      await expire();
-      const seq = await lastSeq();
+      await sandbox.expire();
+      const seq = await sandbox.lastSeq();
       const answer = victim.next();
-      victim.send({ cmd: "call", offsetMs, pause, manager: MANAGER });
+      victim.send({ cmd: "call", offsetMs: sandbox.offsetMs, pause, manager: MANAGER });
       expect({ trial, message: await answer }).toEqual({ trial, message: { paused: pause } });
-      const pending = together(others, { cmd: "call", offsetMs, manager: MANAGER });
+      const pending = together(others, { cmd: "call", offsetMs: sandbox.offsetMs, manager: MANAGER });
       const victimAnswer = victim.next();
       await sleep(PAUSE_MS);
       victim.process.kill("SIGCONT");
       const answers = [await victimAnswer, ...(await pending)];
       expect({ trial, answers }).toEqual({ trial, answers: Array.from({ length: 5 }, () => USER) });
-      expect({ trial, refreshes: await refreshesSince(seq) }).toEqual({ trial, refreshes: ["ok"] });
+      expect({ trial, refreshes: await sandbox.refreshesSince(seq) }).toEqual({ trial, refreshes: ["ok"] });
     }
   }, 120_000);
 });
@@ -99,10 +77,10 @@ describe("a single process paused with its refresh in flight, past its request t
     const file = join(dir, "tokens-single.json");
     const worker = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, STORAGE);
     try {
-      worker.send({ cmd: "sign-in", offsetMs });
+      worker.send({ cmd: "sign-in", offsetMs: sandbox.offsetMs });
       expect(await worker.next()).toEqual({ signedIn: true });
-      await expire();
-      const seq = await lastSeq();
+      await sandbox.expire();
+      const seq = await sandbox.lastSeq();
       // The tenant answers the refresh after 1.5 s: the process is stopped from outside while it
       // waits (idle in its event loop, as a suspended laptop's process is), the answer arrives during
       // the pause, and its 2 s request timer expires during the pause too.
@@ -112,7 +90,7 @@ describe("a single process paused with its refresh in flight, past its request t
         body: JSON.stringify({ route: "/oauth/token", method: "POST", kind: "slow", delayMs: 1_500 }),
       });
       expect(fault.ok).toBe(true);
-      worker.send({ cmd: "call", offsetMs, pause: "sent", manager: MANAGER });
+      worker.send({ cmd: "call", offsetMs: sandbox.offsetMs, pause: "sent", manager: MANAGER });
       expect(await worker.next()).toEqual({ sending: true });
       const answer = worker.next();
       await sleep(300);
@@ -120,12 +98,12 @@ describe("a single process paused with its refresh in flight, past its request t
       await sleep(PAUSE_MS);
       worker.process.kill("SIGCONT");
       expect(await answer).toEqual(USER);
-      expect(await refreshesSince(seq)).toEqual(["ok"]);
+      expect(await sandbox.refreshesSince(seq)).toEqual(["ok"]);
       // The rotated token was stored: the next refresh works too.
-      await expire();
-      worker.send({ cmd: "call", offsetMs });
+      await sandbox.expire();
+      worker.send({ cmd: "call", offsetMs: sandbox.offsetMs });
       expect(await worker.next()).toEqual(USER);
-      expect(await refreshesSince(seq)).toEqual(["ok", "ok"]);
+      expect(await sandbox.refreshesSince(seq)).toEqual(["ok", "ok"]);
     } finally {
       await stopAll([worker]);
     }

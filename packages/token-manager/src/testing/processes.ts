@@ -59,13 +59,24 @@ function child(args: string[]): Child {
   };
 }
 
+/** Past the access token's 15 minutes. */
+const LATER_SECONDS = 901;
+
 /** The sandbox, as a process on a free loopback port with the test clock, and auto-approve unless told otherwise. */
 export interface SandboxProcess {
   readonly url: string;
-  /** Moves the sandbox's clock forward. */
+  /** How far its clock has moved, in ms: it moves forward only, and workers' clocks follow it by this offset. */
+  readonly offsetMs: number;
+  /** Moves its clock forward. */
   advance(seconds: number): Promise<void>;
+  /** Moves its clock past the access token's lifetime. */
+  expire(): Promise<void>;
   /** Its token and revoke events (`GET /__sandbox/events`). */
   events(): Promise<{ seq: number; grantType?: string; outcome: string; detail?: string }[]>;
+  /** The `seq` of its last event (0 without any): what {@link refreshesSince} counts from. */
+  lastSeq(): Promise<number>;
+  /** Its refresh_token grants since `seq`: `"ok"`, or the error code and its detail. */
+  refreshesSince(seq: number): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -73,8 +84,12 @@ export async function startSandboxProcess(clientId: string, redirectUri: string,
   const approve = autoApprove ? ["--auto-approve"] : [];
   const proc = child([SANDBOX_CLI, "--port", "0", ...approve, "--test-clock", "--json", "--client", `id=${clientId},redirect=${redirectUri}`]);
   const { url } = (await proc.next()) as { url: string };
-  return {
+  let offsetMs = 0;
+  const sandbox: SandboxProcess = {
     url,
+    get offsetMs() {
+      return offsetMs;
+    },
     async advance(seconds) {
       const response = await fetch(`${url}/__sandbox/clock`, {
         method: "POST",
@@ -82,15 +97,24 @@ export async function startSandboxProcess(clientId: string, redirectUri: string,
         body: JSON.stringify({ advanceSeconds: seconds }),
       });
       if (!response.ok) throw new Error(`clock: ${response.status}`);
+      offsetMs += seconds * 1000;
     },
+    expire: () => sandbox.advance(LATER_SECONDS),
     async events() {
       return ((await (await fetch(`${url}/__sandbox/events`)).json()) as { events: Awaited<ReturnType<SandboxProcess["events"]>> }).events;
+    },
+    lastSeq: async () => (await sandbox.events()).at(-1)?.seq ?? 0,
+    async refreshesSince(seq) {
+      return (await sandbox.events())
+        .filter((e) => e.seq > seq && e.grantType === "refresh_token")
+        .map((e) => `${e.outcome}${e.detail ? ` ${e.detail}` : ""}`);
     },
     async close() {
       proc.process.kill("SIGTERM");
       await proc.exited;
     },
   };
+  return sandbox;
 }
 
 /** A worker process (file-worker.mjs) keeping its tokens in `file`; resolves once it is ready. */
@@ -101,6 +125,13 @@ export async function startWorker(url: string, file: string, clientId: string, r
   const ready = await worker.next();
   if (!ready["ready"]) throw new Error(`worker not ready: ${JSON.stringify(ready)}`);
   return worker;
+}
+
+/** Sends `command` to every worker at once (the barrier: all are ready and waiting on stdin) and collects their answers. */
+export async function together(workers: readonly Child[], command: Message): Promise<Message[]> {
+  const answers = workers.map((w) => w.next());
+  for (const w of workers) w.send(command);
+  return Promise.all(answers);
 }
 
 /** Kills the processes (SIGKILL) and waits until they are gone. */
