@@ -47,7 +47,7 @@ function rows(label, times, withGoal) {
   return [
     row("client overhead vs bare openapi-fetch sending the same bearer header, GET", compare(times, "tenant", "bare"), withGoal),
     row("client overhead vs bare openapi-fetch sending the same bearer header, POST of 1 KB JSON", compare(times, "tenantPost", "barePost"), false),
-    row("client with timeoutMs 30 s vs bare openapi-fetch with the same header and a 30 s timeout signal", compare(times, "tenantTimeout", "bareTimeout"), false),
+    row("client with timeout: timeoutAfter(30 s) vs bare openapi-fetch with the same header and a 30 s timeout signal", compare(times, "tenantTimeout", "bareTimeout"), false),
     row("client overhead vs bare openapi-fetch sending no header", compare(times, "tenant", "bareNoHeader"), false),
     row("client overhead vs raw fetch", compare(times, "tenant", "raw"), false),
   ];

@@ -4,7 +4,7 @@
 // { usPerCall } as one JSON line: wall time, with the stub fetch (the library's own cost; the process
 // is alone on its core) and over loopback HTTP.
 import createClient from "openapi-fetch";
-import { createTenantClient, staticToken } from "@tenant-integration/client";
+import { createTenantClient, staticToken, timeoutAfter } from "@tenant-integration/client";
 
 const [contender, mode, url, callsArg, warmupArg] = process.argv.slice(2);
 const calls = Number(callsArg);
@@ -17,7 +17,7 @@ const HEADER = { Authorization: "Bearer at_bench_token" };
 const fetchImpl = mode === "stub" ? async () => new Response(BODY, { status: 200, headers: { "content-type": "application/json" } }) : globalThis.fetch;
 const bare = createClient({ baseUrl: url, fetch: fetchImpl });
 const tenant = createTenantClient({ baseUrl: url, auth: staticToken("at_bench_token"), fetch: fetchImpl });
-const tenantTimeout = createTenantClient({ baseUrl: url, auth: staticToken("at_bench_token"), fetch: fetchImpl, timeoutMs: 30_000 });
+const tenantTimeout = createTenantClient({ baseUrl: url, auth: staticToken("at_bench_token"), fetch: fetchImpl, timeout: timeoutAfter(30_000) });
 
 const contenders = {
   raw: async () => {
@@ -26,7 +26,7 @@ const contenders = {
   },
   bare: () => bare.GET("/api/v1/auth/user", { headers: HEADER }),
   bareNoHeader: () => bare.GET("/api/v1/auth/user"),
-  // the same header plus what a timeoutMs costs by itself: a timer and a signal
+  // the same header plus what a timeout costs by itself: a timer and a signal
   bareTimeout: () => {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), 30_000);

@@ -1,7 +1,7 @@
 // What the typical app on the kit would weigh without some of its features: the app of
 // typical-app/kit.js bundled as sizes.mjs does, with parts of the built packages left out at bundle
 // time, next to the openapi-fetch + oauth4webapi baseline. (Logging, in the client and the token
-// manager, and the client's retries are not here: they are opt-in imports, which the typical app does
+// manager, the client's retries and its timeouts are not here: they are opt-in imports, which the typical app does
 // not make.) For deciding which features are worth their bytes; the result is never shipped. Each removal checks that it found what it removes, so a
 // refactor makes this script fail instead of printing a figure for code that is no longer there.
 // `pnpm bench` prints its rows (featureCosts); `node tools/bench/size-what-if.mjs` prints them alone
@@ -36,14 +36,29 @@ const change = (file, edit) => ({ file, edit });
 
 /** The features, each as the changes that leave it out. */
 const FEATURES = {
-  // Logging (logTo, logSessionTo) and client retries (retryPolicy) are opt-in: the typical app ships none.
-  "client timeoutMs": [
+  // Logging (logTo, logSessionTo), client retries (retryPolicy) and timeouts (timeoutAfter) are
+  // opt-in: the typical app ships none.
+  // The timeout code is an opt-in import (timeoutAfter); what is left is the client's check of the
+  // option and the call's use of a limit it was given.
+  "client timeout option (its check and use; the timeout code is an opt-in import)": [
     change("client/dist/create-tenant-client.js", (s) =>
       s
-        .replace(/if \(init\?\.timeoutMs !== undefined\) \{[\s\S]*?\n        \}\n/, "")
-        .replace(/if \(ms !== Infinity\) \{[\s\S]*?\n        \}\n/, "")
-        .replace(/const defaultTimeout = checkTimeout\([^;]*;/, "const defaultTimeout = Infinity;"),
+        .replace(/if \(init !== undefined && \("timeout" in init[\s\S]*?\n        \}\n/, "")
+        .replace(/const running = limit [\s\S]*?running\.signal \};\n/, "")
+        .replace(/throw running \? [^;]*;/, "throw failure;")
+        .replace("running?.stop();", "")
+        .replace('const defaultTimeout = timeoutOf(options, "");', "")
+        .replace("let limit = defaultTimeout;", ""),
     ),
+  ],
+  // The lines, levels and redaction of logging are opt-in imports (logTo, logSessionTo); what every
+  // app ships are the call sites that report an event when a logger was given. esbuild folds most of
+  // them away once the logger is a constant undefined, so this is a lower bound.
+  "logging call sites (client and token manager; the logging code is an opt-in import)": [
+    change("client/dist/middleware/core.js", (s) =>
+      s.replace("export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }) {", "export function coreMiddleware({ prefix, auth, retry, onRetry, parts }) {\n    const log = undefined;"),
+    ),
+    change("token-manager/dist/token-manager.js", (s) => s.replace("const log = options.logger;", "const log = undefined;")),
   ],
   "client raw": [change("client/dist/create-tenant-client.js", (s) => s.replace("raw: typedClient(true), ", ""))],
   // Used only with a storage that brings its own lock (fileStorage, Redis: never in a browser). It

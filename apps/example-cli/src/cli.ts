@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `tenant login | whoami | logout`: the token manager and the client, used from a command line.
-import { createTenantClient } from "@tenant-integration/client";
+import { createTenantClient, timeoutAfter } from "@tenant-integration/client";
 import { createTokenManager, memoryStorage, type TokenManagerOptions } from "@tenant-integration/token-manager";
 import { fileStorage, waitForCallback } from "@tenant-integration/token-manager/node";
 import { HELP, parseCommand, parsePort, UsageError, type Command } from "./args.js";
@@ -84,7 +84,7 @@ async function login(command: RunCommand, s: Settings, out: (line: string) => vo
 async function whoami(command: RunCommand, s: Settings, out: (line: string) => void): Promise<void> {
   const tm = tokenManager(s, "http://127.0.0.1/callback"); // no sign-in here: the redirect URI is not used
   // a command line should not hang on a silent tenant: 30 s for the call, retries included
-  const client = createTenantClient({ baseUrl: s.tenantUrl, auth: tm, timeoutMs: 30_000 });
+  const client = createTenantClient({ baseUrl: s.tenantUrl, auth: tm, timeout: timeoutAfter(30_000) });
   const { data, response } = await client.GET("/api/v1/auth/user"); // refreshes first when the token has expired
   if (data === undefined) {
     throw new Failure(

@@ -3,7 +3,7 @@
 // 1. Per-call overhead of the tenant client (staticToken, default middleware) over bare
 //    openapi-fetch, both with the same stub fetch, in three variants: bare as is, bare sending
 //    the same `Authorization` header per call (what the tenant client adds), and that plus a
-//    timeout signal per call (what a `timeoutMs` costs by itself, set on a second tenant client). Rounds of all
+//    timeout signal per call (what a `timeout` costs by itself, set on a second tenant client). Rounds of all
 //    contenders are interleaved (drift hits each alike); the median round counts. Each round is
 //    timed twice: wall clock, and this process's CPU time, which other jobs on a shared machine
 //    disturb much less (on an idle machine the two agree: the loop never waits). The spread
@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
 import createClient from "openapi-fetch";
-import { createTenantClient, staticToken } from "../dist/index.js";
+import { createTenantClient, staticToken, timeoutAfter } from "../dist/index.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const baseUrl = "https://acme.tenant.example";
@@ -37,12 +37,12 @@ const auth = { Authorization: `Bearer ${TOKEN}` };
 const withEmptyMiddleware = createClient({ baseUrl, fetch: stub });
 withEmptyMiddleware.use({ onRequest() {} });
 const tenant = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: stub });
-const tenantTimeout = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: stub, timeoutMs: 30_000 });
+const tenantTimeout = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: stub, timeout: timeoutAfter(30_000) });
 
 /**
  * Bare, with the header and what a timeout costs on its own: an AbortController, a timer, and a
  * Request that carries a signal (undici links it to a signal of its own, the largest part). The
- * tenant client does this for every call when it is given a `timeoutMs` (it has none by default).
+ * tenant client does this for every call when it is given a `timeout` (it has none by default).
  */
 function bareAuthTimeout() {
   const controller = new AbortController();
@@ -89,7 +89,7 @@ for (const clock of ["cpu", "wall"]) {
   console.log(`    bare + header + a timeout signal       : ${m("bareAuthTimeout").toFixed(2)} µs/call (${pct(m("bareAuthTimeout"), m("bareAuth")).toFixed(1)} % over bare + header)`);
   console.log(`    openapi-fetch + 1 empty middleware     : ${m("empty").toFixed(2)} µs/call (${pct(m("empty"), m("bare")).toFixed(1)} % over bare)`);
   console.log(`    tenant client                          : ${m("tenant").toFixed(2)} µs/call`);
-  console.log(`    tenant client, timeoutMs 30 s          : ${m("tenantTimeout").toFixed(2)} µs/call`);
+  console.log(`    tenant client, timeoutAfter(30 s)      : ${m("tenantTimeout").toFixed(2)} µs/call`);
   const comparisons = [
     ["tenant", "bare", "tenant vs bare                    "],
     ["tenant", "bareAuth", "tenant vs bare + header           "],

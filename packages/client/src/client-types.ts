@@ -100,7 +100,7 @@ export type TenantPaths = WithErrorClasses<PathsWithTenantUser>;
  * A typed client over `Paths`: openapi-fetch's own `Client`, returning `{ data, error, response }`
  * and never throwing on an HTTP status. Over {@link TenantPaths}, `error` is the error class of the
  * status (as openapi-fetch's `Readable` copy of its type: same fields; `instanceof` narrows it).
- * Per request it also takes `timeoutMs` (a number of ms, or `Infinity`).
+ * Per request it also takes `timeout` (a limit made by `timeoutAfter`, or `false` for none).
  */
 export type TypedClient<Paths extends {}> = Client<Paths, MediaType>;
 

@@ -2,11 +2,12 @@ import createClient, { defaultBodySerializer, type Middleware } from "openapi-fe
 import type { AuthStrategy } from "./auth-strategy.js";
 import { apiPrefix, inScope } from "./base-url.js";
 import type { HttpMethod, RawPaths, TenantPaths, TypedClient, WithErrorClasses } from "./client-types.js";
-import { httpErrorFrom, PathOutsideApiError, TenantClientError, TimeoutError } from "./errors.js";
+import { httpErrorFrom, PathOutsideApiError, TenantClientError } from "./errors.js";
 import type { FetchLike } from "./fetch-like.js";
 import type { ClientLogger } from "./logger.js";
 import { coreMiddleware, keepingBody, tokensSentFor } from "./middleware/core.js";
 import type { RetryInfo, RetryPolicy } from "./middleware/retry.js";
+import type { CallTimeout } from "./timeout.js";
 
 /** Options of {@link createTenantClient}. */
 export interface TenantClientOptions {
@@ -29,12 +30,12 @@ export interface TenantClientOptions {
   /** Called before each retry is waited for (attempt, status or error, delay, method and path), e.g. to count attempts. Overrides the policy's `onRetry`. */
   readonly onRetry?: (info: RetryInfo) => void;
   /**
-   * The longest a call may take, retries included, in ms; `Infinity` for none. Default: none, as with
-   * `fetch` (the runtime's own limits still apply: Node's fetch gives up on a server silent for 300 s).
-   * A request may pass its own `timeoutMs`. A timeout puts an `AbortSignal` on every request, which
-   * costs CPU on each call in Node; set one where a hung call costs more than that.
+   * The longest a call may take, retries included: a limit made by {@link timeoutAfter}, e.g.
+   * `timeout: timeoutAfter(30_000)`. Default: none, as with `fetch` (the runtime's own limits still
+   * apply: Node's fetch gives up on a server silent for 300 s). A call may pass its own `timeout`
+   * (`false` for none). The timeout code is imported only through `timeoutAfter`.
    */
-  readonly timeoutMs?: number;
+  readonly timeout?: CallTimeout | false;
   /**
    * Where to log requests, retries and refreshes: a logger made by {@link logTo}, e.g.
    * `logTo(console, "debug")`. Default: none. Never logs a token, a header value or a body. The
@@ -74,7 +75,7 @@ const METHODS = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TR
 
 /** The per-call options the wrapper reads before openapi-fetch sees the rest. */
 interface CallInit {
-  timeoutMs?: unknown;
+  timeout?: unknown;
   signal?: AbortSignal | null;
   middleware?: Middleware[];
   [key: string]: unknown;
@@ -99,10 +100,10 @@ interface CallInit {
  * @param options - see {@link TenantClientOptions}
  * @returns the client
  * @throws {@link TenantClientError} `INVALID_BASE_URL` when `baseUrl` is not acceptable (the message says why)
- * @throws {@link TenantClientError} `INVALID_OPTIONS` for a bad `timeoutMs`, a `retry` not made by `retryPolicy`, a `logger` not made by `logTo`, or an `auth` without `getAccessToken`
+ * @throws {@link TenantClientError} `INVALID_OPTIONS` for a `timeout` not made by `timeoutAfter`, a `retry` not made by `retryPolicy`, a `logger` not made by `logTo`, or an `auth` without `getAccessToken`
  * @example
  * ```ts
- * const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken(token), retry: retryPolicy(), logger: logTo(console) });
+ * const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken(token), retry: retryPolicy(), timeout: timeoutAfter(30_000), logger: logTo(console) });
  * const { data, error } = await client.GET("/api/v1/auth/user");
  * if (error instanceof ForbiddenError) console.log("needs", error.requiredScope);
  * ```
@@ -114,7 +115,7 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
   const { auth } = options;
   const prefix = apiPrefix(options.baseUrl);
   if (typeof auth?.getAccessToken !== "function") throw new TenantClientError("INVALID_OPTIONS", "Invalid auth: it needs a getAccessToken() method");
-  const defaultTimeout = checkTimeout(options.timeoutMs ?? Infinity, "timeoutMs");
+  const defaultTimeout = timeoutOf(options, "");
   const { logger: log, onRetry } = options;
   const retry = options.retry || undefined;
   // the options of earlier versions (a plain retry object, `logger: console`) say what to pass now
@@ -172,23 +173,15 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
    */
   async function call(method: HttpMethod, url: string, init: CallInit | undefined, raw: boolean): Promise<unknown> {
     let callInit = init;
-    let ms = defaultTimeout;
-    if (init?.timeoutMs !== undefined) {
-      ms = checkTimeout(init.timeoutMs, "timeoutMs (per request)");
-      const { timeoutMs: _, ...rest } = init;
+    let limit = defaultTimeout;
+    if (init !== undefined && ("timeout" in init || "timeoutMs" in init)) {
+      limit = timeoutOf(init, " (per request)") ?? defaultTimeout;
+      const { timeout: _, ...rest } = init;
       callInit = rest;
     }
     const signal = init?.signal;
-    // One timer per call, cleared when the call ends: cheaper than AbortSignal.timeout, and it
-    // keeps no process alive and no stream (parseAs: "stream") under a timeout after the call.
-    let timeout: AbortController | undefined;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    if (ms !== Infinity) {
-      const controller = new AbortController();
-      timer = setTimeout(() => controller.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError")), ms);
-      timeout = controller;
-      callInit = { ...callInit, signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal };
-    }
+    const running = limit ? limit.start(signal) : undefined;
+    if (running) callInit = { ...callInit, signal: running.signal };
     // The serialized body is kept for a replay (after a 401, or a retry), unless middleware of the
     // caller may replace the request first.
     if (init?.body !== undefined && !callerMiddleware && !init.middleware?.length) {
@@ -203,15 +196,9 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
       if (response.ok) return result;
       return { error: httpErrorFrom(response, result.error, tokensSentFor.get(response) ?? [], Date.now()), response };
     } catch (failure) {
-      // A timeout while openapi-fetch reads the body is not seen by the middleware. Only the abort
-      // itself is turned into a TimeoutError: anything else (the auth strategy's own error) goes on unchanged.
-      const aborted = failure === timeout?.signal.reason || (failure as Error | null)?.name === "AbortError";
-      if (timeout?.signal.aborted && !signal?.aborted && aborted) {
-        throw new TimeoutError({ method: method.toUpperCase(), url: `${baseUrl}${url}` }, failure);
-      }
-      throw failure;
+      throw running ? running.thrown(failure, { method: method.toUpperCase(), url: `${baseUrl}${url}` }) : failure;
     } finally {
-      clearTimeout(timer);
+      running?.stop();
     }
   }
 
@@ -232,16 +219,15 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
   return Object.assign(typed, { raw: typedClient(true) as unknown as TypedClient<WithErrorClasses<RawPaths>>, baseUrl });
 }
 
-/** The longest delay a timer takes (2^31 - 1 ms, about 24.8 days); a longer one would fire at once. */
-const MAX_TIMER_MS = 2_147_483_647;
-
 /**
- * A timeout in ms: a positive number up to {@link MAX_TIMER_MS}, or `Infinity` for none.
+ * The `timeout` of the client's options or of one call's: a limit made by `timeoutAfter`, or `false`
+ * or nothing for none. The `timeoutMs` of earlier versions says what to pass now.
  *
- * @throws {@link TenantClientError} `INVALID_OPTIONS` naming `name` otherwise
+ * @throws {@link TenantClientError} `INVALID_OPTIONS` naming the option (and `where`) otherwise
  */
-function checkTimeout(value: unknown, name: string): number {
-  const valid = typeof value === "number" && (value === Infinity || (value > 0 && value <= MAX_TIMER_MS));
-  if (!valid) throw new TenantClientError("INVALID_OPTIONS", `Invalid ${name}: a positive number of ms up to ${MAX_TIMER_MS}, or Infinity`);
-  return value;
+function timeoutOf(holder: { timeout?: unknown; timeoutMs?: unknown }, where: string): CallTimeout | false | undefined {
+  if (holder.timeoutMs !== undefined) throw new TenantClientError("INVALID_OPTIONS", `Invalid timeoutMs${where}: pass timeout: timeoutAfter(ms)`);
+  const { timeout } = holder;
+  if (timeout === undefined || timeout === false || typeof (timeout as CallTimeout | null)?.start === "function") return timeout as CallTimeout | false | undefined;
+  throw new TenantClientError("INVALID_OPTIONS", `Invalid timeout${where}: pass timeoutAfter(ms), or false`);
 }

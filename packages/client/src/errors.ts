@@ -319,13 +319,13 @@ export class NetworkError extends TenantClientError {
 }
 
 /**
- * The request took longer than its timeout (the client's `timeoutMs`, or a per-request one), or
+ * The request took longer than its timeout (the client's `timeout`, or a per-request one, made by `timeoutAfter`), or
  * its own signal aborted with a `TimeoutError`. Thrown; code `TIMEOUT`. A timeout that fires while
  * the client waits before a retry returns the last answer instead, since there is one.
  *
  * @example
  * ```ts
- * try { await client.GET("/api/v1/auth/user", { timeoutMs: 5_000 }); }
+ * try { await client.GET("/api/v1/auth/user", { timeout: timeoutAfter(5_000) }); }
  * catch (e) { if (e instanceof TimeoutError) showSlowNetworkHint(); }
  * ```
  * @see RFC 9110 §9.2.2 (whether a timed-out request may be repeated)

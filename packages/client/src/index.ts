@@ -1,7 +1,7 @@
 /**
  * The typed fetch client of the Tenant Integration Service API: openapi-fetch over the contract's
  * types, with pluggable auth (any {@link AuthStrategy}), bearer scoping, a one-time retry after 401,
- * opt-in retries of 429/5xx and failed connections ({@link retryPolicy}), a timeout, opt-in logging
+ * opt-in retries of 429/5xx and failed connections ({@link retryPolicy}), opt-in timeouts ({@link timeoutAfter}), opt-in logging
  * ({@link logTo}), one error class per status, and an escape hatch for unlisted `/api/v1` routes.
  *
  * @packageDocumentation
@@ -13,6 +13,7 @@ export { logTo, type ClientLogger, type Logger, type LogLevel, type LogEvent } f
 export { bearerMiddleware, type BearerMiddlewareOptions } from "./middleware/bearer.js";
 export { unauthorizedRetryMiddleware, type UnauthorizedRetryMiddlewareOptions } from "./middleware/unauthorized-retry.js";
 export { retryMiddleware, retryPolicy, type RetryInfo, type RetryOptions, type RetryPolicy } from "./middleware/retry.js";
+export { timeoutAfter, type CallTimeout } from "./timeout.js";
 export { networkErrorMiddleware } from "./middleware/network-error.js";
 export {
   TenantClientError,

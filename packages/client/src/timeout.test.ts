@@ -1,6 +1,6 @@
 /**
- * The client-wide `timeoutMs` (default: none, as with fetch), overridable per request, combined with the request's
- * own `signal`. A timeout throws a TimeoutError (code TIMEOUT); an abort stays a NetworkError
+ * Opt-in time limits: the client-wide `timeout: timeoutAfter(ms)` (default: none, as with fetch),
+ * overridable per request, combined with the request's own `signal`. A timeout throws a TimeoutError (code TIMEOUT); an abort stays a NetworkError
  * (code ABORTED). No test here measures time: fetches wait for the abort or for a test's signal.
  */
 import { createServer, type Server } from "node:http";
@@ -11,6 +11,7 @@ import { createTenantClient } from "./create-tenant-client.js";
 import { NetworkError, TimeoutError } from "./errors.js";
 import type { FetchLike } from "./fetch-like.js";
 import { json } from "./test-support/fake-fetch.js";
+import { timeoutAfter } from "./timeout.js";
 
 const baseUrl = "https://acme.tenant.example";
 const TOKEN = "at_Timeout";
@@ -53,7 +54,7 @@ function gated(): { fetch: FetchLike; release: () => void } {
   return { fetch, release };
 }
 
-describe("timeoutMs", () => {
+describe("timeout: timeoutAfter(ms)", () => {
   it("has none by default, as fetch: a call that takes a day is waited for", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     try {
@@ -69,7 +70,7 @@ describe("timeoutMs", () => {
   });
 
   it("throws a TimeoutError with code TIMEOUT when the client-wide timeout passes", async () => {
-    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging, timeoutMs: 20 });
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging, timeout: timeoutAfter(20) });
     const failure = await client.GET("/api/v1/auth/user").catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(TimeoutError);
     expect(failure).toBeInstanceOf(NetworkError);
@@ -77,23 +78,27 @@ describe("timeoutMs", () => {
     expect(String(failure)).not.toContain(TOKEN);
   });
 
-  it("takes a per-request timeoutMs over the client's", async () => {
-    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging, timeoutMs: Infinity });
-    await expect(client.GET("/api/v1/auth/user", { timeoutMs: 20 })).rejects.toBeInstanceOf(TimeoutError);
+  it("takes a per-request timeout over the client's, and false lifts the client's for one call", async () => {
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging });
+    await expect(client.GET("/api/v1/auth/user", { timeout: timeoutAfter(20) })).rejects.toBeInstanceOf(TimeoutError);
 
     // the client's short timeout is lifted for this request: it waits for the answer
     const { fetch, release } = gated();
-    const patient = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, timeoutMs: 1 });
-    const pending = patient.GET("/api/v1/auth/user", { timeoutMs: Infinity });
+    const patient = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, timeout: timeoutAfter(1) });
+    const pending = patient.GET("/api/v1/auth/user", { timeout: false });
     await new Promise((resolve) => setTimeout(resolve, 30));
     release();
     expect((await pending).data).toEqual({ ok: true });
+
+    // a call that says nothing of a timeout keeps the client's
+    const strict = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging, timeout: timeoutAfter(1) });
+    await expect(strict.GET("/api/v1/auth/user", { timeout: undefined })).rejects.toBeInstanceOf(TimeoutError);
   });
 
   it("keeps the caller's signal working next to the timeout: an abort is ABORTED, not TIMEOUT", async () => {
     const controller = new AbortController();
     // with a timeout as well, so that the two signals are combined
-    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging, timeoutMs: 60_000 });
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging, timeout: timeoutAfter(60_000) });
     const pending = client.GET("/api/v1/auth/user", { signal: controller.signal });
     controller.abort();
     const failure = await pending.catch((e: unknown) => e);
@@ -102,15 +107,38 @@ describe("timeoutMs", () => {
     expect((failure as NetworkError).code).toBe("ABORTED");
   });
 
-  it("refuses a timeoutMs that is not a positive number, client-wide or per request", async () => {
-    // 2^31 ms would overflow the timer and fire at once
-    for (const timeoutMs of [0, -1, Number.NaN, 2 ** 31, "1000" as unknown as number]) {
-      expect(() => createTenantClient({ baseUrl, auth: staticToken(TOKEN), timeoutMs }), String(timeoutMs)).toThrow(
-        expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("timeoutMs") }),
+  it("refuses a limit that is not a positive number of ms a timer can take", () => {
+    // 2^31 ms would overflow the timer and fire at once; Infinity is no limit: leave the timeout out
+    for (const ms of [0, -1, Number.NaN, Infinity, 2 ** 31, "1000" as unknown as number]) {
+      expect(() => timeoutAfter(ms), String(ms)).toThrow(
+        expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS", message: expect.stringContaining(`timeoutAfter(${String(ms)})`) }),
       );
     }
-    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging });
-    await expect(client.GET("/api/v1/auth/user", { timeoutMs: -5 })).rejects.toMatchObject({ name: "TenantClientError", code: "INVALID_OPTIONS" });
+    expect(timeoutAfter(2 ** 31 - 1).ms).toBe(2 ** 31 - 1);
+  });
+
+  it("refuses a timeout not made by timeoutAfter, and the timeoutMs of earlier versions, client-wide or per request", async () => {
+    for (const timeout of [5_000, true, null, { ms: 5_000 }]) {
+      expect(() => createTenantClient({ baseUrl, auth: staticToken(TOKEN), timeout: timeout as never }), String(timeout)).toThrow(
+        expect.objectContaining({ code: "INVALID_OPTIONS", message: "Invalid timeout: pass timeoutAfter(ms), or false" }),
+      );
+    }
+    expect(() => createTenantClient({ baseUrl, auth: staticToken(TOKEN), timeoutMs: 5_000 } as never)).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: "Invalid timeoutMs: pass timeout: timeoutAfter(ms)" }),
+    );
+    const sent = vi.fn(hanging);
+    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: sent });
+    await expect(client.GET("/api/v1/auth/user", { timeout: 5_000 as never })).rejects.toMatchObject({
+      name: "TenantClientError",
+      code: "INVALID_OPTIONS",
+      message: "Invalid timeout (per request): pass timeoutAfter(ms), or false",
+    });
+    // a timeoutMs would have been ignored without a word: the call is refused before it is sent
+    await expect(client.GET("/api/v1/auth/user", { timeoutMs: 5 } as never)).rejects.toMatchObject({
+      code: "INVALID_OPTIONS",
+      message: "Invalid timeoutMs (per request): pass timeout: timeoutAfter(ms)",
+    });
+    expect(sent).not.toHaveBeenCalled();
   });
 
   it("passes the auth strategy's own error on unchanged, even when it comes after the timeout fired", async () => {
@@ -119,7 +147,7 @@ describe("timeoutMs", () => {
       getAccessToken: async () => TOKEN,
       onUnauthorized: () => new Promise<void>((_, reject) => setTimeout(() => reject(ended), 50)),
     };
-    const client = createTenantClient({ baseUrl, auth, fetch: async () => json(401, {}), timeoutMs: 20 });
+    const client = createTenantClient({ baseUrl, auth, fetch: async () => json(401, {}), timeout: timeoutAfter(20) });
     await expect(client.GET("/api/v1/auth/user")).rejects.toBe(ended);
   });
 
@@ -141,7 +169,7 @@ describe("timeoutMs", () => {
     });
 
     it("throws a TimeoutError when the body stalls after the headers came", async () => {
-      const client = createTenantClient({ baseUrl: url, auth: staticToken(TOKEN), timeoutMs: 100 });
+      const client = createTenantClient({ baseUrl: url, auth: staticToken(TOKEN), timeout: timeoutAfter(100) });
       const failure = await client.GET("/api/v1/auth/user").catch((e: unknown) => e);
       expect(failure).toBeInstanceOf(TimeoutError);
       expect((failure as TimeoutError).code).toBe("TIMEOUT");

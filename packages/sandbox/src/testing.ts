@@ -47,7 +47,7 @@ export interface TestTenantOptions {
   readonly sandbox?: Omit<SandboxOptions, "autoApprove" | "now">;
   /** More token manager options (`storage`, `logger: logSessionTo(console)`, `refreshLeewayMs`, `retry`…). */
   readonly tokenManager?: Omit<Partial<TokenManagerOptions>, "baseUrl" | "clientId" | "redirectUri" | "scopes" | "fetch" | "now">;
-  /** More client options (`retry: retryPolicy()`, `logger: logTo(console)`, `headers`, `middleware`). */
+  /** More client options (`retry: retryPolicy()`, `timeout: timeoutAfter(ms)`, `logger: logTo(console)`, `headers`, `middleware`). */
   readonly client?: Omit<TenantClientOptions, "baseUrl" | "auth" | "fetch">;
   /**
    * Wraps the sandbox's in-process fetch; the token manager and the client both send through the
