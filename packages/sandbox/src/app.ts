@@ -12,8 +12,9 @@ import { createClock, type Clock } from "./clock.js";
 import { CodeStore } from "./codes.js";
 import { BadRequestError, methodNotAllowed, notFound, oauthError } from "./errors.js";
 import { EventLog, type SandboxEvent } from "./events.js";
+import { RefreshLedger, type SandboxLedger } from "./ledger.js";
 import { PendingRequests } from "./pending.js";
-import { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, registerAdminRoutes } from "./routes/admin.js";
+import { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, LEDGER_PATH, registerAdminRoutes } from "./routes/admin.js";
 import { authorizeRoute, CONSENT_PATH } from "./routes/authorize.js";
 import { consentRoute } from "./routes/consent.js";
 import { revokeRoute } from "./routes/revoke.js";
@@ -34,7 +35,7 @@ export interface SandboxOptions {
   readonly clients?: readonly ClientRegistration[];
   /** Approve every valid authorization request at once (302 with a code) instead of showing the consent page. */
   readonly autoApprove?: boolean;
-  /** Add the test routes `/__sandbox/clock`, `/__sandbox/events` and `/__sandbox/faults`; without it they answer 404. */
+  /** Add the test routes `/__sandbox/clock`, `/__sandbox/events`, `/__sandbox/ledger` and `/__sandbox/faults`; without it they answer 404. */
   readonly testClock?: boolean;
   /** The base time source in milliseconds (default `Date.now`); the clock adds its offset to it. */
   readonly now?: () => number;
@@ -92,8 +93,21 @@ export interface Sandbox {
   autoApprove: boolean;
   /** The token-endpoint and revocation calls so far, oldest first (no token values). */
   events(): SandboxEvent[];
-  /** Clears the event log; returns how many events were removed. */
+  /** Clears the event log; returns how many events were removed. The ledger is cleared on its own. */
   clearEvents(): number;
+  /**
+   * The refresh-token ledger: `ledger.list()` gives every refresh token presented (by SHA-256
+   * fingerprint, never its value) with each presentation's event `seq`, time, actor and outcome,
+   * the reuse detections, and the families with how they were revoked; `ledger.clear()` empties it
+   * (not the event log). Works with or without `testClock`; over HTTP, `GET /__sandbox/ledger`.
+   *
+   * @example
+   * const { refreshTokens, reuses } = sandbox.ledger.list();
+   * expect(reuses).toEqual([]);
+   * expect(refreshTokens.filter((t) => t.presentations.length > 1)).toEqual([]);
+   * @see RFC 9700 §4.14.2
+   */
+  readonly ledger: SandboxLedger;
   /**
    * Issues tokens for a registered client directly, without the authorization flow, e.g. to test
    * an API call with a given scope.
@@ -199,6 +213,7 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
     codes: new CodeStore(clock, onChange),
     tokens: new TokenStore(clock, { rotationGraceSeconds: grace, onChange }),
     events: new EventLog(clock),
+    ledger: new RefreshLedger(clock),
     pending: new PendingRequests(clock),
     user: options.user ?? DEMO_USER,
     defaultScopes: options.defaultScopes ?? [USER_SCOPE],
@@ -213,6 +228,7 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
     () => state.codes.sweep((familyId) => state.tokens.hasFamily(familyId)),
     () => state.pending.sweep(),
     () => state.events.sweep(),
+    () => state.ledger.sweep(),
   ]);
   if (restore !== undefined) housekeeping.sweep();
   /** An unexpected error (a bug in the sandbox), reported to `onError` and answered with 500. */
@@ -245,6 +261,7 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
     registerAdminRoutes(routes, state, faults);
     routes.all(CLOCK_PATH, () => methodNotAllowed(["GET", "POST"]));
     routes.all(EVENTS_PATH, () => methodNotAllowed(["GET", "DELETE"]));
+    routes.all(LEDGER_PATH, () => methodNotAllowed(["GET", "DELETE"]));
     routes.all(FAULTS_PATH, () => methodNotAllowed(["GET", "POST", "DELETE"]));
   }
   routes.notFound(JSON_404);
@@ -337,6 +354,10 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
     },
     events: () => state.events.list(),
     clearEvents: () => state.events.clear(),
+    ledger: {
+      list: () => state.ledger.list(),
+      clear: () => state.ledger.clear(),
+    },
     issueTokens(clientId, scopes) {
       const client = state.clients.get(clientId);
       if (client === undefined) throw new Error(`The client ${clientId} is not registered.`);
@@ -346,7 +367,9 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
         if (!checked.ok) throw new Error(checked.description);
         granted = checked.scopes;
       }
-      return state.tokens.issue(clientId, granted);
+      const tokens = state.tokens.issue(clientId, granted);
+      state.ledger.familyIssued(tokens.familyId);
+      return tokens;
     },
     stats: () => ({ ...state.tokens.stats(), codes: state.codes.size, pendingRequests: state.pending.size }),
     close: () => housekeeping.stop(),

@@ -60,7 +60,8 @@ Options:
   --auto-approve      approve every valid authorization request at once (302 with a code) instead of
                       showing the consent page; for automated tests
   --test-clock        add the test routes: POST /__sandbox/clock {"advanceSeconds": n},
-                      GET/DELETE /__sandbox/events, POST/GET/DELETE /__sandbox/faults
+                      GET/DELETE /__sandbox/events, GET/DELETE /__sandbox/ledger,
+                      POST/GET/DELETE /__sandbox/faults
   --state-file <path> keep clients, codes, tokens and the test clock in this JSON file (mode 0600,
                       written atomically), so a restart keeps every sign-in; without it the
                       sandbox keeps everything in memory only

@@ -9,8 +9,10 @@
  * @module
  */
 import type { ClientRegistry } from "./clients.js";
+import { ACTOR_HEADER } from "./ledger.js";
 
-const ALLOW_HEADERS = "Authorization, Content-Type, Accept";
+// The actor header: a test names who sent a request (a browser tab among its actors) for the ledger.
+const ALLOW_HEADERS = `Authorization, Content-Type, Accept, ${ACTOR_HEADER}`;
 const EXPOSE_HEADERS = "WWW-Authenticate, Retry-After";
 
 /** Whether CORS applies to a path: the token and revocation endpoints and the API. */

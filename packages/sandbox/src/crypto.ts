@@ -44,6 +44,19 @@ export async function s256Challenge(verifier: string): Promise<string> {
 }
 
 /**
+ * The SHA-256 of a string's UTF-8 bytes, as 64 lowercase hex digits.
+ *
+ * @example await sha256Hex("abc") // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+ * @see FIPS 180-4 §6.2 (SHA-256)
+ */
+export async function sha256Hex(value: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(value)));
+  let hex = "";
+  for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
+  return hex;
+}
+
+/**
  * Compares two strings in time that depends only on their lengths, not on where they differ.
  *
  * @example timingSafeEqual("abc", "abc") // true

@@ -17,7 +17,20 @@ export { StateFileError, type StateFileErrorCode } from "./state-file.js";
 export { EVENT_RETENTION_SECONDS, MAX_EVENTS, type SandboxEvent } from "./events.js";
 export { DEMO_USER, USER_SCOPE } from "./routes/user.js";
 export { CONSENT_PATH } from "./routes/authorize.js";
-export { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH } from "./routes/admin.js";
+export { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, LEDGER_PATH } from "./routes/admin.js";
+export {
+  ACTOR_HEADER,
+  actorOf,
+  MAX_ACTOR_LENGTH,
+  refreshTokenFingerprint,
+  type FamilyRevokedBy,
+  type LedgerFamily,
+  type LedgerPresentation,
+  type LedgerRefreshToken,
+  type LedgerReuse,
+  type LedgerView,
+  type SandboxLedger,
+} from "./ledger.js";
 export {
   FaultConfigError,
   Faults,

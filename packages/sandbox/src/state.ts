@@ -7,6 +7,7 @@ import type { ClientRegistry } from "./clients.js";
 import type { Clock } from "./clock.js";
 import type { CodeStore } from "./codes.js";
 import type { EventLog } from "./events.js";
+import type { RefreshLedger } from "./ledger.js";
 import type { PendingRequests } from "./pending.js";
 import type { TokenStore } from "./tokens.js";
 
@@ -17,6 +18,8 @@ export interface SandboxState {
   readonly codes: CodeStore;
   readonly tokens: TokenStore;
   readonly events: EventLog;
+  /** Every refresh token presented, by fingerprint; reuses; families. */
+  readonly ledger: RefreshLedger;
   readonly pending: PendingRequests;
   /** The user record `GET /api/v1/auth/user` returns. */
   readonly user: Readonly<Record<string, unknown>>;

@@ -199,6 +199,26 @@ export class TokenStore {
   }
 
   /**
+   * The id of the family an access or refresh token belongs to (not a secret), or undefined for a
+   * token never issued here or already evicted.
+   *
+   * @example const family = store.familyOf(refreshToken); // "fam_…"
+   */
+  familyOf(token: string): string | undefined {
+    return (this.#access.get(token)?.family ?? this.#refresh.get(token)?.family)?.id;
+  }
+
+  /**
+   * The id of the family of a refresh token (an access token sent in its place has none), or
+   * undefined for a token never issued here or already evicted.
+   *
+   * @example const family = store.refreshFamilyOf(body.refresh_token); // "fam_…"
+   */
+  refreshFamilyOf(refreshToken: string): string | undefined {
+    return this.#refresh.get(refreshToken)?.family.id;
+  }
+
+  /**
    * Revokes the family of an access or refresh token, when the token was issued to `clientId`.
    * Returns what happened, for the event log; the caller answers 200 in every case.
    *
@@ -215,15 +235,19 @@ export class TokenStore {
     return "revoked";
   }
 
-  /** Revokes the family a code's tokens belong to (a replayed authorization code). @see RFC 6749 §4.1.2 */
-  revokeFamilyById(familyId: string): boolean {
+  /**
+   * Revokes the family a code's tokens belong to (a replayed authorization code); says whether this
+   * call revoked it, for the ledger.
+   *
+   * @see RFC 6749 §4.1.2
+   */
+  revokeFamilyById(familyId: string): "revoked" | "already_revoked" | "unknown" {
     const family = this.#families.get(familyId);
-    if (family === undefined) return false;
-    if (!family.revoked) {
-      family.revoked = true;
-      this.#onChange();
-    }
-    return true;
+    if (family === undefined) return "unknown";
+    if (family.revoked) return "already_revoked";
+    family.revoked = true;
+    this.#onChange();
+    return "revoked";
   }
 
   /**

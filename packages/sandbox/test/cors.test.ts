@@ -18,6 +18,17 @@ describe("CORS for browser integrations", () => {
     expect(response.headers.get("access-control-allow-methods")).toMatch(/POST/);
   });
 
+  // Conformance runs name each browser tab on its requests with Sandbox-Actor (see the ledger).
+  it.each(["/oauth/token", "/oauth/revoke", "/api/v1/auth/user"])("lets a browser send the Sandbox-Actor header to %s", async (path) => {
+    const response = await testSandbox().app.request(path, {
+      method: "OPTIONS",
+      headers: { origin: ALLOWED, "access-control-request-method": "POST", "access-control-request-headers": "content-type, sandbox-actor" },
+    });
+    expect(response.status).toBe(204);
+    const allowed = (response.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/\s*,\s*/);
+    expect(allowed).toEqual(expect.arrayContaining(["content-type", "sandbox-actor"]));
+  });
+
   it("refuses a preflight from an origin no client registered, and never answers with *", async () => {
     const response = await preflight("/oauth/token", "https://evil.example");
     expect(response.status).toBe(403);

@@ -27,6 +27,7 @@ describe("the Host check against DNS rebinding", () => {
     ["POST", "/__sandbox/clock", "advanceSeconds=1"],
     ["GET", "/__sandbox/events", undefined],
     ["DELETE", "/__sandbox/events", undefined],
+    ["GET", "/__sandbox/ledger", undefined],
     ["POST", "/__sandbox/consent", "request_id=x&decision=approve"],
     ["GET", authorizePath, undefined],
   ])("answers %s %s for a foreign Host with 421", async (method, path, body) => {

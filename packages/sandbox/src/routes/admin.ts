@@ -1,6 +1,6 @@
 /**
  * Test-only routes, present only when the sandbox runs with the test clock: move time forward,
- * read and clear the event log, inject faults.
+ * read and clear the event log and the refresh-token ledger, inject faults.
  *
  * @module
  */
@@ -9,12 +9,15 @@ import { readBody } from "../body.js";
 import { MAX_ADVANCE_SECONDS } from "../clock.js";
 import { BadRequestError } from "../errors.js";
 import { FaultConfigError, type Faults, type FaultSpec } from "../faults.js";
+import type { LedgerView } from "../ledger.js";
 import type { SandboxState } from "../state.js";
 
 /** Path of the clock route. */
 export const CLOCK_PATH = "/__sandbox/clock";
 /** Path of the event log route. */
 export const EVENTS_PATH = "/__sandbox/events";
+/** Path of the refresh-token ledger route. */
+export const LEDGER_PATH = "/__sandbox/ledger";
 /** Path of the fault injection route. */
 export const FAULTS_PATH = "/__sandbox/faults";
 
@@ -35,6 +38,9 @@ function badRequest(description: string): Response {
  *   forward and returns the new time like GET.
  * - `GET /__sandbox/events`: `{ events: [...] }`, oldest first; never token values.
  * - `DELETE /__sandbox/events`: clears the log, `{ cleared: n }`.
+ * - `GET /__sandbox/ledger`: the refresh-token ledger, `{ refreshTokens, reuses, families }` (a
+ *   {@link LedgerView}); fingerprints, never token values.
+ * - `DELETE /__sandbox/ledger`: clears the ledger (not the event log), `{ cleared: n }`.
  * - `POST /__sandbox/faults` with a JSON {@link FaultSpec} `{ route, method?, kind, status?,
  *   retryAfter?, delayMs?, count? }`: the next `count` requests to the route fail so; answers 201
  *   with the fault (its `id` and `remaining` count), 400 for an invalid spec.
@@ -43,6 +49,7 @@ function badRequest(description: string): Response {
  *
  * @see RFC 6749 §4.2.2 (expires_in, which the clock lets tests exceed)
  * @see RFC 9110 §10.2.3 (Retry-After, which a 429 or 503 fault may carry)
+ * @see RFC 9700 §4.14.2 (refresh token rotation and reuse, which the ledger shows)
  */
 export function registerAdminRoutes(app: Hono, state: SandboxState, faults: Faults): void {
   app.get(CLOCK_PATH, () => Response.json(clockBody(state)));
@@ -63,6 +70,8 @@ export function registerAdminRoutes(app: Hono, state: SandboxState, faults: Faul
   });
   app.get(EVENTS_PATH, () => Response.json({ events: state.events.list() }));
   app.delete(EVENTS_PATH, () => Response.json({ cleared: state.events.clear() }));
+  app.get(LEDGER_PATH, () => Response.json(state.ledger.list()));
+  app.delete(LEDGER_PATH, () => Response.json({ cleared: state.ledger.clear() }));
   app.post(FAULTS_PATH, async (c) => {
     try {
       const fault = faults.add((await readBody(c.req.raw, ["json"])) as unknown as FaultSpec);

@@ -18,7 +18,8 @@ import type { SandboxState } from "../state.js";
  * RevocationRequest; RFC 7009 §2.2.1 invalid_request). An access or refresh token
  * revokes every token of its grant. The answer is 200 with no body whether or not the token was
  * valid; a token issued to another client is left alone (and still answered 200, so that the
- * endpoint reveals nothing about tokens of other clients).
+ * endpoint reveals nothing about tokens of other clients). A family this request revoked goes into
+ * the refresh-token ledger as revoked by `revocation`.
  *
  * @see RFC 7009 §2.1 (request; the hint may be ignored; revoking may revoke the whole grant), §2.2 (200 for invalid tokens), §2.2.1 (errors)
  */
@@ -46,7 +47,9 @@ export function revokeRoute(state: SandboxState) {
         record(400, "invalid_client", "unknown_client");
         return oauthError("invalid_client", "The client is not registered.");
       }
+      const family = state.tokens.familyOf(token);
       const result = state.tokens.revoke(token, id);
+      if (result === "revoked" && family !== undefined) state.ledger.familyRevoked(family, "revocation");
       record(200, "ok", result === "revoked" ? "family_revoked" : result === "unknown" ? "unknown_token" : result);
       return new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } });
     } catch (error) {

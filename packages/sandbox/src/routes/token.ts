@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { readBody, requiredString, stringField } from "../body.js";
 import { s256Challenge, timingSafeEqual } from "../crypto.js";
 import { BadRequestError, NO_STORE_HEADERS, oauthError, type OAuthErrorCode } from "../errors.js";
+import { actorOf, refreshTokenFingerprint, type PresentationInput } from "../ledger.js";
 import { checkScope } from "../scopes.js";
 import type { SandboxState } from "../state.js";
 import type { IssuedTokens } from "../tokens.js";
@@ -42,9 +43,13 @@ export function tokenResponse(tokens: IssuedTokens): Response {
   );
 }
 
+/** The event detail of a reuse detection. */
+const REUSE_DETAIL = "refresh_token_reused";
+
 /**
  * Handles `POST /oauth/token` (JSON body only, as the contract says). Every answer is recorded in
- * the event log without token values.
+ * the event log without token values; every refresh token presented, by its fingerprint, in the
+ * refresh-token ledger too, with the event's `seq`.
  *
  * @see RFC 6749 §4.1.3 (code exchange), §6 (refresh), §5.2 (errors, all 400)
  * @see RFC 7636 §4.6 (verifier check)
@@ -54,6 +59,12 @@ export function tokenRoute(state: SandboxState) {
   return async (c: Context): Promise<Response> => {
     let grantType: string | null = null;
     let clientId: string | null = null;
+    /** The refresh token presented, as the ledger names it; set once the token is read. */
+    let presented: Omit<PresentationInput, "reused"> | undefined;
+    const record = (status: number, outcome: string, detail: string | null): void => {
+      const event = state.events.record({ endpoint: "token", grantType, clientId, status, outcome, detail });
+      if (presented !== undefined) state.ledger.presented({ ...presented, reused: detail === REUSE_DETAIL }, event);
+    };
     try {
       const body = await readBody(c.req.raw, ["json"]);
       const rawGrant = body["grant_type"];
@@ -64,9 +75,15 @@ export function tokenRoute(state: SandboxState) {
       let tokens: IssuedTokens;
       let detail: string | null = null;
       if (grant === "authorization_code") tokens = await exchangeCode(state, body);
-      else if (grant === "refresh_token") ({ tokens, detail, clientId } = refresh(state, body));
-      else throw new Refusal("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.", "unsupported_grant_type");
-      state.events.record({ endpoint: "token", grantType, clientId, status: 200, outcome: "ok", detail });
+      else if (grant === "refresh_token") {
+        const refreshToken = requiredString(body, "refresh_token");
+        const fingerprint = await refreshTokenFingerprint(refreshToken);
+        // Nothing is awaited from here to the answer: the family is read right before the store
+        // rotates the token (or evicts it, expired), and the ledger records what the store decided.
+        presented = { fingerprint, family: state.tokens.refreshFamilyOf(refreshToken) ?? null, actor: actorOf(c.req.raw.headers) };
+        ({ tokens, detail, clientId } = refresh(state, body, refreshToken));
+      } else throw new Refusal("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.", "unsupported_grant_type");
+      record(200, "ok", detail);
       return tokenResponse(tokens);
     } catch (error) {
       const refusal =
@@ -76,7 +93,7 @@ export function tokenRoute(state: SandboxState) {
             ? new Refusal("invalid_request", error.message, "malformed_request")
             : undefined;
       if (refusal === undefined) throw error;
-      state.events.record({ endpoint: "token", grantType, clientId, status: 400, outcome: refusal.error, detail: refusal.detail });
+      record(400, refusal.error, refusal.detail);
       return oauthError(refusal.error, refusal.description);
     }
   };
@@ -111,7 +128,9 @@ async function exchangeCode(state: SandboxState, body: Record<string, unknown>):
       throw new Refusal("invalid_grant", invalid, "code_expired");
     case "reused":
       // RFC 6749 §4.1.2: a replayed code SHOULD revoke the tokens issued from it.
-      if (redemption.familyId !== undefined) state.tokens.revokeFamilyById(redemption.familyId);
+      if (redemption.familyId !== undefined && state.tokens.revokeFamilyById(redemption.familyId) === "revoked") {
+        state.ledger.familyRevoked(redemption.familyId, "code_reuse");
+      }
       throw new Refusal("invalid_grant", invalid, "code_reused");
     case "ok":
       break;
@@ -126,12 +145,12 @@ async function exchangeCode(state: SandboxState, body: Record<string, unknown>):
   }
   const tokens = state.tokens.issue(clientId, grant.scopes);
   redemption.bindFamily(tokens.familyId);
+  state.ledger.familyIssued(tokens.familyId);
   return tokens;
 }
 
 /** A refresh; `detail` is `rotation_grace` when a just-rotated token was answered with its successor. */
-function refresh(state: SandboxState, body: Record<string, unknown>): { tokens: IssuedTokens; detail: string | null; clientId: string } {
-  const refreshToken = requiredString(body, "refresh_token");
+function refresh(state: SandboxState, body: Record<string, unknown>, refreshToken: string): { tokens: IssuedTokens; detail: string | null; clientId: string } {
   // client_id is optional here (RFC 6749 §3.2.1): without it, the refresh token names its client,
   // which must still be registered.
   const clientId = body["client_id"] === undefined ? state.tokens.clientOf(refreshToken) : requiredString(body, "client_id");
@@ -154,7 +173,7 @@ function refresh(state: SandboxState, body: Record<string, unknown>): { tokens: 
     case "invalid_scope":
       throw new Refusal("invalid_scope", "scope must be within the scope of the original grant.", "scope_not_granted");
     case "invalid_grant": {
-      const detail = outcome.reason === "reused" ? "refresh_token_reused" : `refresh_token_${outcome.reason}`;
+      const detail = outcome.reason === "reused" ? REUSE_DETAIL : `refresh_token_${outcome.reason}`;
       const description =
         outcome.reason === "reused"
           ? "The refresh token was already used; every token of this grant is now revoked."
