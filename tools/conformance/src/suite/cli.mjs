@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// pnpm conformance [--full] [--scenario NAME] [--storage STORAGE] [--mix TARGET|mixed] [--out DIR] [--lanes N]
+//
+// Runs the conformance matrix against one sandbox and prints a line per run; writes the matrix to
+// DIR/last-run.json and DIR/last-run.md (default: tools/conformance/results, which the docs site's
+// "Conformance" page shows). --full runs at the documented defaults (a 10 s stale bound, 13 s
+// pauses, fleets of 100); without it, at the reduced geometry pnpm test uses. Runs go in N parallel
+// lanes (default 3), each with its own sandbox.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { markdown, matrix } from "./report.mjs";
+import { ScenarioError, REPO } from "./scenarios.mjs";
+import { openSuite, plan, survey } from "./suite.mjs";
+
+const { values } = parseArgs({
+  options: {
+    full: { type: "boolean", default: false },
+    scenario: { type: "string", multiple: true },
+    storage: { type: "string", multiple: true },
+    mix: { type: "string", multiple: true },
+    out: { type: "string", default: join(REPO, "tools", "conformance", "results") },
+    lanes: { type: "string", default: "3" },
+  },
+});
+const geometry = values.full ? "full" : "reduced";
+const keep = (list, value) => !list || list.includes(value);
+
+const found = survey();
+for (const missing of found.missing) console.warn(`conformance: ${missing.name} left out: ${missing.why}`);
+if (process.env.CI === "true" && found.missing.length > 0) {
+  console.error("conformance: in CI every target and redis-server must be present");
+  process.exit(1);
+}
+let runs;
+try {
+  runs = plan({ geometry, targets: found.targets, redis: found.redis, filter: (run) => keep(values.scenario, run.scenario) && keep(values.storage, run.storage) && keep(values.mix, run.mix) });
+} catch (error) {
+  if (error instanceof ScenarioError) {
+    console.error(error.message);
+    process.exit(2);
+  }
+  throw error;
+}
+console.log(`conformance: ${runs.length} runs at the ${geometry} geometry`);
+const suite = await openSuite({ runs, redis: found.redis, lanes: Number(values.lanes) });
+const results = [];
+const stop = async () => {
+  await suite.close();
+  process.exit(130);
+};
+process.once("SIGINT", stop);
+process.once("SIGTERM", stop);
+try {
+  let done = 0;
+  await Promise.all(
+    runs.map(async (run, index) => {
+      const result = await suite.run(run);
+      results[index] = result;
+      const tally = `${result.refreshes ?? "?"} refreshes / ${result.expiries} expiries, worst wait ${result.worstWaitMs} ms, ${(result.ms / 1000).toFixed(1)} s`;
+      console.log(`${result.passed ? "pass" : "FAIL"} ${++done}/${runs.length} ${run.id}: ${tally}`);
+      for (const failure of result.failures) console.log(`     ${failure.replace(/\n/g, "\n     ")}`);
+    }),
+  );
+} finally {
+  await suite.close();
+}
+const report = matrix(results, { geometry, redis: found.redis?.version, missing: found.missing });
+mkdirSync(values.out, { recursive: true });
+writeFileSync(join(values.out, "last-run.json"), `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(join(values.out, "last-run.md"), markdown(report));
+console.log(`conformance: ${report.passed} passed, ${report.failed} failed; the matrix is in ${join(values.out, "last-run.md")}`);
+process.exit(report.failed > 0 ? 1 : 0);

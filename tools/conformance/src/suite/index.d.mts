@@ -1,0 +1,88 @@
+// Types of the conformance orchestrator (src/suite/*.mjs), for the tests.
+
+export type Target = "node" | "python" | "python-async" | "browser";
+export type Storage = "memory" | "web" | "file" | "redis";
+
+/** One expanded run: a scenario on one storage with one actor mix and one parameter combination. */
+export interface Run {
+  readonly id: string;
+  readonly scenario: string;
+  readonly summary: string;
+  readonly storage: Storage;
+  readonly mix: Target | "mixed";
+  readonly actorTargets: readonly Target[];
+  readonly params: Readonly<Record<string, string>>;
+  readonly geometry: "reduced" | "full";
+  readonly timing: Readonly<Record<string, number>>;
+  readonly steps: readonly object[];
+  readonly expect: { readonly outcome: "kept" | "ended" | "signed-out"; readonly code?: string };
+}
+
+/** What one run found. */
+export interface RunResult {
+  readonly id: string;
+  readonly scenario: string;
+  readonly storage: Storage;
+  readonly mix: string;
+  readonly params: Readonly<Record<string, string>>;
+  readonly actors: number;
+  readonly runtimes: readonly string[];
+  readonly passed: boolean;
+  readonly failures: readonly string[];
+  readonly expiries: number;
+  readonly refreshes: number | undefined;
+  readonly worstWaitMs: number;
+  readonly ms: number;
+}
+
+export type Commands = Partial<Record<Target, readonly string[] | undefined>>;
+
+export declare class ScenarioError extends Error {
+  readonly file: string;
+  readonly line: number | undefined;
+  readonly field: string;
+}
+export declare function loadScenario(file: string): Record<string, unknown>;
+export declare function loadScenarios(dir?: string): Record<string, unknown>[];
+export declare function expand(scenario: Record<string, unknown>, options?: { geometry?: "reduced" | "full"; targets?: string[] }): Run[];
+export declare const TARGETS: Readonly<Record<Target, readonly Storage[]>>;
+export declare const SCENARIO_DIR: string;
+export declare const CLIENT_ID: string;
+export declare const REDIRECT_URI: string;
+
+export interface Survey {
+  readonly targets: Target[];
+  readonly redis: { command: string; version: string } | undefined;
+  readonly missing: { name: string; why: string }[];
+}
+export declare function survey(options?: { commands?: Commands }): Survey;
+export declare function plan(options: {
+  geometry?: "reduced" | "full";
+  targets: readonly string[];
+  redis?: object | undefined;
+  filter?: (run: Run) => boolean;
+  dir?: string;
+}): Run[];
+export interface Suite {
+  readonly sandbox: { readonly url: string };
+  run(run: Run): Promise<RunResult>;
+  close(): Promise<void>;
+}
+export declare function openSuite(options: {
+  runs: readonly Run[];
+  commands?: Commands;
+  redis?: { command: string } | undefined;
+  noLock?: boolean;
+  lanes?: number;
+}): Promise<Suite>;
+export interface Matrix {
+  readonly date: string;
+  readonly geometry: string;
+  readonly passed: number;
+  readonly failed: number;
+  readonly results: readonly RunResult[];
+}
+export declare function matrix(results: readonly RunResult[], context: { geometry: string; redis?: string | undefined; missing: { name: string; why: string }[] }): Matrix;
+export declare function markdown(report: Matrix): string;
+export declare function protocolViolation(message: unknown): string | undefined;
+export declare function defaultCommands(): Commands;

@@ -1,0 +1,58 @@
+// The invariants of a run, checked from the tenant's side (the sandbox's ledger) and from what the
+// actors said. Each check returns the failures it finds, as sentences a reader can act on.
+
+/** The shapes of every token and code the sandbox issues (`at_`, `rt_`, `ac_` and 43 base64url characters). */
+export const SECRET_SHAPE = /\b(?:at|rt|ac)_[A-Za-z0-9_-]{40,}/;
+
+/** Every invariant, in the order they are reported. */
+export const INVARIANTS = ["single-redemption", "no-spurious-logout", "no-lost-rotation", "bounded-waits", "one-refresh-per-expiry", "secrets-hygiene"];
+
+/** Which invariants apply to an outcome, when the scenario does not list them. */
+export function invariantsFor(run) {
+  const listed = run.invariants ?? INVARIANTS;
+  if (run.expect.outcome === "kept") return listed;
+  // A session ended by the tenant or signed out on purpose keeps the waits bounded and the logs clean;
+  // the ended one is a reuse by definition, and neither has a session left to continue.
+  const apply = run.expect.outcome === "ended" ? ["bounded-waits", "secrets-hygiene"] : ["single-redemption", "bounded-waits", "secrets-hygiene"];
+  return listed.filter((name) => apply.includes(name));
+}
+
+const short = (fingerprint) => `sha256:${fingerprint.slice(0, 12)}…`;
+
+/** No refresh token presented twice across all actors (RFC 9700 §4.14.2: the tenant would revoke the family). */
+export function singleRedemption(ledger) {
+  return ledger.refreshTokens
+    .filter((token) => token.presentations.length > 1)
+    .map(
+      (token) =>
+        `single-redemption: refresh token ${short(token.fingerprint)} (family ${token.family}) was presented ${token.presentations.length} times: ` +
+        token.presentations.map((p) => `by ${p.actor ?? "an unnamed client"} (event ${p.seq}: ${p.outcome}${p.detail ? ` ${p.detail}` : ""})`).join(", "),
+    );
+}
+
+/** No actor saw its session end, and the tenant revoked no family, while nothing should have ended it. */
+export function noSpuriousLogout(ledger, actors) {
+  const failures = [];
+  for (const reuse of ledger.reuses) failures.push(`no-spurious-logout: the tenant revoked family ${reuse.family} on the reuse of ${short(reuse.fingerprint)} by ${reuse.actor ?? "an unnamed client"}`);
+  for (const actor of actors) {
+    for (const event of actor.events) {
+      if (event.event === "session" && event.what === "ended") failures.push(`no-spurious-logout: ${actor.describe()} reported its session ended${event.code ? ` (${event.code})` : ""}`);
+    }
+  }
+  return failures;
+}
+
+/** Refresh grants the tenant answered ok, per expiry. */
+export function refreshCount(ledger) {
+  return ledger.refreshTokens.flatMap((token) => token.presentations).filter((p) => p.outcome === "ok").length;
+}
+
+/** Every line any actor printed holds no token or code. */
+export function secretsHygiene(actors) {
+  const failures = [];
+  for (const actor of actors) {
+    const line = actor.transcript.find((text) => SECRET_SHAPE.test(text));
+    if (line !== undefined) failures.push(`secrets-hygiene: ${actor.describe()} printed a token or code: ${line.replace(SECRET_SHAPE, (m) => `${m.slice(0, 5)}…[cut here]`).slice(0, 200)}`);
+  }
+  return failures;
+}

@@ -1,0 +1,40 @@
+// The matrix of a run of the suite, as JSON (for machines and the docs site) and as a Markdown table.
+
+/**
+ * @param {object[]} results from runScenario
+ * @param {{ geometry: string, redis?: string, missing: { name: string, why: string }[] }} context
+ */
+export function matrix(results, context) {
+  const runtimes = [...new Set(results.flatMap((result) => result.runtimes))].sort();
+  return {
+    date: new Date().toISOString(),
+    geometry: context.geometry,
+    redis: context.redis ?? null,
+    runtimes,
+    leftOut: context.missing,
+    passed: results.filter((result) => result.passed).length,
+    failed: results.filter((result) => !result.passed).length,
+    results,
+  };
+}
+
+const cell = (text) => String(text).replace(/\|/g, "\\|");
+
+/** The matrix as Markdown: one row per run. */
+export function markdown(report) {
+  const lines = [
+    `Conformance run of ${report.date.slice(0, 10)}, ${report.geometry} geometry: ${report.passed} passed, ${report.failed} failed.`,
+    "",
+    `Runtimes: ${report.runtimes.join(", ") || "none"}${report.redis ? `; redis-server ${report.redis}` : ""}.`,
+    ...(report.leftOut.length ? ["", `Left out: ${report.leftOut.map((m) => `${m.name} (${m.why})`).join("; ")}.`] : []),
+    "",
+    "| scenario | storage | actors | parameters | result | refreshes / expiries | worst wait |",
+    "|---|---|---|---|---|---|---|",
+  ];
+  for (const result of report.results) {
+    const params = Object.entries(result.params).map(([k, v]) => `${k}=${v}`).join(", ") || "–";
+    const outcome = result.passed ? "pass" : `**fail**: ${cell(result.failures[0] ?? "")}`.slice(0, 400);
+    lines.push(`| ${result.scenario} | ${result.storage} | ${result.actors} ${result.mix} | ${params} | ${outcome} | ${result.refreshes ?? "?"} / ${result.expiries} | ${result.worstWaitMs} ms |`);
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,253 @@
+// Scenarios: read from spec/conformance/scenarios/*.yaml, checked against scenario.schema.json and
+// the rules a schema cannot say, and expanded into runs (scenario × storage × actor mix × parameter).
+// A bad file is refused before anything starts, with its path, line and field.
+import { readdirSync, readFileSync } from "node:fs";
+import { basename, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import Ajv2020 from "ajv/dist/2020.js";
+import { LineCounter, parseDocument } from "yaml";
+
+/** The repository's root. */
+export const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
+/** Where the scenarios and their schema live: beside the contract. */
+export const SPEC_DIR = join(REPO, "spec", "conformance");
+export const SCENARIO_DIR = join(SPEC_DIR, "scenarios");
+
+/** The targets, and the storages each can run on. */
+export const TARGETS = {
+  node: ["memory", "file", "redis"],
+  python: ["memory", "file", "redis"],
+  "python-async": ["memory", "file", "redis"],
+  browser: ["web"],
+};
+
+/** Timing defaults (ms), for names a scenario does not set. */
+const DEFAULT_TIMING = { waitBoundMs: 30_000 };
+
+/** A scenario file that cannot run: names the file, the line and the field. */
+export class ScenarioError extends Error {
+  name = "ScenarioError";
+  /**
+   * @param {string} file
+   * @param {number | undefined} line
+   * @param {string} field a JSON pointer into the scenario, e.g. /steps/3/arm/point
+   * @param {string} why
+   */
+  constructor(file, line, field, why) {
+    super(`${relative(process.cwd(), file) || file}${line ? `:${line}` : ""}: ${field || "(the scenario)"}: ${why}`);
+    this.file = file;
+    this.line = line;
+    this.field = field;
+  }
+}
+
+let validator;
+function validate() {
+  if (!validator) {
+    const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+    validator = ajv.compile(JSON.parse(readFileSync(join(SPEC_DIR, "scenario.schema.json"), "utf8")));
+  }
+  return validator;
+}
+
+/** The line of the node at a JSON pointer (or of its nearest ancestor that exists). */
+function lineOf(doc, counter, pointer, key) {
+  const path = pointer
+    .split("/")
+    .slice(1)
+    .map((part) => (/^\d+$/.test(part) ? Number(part) : part.replace(/~1/g, "/").replace(/~0/g, "~")));
+  for (let depth = path.length; depth >= 0; depth--) {
+    const node = depth === 0 ? doc.contents : doc.getIn(path.slice(0, depth), true);
+    if (!node?.range) continue;
+    if (key !== undefined && depth === path.length && Array.isArray(node.items)) {
+      const pair = node.items.find((item) => item.key?.value === key);
+      if (pair?.key?.range) return counter.linePos(pair.key.range[0]).line;
+    }
+    return counter.linePos(node.range[0]).line;
+  }
+  return undefined;
+}
+
+/** The most useful of ajv's errors: the deepest, and not a oneOf summary when a branch said more. */
+function bestError(errors) {
+  const depth = (e) => e.instancePath.split("/").length + (e.keyword === "additionalProperties" ? 1 : 0);
+  return [...errors].sort((a, b) => depth(b) - depth(a) || (a.keyword === "oneOf") - (b.keyword === "oneOf"))[0];
+}
+
+function describeError(error) {
+  switch (error.keyword) {
+    case "additionalProperties":
+      return { key: error.params.additionalProperty, why: `unknown field "${error.params.additionalProperty}"` };
+    case "enum":
+      return { why: `must be one of ${error.params.allowedValues.join(", ")}` };
+    case "required":
+      return { why: `missing "${error.params.missingProperty}"` };
+    default:
+      return { why: error.message ?? error.keyword };
+  }
+}
+
+/** The step kinds and where a scenario's steps name actors, timings and parameters, for the rules below. */
+function* walkSteps(steps, pointer = "/steps") {
+  for (const [index, step] of steps.entries()) {
+    const [kind, body] = Object.entries(step)[0];
+    const at = `${pointer}/${index}/${kind}`;
+    yield { kind, body, at };
+    if (kind === "repeat") yield* walkSteps(body.steps, `${at}/steps`);
+  }
+}
+
+function smallest(scaled) {
+  return typeof scaled === "number" ? scaled : Math.min(scaled.reduced, scaled.full);
+}
+
+/** The rules a schema cannot say. Throws ScenarioError at the first broken one. */
+function checkRules(scenario, fail) {
+  const actors = smallest(scenario.actors);
+  const params = scenario.parameters ?? {};
+  const timing = { ...DEFAULT_TIMING, ...scenario.timing };
+  if (scenario.storages.includes("memory") && actors > 1) fail("/actors", undefined, "memory storage keeps tokens in one process: at most 1 actor");
+  const browserStorages = scenario.storages.filter((s) => s === "web");
+  if (browserStorages.length > 0 && scenario.storages.length > browserStorages.length) fail("/storages", undefined, "web runs only on browser tabs: give it a scenario of its own");
+  if (scenario.expect.outcome === "ended" && !scenario.expect.code) fail("/expect", "outcome", "an ended outcome names the code every actor reports");
+  if (scenario.redis?.appendonly && scenario.storages.some((s) => s !== "redis")) fail("/redis", "appendonly", "an append-only Redis applies to redis storage only");
+  const armed = new Set();
+  const used = new Set();
+  const scan = (value, at) => {
+    for (const [, name] of String(value).matchAll(/\$\{([a-z-]+)\}/g)) {
+      if (!(name in params)) fail(at, undefined, `\${${name}} is not a parameter of the scenario (parameters: ${Object.keys(params).join(", ") || "none"})`);
+      used.add(name);
+    }
+  };
+  for (const { kind, body, at } of walkSteps(scenario.steps)) {
+    for (const [field, value] of Object.entries(body ?? {})) {
+      if (typeof value === "string") scan(value, `${at}/${field}`);
+    }
+    if (kind === "sleep") {
+      scan(body, at);
+      if (!(body in timing)) fail(at, undefined, `"${body}" is not a duration of timing (${Object.keys(timing).join(", ")})`);
+    }
+    const indexes = typeof body?.actor === "number" ? [body.actor] : Array.isArray(body?.actors) ? body.actors : [];
+    for (const index of indexes) {
+      if (index >= actors) fail(`${at}/${typeof body.actor === "number" ? "actor" : "actors"}`, undefined, `actor ${index} does not exist: the scenario has ${actors} (0 to ${actors - 1})`);
+    }
+    if (kind === "arm") armed.add(body.actor);
+    if (kind === "wait-for" && !armed.has(body.actor)) fail(`${at}/actor`, undefined, `actor ${body.actor} has no armed fault to wait for (arm it in an earlier step)`);
+    if (kind === "redis-restart" && !scenario.redis?.appendonly) fail(at, undefined, "redis-restart needs redis: { appendonly: true }, or the restart loses everything by design");
+  }
+  for (const name of Object.keys(params)) if (!used.has(name)) fail(`/parameters/${name}`, undefined, `parameter "${name}" is never used in a step`);
+}
+
+/**
+ * Reads and checks one scenario file.
+ *
+ * @param {string} file
+ * @returns {object} the scenario
+ * @throws {ScenarioError} naming the file, the line and the field
+ */
+export function loadScenario(file) {
+  const text = readFileSync(file, "utf8");
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const error = doc.errors[0];
+    throw new ScenarioError(file, error.linePos?.[0]?.line, "", `not valid YAML: ${error.message.split("\n")[0]}`);
+  }
+  const scenario = doc.toJS();
+  const fail = (pointer, key, why) => {
+    throw new ScenarioError(file, lineOf(doc, counter, pointer, key), key ? `${pointer}/${key}` : pointer, why);
+  };
+  const check = validate();
+  if (!check(scenario)) {
+    const error = bestError(check.errors);
+    const { key, why } = describeError(error);
+    fail(error.instancePath || "", key, why);
+  }
+  if (`${scenario.name}.yaml` !== basename(file)) fail("/name", undefined, `the file of scenario "${scenario.name}" must be named ${scenario.name}.yaml`);
+  checkRules(scenario, fail);
+  return scenario;
+}
+
+/** Every scenario of a folder (default: spec/conformance/scenarios), in name order. */
+export function loadScenarios(dir = SCENARIO_DIR) {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".yaml"))
+    .sort()
+    .map((name) => loadScenario(join(dir, name)));
+}
+
+/** A scaled value at a geometry. */
+export function at(scaled, geometry) {
+  return typeof scaled === "number" ? scaled : scaled[geometry];
+}
+
+function substitute(value, params) {
+  if (typeof value === "string") {
+    const whole = value.match(/^\$\{([a-z-]+)\}$/);
+    if (whole) return /^\d+$/.test(params[whole[1]]) ? Number(params[whole[1]]) : params[whole[1]];
+    return value.replace(/\$\{([a-z-]+)\}/g, (_, name) => params[name]);
+  }
+  if (Array.isArray(value)) return value.map((item) => substitute(item, params));
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, params)]));
+  return value;
+}
+
+/** The steps with every scaled value (a repeat's times) at the geometry. */
+function scaleSteps(steps, geometry) {
+  return steps.map((step) => {
+    const [kind, body] = Object.entries(step)[0];
+    if (kind !== "repeat") return step;
+    return { repeat: { times: at(body.times, geometry), steps: scaleSteps(body.steps, geometry) } };
+  });
+}
+
+function combinations(params) {
+  let out = [{}];
+  for (const [name, values] of Object.entries(params)) out = out.flatMap((combo) => values.map((value) => ({ ...combo, [name]: value })));
+  return out;
+}
+
+/**
+ * The runs of a scenario: one per storage, actor mix and parameter combination.
+ *
+ * @param {object} scenario
+ * @param {{ geometry?: "reduced" | "full", targets?: string[] }} [options] the targets present here
+ */
+export function expand(scenario, { geometry = "reduced", targets = Object.keys(TARGETS) } = {}) {
+  const runs = [];
+  const timing = Object.fromEntries(Object.entries({ ...DEFAULT_TIMING, ...scenario.timing }).map(([name, value]) => [name, at(value, geometry)]));
+  const actors = at(scenario.actors, geometry);
+  for (const storage of scenario.storages) {
+    const able = Object.keys(TARGETS).filter((target) => TARGETS[target].includes(storage));
+    const mixes = [];
+    for (const entry of scenario.targets) {
+      if (entry === "each") mixes.push(...able.map((target) => [target]));
+      else if (entry === "mixed") {
+        if (able.length > 1) mixes.push(able);
+      } else if (able.includes(entry)) mixes.push([entry]);
+    }
+    for (const mix of mixes) {
+      if (!mix.every((target) => targets.includes(target))) continue;
+      for (const params of combinations(scenario.parameters ?? {})) {
+        const label = Object.entries(params).map(([k, v]) => `${k}=${v}`).join(",");
+        runs.push({
+          id: [scenario.name, storage, mix.length > 1 ? "mixed" : mix[0], label].filter(Boolean).join(" / "),
+          scenario: scenario.name,
+          summary: scenario.summary,
+          storage,
+          mix: mix.length > 1 ? "mixed" : mix[0],
+          actorTargets: Array.from({ length: actors }, (_, i) => mix[i % mix.length]),
+          params,
+          geometry,
+          timing,
+          skewMs: scenario.clock?.skewMs ?? [0],
+          redis: scenario.redis ?? {},
+          steps: substitute(scaleSteps(scenario.steps, geometry), params),
+          expect: scenario.expect,
+          invariants: scenario.invariants,
+        });
+      }
+    }
+  }
+  return runs;
+}

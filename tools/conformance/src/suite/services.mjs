@@ -1,0 +1,137 @@
+// The services a run needs: the sandbox tenant as a process (its test clock, ledger, events and
+// faults over HTTP), and redis-server on a free loopback port. Every process started here is
+// stopped by the caller's close().
+import { spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { REPO } from "./scenarios.mjs";
+
+const SANDBOX_CLI = join(REPO, "packages", "sandbox", "dist", "cli.js");
+/** Past the access token's 15 minutes. */
+export const EXPIRE_SECONDS = 15 * 60 + 1;
+
+/** A free TCP port on the loopback interface. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts the built sandbox with its test routes, auto-approve and strict rotation, and the given
+ * clients registered.
+ *
+ * @param {{ id: string, redirectUris: string[] }[]} clients
+ */
+export async function startSandbox(clients) {
+  const args = [SANDBOX_CLI, "--port", "0", "--json", "--auto-approve", "--test-clock"];
+  for (const client of clients) args.push("--client", `id=${client.id},redirect=${client.redirectUris.join("|")}`);
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const first = await new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.once("line", (line) => resolve(JSON.parse(line)));
+    child.once("exit", (code) => reject(new Error(`the sandbox exited (${code}) before it started: ${stderr}`)));
+  });
+  const url = first.url;
+  let offsetMs = 0;
+  const call = async (method, path, body) => {
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: body ? { "content-type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    if (!response.ok) throw new Error(`sandbox ${method} ${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  return {
+    url,
+    pid: child.pid,
+    /** How far its clock has moved, in ms; actors' clocks follow it. */
+    get offsetMs() {
+      return offsetMs;
+    },
+    async advance(seconds) {
+      await call("POST", "/__sandbox/clock", { advanceSeconds: seconds });
+      offsetMs += seconds * 1000;
+    },
+    /** The refresh-token ledger: every presentation, reuse and family (GET /__sandbox/ledger). */
+    ledger: () => call("GET", "/__sandbox/ledger"),
+    events: async () => (await call("GET", "/__sandbox/events")).events,
+    addFault: (spec) => call("POST", "/__sandbox/faults", spec),
+    /** Forgets the ledger, the events and the faults, between runs. */
+    async reset() {
+      await call("DELETE", "/__sandbox/ledger");
+      await call("DELETE", "/__sandbox/events");
+      await call("DELETE", "/__sandbox/faults");
+    },
+    output: () => stderr,
+    async close() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** The redis-server to run (REDIS_SERVER_PATH, else the one on PATH) and its version, or undefined. */
+export function findRedisServer() {
+  const command = process.env.REDIS_SERVER_PATH || "redis-server";
+  const probe = spawnSync(command, ["--version"], { encoding: "utf8" });
+  return probe.status === 0 ? { command, version: probe.stdout.trim().match(/v=(\S+)/)?.[1] ?? probe.stdout.trim() } : undefined;
+}
+
+/**
+ * Starts redis-server on a free loopback port: no persistence, or an append-only file fsynced on
+ * every write (`appendonly`) in `dir`, so that a restart keeps what was acknowledged.
+ */
+export async function startRedis({ command = "redis-server", appendonly = false, dir } = {}) {
+  const port = await freePort();
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", ""];
+  if (appendonly) args.push("--appendonly", "yes", "--appendfsync", "always", "--dir", dir);
+  else args.push("--appendonly", "no");
+  let child;
+  let exited;
+  const start = async () => {
+    child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+    exited = new Promise((resolve) => child.once("exit", resolve));
+    let log = "";
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start within 15 s:\n${log}`)), 15_000);
+      const read = (chunk) => {
+        log += chunk;
+        if (log.includes("Ready to accept connections")) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout.on("data", read);
+      child.stderr.on("data", read);
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited (${code}):\n${log}`));
+      });
+    });
+  };
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await exited;
+  };
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    /** Kills it (SIGKILL: no shutdown, no last write) and starts it again on the same port and files. */
+    async restart() {
+      await kill();
+      await start();
+    },
+    close: kill,
+  };
+}

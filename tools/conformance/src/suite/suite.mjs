@@ -1,0 +1,136 @@
+// The suite: the scenarios expanded for the targets present here, run one after another against one
+// sandbox (and one redis-server, and one Chromium when tabs run), with their results as a matrix.
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { defaultCommands } from "./actor.mjs";
+import { runScenario } from "./run.mjs";
+import { expand, loadScenarios } from "./scenarios.mjs";
+import { findRedisServer, startRedis, startSandbox } from "./services.mjs";
+
+export const CLIENT_ID = "conformance";
+/** The redirect URI of the Node and Python actors (RFC 8252 loopback; the sandbox auto-approves, nothing listens). */
+export const REDIRECT_URI = "http://127.0.0.1:53682/callback";
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/**
+ * What this machine can run: the targets whose actor can start, and redis-server. Outside CI a
+ * missing one is left out and named; `required` makes it an error instead.
+ */
+export function survey({ commands = defaultCommands() } = {}) {
+  const missing = [];
+  const targets = [];
+  for (const [target, command] of Object.entries(commands)) {
+    if (!command) missing.push({ name: target, why: "the repository's Python venv is missing (node tools/python/venv.mjs makes it)" });
+    else if (target === "browser" && !existsSync(CHROMIUM)) missing.push({ name: target, why: `${CHROMIUM} does not exist (apt-get install -y chromium)` });
+    else targets.push(target);
+  }
+  const redis = findRedisServer();
+  if (!redis) missing.push({ name: "redis", why: "redis-server is not installed (apt-get install -y redis-server)" });
+  return { targets, redis, missing };
+}
+
+/**
+ * The runs of every scenario (or those `filter` keeps) for the targets and storages present.
+ *
+ * @param {{ geometry?: "reduced"|"full", targets: string[], redis?: object, filter?: (run: object) => boolean, dir?: string }} options
+ */
+export function plan({ geometry = "reduced", targets, redis, filter = () => true, dir }) {
+  return loadScenarios(dir)
+    .flatMap((scenario) => expand(scenario, { geometry, targets }))
+    .filter((run) => (redis || run.storage !== "redis") && filter(run));
+}
+
+/**
+ * Starts the services for a set of runs and returns a runner; close it to stop everything. Runs
+ * go in `lanes` parallel lanes, each with a sandbox of its own (a run moves its sandbox's clock);
+ * one redis-server serves them all (each run has its own key prefix), and the lane that takes the
+ * browser runs has the Chromium.
+ *
+ * @param {{ runs: object[], commands?: object, redis?: { command: string }, noLock?: boolean, lanes?: number }} options
+ */
+export async function openSuite({ runs, commands = defaultCommands(), redis, noLock = false, lanes = 1 }) {
+  const closers = [];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer().catch(() => {});
+  };
+  try {
+    let shared;
+    if (runs.some((run) => run.storage === "redis")) {
+      shared = await startRedis({ command: redis?.command });
+      closers.push(() => shared.close());
+    }
+    const wantsBrowser = runs.some((run) => run.storage === "web");
+    const opened = [];
+    for (let index = 0; index < Math.max(1, Math.min(lanes, runs.length)); index++) {
+      let browser;
+      const clients = [{ id: CLIENT_ID, redirectUris: [REDIRECT_URI] }];
+      if (index === 0 && wantsBrowser) {
+        const { startBrowserHost } = await import("../../actors/browser/host.mjs");
+        browser = await startBrowserHost({});
+        closers.push(() => browser.close());
+        clients[0].redirectUris.push(browser.redirectUri);
+      }
+      const sandbox = await startSandbox(clients);
+      closers.push(() => sandbox.close());
+      opened.push({ sandbox, browser, busy: false });
+    }
+    const waiting = [];
+    /** A free lane that can take the run (browser runs need the lane with the Chromium). */
+    const acquire = (run) =>
+      new Promise((resolve) => {
+        const take = () => {
+          const lane = opened.find((candidate) => !candidate.busy && (run.storage !== "web" || candidate.browser));
+          if (!lane) return false;
+          lane.busy = true;
+          resolve(lane);
+          return true;
+        };
+        if (!take()) waiting.push(take);
+      });
+    const release = (lane) => {
+      lane.busy = false;
+      const next = waiting.findIndex((take) => take());
+      if (next >= 0) waiting.splice(next, 1);
+    };
+    let runNumber = 0;
+    return {
+      sandbox: opened[0].sandbox,
+      /** Runs one run in the first free lane; a run with `redis.appendonly` gets a redis-server of its own. */
+      async run(run) {
+        const lane = await acquire(run);
+        runNumber++;
+        let own;
+        let dir;
+        try {
+          // Tabs share one browser across runs: a run's tabs start without the last run's session.
+          if (run.storage === "web") await lane.browser.reset();
+          if (run.redis.appendonly) {
+            dir = await mkdtemp(join(tmpdir(), "conformance-redis-"));
+            own = await startRedis({ command: redis?.command, appendonly: true, dir });
+          }
+          return await runScenario(run, {
+            sandbox: lane.sandbox,
+            clientId: CLIENT_ID,
+            redirectUri: REDIRECT_URI,
+            commands,
+            redisUrl: (own ?? shared)?.url,
+            redis: own,
+            browser: lane.browser,
+            runNumber,
+            noLock,
+          });
+        } finally {
+          await own?.close();
+          if (dir) await rm(dir, { recursive: true, force: true });
+          release(lane);
+        }
+      },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
