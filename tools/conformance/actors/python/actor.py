@@ -225,7 +225,9 @@ class Fault:
         """Says where, then stops this process until SIGCONT, or blocks this thread for good."""
         self._out.say({"event": "at", "point": point})
         if then == "stop":
-            os.kill(os.getpid(), signal.SIGSTOP)
+            # Directed at this thread: os.kill(getpid()) is process-directed, the kernel hands it to
+            # the main thread, and this one could run on (and write the tokens) before the stop.
+            signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
         else:
             threading.Event().wait()  # until the orchestrator's SIGKILL
 

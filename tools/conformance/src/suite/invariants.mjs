@@ -56,3 +56,12 @@ export function secretsHygiene(actors) {
   }
   return failures;
 }
+
+/** What the tenant saw of the run's refreshes, in order, for a failure report: "a0 ok, a2 invalid_grant refresh_token_reused". */
+export function tenantSaw(ledger) {
+  const presentations = ledger.refreshTokens
+    .flatMap((token) => token.presentations.map((p) => ({ ...p, fingerprint: token.fingerprint })))
+    .sort((a, b) => a.seq - b.seq);
+  if (presentations.length === 0) return "the tenant saw no refresh";
+  return `the tenant saw: ${presentations.map((p) => `${p.actor ?? "?"} presented ${short(p.fingerprint)}: ${p.outcome}${p.detail ? ` ${p.detail}` : ""}`).join("; ")}`;
+}

@@ -5,7 +5,7 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ActorError, startActor } from "./actor.mjs";
-import { invariantsFor, noSpuriousLogout, refreshCount, secretsHygiene, singleRedemption } from "./invariants.mjs";
+import { invariantsFor, noSpuriousLogout, refreshCount, secretsHygiene, singleRedemption, tenantSaw } from "./invariants.mjs";
 import { EXPIRE_SECONDS } from "./services.mjs";
 
 /** A step that did not go as the scenario says; the run stops there. */
@@ -223,6 +223,7 @@ export async function runScenario(run, env) {
     if (run.storage === "file") failures.push(...(await fileModes(storage.path)));
   }
 
+  if (failures.length > 0 && ledger) failures.push(tenantSaw(ledger));
   await Promise.all(actors.filter(Boolean).map((actor) => actor.stop()));
   await rm(dir, { recursive: true, force: true });
   return {
