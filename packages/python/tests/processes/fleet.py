@@ -1,15 +1,7 @@
-"""Starts and drives fleets of worker processes that speak one JSON object per line.
-
-Three kinds of member, all real processes:
-
-- ``python``: tests/processes/worker.py, the Python SDK as an app uses it (its own token manager and
-  a ``FileStorage`` or ``RedisStorage``), in the protocol of the TypeScript fleet's child.mjs;
-- ``node-redis``: packages/token-store-redis/test/fleet/child.mjs, the TypeScript kit on Redis (the
-  same protocol);
-- ``node-file``: packages/token-manager/src/testing/file-worker.mjs, the TypeScript kit on its
-  ``fileStorage`` (``{"cmd": "call", "offsetMs": n}``), whose answers are read into the same shape.
-
-The Node workers import the BUILT TypeScript packages, as an app installs them.
+"""Starts and drives worker processes (worker.py: the Python SDK as an app uses it, its own token manager
+and a ``FileStorage`` or ``RedisStorage``) that speak one JSON object per line, for the single-process
+pause tests. Fleets of processes, Python and TypeScript mixed, are the conformance suite's
+(spec/conformance/, tools/conformance).
 """
 
 from __future__ import annotations
@@ -24,7 +16,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from tenant_integration import TokenManager
 from tenant_integration.storage.base import TokenStorage
@@ -32,8 +24,6 @@ from tenant_integration.testing import SandboxClient, SandboxProcess, sign_in_th
 
 REPO = Path(__file__).resolve().parents[4]
 PYTHON_WORKER = Path(__file__).with_name("worker.py")
-NODE_FILE_WORKER = REPO / "packages" / "token-manager" / "src" / "testing" / "file-worker.mjs"
-NODE_REDIS_WORKER = REPO / "packages" / "token-store-redis" / "test" / "fleet" / "child.mjs"
 #: The repository's built sandbox, started by path (as the TypeScript process tests do).
 SANDBOX_COMMAND = ["node", str(REPO / "packages" / "sandbox" / "dist" / "cli.js")]
 CLIENT_ID = "fleet"
@@ -42,7 +32,6 @@ REDIRECT_URI = "http://127.0.0.1:53682/callback"
 EXPIRY_SECONDS = 15 * 60 + 1
 DEMO_USER_ID = 42
 
-Kind = Literal["python", "node-redis", "node-file"]
 Message = dict[str, Any]
 
 
@@ -67,14 +56,8 @@ def sign_in(sandbox: SandboxProcess, storage: TokenStorage) -> None:
 class Member:
     """One worker process; its stdout lines are parsed and queued by a thread until :meth:`next` takes them."""
 
-    def __init__(self, kind: Kind, env: Mapping[str, str], argv: Sequence[str] = ()) -> None:
-        self.kind: Kind = kind
-        if kind == "python":
-            command = [sys.executable, str(PYTHON_WORKER)]
-        elif kind == "node-redis":
-            command = ["node", str(NODE_REDIS_WORKER)]
-        else:
-            command = ["node", str(NODE_FILE_WORKER), *argv]
+    def __init__(self, env: Mapping[str, str]) -> None:
+        command = [sys.executable, str(PYTHON_WORKER)]
         self.process = subprocess.Popen(
             command,
             env={**os.environ, **env},
@@ -106,8 +89,8 @@ class Member:
             self._stderr.append(line)
 
     def describe(self) -> str:
-        """The kind, pid, exit status and standard error, for a failure message."""
-        return f"{self.kind} worker {self.pid} (exit {self.process.poll()}): {''.join(self._stderr)[-2000:]}"
+        """The pid, exit status and standard error, for a failure message."""
+        return f"worker {self.pid} (exit {self.process.poll()}): {''.join(self._stderr)[-2000:]}"
 
     def next(self, timeout: float = 120.0) -> Message:
         """The next message; raises when the process exits or says nothing for ``timeout`` seconds."""
@@ -129,19 +112,15 @@ class Member:
 
     def go_command(self, offset_ms: int) -> Message:
         """The command that moves its clock to ``offset_ms`` and has it get a token and the user."""
-        return {"cmd": "call", "offsetMs": offset_ms} if self.kind == "node-file" else {"go": offset_ms}
+        return {"go": offset_ms}
 
     def result(self, message: Message) -> Message:
-        """Its answer to a go command, in child.mjs's shape: ``ok``, ``status``, ``code``, ``refreshed``…"""
-        if self.kind != "node-file":
-            result: Message = message["result"]
-            return result
-        if "status" in message:
-            return {"ok": message["status"] == 200, "status": message["status"], "user": message.get("user")}
-        return {"ok": False, "code": message.get("error"), "message": message.get("message")}
+        """Its answer to a go command: ``ok``, ``status``, ``code``, ``refreshed``…"""
+        result: Message = message["result"]
+        return result
 
     def expect_ready(self) -> None:
-        """Waits for its ready line (a Python or child.mjs worker has then fetched a token and the user once)."""
+        """Waits for its ready line (it has then fetched a token and the user once)."""
         message = self.next()
         if not message.get("ready"):
             raise AssertionError(f"not ready: {message} {self.describe()}")
@@ -165,45 +144,22 @@ class Member:
         return self.process.wait()
 
 
-def start_fleet(kind: Kind, size: int, env: Mapping[str, str], argv: Sequence[str] = ()) -> list[Member]:
-    """Starts ``size`` members and waits until each is ready (all start at once, then each is awaited)."""
-    members = [Member(kind, env, argv) for _ in range(size)]
-    try:
-        for member in members:
-            member.expect_ready()
-    except BaseException:
-        stop_fleet(members)
-        raise
-    return members
-
-
-def release_together(members: Sequence[Member], offset_ms: int) -> list[Message]:
-    """Sends the go command to every member back to back (no wait between), then collects one result each."""
-    for member in members:
-        member.send(member.go_command(offset_ms))
-    return [member.result(member.next()) for member in members]
-
-
 def again(members: Sequence[Member]) -> list[Message]:
-    """Has every Python or child.mjs member get a token and the user again, with no clock change."""
+    """Has every member get a token and the user again, with no clock change."""
     for member in members:
         member.send({"again": True})
     return [member.result(member.next()) for member in members]
 
 
 def stop_fleet(members: Sequence[Member]) -> None:
-    """Asks every member to exit (a file-worker.mjs is sent SIGTERM), kills what remains after 10 s, waits."""
+    """Asks every member to exit, kills what remains after 10 s, waits."""
     for member in members:
         if member.process.poll() is not None:
             continue
         try:
-            if member.kind == "node-file":
-                member.kill(signal.SIGTERM)
-            else:
-                member.send({"exit": True})
-                # End of input too: a child.mjs whose stdin stays open would wait for more lines.
-                if member.process.stdin is not None:
-                    member.process.stdin.close()
+            member.send({"exit": True})
+            if member.process.stdin is not None:
+                member.process.stdin.close()
         except (BrokenPipeError, OSError):
             pass
     for member in members:
@@ -213,11 +169,6 @@ def stop_fleet(members: Sequence[Member]) -> None:
             member.kill()
             member.process.wait()
         member.close_pipes()
-
-
-def served(results: Sequence[Message]) -> list[Message]:
-    """The results of members that did NOT get the user with a 200 (empty when every one was served)."""
-    return [r for r in results if not (r.get("ok") is True and r.get("status") == 200)]
 
 
 def refresh_outcomes(sandbox: SandboxProcess, after: int) -> list[str]:

@@ -4,8 +4,9 @@
  * Every worker is a separate Node process running the BUILT package as a command-line tool would,
  * with `fileStorage(file)` and nothing added.
  *
- * Regression guard for issue 11: N processes sharing one token file refreshed together after expiry
- * with the same refresh token, the sandbox revoked the family and the file ended `{}`.
+ * N processes released together after expiry (issue 11's regression) are a conformance scenario now
+ * (spec/conformance/scenarios/fleet-after-expiry.yaml, every target alone and mixed); what stays here
+ * is the file lock's own behaviour: lock avoidance, stale takeover, killed writers, keys kept.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -18,7 +19,6 @@ import { fileStorage } from "./file-storage.js";
 const CLIENT_ID = "multi-process-cli";
 const REDIRECT_URI = "http://127.0.0.1:53682/callback";
 const TOKENS_KEY_PREFIX = "tenant-integration:";
-const TRIALS = 20;
 
 let sandbox: SandboxProcess;
 let dir: string;
@@ -45,38 +45,6 @@ async function leftovers(file: string): Promise<string[]> {
   const name = file.slice(dir.length + 1);
   return (await readdir(dir)).filter((n) => n.startsWith(name + ".") && !n.includes(".corrupt-"));
 }
-
-describe.each([2, 5, 20])("%i processes sharing one token file, released together after expiry", (n) => {
-  let workers: Child[] = [];
-  let file: string;
-
-  beforeAll(async () => {
-    file = join(dir, `tokens-${n}.json`);
-    workers = await Promise.all(Array.from({ length: n }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)));
-    workers[0]!.send({ cmd: "sign-in", offsetMs: sandbox.offsetMs });
-    expect(await workers[0]!.next()).toEqual({ signedIn: true });
-  }, 60_000);
-
-  afterAll(() => stopAll(workers));
-
-  it(`make exactly one refresh in each of ${TRIALS} trials, and every process gets the user`, async () => {
-    for (let trial = 0; trial < TRIALS; trial++) {
-      await sandbox.expire();
-      const seq = await sandbox.lastSeq();
-      const answers = await together(workers, { cmd: "call", offsetMs: sandbox.offsetMs });
-      expect({ trial, answers }).toEqual({ trial, answers: Array.from({ length: n }, () => ({ status: 200, user: "Ada Lovelace" })) });
-      expect({ trial, refreshes: await sandbox.refreshesSince(seq) }).toEqual({ trial, refreshes: ["ok"] });
-    }
-    // A later call still works: the session was kept, with the last rotated refresh token on disk.
-    await sandbox.expire();
-    const seq = await sandbox.lastSeq();
-    workers[0]!.send({ cmd: "call", offsetMs: sandbox.offsetMs });
-    expect(await workers[0]!.next()).toEqual({ status: 200, user: "Ada Lovelace" });
-    expect(await sandbox.refreshesSince(seq)).toEqual(["ok"]);
-    expect((await storedRecord(file)).refresh_token).toEqual(expect.any(String));
-    expect(await leftovers(file)).toEqual([]);
-  }, 240_000);
-});
 
 describe("20 processes sharing one token file, when another process has stored fresh tokens", () => {
   const USER = { status: 200, user: "Ada Lovelace" };
