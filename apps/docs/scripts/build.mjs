@@ -7,7 +7,8 @@
 // x-assumption is written into the description of the thing it qualifies, so the reference shows
 // it where the operation or field is described, and the guides' `sequence` and `states` blocks
 // become inline SVG diagrams (scripts/diagrams.mjs). Every operation gets its TypeScript and Python
-// code samples (samples/<operationId>.ts|.py) as x-codeSamples (scripts/code-samples.mjs).
+// code samples (samples/<operationId>.ts|.py) as x-codeSamples (scripts/code-samples.mjs). The
+// "Conformance" page shows the conformance suite's last recorded run (scripts/conformance.mjs).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -15,15 +16,18 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { withCodeSamples } from "./code-samples.mjs";
+import { withConformance } from "./conformance.mjs";
 import { prepareForReaders } from "./prepare.mjs";
 
 const docsDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(docsDir, "package.json"));
 const contract = JSON.parse(readFileSync(require.resolve("@tenant-integration/openapi/openapi.json"), "utf8"));
+// The conformance suite's last recorded run (pnpm conformance), for the "Conformance" page.
+const conformance = JSON.parse(readFileSync(require.resolve("@tenant-integration/conformance/results/last-run.json"), "utf8"));
 const work = mkdtempSync(join(tmpdir(), "docs-build-"));
 const bundle = join(work, "openapi.json");
 // Each operation's TypeScript and Python samples (samples/<operationId>.ts|.py) as x-codeSamples.
-writeFileSync(bundle, JSON.stringify(prepareForReaders(withCodeSamples(contract)), null, 2));
+writeFileSync(bundle, JSON.stringify(withConformance(prepareForReaders(withCodeSamples(contract)), conformance), null, 2));
 const output = join(docsDir, "dist", "index.html");
 mkdirSync(dirname(output), { recursive: true });
 const redocly = join(docsDir, "node_modules", ".bin", "redocly");

@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { markdown, matrix } from "./report.mjs";
-import { ScenarioError, REPO } from "./scenarios.mjs";
+import { loadScenarios, ScenarioError, REPO } from "./scenarios.mjs";
 import { openSuite, plan, survey } from "./suite.mjs";
 
 const { values } = parseArgs({
@@ -65,7 +65,8 @@ try {
 } finally {
   await suite.close();
 }
-const report = matrix(results, { geometry, redis: found.redis?.version, missing: found.missing });
+const ran = new Set(runs.map((run) => run.scenario));
+const report = matrix(results, { geometry, redis: found.redis?.version, missing: found.missing, scenarios: loadScenarios().filter((scenario) => ran.has(scenario.name)) });
 mkdirSync(values.out, { recursive: true });
 writeFileSync(join(values.out, "last-run.json"), `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(join(values.out, "last-run.md"), markdown(report));

@@ -82,7 +82,10 @@ export interface Matrix {
   readonly failed: number;
   readonly results: readonly RunResult[];
 }
-export declare function matrix(results: readonly RunResult[], context: { geometry: string; redis?: string | undefined; missing: { name: string; why: string }[] }): Matrix;
+export declare function matrix(
+  results: readonly RunResult[],
+  context: { geometry: string; redis?: string | undefined; missing: { name: string; why: string }[]; scenarios?: Record<string, unknown>[] },
+): Matrix;
 export declare function markdown(report: Matrix): string;
 export declare function protocolViolation(message: unknown): string | undefined;
 export declare function defaultCommands(): Commands;

@@ -2,7 +2,8 @@
 
 /**
  * @param {object[]} results from runScenario
- * @param {{ geometry: string, redis?: string, missing: { name: string, why: string }[] }} context
+ * @param {{ geometry: string, redis?: string, missing: { name: string, why: string }[], scenarios?: object[] }} context
+ *   `scenarios`: those the results come from, whose summaries the report carries
  */
 export function matrix(results, context) {
   const runtimes = [...new Set(results.flatMap((result) => result.runtimes))].sort();
@@ -12,6 +13,7 @@ export function matrix(results, context) {
     redis: context.redis ?? null,
     runtimes,
     leftOut: context.missing,
+    scenarios: Object.fromEntries((context.scenarios ?? []).map((scenario) => [scenario.name, scenario.summary])),
     passed: results.filter((result) => result.passed).length,
     failed: results.filter((result) => !result.passed).length,
     results,
