@@ -290,6 +290,13 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
         socket.destroy();
         // never sent: the connection is gone
         return new Response(null, { status: 500 });
+      case "lose":
+        // The route runs to the end (a refresh rotates), then the answer never leaves.
+        return Promise.resolve(route()).then(() => {
+          if (socket === undefined) return rejectWith(droppedConnection(fault));
+          socket.destroy();
+          return new Response(null, { status: 500 });
+        });
       case "slow":
         return delay(fault.delayMs ?? 0, request.signal).then((waited) => {
           if (waited) return route();

@@ -75,7 +75,7 @@ Options:
                       names and the --host are always answered, any other Host gets 421
   --fault <spec>      inject a fault into the next requests of a route, for tests; repeat for
                       several. Keys, comma-separated: route=<path> (required; /api/v1/* for a path
-                      and all under it), kind=status|slow|drop (required), method=<GET|POST...>,
+                      and all under it), kind=status|slow|drop|lose (required), method=<GET|POST...>,
                       status=<400-599> (default 503), retryAfter=<seconds>, delayMs=<ms> (slow),
                       count=<n> (default 1). With --test-clock, POST /__sandbox/faults adds more
   --json              print the startup information as one JSON line instead of text

@@ -7,7 +7,7 @@
  */
 
 /** What a fault does to a request it catches. */
-export type FaultKind = "status" | "slow" | "drop";
+export type FaultKind = "status" | "slow" | "drop" | "lose";
 
 /**
  * A fault to inject, as given to `sandbox.faults.add()`, `POST /__sandbox/faults` or `--fault`.
@@ -17,6 +17,7 @@ export type FaultKind = "status" | "slow" | "drop";
  * sandbox.faults.add({ route: "/api/v1/auth/user", kind: "status", status: 429, retryAfter: 1, count: 2 });
  * sandbox.faults.add({ route: "/oauth/token", method: "POST", kind: "drop" });
  * sandbox.faults.add({ route: "/api/v1/*", kind: "slow", delayMs: 2_000 });
+ * sandbox.faults.add({ route: "/oauth/token", method: "POST", kind: "lose" }); // rotated, answer lost
  * ```
  */
 export interface FaultSpec {
@@ -32,6 +33,9 @@ export interface FaultSpec {
    * - `slow`: wait `delayMs` (real time), then answer normally.
    * - `drop`: close the connection without an answer; in-process (`sandbox.fetch`) the call
    *   rejects with `TypeError: fetch failed`, as `fetch` does when a server hangs up.
+   * - `lose`: run the route (everything it changes stays changed: a refresh rotates the token),
+   *   then close the connection without sending its answer: the answer lost on the way back
+   *   (a reset, a proxy timing out). In-process the call rejects as for `drop`.
    */
   readonly kind: FaultKind;
   /** For `status`: the status code, 400 to 599 (default 503). */
@@ -75,7 +79,7 @@ export const MAX_RETRY_AFTER_SECONDS = 86_400;
 /** The most faults held at once. */
 export const MAX_FAULTS = 100;
 
-const KINDS: readonly FaultKind[] = ["status", "slow", "drop"];
+const KINDS: readonly FaultKind[] = ["status", "slow", "drop", "lose"];
 const SPEC_KEYS = new Set(["route", "method", "kind", "status", "retryAfter", "delayMs", "count"]);
 
 const isWhole = (value: unknown, min: number, max: number): value is number =>

@@ -112,6 +112,25 @@ describe("a drop fault", () => {
   });
 });
 
+describe("a lose fault", () => {
+  it("runs the route, so a refresh rotates the token, and then loses the answer: the old token is rotated away", async () => {
+    const sandbox = testSandbox();
+    const { refreshToken } = sandbox.issueTokens(CLIENT_ID);
+    const refresh = () =>
+      sandbox.fetch("http://localhost/oauth/token", {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: CLIENT_ID }),
+      });
+    sandbox.faults.add({ route: "/oauth/token", method: "POST", kind: "lose" });
+    await expect(refresh()).rejects.toThrow(new TypeError("fetch failed"));
+    // The tenant rotated before the answer was lost: presenting the token again is reuse.
+    const again = await refresh();
+    expect({ status: again.status, error: ((await again.json()) as { error: string }).error }).toEqual({ status: 400, error: "invalid_grant" });
+    expect(sandbox.ledger.list().reuses).toHaveLength(1);
+  });
+});
+
 describe("faults over a real server", () => {
   it("closes the connection without an answer, answers slowly, and answers 503, each for its count", async () => {
     const running = await startSandbox({ testClock: true, clients: [{ id: CLIENT_ID, redirectUris: [REDIRECT_URI] }] });
