@@ -43,7 +43,7 @@ const CLOSE_WAIT_MS = 1_000;
  * @typedef {{ target: string, name: string, tenant: string, clientId: string, redirectUri: string,
  *   scopes: import("@tenant-integration/token-manager").Scope[], storage: StorageConfig, clockOffsetMs?: number,
  *   manager?: { requestTimeoutMs?: number, intentWaitMs?: number, lockWaitMs?: number } }} Config
- * @typedef {"stop" | "hang"} Then
+ * @typedef {"stop" | "hang" | "go"} Then
  * @typedef {{ id: number, cmd: string, [field: string]: unknown }} Command
  */
 
@@ -102,7 +102,7 @@ function readConfig() {
  */
 function arm({ point, then }) {
   if (!POINTS.includes(point)) throw new ActorError("UNSUPPORTED", `no such point of the refresh protocol: ${JSON.stringify(point)}`);
-  if (then !== "stop" && then !== "hang") throw new ActorError("UNEXPECTED", `then must be stop or hang, not ${JSON.stringify(then)}`);
+  if (!["stop", "hang", "go"].includes(then)) throw new ActorError("UNEXPECTED", `then must be stop, hang or go, not ${JSON.stringify(then)}`);
   // memoryStorage brings no lock: the manager refreshes under its in-process lock, which no public
   // seam shows (giving the storage one would turn on the refresh intents of shared storages).
   if (point === "locked" && !state.hasLock) throw new ActorError("UNSUPPORTED", "memoryStorage has no lock of its own, so no seam shows the lock taken");
@@ -111,13 +111,14 @@ function arm({ point, then }) {
   return {};
 }
 
-/** At `point`: when it is the armed one, disarms it, says so, and stops (until SIGCONT) or hangs. */
+/** At `point`: when it is the armed one, disarms it, says so, and stops (until SIGCONT), hangs, or goes on. */
 async function reach(point) {
   if (state.armed?.point !== point) return;
   const { then } = state.armed;
   state.armed = undefined;
   say({ event: "at", point });
   if (then === "hang") return forever();
+  if (then === "go") return;
   process.kill(process.pid, "SIGSTOP"); // frozen here, timers and all, until SIGCONT
 }
 

@@ -37,7 +37,7 @@ from tenant_integration.storage import FileStorage, Lock, MemoryStorage, TokenSt
 
 T = TypeVar("T")
 Message = dict[str, Any]
-Then = Literal["stop", "hang"]
+Then = Literal["stop", "hang", "go"]
 
 #: The header that names the actor on every request to the tenant, for the sandbox's ledger.
 ACTOR_HEADER = "Sandbox-Actor"
@@ -191,8 +191,8 @@ class Fault:
     def arm(self, point: object, then: object) -> None:
         if point not in POINTS:
             raise ActorError("UNSUPPORTED", f"no such point of the refresh protocol: {point!r}")
-        if then not in ("stop", "hang"):
-            raise ActorError("UNEXPECTED", f"then must be stop or hang, not {then!r}")
+        if then not in ("stop", "hang", "go"):
+            raise ActorError("UNEXPECTED", f"then must be stop, hang or go, not {then!r}")
         with self._guard:
             self._point, self._then = point, then
             self._refresh_answered = False
@@ -222,8 +222,10 @@ class Fault:
         return self.take("answered")
 
     def halt(self, point: str, then: Then) -> None:
-        """Says where, then stops this process until SIGCONT, or blocks this thread for good."""
+        """Says where, then stops this process until SIGCONT, blocks this thread for good, or goes on."""
         self._out.say({"event": "at", "point": point})
+        if then == "go":
+            return
         if then == "stop":
             # Directed at this thread: os.kill(getpid()) is process-directed, the kernel hands it to
             # the main thread, and this one could run on (and write the tokens) before the stop.
@@ -233,7 +235,7 @@ class Fault:
 
     async def halt_async(self, point: str, then: Then) -> None:
         """:meth:`halt` on the event loop: SIGSTOP stops the whole process alike; a hang blocks this task only."""
-        if then == "stop":
+        if then != "hang":
             self.halt(point, then)
             return
         self._out.say({"event": "at", "point": point})

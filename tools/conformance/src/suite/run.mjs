@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ActorError, startActor } from "./actor.mjs";
 import { invariantsFor, noSpuriousLogout, refreshCount, secretsHygiene, singleRedemption, tenantSaw } from "./invariants.mjs";
-import { EXPIRE_SECONDS } from "./services.mjs";
+import { EXPIRE_SECONDS, startDisk } from "./services.mjs";
 
 /** A step that did not go as the scenario says; the run stops there. */
 class StepFailure extends Error {
@@ -69,6 +69,10 @@ export async function runScenario(run, env) {
   const failures = [];
   let expiries = 0;
   let worstWaitMs = 0;
+  /** What each armed actor does at its point: only a `stop` leaves it stopped. */
+  const armedThen = new Map();
+  // Disk faults: the token file's directory is a tmpfs of the run's own.
+  const disk = run.disk ? await startDisk(dirname(storage.path)) : undefined;
 
   const configFor = (index) => ({
     tenant: sandbox.url,
@@ -142,11 +146,18 @@ export async function runScenario(run, env) {
       const failed = outcomes.find((outcome) => outcome instanceof Error);
       if (failed) throw failed;
     },
-    arm: ({ actor, point, then }) => expectOk(actors[actor], "arm", { point, then }),
+    arm: ({ actor, point, then }) => {
+      armedThen.set(actor, then);
+      return expectOk(actors[actor], "arm", { point, then });
+    },
     "wait-for": async ({ actor }) => {
       const message = await actors[actor].waitEvent((m) => m.event === "at", bound, "it reached its armed point", { seen: true });
-      stopped.add(actor);
+      if (armedThen.get(actor) === "stop") stopped.add(actor);
       return message;
+    },
+    stop: ({ actor }) => {
+      stopped.add(actor);
+      actors[actor].signal("SIGSTOP");
     },
     sleep: (name) => sleep(run.timing[name]),
     resume: ({ actor }) => {
@@ -159,7 +170,8 @@ export async function runScenario(run, env) {
       await actors[actor].kill();
     },
     fault: (spec) => sandbox.addFault({ route: "/oauth/token", method: "POST", ...spec }),
-    "redis-restart": () => env.redis.restart(),
+    redis: (what) => env.redis[what](),
+    disk: (what) => disk[what](),
     revoke: ({ actor }) => expectOk(actors[actor], "revoke"),
     "sign-out": ({ actor }) => expectOk(actors[actor], "sign-out"),
   };
@@ -225,6 +237,7 @@ export async function runScenario(run, env) {
 
   if (failures.length > 0 && ledger) failures.push(tenantSaw(ledger));
   await Promise.all(actors.filter(Boolean).map((actor) => actor.stop()));
+  disk?.close();
   await rm(dir, { recursive: true, force: true });
   return {
     id: run.id,

@@ -133,7 +133,9 @@ function checkRules(scenario, fail) {
     }
     if (kind === "arm") armed.add(body.actor);
     if (kind === "wait-for" && !armed.has(body.actor)) fail(`${at}/actor`, undefined, `actor ${body.actor} has no armed fault to wait for (arm it in an earlier step)`);
-    if (kind === "redis-restart" && !scenario.redis?.appendonly) fail(at, undefined, "redis-restart needs redis: { appendonly: true }, or the restart loses everything by design");
+    if (kind === "redis" && body === "restart" && !scenario.redis?.appendonly) fail(at, undefined, "redis: restart needs redis: { appendonly: true }, or the restart loses everything by design");
+    if (kind === "redis" && scenario.storages.some((s) => s !== "redis")) fail(at, undefined, "redis steps apply to redis storage only: give the scenario storages: [redis]");
+    if (kind === "disk" && scenario.storages.some((s) => s !== "file")) fail(at, undefined, "disk steps apply to file storage only: give the scenario storages: [file]");
   }
   for (const name of Object.keys(params)) if (!used.has(name)) fail(`/parameters/${name}`, undefined, `parameter "${name}" is never used in a step`);
 }
@@ -192,13 +194,13 @@ function substitute(value, params) {
   return value;
 }
 
-/** The steps with every scaled value (a repeat's times) at the geometry. */
-function scaleSteps(steps, geometry) {
-  return steps.map((step) => {
-    const [kind, body] = Object.entries(step)[0];
-    if (kind !== "repeat") return step;
-    return { repeat: { times: at(body.times, geometry), steps: scaleSteps(body.steps, geometry) } };
-  });
+/** A step (or any value in it) with every scaled value ({reduced, full}) at the geometry. */
+function scaleSteps(value, geometry) {
+  if (Array.isArray(value)) return value.map((item) => scaleSteps(item, geometry));
+  if (value === null || typeof value !== "object") return value;
+  const keys = Object.keys(value);
+  if (keys.length === 2 && "reduced" in value && "full" in value) return value[geometry];
+  return Object.fromEntries(keys.map((key) => [key, scaleSteps(value[key], geometry)]));
 }
 
 function combinations(params) {
@@ -241,7 +243,9 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
           geometry,
           timing,
           skewMs: scenario.clock?.skewMs ?? [0],
-          redis: scenario.redis ?? {},
+          // A run that stops or kills Redis has a redis-server of its own, so other lanes keep theirs.
+          redis: { ...scenario.redis, own: Boolean(scenario.redis?.appendonly) || [...walkSteps(scenario.steps)].some((s) => s.kind === "redis") },
+          disk: [...walkSteps(scenario.steps)].some((s) => s.kind === "disk"),
           steps: substitute(scaleSteps(scenario.steps, geometry), params),
           expect: scenario.expect,
           invariants: scenario.invariants,

@@ -132,6 +132,55 @@ export async function startRedis({ command = "redis-server", appendonly = false,
       await kill();
       await start();
     },
-    close: kill,
+    /** Stops it (SIGSTOP): connections stay open and nothing answers, as a hung server. */
+    hang: () => child.kill("SIGSTOP"),
+    resume: () => child.kill("SIGCONT"),
+    /** Kills it: connections are refused until `up`. */
+    down: kill,
+    up: start,
+    async close() {
+      child.kill("SIGCONT");
+      await kill();
+    },
+  };
+}
+
+/**
+ * A tmpfs of its own at `dir` (needs root, as CI runs: root ignores file modes, so a chmod could not
+ * fake a read-only directory): remounted read-only, filled to the last page, or writable again.
+ */
+export async function startDisk(dir, sizeKiB = 256) {
+  const { execFileSync } = await import("node:child_process");
+  const { mkdir, readdir, rm, writeFile } = await import("node:fs/promises");
+  const mount = (...args) => {
+    try {
+      execFileSync("mount", args, { stdio: "pipe" });
+    } catch (error) {
+      throw new Error(`disk faults mount a tmpfs and need root (as CI runs): mount ${args.join(" ")} failed: ${error.message}`);
+    }
+  };
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  mount("-t", "tmpfs", "-o", `size=${sizeKiB}k,mode=0700`, "tmpfs", dir);
+  return {
+    "read-only": () => mount("-o", "remount,ro", dir),
+    async full() {
+      // Write until the disk refuses (ENOSPC), in big pieces and then in pages, so no page is left.
+      let i = 0;
+      for (const size of [64 * 1024, 4 * 1024, 512]) {
+        for (;;) {
+          try {
+            await writeFile(join(dir, `.filler-${i++}`), Buffer.alloc(size));
+          } catch (error) {
+            if (error.code !== "ENOSPC") throw error;
+            break;
+          }
+        }
+      }
+    },
+    async writable() {
+      mount("-o", "remount,rw", dir);
+      for (const name of await readdir(dir)) if (name.startsWith(".filler-")) await rm(join(dir, name));
+    },
+    close: () => execFileSync("umount", ["-l", dir], { stdio: "pipe" }),
   };
 }

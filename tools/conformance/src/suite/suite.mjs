@@ -97,7 +97,7 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
     let runNumber = 0;
     return {
       sandbox: opened[0].sandbox,
-      /** Runs one run in the first free lane; a run with `redis.appendonly` gets a redis-server of its own. */
+      /** Runs one run in the first free lane; a run that restarts, stops or kills Redis gets a redis-server of its own. */
       async run(run) {
         const lane = await acquire(run);
         runNumber++;
@@ -106,9 +106,9 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
         try {
           // Tabs share one browser across runs: a run's tabs start without the last run's session.
           if (run.storage === "web") await lane.browser.reset();
-          if (run.redis.appendonly) {
+          if (run.redis.own) {
             dir = await mkdtemp(join(tmpdir(), "conformance-redis-"));
-            own = await startRedis({ command: redis?.command, appendonly: true, dir });
+            own = await startRedis({ command: redis?.command, appendonly: Boolean(run.redis.appendonly), dir });
           }
           return await runScenario(run, {
             sandbox: lane.sandbox,
