@@ -15,9 +15,8 @@ import { sandboxThroughput } from "./sandbox-throughput.mjs";
 import { sandboxHeap } from "./sandbox-heap.mjs";
 import { tokenManagerSpeed } from "./token-manager.mjs";
 import { fileStorageFigures } from "./crash-window.mjs";
-import { redisFleet } from "./redis-fleet.mjs";
+import { fleets } from "./fleets.mjs";
 import { pythonClientOverhead } from "./python-client.mjs";
-import { pythonFleet } from "./python-fleet.mjs";
 import { schemathesisLongRun } from "../schemathesis/bench.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,10 +28,9 @@ const sections = [
   ["Client overhead", () => clientOverhead()],
   ["Token manager", () => tokenManagerSpeed()],
   ["File storage across processes", () => fileStorageFigures()],
-  ["Redis fleet", () => redisFleet()],
+  ["Fleets after expiry (TypeScript and Python, Redis and a token file)", () => fleets()],
   ["Refresh window", () => import("./refresh-window.mjs").then((m) => m.refreshWindow())],
   ["Python client overhead", () => pythonClientOverhead()],
-  ["Python fleet on one file", () => pythonFleet()],
   ["Sandbox throughput", () => sandboxThroughput()],
   ["Sandbox heap", () => sandboxHeap()],
   ["Build times", () => buildTimes(root)],

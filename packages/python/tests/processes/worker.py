@@ -1,7 +1,6 @@
-"""One Python member of a fleet: its own token manager and storage, as an app or a worker of a data sync
-runs them. Long-lived, driven over stdin/stdout with one JSON object per line, in the protocol of the
-TypeScript fleet's child.mjs (packages/token-store-redis/test/fleet/child.mjs), so that tests can
-start many of them, Python and Node side by side, and release them at the same instant.
+"""A Python process with its own token manager and storage, as an app or a worker of a data sync runs
+them. Long-lived, driven over stdin/stdout with one JSON object per line, for the single-process
+pause tests (tests/processes/test_pause.py); fleets are the conformance suite's actors.
 
 Environment: TENANT_URL, CLIENT_ID, REDIRECT_URI; STORAGE=file (TOKEN_FILE) or redis (REDIS_URL, PREFIX,
 LEASE_MS optional); CLOCK_OFFSET_MS (the sandbox's test clock offset at start, default 0);
