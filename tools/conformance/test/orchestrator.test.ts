@@ -122,6 +122,24 @@ describe("an actor that breaks", () => {
   });
 });
 
+describe("an actor that leaks", () => {
+  const run = plan({ targets: ["node"], filter: (r) => r.scenario === "fleet-after-expiry" && r.storage === "file" && r.mix === "node" })[0] as Run;
+
+  it("logging a PKCE verifier at debug level fails secrets hygiene, and the report cuts the value", async () => {
+    process.env.BROKEN = "leaky";
+    const suite = await openSuite({ runs: [run], commands: { node: [process.execPath, BROKEN_ACTOR] } });
+    try {
+      const failures = (await suite.run(run)).failures.filter((failure) => failure.startsWith("secrets-hygiene"));
+      expect(failures.length).toBeGreaterThanOrEqual(run.actorTargets.length);
+      expect(failures[0]).toMatch(/printed a token, code, verifier or state: .*verifier dBjft…\[cut here\]/);
+      expect(failures.join("\n")).not.toContain("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk");
+    } finally {
+      await suite.close();
+      delete process.env.BROKEN;
+    }
+  });
+});
+
 describe("the suite can fail", () => {
   const found = survey();
   const mix = found.targets.includes("python") ? "mixed" : "node";

@@ -4,6 +4,22 @@
 /** The shapes of every token and code the sandbox issues (`at_`, `rt_`, `ac_` and 43 base64url characters). */
 export const SECRET_SHAPE = /\b(?:at|rt|ac)_[A-Za-z0-9_-]{40,}/;
 
+/**
+ * A PKCE verifier or an OAuth state as the kits make them (RFC 7636 §4.1: 43 to 128 characters of
+ * A-Z a-z 0-9 - . _ ~, from 32 random bytes or more): a run of 43 or more of those characters mixing
+ * upper case, lower case and digits. Hex digests (a refresh token's SHA-256, a lock owner's id) are
+ * lower case only and pass.
+ */
+const RANDOM_RUN = /[A-Za-z0-9._~-]{43,}/g;
+const looksRandom = (run) => /[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9]/.test(run);
+
+/** The first secret a line holds, cut so the report does not print it whole; undefined when none. */
+export function secretIn(line) {
+  const token = line.match(SECRET_SHAPE)?.[0];
+  if (token) return token;
+  return [...line.matchAll(RANDOM_RUN)].map((match) => match[0]).find(looksRandom);
+}
+
 /** Every invariant, in the order they are reported. */
 export const INVARIANTS = ["single-redemption", "no-spurious-logout", "no-lost-rotation", "bounded-waits", "one-refresh-per-expiry", "secrets-hygiene"];
 
@@ -51,8 +67,11 @@ export function refreshCount(ledger) {
 export function secretsHygiene(actors) {
   const failures = [];
   for (const actor of actors) {
-    const line = actor.transcript.find((text) => SECRET_SHAPE.test(text));
-    if (line !== undefined) failures.push(`secrets-hygiene: ${actor.describe()} printed a token or code: ${line.replace(SECRET_SHAPE, (m) => `${m.slice(0, 5)}…[cut here]`).slice(0, 200)}`);
+    const line = actor.transcript.find((text) => secretIn(text) !== undefined);
+    if (line !== undefined) {
+      const secret = secretIn(line);
+      failures.push(`secrets-hygiene: ${actor.describe()} printed a token, code, verifier or state: ${line.split(secret).join(`${secret.slice(0, 5)}…[cut here]`).slice(0, 200)}`);
+    }
   }
   return failures;
 }
