@@ -174,10 +174,12 @@ export interface TokenManager {
    * write fails are handed out all the same (the tenant has rotated the refresh token) and reported
    * with the `storage-failed` event; the write is retried on a later call, at most once a second, and
    * while they are fresh they are handed out even when that retry cannot run (the storage or its lock
-   * unreachable).
+   * unreachable). No refresh is made from such tokens until they are written: once they need one and
+   * their write fails again, the call rejects at once with `STORAGE_FAILED` (nothing sent, lock released).
    *
    * @throws {@link TokenManagerError} (`NOT_SIGNED_IN`, with the storage's reason as `cause` when its
-   * data was unreadable and set aside; `INVALID_RESPONSE`; `STORAGE_FAILED` when reading fails),
+   * data was unreadable and set aside; `INVALID_RESPONSE`; `STORAGE_FAILED` when reading fails, or when
+   * unwritten tokens need a refresh and still cannot be written),
    * {@link SessionEndedError}, {@link TransientError}, {@link OAuthResponseError}, and what the lock
    * throws (`FileStorageError` `LOCK_TIMEOUT` for `fileStorage`'s).
    * @see RFC 6749 §6
@@ -577,11 +579,16 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     try {
       return await commit(t);
     } catch (e) {
-      retryWriteAfter = now() + UNSAVED_RETRY_MS;
-      emit("storage-failed", { error: e as TokenManagerError });
-      retryWriteLater();
+      reportUnsaved(e as TokenManagerError);
       return undefined;
     }
+  };
+
+  /** A failed write of new tokens: `storage-failed`, and the write tried again in a second. */
+  const reportUnsaved = (error: TokenManagerError): void => {
+    retryWriteAfter = now() + UNSAVED_RETRY_MS;
+    emit("storage-failed", { error });
+    retryWriteLater();
   };
 
   /**
@@ -810,8 +817,23 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     // record it supersedes (see `supersedes`). A storage that cannot even be read leaves ours in use.
     let stored = unsaved ? await load().catch(() => undefined) : await load();
     if (unsaved) {
-      if (stored && supersedes(stored, unsaved)) unsaved = undefined;
-      else await commitOrReport((stored = unsaved));
+      const ours = unsaved;
+      if (stored && supersedes(stored, ours)) unsaved = undefined;
+      else {
+        stored = ours;
+        try {
+          await commit(ours);
+        } catch (e) {
+          reportUnsaved(e as TokenManagerError);
+          // Never refresh from tokens that are not stored (issue 27): the refresh would check storage
+          // for a record that can never appear there, and every further rotation would widen the gap
+          // between the tenant and what the other processes read. The tokens stay kept, and are
+          // written, then refreshed from, once the storage takes them.
+          if (!fresh(ours) || ours.access_token === rejected) {
+            fail("STORAGE_FAILED", "the refreshed tokens cannot be written, so they are not refreshed again until they are", (e as TokenManagerError).cause);
+          }
+        }
+      }
       // Written (or superseded): this process's intent on the old token has done its job.
       if (!unsaved) await dropIntent(ownIntent);
     }

@@ -307,9 +307,14 @@ async function holding<T>(lockPath: string, options: FileLockOptions, task: (hel
   // Adding a file changes the directory's mtime, which proper-lockfile compares with the one it set at
   // its next update and would take for a takeover (compromised): the mtime is put back as it was.
   const taken = await stat(lockPath).catch(() => undefined);
+  // A write that fails after creating the file (ENOSPC) leaves it empty: removed, so that the lock is
+  // plainly owner-less, as the protocol says, and nothing but the directory is left to release.
   const owned = await writeFile(join(lockPath, OWNER_FILE), JSON.stringify(me), { mode: 0o600 }).then(
     () => true,
-    () => false,
+    () => unlink(join(lockPath, OWNER_FILE)).then(
+      () => false,
+      () => false,
+    ),
   );
   if (owned && taken) await utimes(lockPath, taken.atime, taken.mtime).catch(() => {});
   const isHeld = async (): Promise<boolean> => {

@@ -94,7 +94,9 @@ function problem(text: string): string | undefined {
  *   is tightened to 0600 on first access; if that fails (not its owner), it is refused (`FILE_UNSAFE`).
  * - **Faults.** An empty or corrupt file is moved aside to `<file>.corrupt-<time>` (kept for
  *   inspection) and reported once as `FILE_CORRUPT` with `reset: true`, which the manager turns into
- *   `NOT_SIGNED_IN`; a write (sign-in) then creates a good file. Every error names the file.
+ *   `NOT_SIGNED_IN`; a write (sign-in) then creates a good file. A read-only directory or a full disk
+ *   fails each write at once with `IO_FAILED` (`cannot write the token file <path> (EROFS)`); the
+ *   manager keeps unwritten tokens in memory (see `getAccessToken`). Every error names the file.
  *
  * @throws {@link FileStorageError} from the returned methods: `FILE_CORRUPT`, `FILE_UNSAFE`,
  * `IO_FAILED`, `LOCK_TIMEOUT` (the manager reports them as described on {@link FileStorageError}).
