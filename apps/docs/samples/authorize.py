@@ -1,7 +1,7 @@
 from tenant_integration import TokenManager
 
 manager = TokenManager(
-    base_url="https://acme.tenant.example",
+    base_url="https://acme.tenant.test",
     client_id="demo-integration",
     # exactly as registered:
     redirect_uri="http://127.0.0.1:53682/callback",

@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 from tenant_integration import TokenManager
 
 manager = TokenManager(
-    base_url="https://acme.tenant.example",
+    base_url="https://acme.tenant.test",
     client_id="demo-integration",
     redirect_uri="http://127.0.0.1:53682/callback",
     scopes=["profile:read"],

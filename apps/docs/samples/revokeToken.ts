@@ -1,7 +1,7 @@
 import { createTokenManager } from "@tenant-integration/token-manager";
 
 const tm = createTokenManager({
-  baseUrl: "https://acme.tenant.example",
+  baseUrl: "https://acme.tenant.test",
   clientId: "demo-integration",
   redirectUri: "http://127.0.0.1:53682/callback",
   scopes: ["profile:read"],

@@ -6,16 +6,20 @@
 // Before Redoc reads it, a copy of the bundle is prepared for readers (scripts/prepare.mjs): every
 // x-assumption is written into the description of the thing it qualifies, so the reference shows
 // it where the operation or field is described, and the guides' `sequence` and `states` blocks
-// become inline SVG diagrams (scripts/diagrams.mjs). Every operation gets its TypeScript and Python
-// code samples (samples/<operationId>.ts|.py) as x-codeSamples (scripts/code-samples.mjs). The
-// "Conformance" page shows the conformance suite's last recorded run (scripts/conformance.mjs).
+// become inline SVG diagrams (scripts/diagrams.mjs). Every operation gets its TypeScript, Python and
+// curl code samples (samples/<operationId>.ts|.py|.sh) as x-codeSamples (scripts/code-samples.mjs). The
+// "Conformance" page shows the conformance suite's last recorded run (scripts/conformance.mjs), the
+// "Changelog" page the released notes and the pending changesets (scripts/changelog.mjs).
+// The contract itself (the bundled openapi.yaml and openapi.json, not the reader's copy) is copied
+// beside index.html, where the page's download links (redocly.yaml `downloadUrls`) point.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { withCodeSamples } from "./code-samples.mjs";
+import { withChangelog } from "./changelog.mjs";
 import { withConformance } from "./conformance.mjs";
 import { prepareForReaders } from "./prepare.mjs";
 
@@ -26,8 +30,10 @@ const contract = JSON.parse(readFileSync(require.resolve("@tenant-integration/op
 const conformance = JSON.parse(readFileSync(require.resolve("@tenant-integration/conformance/results/last-run.json"), "utf8"));
 const work = mkdtempSync(join(tmpdir(), "docs-build-"));
 const bundle = join(work, "openapi.json");
-// Each operation's TypeScript and Python samples (samples/<operationId>.ts|.py) as x-codeSamples.
-writeFileSync(bundle, JSON.stringify(withConformance(prepareForReaders(withCodeSamples(contract)), conformance), null, 2));
+// Each operation's TypeScript, Python and curl samples (samples/<operationId>.ts|.py|.sh) as x-codeSamples.
+// Then the "Conformance" page and the "Changelog" page (scripts/changelog.mjs), both about the kit.
+const repoRoot = join(docsDir, "..", "..");
+writeFileSync(bundle, JSON.stringify(withChangelog(withConformance(prepareForReaders(withCodeSamples(contract)), conformance), repoRoot), null, 2));
 const output = join(docsDir, "dist", "index.html");
 mkdirSync(dirname(output), { recursive: true });
 const redocly = join(docsDir, "node_modules", ".bin", "redocly");
@@ -97,4 +103,7 @@ if (remoteLoads.length > 0) {
 }
 
 writeFileSync(output, html);
+for (const file of ["openapi.yaml", "openapi.json"]) {
+  copyFileSync(require.resolve(`@tenant-integration/openapi/${file}`), join(dirname(output), file));
+}
 console.log(`✔ ${relative(process.cwd(), output)}: offline, ${Math.round(Buffer.byteLength(html) / 1024)} KiB`);

@@ -1,9 +1,10 @@
 // The code samples of the reference: every operation shows how the kit calls it, in TypeScript and
-// in Python, side by side (Redoc's `x-codeSamples`, rendered in the right-hand panel above the
-// request samples). The samples are files, `samples/<operationId>.ts` and `samples/<operationId>.py`,
-// so that tests compile them against the packages (apps/docs/test/code-samples.test.ts type-checks
-// the TypeScript ones; packages/python/tests/test_docs_samples.py runs mypy --strict on the Python
-// ones); nothing here writes code.
+// in Python, and the raw HTTP request with curl, side by side (Redoc's `x-codeSamples`, in the
+// language menu of the right-hand panel, beside "Payload", the request body of the example chosen).
+// The samples are files, `samples/<operationId>.ts|.py|.sh`, so that tests compile and run them
+// (apps/docs/test/code-samples.test.ts type-checks the TypeScript ones, and runs the curl ones and
+// the sign-in samples against a sandbox; packages/python/tests/test_docs_samples.py runs mypy
+// --strict on the Python ones); nothing here writes code.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,6 +16,8 @@ export const samplesDir = fileURLToPath(new URL("../samples/", import.meta.url))
 export const SAMPLE_LANGUAGES = [
   { extension: "ts", lang: "TypeScript", label: "TypeScript" },
   { extension: "py", lang: "Python", label: "Python" },
+  // Redoc highlights the `curl` language as shell.
+  { extension: "sh", lang: "curl", label: "curl" },
 ];
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];

@@ -8,6 +8,8 @@
 //   schema's assumption goes to its request body or response, and a parameter schema's to its
 //   parameter, where Redoc shows descriptions.
 // - The guides' fenced `sequence` and `states` blocks become inline SVG diagrams.
+// - A server's description loses its markdown: Redoc's Servers box shows it as plain text, where
+//   `/api/v1` would keep its backticks.
 import { renderDiagrams } from "./diagrams.mjs";
 
 /** The words that introduce an assumption in the rendered reference. */
@@ -75,6 +77,17 @@ function markParameterSchemaAssumptions(root, parameter) {
   parameter.description = [description, note].filter((part) => part !== "").join("\n\n");
 }
 
+/** Markdown as plain text, for the places Redoc does not render it: code spans and emphasis unwrapped. */
+export const plainText = (markdown) => markdown.replace(/`([^`]*)`/g, "$1").replace(/\*\*([^*]*)\*\*/g, "$1");
+
+/** Every server object of the contract: the root's, each path's and each operation's. */
+function servers(contract) {
+  const items = Object.values(contract.paths ?? {});
+  return [contract.servers, ...items.map((item) => item?.servers), ...items.flatMap((item) => Object.values(item ?? {}).map((op) => op?.servers))]
+    .filter(Array.isArray)
+    .flat();
+}
+
 /** A copy of `contract` with its assumptions written into descriptions and its diagrams drawn. */
 export function prepareForReaders(contract) {
   const copy = structuredClone(contract);
@@ -92,6 +105,7 @@ export function prepareForReaders(contract) {
   );
   for (const parameter of parameters) markParameterSchemaAssumptions(copy, parameter);
   markAssumptions(copy);
+  for (const server of servers(copy)) if (typeof server.description === "string") server.description = plainText(server.description);
   copy.info.description = renderDiagrams(copy.info.description);
   return copy;
 }

@@ -37,7 +37,7 @@ const operations: Operation[] = Object.entries(contract.paths).flatMap(([path, i
 const sample = (operationId: string, extension: string): string => readFileSync(join(samplesDir, `${operationId}.${extension}`), "utf8").trimEnd();
 
 describe("the code samples of the reference", () => {
-  it("are injected as x-codeSamples on every operation, TypeScript then Python, from samples/", () => {
+  it("are injected as x-codeSamples on every operation, TypeScript, Python then curl, from samples/", () => {
     const prepared = withCodeSamples(contract) as { paths: Record<string, Record<string, Operation>> };
     const injected = Object.values(prepared.paths).flatMap((item) => Object.values(item));
     expect(injected.map(({ operationId }) => operationId)).toEqual(operations.map(({ operationId }) => operationId));
@@ -46,9 +46,10 @@ describe("the code samples of the reference", () => {
       expect(operation["x-codeSamples"]).toEqual([
         { lang: "TypeScript", label: "TypeScript", source: sample(operation.operationId, "ts") },
         { lang: "Python", label: "Python", source: sample(operation.operationId, "py") },
+        { lang: "curl", label: "curl", source: sample(operation.operationId, "sh") },
       ]);
     }
-    expect(SAMPLE_LANGUAGES.map(({ lang }: { lang: string }) => lang)).toEqual(["TypeScript", "Python"]);
+    expect(SAMPLE_LANGUAGES.map(({ lang }: { lang: string }) => lang)).toEqual(["TypeScript", "Python", "curl"]);
   });
 
   it("refuses to build without a sample for some operation, or with a sample of no operation", () => {
