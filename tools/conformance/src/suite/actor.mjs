@@ -10,8 +10,8 @@ import { REPO } from "./scenarios.mjs";
 const ACTORS = join(REPO, "tools", "conformance", "actors");
 /** How many of an actor's last lines a failure report quotes. */
 const LAST_LINES = 12;
-/** How long an actor may take to say it is ready (a Python interpreter and a browser tab included). */
-const READY_MS = 30_000;
+/** How long an actor may take to say it is ready (a Python interpreter and a browser tab included, on a busy machine). */
+const READY_MS = 60_000;
 
 /** The Python of the repository's venv (made by tools/python/venv.mjs), or undefined. */
 export function venvPython() {

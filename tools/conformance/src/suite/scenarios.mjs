@@ -123,8 +123,8 @@ function checkRules(scenario, fail) {
     for (const [field, value] of Object.entries(body ?? {})) {
       if (typeof value === "string") scan(value, `${at}/${field}`);
     }
+    if (typeof body === "string") scan(body, at);
     if (kind === "sleep") {
-      scan(body, at);
       if (!(body in timing)) fail(at, undefined, `"${body}" is not a duration of timing (${Object.keys(timing).join(", ")})`);
     }
     const indexes = typeof body?.actor === "number" ? [body.actor] : Array.isArray(body?.actors) ? body.actors : [];
