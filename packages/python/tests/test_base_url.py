@@ -46,3 +46,19 @@ def test_refuses_anything_else_with_the_reason(given: str, reason: str) -> None:
     assert caught.value.code == "INVALID_OPTIONS"
     assert reason in str(caught.value)
     assert "base_url" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("given", "suggested"),
+    [
+        ("http://10.0.0.5:4101", "use https://10.0.0.5:4101"),
+        ("http://[fd00::5]:4101", "use https://[fd00::5]:4101"),
+        ("http://acme.tenant.test", "use https://acme.tenant.test"),
+        ("http://acme.tenant.test:80", "use https://acme.tenant.test"),
+    ],
+)
+def test_the_https_suggestion_for_a_non_loopback_http_url_keeps_its_port(given: str, suggested: str) -> None:
+    """Issue 27, point 6: ``http://10.0.0.5:4101`` was told to use ``https://10.0.0.5``."""
+    with pytest.raises(InvalidOptionsError) as caught:
+        tenant_origin(given)
+    assert str(caught.value).endswith(suggested)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import httpx
 import pytest
@@ -327,8 +328,23 @@ def test_a_connection_that_keeps_failing_raises_a_network_error() -> None:
         c.get_user()
     assert len(tenant.requests) == 3
     assert caught.value.code == "NETWORK_ERROR"
-    assert str(caught.value) == f"NETWORK_ERROR: GET {ORIGIN}/api/v1/auth/user failed"
+    # Issue 27, point 2: the reason is in the message, not in __cause__ alone.
+    assert str(caught.value) == f"NETWORK_ERROR: GET {ORIGIN}/api/v1/auth/user failed: ConnectError: connection refused"
     assert isinstance(caught.value.cause, httpx.ConnectError)
+
+
+def test_a_failed_connection_is_logged_at_error_when_only_warnings_are_enabled(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 27, point 2: the ERROR line was written only when INFO was enabled; production runs at WARNING."""
+    caplog.set_level(logging.WARNING, logger="tenant_integration.client")
+    tenant = Tenant(httpx.ConnectError("connection refused"))
+    with client(tenant, StaticSource("tok-1"), sleep=Sleeps(), retries=0) as c, pytest.raises(NetworkError):
+        c.get_user()
+    errors = [r for r in caplog.records if r.name == "tenant_integration.client" and r.levelno == logging.ERROR]
+    assert len(errors) == 1, caplog.records
+    assert errors[0].getMessage().startswith("GET /api/v1/auth/user failed: NETWORK_ERROR")
+    assert not [r for r in caplog.records if r.levelno == logging.INFO]
 
 
 def test_a_timeout_raises_a_network_timeout_error_and_is_not_retried() -> None:
@@ -337,6 +353,7 @@ def test_a_timeout_raises_a_network_timeout_error_and_is_not_retried() -> None:
         c.get_user()
     assert len(tenant.requests) == 1
     assert caught.value.code == "TIMEOUT"
+    assert str(caught.value) == f"TIMEOUT: GET {ORIGIN}/api/v1/auth/user timed out: ReadTimeout: timed out"
     assert isinstance(caught.value, NetworkError)
 
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from client_support import ORIGIN, USER, AsyncStaticSource, StaticSource, Tenant
-from tenant_integration import AsyncClient, AsyncTokenAuth, Client, InvalidOptionsError, TokenAuth
+from tenant_integration import AsyncClient, AsyncTokenAuth, Client, InvalidOptionsError, ServerError, TokenAuth
 from tenant_integration._generated.operations import OPERATIONS, Operation
 
 
@@ -219,3 +219,52 @@ def test_every_api_operation_has_an_async_method_too(operation: Operation) -> No
 
     asyncio.run(call())
     assert [(r.method, r.url.path) for r in tenant.requests] == [(operation.method, operation.path)]
+
+
+# -- per-call options (issue 27, point 6; openai-python's ``with_options`` is the model) -------------------------
+
+
+def test_an_operation_method_takes_a_timeout_and_headers_for_this_call_only() -> None:
+    tenant = Tenant()
+    seen: list[dict[str, object]] = []
+    with Client(base_url=ORIGIN, auth=StaticSource("tok-1"), transport=tenant.transport(), timeout=30.0) as client:
+        client._http.event_hooks["request"].append(lambda request: seen.append(dict(request.extensions["timeout"])))
+        assert client.get_user(timeout=5, headers={"X-Trace": "t1"}) == USER
+        assert client.get_authenticated_user() == USER
+    assert seen[0]["read"] == 5.0
+    assert seen[1]["read"] == 30.0
+    assert tenant.requests[0].headers["x-trace"] == "t1"
+    assert "x-trace" not in tenant.requests[1].headers
+
+
+def test_with_options_gives_a_client_sharing_the_connections_with_other_defaults() -> None:
+    tenant = Tenant(httpx.Response(503), httpx.Response(200, json=USER))
+    with Client(base_url=ORIGIN, auth=StaticSource("tok-1"), transport=tenant.transport()) as client:
+        quick = client.with_options(timeout=2, retries=0, headers={"X-Tool": "cli"})
+        assert quick.retry_policy.retries == 0
+        assert client.retry_policy.retries == 2
+        assert quick._http is client._http
+        with pytest.raises(ServerError) as caught:
+            quick.get_user()  # retries=0: the 503 is raised, not retried
+        assert caught.value.status == 503
+        assert tenant.requests[-1].headers["x-tool"] == "cli"
+        quick.close()  # the connections are the original's: still open
+        assert client.get_user() == USER
+        assert "x-tool" not in tenant.requests[-1].headers
+
+
+async def test_the_async_client_has_the_same_per_call_options() -> None:
+    tenant = Tenant()
+    async with AsyncClient(
+        base_url=ORIGIN, auth=AsyncStaticSource("tok-1"), transport=httpx.MockTransport(tenant)
+    ) as client:
+        assert await client.get_user(timeout=5, headers={"X-Trace": "t2"}) == USER
+        assert await client.with_options(retries=0).get_authenticated_user() == USER
+    assert tenant.requests[0].headers["x-trace"] == "t2"
+
+
+def test_the_package_has_a_version() -> None:
+    import tenant_integration
+
+    assert "__version__" in tenant_integration.__all__
+    assert re.fullmatch(r"\d+\.\d+\.\d+\S*", tenant_integration.__version__)

@@ -4,7 +4,9 @@ the registered redirect URI's fixed port, one callback, the browser told how it 
 from __future__ import annotations
 
 import socket
+import struct
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -137,12 +139,64 @@ def test_no_callback_in_time_says_what_to_check_at_the_tenant(sandbox: SandboxPr
 
     with pytest.raises(TokenManagerError) as caught:
         sign_in_with_loopback(m, open_browser=browser_that_stops_at_the_tenant, timeout=0.2)
-    assert caught.value.code == "INVALID_CALLBACK"
+    assert caught.value.code == "CALLBACK_TIMEOUT"  # issue 27, point 5: it was INVALID_CALLBACK
+    assert isinstance(caught.value, LoopbackError)
     message = str(caught.value)
+    assert "within 0.2 s" in message
     assert REDIRECT_URI in message
     assert f"port {PORT}" in message
     assert "registered" in message
     assert len(opened) == 1
+
+
+def browser_that_waits_for_the_page(url: str) -> bool:
+    """An ``open_browser`` that makes the whole round trip before it returns (a headless browser, a test
+    helper): the authorize URL, then the callback, and the page it ends on."""
+    with httpx.Client(trust_env=False, timeout=10) as http:
+        answer = http.get(url)
+        assert answer.status_code == 302
+        page = http.get(answer.headers["location"])
+    assert page.status_code == 200, page.text
+    assert "Signed in" in page.text
+    return True
+
+
+def test_an_open_browser_that_completes_the_round_trip_before_returning_signs_in_at_once_and_quietly(
+    sandbox: SandboxProcess, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 27, point 5: the callback waited for the sign-in's outcome while the sign-in waited for
+    open_browser to return: stalled until the browser gave up, then "Open this address" printed and a
+    BrokenPipeError traceback from the server, although the sign-in succeeded."""
+    m = manager(sandbox)
+    started = time.monotonic()
+    session = sign_in_with_loopback(m, open_browser=browser_that_waits_for_the_page, timeout=30)
+    assert time.monotonic() - started < 5
+    assert session.scope == "profile:read"
+    printed = capfd.readouterr()
+    assert "Open this address" not in printed.err
+    assert "Traceback" not in printed.err
+
+
+async def test_the_async_sign_in_does_not_stall_on_such_a_browser_either(
+    sandbox: SandboxProcess, capfd: pytest.CaptureFixture[str]
+) -> None:
+    m = AsyncTokenManager(sandbox.url, "cli", REDIRECT_URI, ["profile:read"], now=sandbox.clock.now)
+    started = time.monotonic()
+    await sign_in_with_loopback_async(m, open_browser=browser_that_waits_for_the_page, timeout=30)
+    assert time.monotonic() - started < 5
+    assert "Open this address" not in capfd.readouterr().err
+
+
+def test_a_browser_that_hangs_up_before_the_page_leaves_no_traceback(capfd: pytest.CaptureFixture[str]) -> None:
+    port = free_port()
+    with LoopbackServer(f"http://127.0.0.1:{port}/cb") as server:
+        with socket.create_connection(("127.0.0.1", port)) as browser:
+            browser.sendall(b"GET /cb?code=c&state=s HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert server.wait(timeout=10).endswith("/cb?code=c&state=s")
+            browser.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # a reset
+        time.sleep(0.1)
+        server.respond(None)
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_only_the_first_get_of_the_redirect_path_is_the_callback() -> None:

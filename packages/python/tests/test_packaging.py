@@ -338,12 +338,14 @@ def test_pip_installs_the_wheel_into_a_fresh_venv_with_httpx_and_filelock_and_no
 
 def test_the_installed_package_is_the_wheels_not_the_repositorys_sources(fresh_venv: FreshVenv) -> None:
     probe = (
-        "import importlib.metadata as m, tenant_integration as t; print(t.__file__, m.version('tenant-integration'))"
+        "import importlib.metadata as m, tenant_integration as t;"
+        " print(t.__file__, m.version('tenant-integration'), t.__version__)"
     )
     result = run_checked([str(fresh_venv.python), "-c", probe], cwd=fresh_venv.root)
-    location, version = result.stdout.split()
+    location, version, module_version = result.stdout.split()
     assert Path(location).is_relative_to(fresh_venv.root / "venv")
     assert version == VERSION
+    assert module_version == VERSION
 
 
 # -- the README, run in the fresh venv against the sandbox -----------------------------------------------------------
@@ -375,9 +377,11 @@ class Reader:
     home: Path
     browser: Path
     browser_log: Path
+    dev_mode: bool = True
+    """Run in Python's development mode and fail on a ResourceWarning (something left open)."""
 
     @classmethod
-    def make(cls, root: Path) -> Reader:
+    def make(cls, root: Path, *, dev_mode: bool = True) -> Reader:
         """A home directory under ``root`` and the browser's wrapper."""
         home = root / "home"
         home.mkdir()
@@ -386,7 +390,7 @@ class Reader:
             f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).with_name("readme_browser.py")}" "$@"\n'
         )
         browser.chmod(0o755)
-        return cls(home=home, browser=browser, browser_log=root / "browser.log")
+        return cls(home=home, browser=browser, browser_log=root / "browser.log", dev_mode=dev_mode)
 
     def _log(self) -> list[str]:
         return self.browser_log.read_text().splitlines() if self.browser_log.exists() else []
@@ -394,7 +398,13 @@ class Reader:
     def run(self, python: Path, program: Path, *args: str) -> ProgramRun:
         """Runs ``program`` as the reader would, in a clean environment with this home and browser."""
         before = len(self._log())
-        env = clean_env(HOME=str(self.home), BROWSER=str(self.browser), README_BROWSER_LOG=str(self.browser_log))
+        # Python's development mode: a client or manager left open shows as a ResourceWarning (issue 27).
+        env = clean_env(
+            HOME=str(self.home),
+            BROWSER=str(self.browser),
+            README_BROWSER_LOG=str(self.browser_log),
+            **({"PYTHONDEVMODE": "1"} if self.dev_mode else {}),
+        )
         result = subprocess.run(
             [str(python), str(program), *args],
             cwd=self.home,
@@ -407,6 +417,7 @@ class Reader:
         )
         log = self._log()[before:]
         assert result.returncode == 0, f"{result.stdout}{result.stderr}\nbrowser: {log}"
+        assert not self.dev_mode or "ResourceWarning" not in result.stderr, result.stderr
         opened = [line.removeprefix("opened ") for line in log if line.startswith("opened ")]
         return ProgramRun(result.stdout, result.stderr, opened)
 
@@ -444,7 +455,7 @@ def outcomes(sandbox: SandboxProcess, after: int) -> list[str]:
 
 
 def test_the_readme_marks_the_samples_that_run() -> None:
-    assert set(readme_samples()) == {"cli", "async-cli", "pytest-plugin"}
+    assert set(readme_samples()) == {"cli", "async-cli", "errors", "pytest-plugin"}
 
 
 def test_every_python_block_of_the_readme_type_checks_under_mypy_strict(tmp_path: Path) -> None:
@@ -531,6 +542,20 @@ def test_the_readme_async_cli_signs_in_then_makes_one_refresh_for_ten_concurrent
     assert later.opened == []
     assert f"Signed in as {DEMO_USER_NAME}" in later.stdout
     assert outcomes(sandbox, seq) == ["token refresh_token: ok"]
+
+
+def test_the_readme_errors_sample_handles_not_signed_in_the_most_common_error_and_closes_what_it_opened(
+    fresh_venv: FreshVenv, sandbox: SandboxProcess, redirect_uri: str, tmp_path: Path
+) -> None:
+    """Issue 27, point 4: as written, the sample crashed on NOT_SIGNED_IN (a manager with no tokens) and
+    never closed its TokenManager."""
+    reader = Reader.make(tmp_path)
+    program = reader_program("errors", sandbox, redirect_uri, tmp_path)
+    seq = sandbox.last_seq()
+    run = reader.run(fresh_venv.python, program)
+    assert run.opened == []
+    assert "Not signed in" in run.stdout
+    assert outcomes(sandbox, seq) == []
 
 
 def test_the_readme_pytest_sample_runs_with_the_plugin_of_the_installed_wheel(

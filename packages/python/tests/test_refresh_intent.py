@@ -1,7 +1,7 @@
 """The token manager's rules for a paused lock holder (issue 21), in one process: the refresh intent in
 the TypeScript manager's format, honoured within ``intent_wait``; nothing sent under a lock found lost
-or over a record that changed. The same rules across real processes and signals are in
-tests/processes/test_pause.py.
+or over a record that changed. The same rules across real processes and signals are the
+repository's conformance scenarios (spec/conformance/scenarios/holder-*.yaml).
 """
 
 from __future__ import annotations

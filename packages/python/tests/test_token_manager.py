@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -656,6 +657,35 @@ def test_a_refresh_answered_429_or_503_was_not_handled_and_is_retried_with_the_s
     presented = [grant.body.get("refresh_token") for grant in tenant.grants("refresh_token")]
     assert len(presented) == 2
     assert presented[0] == presented[1]
+
+
+def test_a_refresh_answered_429_with_retry_after_is_sent_again_after_that_delay_not_the_backoff(
+    tenant: FakeTenant, clock: Clock
+) -> None:
+    """Issue 27, point 1: ``Retry-After: 1`` was retried after the 0.3 s backoff, hitting the token endpoint
+    again before the tenant asked."""
+    manager = signed_in(tenant, clock, retry_delay=0.3)
+    clock.advance(PAST_EXPIRY)
+    tenant.script.append(lambda _: httpx.Response(429, headers={"Retry-After": "1"}))
+    started = time.monotonic()
+    assert manager.get_access_token().startswith("at-")
+    assert time.monotonic() - started >= 0.95
+    assert tenant.refreshes == 2
+
+
+def test_a_refresh_asked_to_wait_longer_than_10_s_is_not_retried_and_the_error_says_when_to_try_again(
+    tenant: FakeTenant, clock: Clock
+) -> None:
+    manager = signed_in(tenant, clock)
+    clock.advance(PAST_EXPIRY)
+    tenant.script.append(lambda _: httpx.Response(429, headers={"Retry-After": "30"}))
+    started = time.monotonic()
+    with pytest.raises(TransientError) as caught:
+        manager.get_access_token()
+    assert time.monotonic() - started < 1
+    assert (caught.value.status, caught.value.attempts, caught.value.retry_after) == (429, 1, 30.0)
+    assert "retry after 30 s" in str(caught.value)
+    assert tenant.refreshes == 1
 
 
 def test_a_connection_that_fails_before_sending_is_retried_and_then_succeeds(tenant: FakeTenant, clock: Clock) -> None:

@@ -7,7 +7,11 @@ interchangeable with the TypeScript kit's.
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
 from ._retry import RetryPolicy
+from ._running_time import RunningTimeTransport
 from .auth import (
     AccessTokenSource,
     AsyncAccessTokenSource,
@@ -36,6 +40,12 @@ from .storage import FileStorage, FileStorageError, Lock, RedisStoreError, Token
 from .storage.memory import MemoryStorage
 from .token_errors import OAuthResponseError, SessionEndedError, TokenErrorCode, TokenManagerError, TransientError
 from .token_manager import AsyncTokenManager, AuthorizationRequest, EventName, SessionInfo, SignedOut, TokenManager
+
+try:
+    __version__ = _version("tenant-integration")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
+"""The installed distribution's version (``package.json``'s, which the wheel carries)."""
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -67,6 +77,7 @@ __all__ = [
     "RedisStoreError",
     "RefreshableTokenSource",
     "RetryPolicy",
+    "RunningTimeTransport",
     "ServerError",
     "SessionEndedError",
     "SessionInfo",
@@ -79,6 +90,7 @@ __all__ = [
     "TokenStorage",
     "TransientError",
     "UnauthorizedError",
+    "__version__",
     "create_pkce_pair",
     "derive_code_challenge",
 ]

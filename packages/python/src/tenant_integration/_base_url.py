@@ -62,9 +62,12 @@ def tenant_origin(base_url: str, option: str = "base_url") -> str:
         raise InvalidOptionsError(
             option, "not an absolute http(s) URL; give the tenant's origin, e.g. https://acme.tenant.test"
         )
+    netloc = f"[{host}]" if ":" in host else host
     if scheme == "http" and not is_loopback_host(host):
+        # The suggestion keeps the port (http's default 80 says nothing about https's).
+        suggested = netloc if port in (None, 80) else f"{netloc}:{port}"
         raise InvalidOptionsError(
-            option, f"http is allowed only to a loopback host (the local sandbox); use https://{host}"
+            option, f"http is allowed only to a loopback host (the local sandbox); use https://{suggested}"
         )
     if parts.username is not None or parts.password is not None:
         raise InvalidOptionsError(option, "must not carry credentials (user:password@)")
@@ -78,7 +81,6 @@ def tenant_origin(base_url: str, option: str = "base_url") -> str:
         raise InvalidOptionsError(option, "must not have a query; give the tenant's origin only")
     if "#" in base_url:
         raise InvalidOptionsError(option, "must not have a fragment; give the tenant's origin only")
-    netloc = f"[{host}]" if ":" in host else host
     default_port = 443 if scheme == "https" else 80
     if port is not None and port != default_port:
         netloc += f":{port}"

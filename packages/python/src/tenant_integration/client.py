@@ -23,6 +23,7 @@ the TypeScript client (``createTenantClient``) does it:
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import logging
 import math
@@ -138,6 +139,7 @@ class _Base:
     _log: RedactingLogger
     _headers: dict[str, str]
     _timeout: httpx.Timeout | _Unset
+    _owns_http: bool
 
     def _configure(
         self,
@@ -164,6 +166,33 @@ class _Base:
     def retry_policy(self) -> RetryPolicy:
         """The retry policy in use (``retries=0`` when retries are off)."""
         return self._policy
+
+    def with_options(
+        self,
+        *,
+        timeout: TimeoutOption | _Unset = _UNSET,
+        retries: RetryPolicy | int | _Unset | None = _UNSET,
+        headers: Mapping[str, str] | None = None,
+    ) -> Self:
+        """A client like this one with other defaults (openai-python's ``with_options``): the same
+        tenant, auth, logger and connections, with ``timeout`` and ``retries`` replaced and ``headers``
+        added where given. Closing it closes nothing: the connections stay this client's.
+
+        Raises:
+            InvalidOptionsError: for a bad option, as the constructor.
+
+        Example:
+            >>> client.with_options(timeout=5, retries=0).get_user()  # doctest: +SKIP
+        """
+        other = copy.copy(self)
+        if not isinstance(timeout, _Unset):
+            other._timeout = _timeout(timeout)
+        if not isinstance(retries, _Unset):
+            other._policy = retry_policy(retries)
+        if headers is not None:
+            other._headers = {**self._headers, **dict(headers)}
+        other._owns_http = False
+        return other
 
     def _build_options(
         self,
@@ -230,11 +259,14 @@ class _Base:
             )
         elif failure is not None:
             fields["error"] = failure.code
+            cause = failure.cause
+            reason = "" if cause is None else f" ({type(cause).__name__}: {cause})" if str(cause) else f" ({cause!r})"
             self._log.error(
-                "%s %s failed: %s after %dms (attempt %d)",
+                "%s %s failed: %s%s after %dms (attempt %d)",
                 method,
                 path,
                 failure.code,
+                reason,
                 duration_ms,
                 attempt,
                 extra=fields,
@@ -371,13 +403,19 @@ class Client(_Base):
         options = self._build_options(params, json, content, data, headers, timeout)
         return self._send(method.upper(), f"{self._origin}{_api_path(path)}", options)
 
-    def _call(self, operation: Operation) -> httpx.Response:
-        options = self._build_options(None, None, None, None, None, _UNSET)
+    def _call(
+        self, operation: Operation, timeout: TimeoutOption | _Unset, headers: Mapping[str, str] | None
+    ) -> httpx.Response:
+        options = self._build_options(None, None, None, None, headers, timeout)
         return self._send(operation.method, f"{self._origin}{operation.path}", options)
 
-    def get_authenticated_user(self) -> models.User:
+    def get_authenticated_user(
+        self, *, timeout: TimeoutOption | _Unset = _UNSET, headers: Mapping[str, str] | None = None
+    ) -> models.User:
         """``GET /api/v1/auth/user`` (``getAuthenticatedUser``): the user the access token was issued for,
         as the JSON object the tenant sends (its fields are not fixed by the contract).
+
+        ``timeout`` and ``headers`` apply to this call only, over the client's (see also :meth:`with_options`).
 
         Raises:
             UnauthorizedError: 401 after the one refresh-and-retry (RFC 6750 §3.1).
@@ -389,11 +427,13 @@ class Client(_Base):
             >>> client.get_authenticated_user()["id"]  # doctest: +SKIP
             42
         """
-        return _json_object(self._call(GET_AUTHENTICATED_USER))
+        return _json_object(self._call(GET_AUTHENTICATED_USER, timeout, headers))
 
-    def get_user(self) -> models.User:
+    def get_user(
+        self, *, timeout: TimeoutOption | _Unset = _UNSET, headers: Mapping[str, str] | None = None
+    ) -> models.User:
         """The same as :meth:`get_authenticated_user` (``GET /api/v1/auth/user``), by its short name."""
-        return self.get_authenticated_user()
+        return self.get_authenticated_user(timeout=timeout, headers=headers)
 
     def _send(self, method: str, url: str, options: dict[str, Any]) -> httpx.Response:
         auth: Any = self._auth if self._auth is not None or self._owns_http else httpx.USE_CLIENT_DEFAULT
@@ -408,7 +448,7 @@ class Client(_Base):
                 response = self._http.send(request, auth=auth, follow_redirects=False)
             except httpx.RequestError as error:
                 failure = network_error_from(error, method=method, url=url_without_query(request.url))
-            if self._log.isEnabledFor(logging.INFO):
+            if failure is not None or self._log.isEnabledFor(logging.INFO):  # ERROR lines show at WARNING too
                 self._log_outcome(method, path, response, failure, attempt, started)
             if response is not None and not isinstance(self._auth, _BearerAuth):
                 # A user's httpx.Auth (or the http_client's): scrub what it sent from any line to come.
@@ -520,22 +560,38 @@ class AsyncClient(_Base):
         options = self._build_options(params, json, content, data, headers, timeout)
         return await self._send(method.upper(), f"{self._origin}{_api_path(path)}", options)
 
-    async def _call(self, operation: Operation) -> httpx.Response:
-        options = self._build_options(None, None, None, None, None, _UNSET)
+    async def _call(
+        self,
+        operation: Operation,
+        timeout: TimeoutOption | _Unset,  # noqa: ASYNC109 (httpx's per-request timeout)
+        headers: Mapping[str, str] | None,
+    ) -> httpx.Response:
+        options = self._build_options(None, None, None, None, headers, timeout)
         return await self._send(operation.method, f"{self._origin}{operation.path}", options)
 
-    async def get_authenticated_user(self) -> models.User:
+    async def get_authenticated_user(
+        self,
+        *,
+        timeout: TimeoutOption | _Unset = _UNSET,  # noqa: ASYNC109 (httpx's per-request timeout)
+        headers: Mapping[str, str] | None = None,
+    ) -> models.User:
         """``GET /api/v1/auth/user`` (``getAuthenticatedUser``): the user the access token was issued for.
+        ``timeout`` and ``headers`` apply to this call only.
 
         Raises:
             UnauthorizedError, ForbiddenError, HttpError, NetworkError, InvalidResponseError: as
                 :meth:`Client.get_authenticated_user` (RFC 6750 §3.1).
         """
-        return _json_object(await self._call(GET_AUTHENTICATED_USER))
+        return _json_object(await self._call(GET_AUTHENTICATED_USER, timeout, headers))
 
-    async def get_user(self) -> models.User:
+    async def get_user(
+        self,
+        *,
+        timeout: TimeoutOption | _Unset = _UNSET,  # noqa: ASYNC109 (httpx's per-request timeout)
+        headers: Mapping[str, str] | None = None,
+    ) -> models.User:
         """The same as :meth:`get_authenticated_user`, by its short name."""
-        return await self.get_authenticated_user()
+        return await self.get_authenticated_user(timeout=timeout, headers=headers)
 
     async def _send(self, method: str, url: str, options: dict[str, Any]) -> httpx.Response:
         auth: Any = self._auth if self._auth is not None or self._owns_http else httpx.USE_CLIENT_DEFAULT
@@ -550,7 +606,7 @@ class AsyncClient(_Base):
                 response = await self._http.send(request, auth=auth, follow_redirects=False)
             except httpx.RequestError as error:
                 failure = network_error_from(error, method=method, url=url_without_query(request.url))
-            if self._log.isEnabledFor(logging.INFO):
+            if failure is not None or self._log.isEnabledFor(logging.INFO):  # ERROR lines show at WARNING too
                 self._log_outcome(method, path, response, failure, attempt, started)
             if response is not None and not isinstance(self._auth, _BearerAuth):
                 for token in sent_tokens(response):

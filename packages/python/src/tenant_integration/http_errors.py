@@ -278,7 +278,10 @@ class NetworkError(TenantIntegrationError):
         self, *, method: str, url: str, code: str = "NETWORK_ERROR", cause: BaseException | None = None
     ) -> None:
         verb = "timed out" if code == "TIMEOUT" else "failed"
-        super().__init__(code, f"{method} {url} {verb}", cause=cause)
+        # The reason in the message too (a log line or a traceback's last line often shows only that);
+        # the cause is already redacted (network_error_from).
+        reason = "" if cause is None else f": {type(cause).__name__}" + (f": {cause}" if str(cause) else "")
+        super().__init__(code, f"{method} {url} {verb}{reason}", cause=cause)
         self.method = method
         self.url = url
 

@@ -39,6 +39,8 @@ class LoopbackError(TokenManagerError):
     - ``CALLBACK_PORT_IN_USE``: another program listens on the redirect URI's port; ``port`` is set.
     - ``REDIRECT_URI_REFUSED``: the tenant answered the authorize request with its error page instead
       of redirecting back (the redirect URI, or the client id, is not registered); ``status`` is set.
+    - ``CALLBACK_TIMEOUT``: no callback arrived within the wait (:meth:`LoopbackServer.wait`), as in
+      the TypeScript kit's ``waitForCallback``.
 
     Example:
         >>> LoopbackError("CALLBACK_PORT_IN_USE", "port 53682 is in use", port=53682).port
@@ -133,6 +135,8 @@ class LoopbackServer:
                     failure = "no outcome"
                 try:
                     self._answer(failure)
+                except OSError:
+                    pass  # the browser left before its page (closed, reset): nothing to tell it
                 finally:
                     owner._answered.set()
 
@@ -157,6 +161,10 @@ class LoopbackServer:
             # program listening on it still does (Linux and macOS refuse a second listener).
             allow_reuse_address = sys.platform != "win32"  # on Windows it would let another program share it
             daemon_threads = True
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                """Silent: a browser's connection that fails (reset, closed early) is not the sign-in's
+                failure, and socketserver's default prints a traceback to the user's terminal."""
 
         self._taken = False
         self._take_lock = threading.Lock()
@@ -189,6 +197,11 @@ class LoopbackServer:
         self._thread = threading.Thread(target=self._server.serve_forever, name="tenant-integration-loopback")
         self._thread.daemon = True
         self._thread.start()
+
+    @property
+    def called_back(self) -> bool:
+        """Whether the callback has arrived."""
+        return self._taken
 
     def _take(self) -> bool:
         with self._take_lock:
@@ -243,7 +256,7 @@ class LoopbackServer:
         """Waits for the callback and returns its full URL (pass it to ``complete_authorization``).
 
         Raises:
-            TokenManagerError: ``INVALID_CALLBACK`` when none arrived within ``timeout`` seconds; the
+            LoopbackError: ``CALLBACK_TIMEOUT`` when none arrived within ``timeout`` seconds; the
                 message says what to check when the browser stopped on an error page at the tenant.
 
         See RFC 8252 §7.3.
@@ -251,8 +264,8 @@ class LoopbackServer:
         try:
             return self._callbacks.get(timeout=timeout)
         except queue.Empty:
-            raise TokenManagerError(
-                "INVALID_CALLBACK",
+            raise LoopbackError(
+                "CALLBACK_TIMEOUT",
                 f"no authorization callback arrived at {self.redirect_uri} within {timeout:g} s. If the "
                 "browser shows an error page at the tenant instead, check that the client_id is registered "
                 f"there with exactly this redirect URI (port {self.port} and path included) and that it may "
@@ -290,16 +303,24 @@ def _registered_port(redirect_uri: str) -> None:
         )
 
 
-def _show(url: str, open_browser: Callable[[str], object]) -> None:
-    opened = False
-    try:
-        opened = bool(open_browser(url))
-    except Exception:  # no browser: the address is shown instead
+def _show(url: str, open_browser: Callable[[str], object], server: LoopbackServer) -> None:
+    """Opens the browser in a thread of its own, so that the callback is taken while ``open_browser``
+    runs: one that makes the whole round trip before it returns (a headless browser, a test helper)
+    waits for the page, which waits for the sign-in's outcome. Prints the address when no browser
+    opened, unless the callback came all the same."""
+
+    def show() -> None:
         opened = False
-    if not opened:
-        # The user's own terminal: the address must be visited, and it holds no token.
-        sys.stderr.write(f"Open this address in a browser to sign in:\n{url}\n")
-        sys.stderr.flush()
+        try:
+            opened = bool(open_browser(url))
+        except Exception:  # no browser: the address is shown instead
+            opened = False
+        if not opened and not server.called_back:
+            # The user's own terminal: the address must be visited, and it holds no token.
+            sys.stderr.write(f"Open this address in a browser to sign in:\n{url}\n")
+            sys.stderr.flush()
+
+    threading.Thread(target=show, name="tenant-integration-browser", daemon=True).start()
 
 
 def _reason(error: BaseException) -> str:
@@ -325,7 +346,8 @@ def sign_in_with_loopback(
 
     Args:
         manager: the token manager to sign in.
-        open_browser: opens a URL, returning whether it did (default :func:`webbrowser.open`).
+        open_browser: opens a URL, returning whether it did (default :func:`webbrowser.open`). It runs
+            in a thread of its own, so it may also make the whole round trip before it returns.
         timeout: seconds to wait for the callback (default 300).
         check_transport: the httpx transport of :meth:`LoopbackServer.check_redirect` (tests).
 
@@ -334,8 +356,9 @@ def sign_in_with_loopback(
         LoopbackError: ``CALLBACK_PORT_IN_USE`` (``port`` and the message name the port);
             ``REDIRECT_URI_REFUSED`` when the tenant shows its error page for the authorize request (the
             redirect URI or client id is not registered), found before the browser is opened.
-        TokenManagerError: ``INVALID_CALLBACK`` when no callback arrived in time (the message says what
-            to check at the tenant); what ``complete_authorization`` raises (``AUTHORIZATION_DENIED``,
+        LoopbackError: ``CALLBACK_TIMEOUT`` when no callback arrived in time (the message says what
+            to check at the tenant).
+        TokenManagerError: what ``complete_authorization`` raises (``AUTHORIZATION_DENIED``,
             ``STATE_MISMATCH``...).
 
     Example:
@@ -347,7 +370,7 @@ def sign_in_with_loopback(
     with LoopbackServer(manager.redirect_uri) as server:
         request = manager.begin_authorization()
         server.check_redirect(request.url, transport=check_transport)
-        _show(request.url, open_browser)
+        _show(request.url, open_browser, server)
         callback = server.wait(timeout)
         try:
             session = manager.complete_authorization(callback)
@@ -377,7 +400,7 @@ async def sign_in_with_loopback_async(
     try:
         request = await manager.begin_authorization()
         await asyncio.to_thread(server.check_redirect, request.url, transport=check_transport)
-        _show(request.url, open_browser)
+        _show(request.url, open_browser, server)
         callback = await asyncio.to_thread(server.wait, timeout)
         try:
             session = await manager.complete_authorization(callback)

@@ -35,6 +35,7 @@ TokenErrorCode = Literal[
     "STATE_EXPIRED",
     "INVALID_CALLBACK",
     "CALLBACK_PORT_IN_USE",
+    "CALLBACK_TIMEOUT",
     "REDIRECT_URI_REFUSED",
     "AUTHORIZATION_DENIED",
     "OAUTH_ERROR",
@@ -47,7 +48,7 @@ TokenErrorCode = Literal[
 ]
 """The stable codes of :class:`TokenManagerError` and its subclasses.
 
-All but the last are the TypeScript kit's (``packages/token-manager/src/errors.ts``):
+All but ``LOCK_TIMEOUT`` are the TypeScript kit's (``packages/token-manager/src/errors.ts``):
 
 - ``INVALID_OPTIONS``: an option is invalid (raised as :class:`~tenant_integration.errors.InvalidOptionsError`).
 - ``INVALID_VERIFIER``: a PKCE verifier is not 43 to 128 characters of ``A-Z a-z 0-9 - . _ ~`` (RFC 7636 §4.1).
@@ -55,7 +56,9 @@ All but the last are the TypeScript kit's (``packages/token-manager/src/errors.t
 - ``STATE_MISSING`` / ``STATE_MISMATCH`` / ``STATE_EXPIRED``: the callback's ``state`` is absent, differs
   from the stored one, or the pending sign-in outlived its lifetime (RFC 6749 §10.12). No request is sent.
 - ``INVALID_CALLBACK``: the callback is not a full URL, not at the redirect URI, repeats ``state``,
-  ``code`` or ``error``, or has no ``code``; or no callback arrived (loopback sign-in).
+  ``code`` or ``error``, or has no ``code``.
+- ``CALLBACK_TIMEOUT``: no callback arrived within the loopback sign-in's wait
+  (:class:`~tenant_integration.loopback.LoopbackError`, RFC 8252 §7.3).
 - ``CALLBACK_PORT_IN_USE``: the loopback sign-in's port is taken by another program; ``port`` is set
   (:class:`~tenant_integration.loopback.LoopbackError`, RFC 8252 §7.3).
 - ``REDIRECT_URI_REFUSED``: the tenant answered the authorize request with its error page instead of
@@ -68,7 +71,7 @@ All but the last are the TypeScript kit's (``packages/token-manager/src/errors.t
 - ``NOT_SIGNED_IN``: there are no tokens.
 - ``STORAGE_FAILED``: the storage failed; ``cause`` is the storage's error.
 
-One more belongs to the Python SDK: ``LOCK_TIMEOUT``, the in-process lock of
+One belongs to the Python SDK for now: ``LOCK_TIMEOUT``, the in-process lock of
 :class:`~tenant_integration.storage.memory.MemoryStorage` stayed held for its whole bounded wait (the
 file and Redis locks raise their own ``LOCK_TIMEOUT`` errors, which the manager lets through, as the
 TypeScript manager does).
@@ -178,24 +181,37 @@ class TransientError(TokenManagerError):
         sent: ``False`` when the last request cannot have been handled by the tenant (no connection was
             made, or it answered 429 or 503: RFC 6585 §4, RFC 9110 §15.6.4): only then is a refresh tried
             again, since the tenant may otherwise have rotated the refresh token already.
+        retry_after: the last answer's ``Retry-After`` (RFC 9110 §10.2.3) in seconds, or ``None``. A
+            refresh is retried after that delay, unless it is longer than 10 s: then it is raised at once
+            and this says when to try again.
 
     Example:
         >>> e = TransientError(503, 1)
         >>> (e.code, e.status, str(e))
         ('TRANSIENT', 503, 'TRANSIENT: HTTP 503 (1 attempt)')
+        >>> str(TransientError(429, 1, retry_after=30.0))
+        'TRANSIENT: HTTP 429 (1 attempt); retry after 30 s'
 
     See RFC 6749 §6.
     """
 
     def __init__(
-        self, status: int | None, attempts: int, *, cause: BaseException | None = None, sent: bool = True
+        self,
+        status: int | None,
+        attempts: int,
+        *,
+        cause: BaseException | None = None,
+        sent: bool = True,
+        retry_after: float | None = None,
     ) -> None:
         what = f"HTTP {status}" if status is not None else "no answer"
         plural = "attempt" if attempts == 1 else "attempts"
-        super().__init__("TRANSIENT", f"{what} ({attempts} {plural})", cause=cause)
+        wait = "" if retry_after is None else f"; retry after {retry_after:g} s"
+        super().__init__("TRANSIENT", f"{what} ({attempts} {plural}){wait}", cause=cause)
         self.status = status
         self.attempts = attempts
         self.sent = sent
+        self.retry_after = retry_after
 
 
 class ScrubbedError(Exception):

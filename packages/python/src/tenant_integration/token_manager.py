@@ -44,6 +44,8 @@ import httpx
 from ._base_url import tenant_origin
 from ._generated.scopes import SCOPES
 from ._redact import redact
+from ._retry import parse_retry_after
+from ._running_time import count_running_time
 from ._token_record import (
     PendingRecord,
     TokenRecord,
@@ -96,8 +98,9 @@ EventName = Literal["signed-in", "signed-out", "tokens-refreshed", "session-ende
 - ``revoked``: :meth:`TokenManager.revoke` succeeded and the tokens were cleared (``signed-out``
   follows); payload ``None``.
 - ``storage-failed``: new tokens could not be written; they stay usable in this process and their
-  write is retried on a later call, at most once a second; payload the ``STORAGE_FAILED``
-  :class:`~tenant_integration.token_errors.TokenManagerError`.
+  write is retried on a later call, at most once a second; or the stored tokens were found unreadable
+  (a corrupt file set aside, a value that is not a token record: no session). Payload the
+  ``STORAGE_FAILED`` :class:`~tenant_integration.token_errors.TokenManagerError`.
 
 No payload holds a token.
 """
@@ -117,6 +120,8 @@ _PROCESS_LOCKS = MemoryStorage()
 _INTENT_POLL = 0.05
 # Times the lock is taken again after it was found taken over before a refresh left.
 _LOCK_TRIES = 3
+# The longest wait before a refresh is sent again (the backoff's cap); a longer Retry-After is not waited.
+_MAX_RETRY_DELAY = 10.0
 
 
 class _LockLost(Exception):
@@ -358,6 +363,8 @@ class _Core:
         self._unsaved: TokenRecord | None = None
         # Until when (now() ms) unsaved tokens are served without trying their write again.
         self._retry_write_after = 0.0
+        # Why the last write of new tokens failed, for the error that refuses to refresh from them.
+        self._write_failure: TokenManagerError | None = None
         # Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens.
         self._generation = 0
         self._listeners: dict[str, list[Callable[[Any], object]]] = {}
@@ -476,6 +483,19 @@ class _Core:
             return current.access_token
         return None
 
+    def _refuse_to_refresh_unwritten(self, unsaved: TokenRecord) -> None:
+        """Never refresh from tokens that are not stored (issue 27, as the TypeScript manager): the refresh
+        would check storage for a record that can never appear there, and every further rotation would
+        widen the gap between the tenant and what the other processes read. Once tokens whose write failed
+        need a refresh and their write failed again, ``STORAGE_FAILED`` is raised at once, nothing sent;
+        they stay kept, and are written, then refreshed from, once the storage takes them."""
+        if self._unsaved is unsaved and (not self._fresh(unsaved) or unsaved.access_token == self._rejected):
+            raise TokenManagerError(
+                "STORAGE_FAILED",
+                "the refreshed tokens cannot be written, so they are not refreshed again until they are",
+                cause=self._write_failure.__cause__ if self._write_failure is not None else None,
+            )
+
     def _held_unsaved(self) -> TokenRecord | None:
         unsaved = self._unsaved
         return unsaved if unsaved is not None and self._current is unsaved and self._fresh(unsaved) else None
@@ -570,12 +590,34 @@ class _Core:
 
     def _load_failed(self, error: BaseException) -> TokenManagerError:
         # A storage that found its data unreadable and set it aside (FileStorage's FILE_CORRUPT) has no
-        # tokens now: that is no session, with the reason as the cause of NOT_SIGNED_IN.
+        # tokens now: that is no session, with the reason as the cause of NOT_SIGNED_IN. Said out loud
+        # (issue 27): the file set aside may hold the only copy of a refresh token.
         if getattr(error, "reset", False) is True:
-            return TokenManagerError(
-                "NOT_SIGNED_IN", "the stored tokens were unreadable (see cause)", cause=scrubbed(error, self._known())
-            )
+            cause = scrubbed(error, self._known())
+            self._report_unreadable(str(cause), cause)
+            return TokenManagerError("NOT_SIGNED_IN", "the stored tokens were unreadable (see cause)", cause=cause)
         return self._storage_failed(error)
+
+    def _parse_stored(self, raw: str | None) -> TokenRecord | None:
+        """The stored token record; ``None`` when there is none. A value that is not a token record
+        (valid JSON of another shape, a hand edit) reads as no session, as the spec says, but is reported
+        rather than taken for "no tokens": ``NOT_SIGNED_IN`` saying so, a warning, ``storage-failed``.
+        It is left in place (a sign-in replaces it)."""
+        record = parse_record(raw)
+        if record is None and raw is not None:
+            what = f"the value under {self._tokens_key} is not a token record; signing in replaces it"
+            self._report_unreadable(what, None)
+            raise TokenManagerError("NOT_SIGNED_IN", f"the stored tokens are unreadable: {what}")
+        return record
+
+    def _report_unreadable(self, what: str, cause: BaseException | None) -> None:
+        """Stored tokens found unreadable: a warning and ``storage-failed`` (``STORAGE_FAILED``), so that
+        a caller that only asks :meth:`is_signed_in` learns it too."""
+        self._log.warning("The stored tokens were unreadable: %s", what)
+        self._emit(
+            "storage-failed",
+            TokenManagerError("STORAGE_FAILED", f"the stored tokens were unreadable: {what}", cause=cause),
+        )
 
     def _authorization(self, scopes: Sequence[str] | None) -> tuple[AuthorizationRequest, str]:
         """A new authorization request and its pending record (serialized)."""
@@ -685,7 +727,8 @@ class _Core:
             # 429 and 503 say the tenant did not handle the request (RFC 6585 §4, RFC 9110 §15.6.4): the
             # refresh token it carried is unused, so that refresh may be sent again, as the TypeScript
             # manager does. Any other 5xx may come after the tenant rotated the token.
-            raise TransientError(status, attempt, sent=status not in (429, 503))
+            retry_after = parse_retry_after(response.headers.get("retry-after"), float(self._now()))
+            raise TransientError(status, attempt, sent=status not in (429, 503), retry_after=retry_after)
         fields = parse_oauth_error(parse_json(response.text)) if status >= 400 else None
         if fields is None:
             raise TokenManagerError("INVALID_RESPONSE", f"{path} answered HTTP {status} without an OAuth error body")
@@ -728,8 +771,23 @@ class _Core:
         have rotated the refresh token, and sending it again would end the session)."""
         if error.sent or attempt >= self._attempts:
             return None
-        delay: float = min(self._retry_delay * 2.0 ** (attempt - 1), 10.0)
         why = "no connection" if error.status is None else f"HTTP {error.status}"
+        delay: float
+        if error.retry_after is not None:
+            # The tenant said when (RFC 9110 §10.2.3), as the client's RetryPolicy honours it; a wait past
+            # the cap ends the retries at once, the error saying when to try again (its retry_after).
+            if error.retry_after > _MAX_RETRY_DELAY:
+                self._log.warning(
+                    "Refresh attempt %d failed (%s, Retry-After %g s, more than %g s); not retried",
+                    attempt,
+                    why,
+                    error.retry_after,
+                    _MAX_RETRY_DELAY,
+                )
+                return None
+            delay = error.retry_after
+        else:
+            delay = min(self._retry_delay * 2.0 ** (attempt - 1), _MAX_RETRY_DELAY)
         self._log.warning("Refresh attempt %d failed (%s); retrying in %dms", attempt, why, round(delay * 1000))
         return delay
 
@@ -811,13 +869,18 @@ class TokenManager(_Core):
         pending_lifetime: how long a pending sign-in stays valid, in seconds (default 600).
         lock: the lock around a refresh (default: the storage's ``lock``, else one of the process).
         transport: the httpx transport of the token requests (tests pass ``httpx.MockTransport``).
-        timeout: the timeout of each request, in seconds or as ``httpx.Timeout`` (default 10 s). An
-            answer that arrived while the process was stopped (SIGSTOP, a suspended laptop) is read
-            before the timeout counts (the kernel restarts a blocking read; AsyncTokenManager counts
-            only time the process ran).
-        refresh_attempts: attempts of a refresh whose connection failed (default 3; an answer, or a
-            request that may have been sent, is never retried).
-        retry_delay: the first pause between those attempts, doubled each time (default 0.3 s).
+        timeout: the timeout of each request, in seconds or as ``httpx.Timeout`` (default 10 s). Its
+            read timeout counts only the time the process ran: a process stopped while it waits for an
+            answer (SIGSTOP, a debugger) goes on waiting when it wakes, for what is left of it. With a
+            ``transport`` of yours, that holds when it is, or sends through, a
+            :class:`~tenant_integration.RunningTimeTransport`.
+        refresh_attempts: attempts of a refresh the tenant cannot have handled: no connection, or
+            answered 429 or 503 (default 3; any other answer, or a request that may have been handled,
+            is never retried).
+        retry_delay: the first pause between those attempts, doubled each time (default 0.3 s, at most
+            10 s). A 429 or 503 with ``Retry-After`` waits that long instead; one asking for more than
+            10 s is not retried: :class:`~tenant_integration.TransientError` is raised at once, its
+            ``retry_after`` saying when to try again.
         logger: the :class:`logging.Logger` to write to (default ``tenant_integration.token_manager``);
             no line carries a token, code, verifier, state, header value or body.
         intent_wait: with a storage that processes share (``FileStorage``, ``RedisStorage``, or a ``lock``
@@ -885,6 +948,12 @@ class TokenManager(_Core):
                 "transport", "must be an httpx.BaseTransport (AsyncTokenManager takes async ones)"
             )
         self._http = httpx.Client(transport=transport, timeout=timeout, follow_redirects=False)
+        if transport is None:
+            # Its own transports (the default one, and those of the proxies the environment names) read
+            # with a timeout that counts only the time the process ran (see _running_time.py).
+            for own in (self._http._transport, *self._http._mounts.values()):
+                if isinstance(own, httpx.HTTPTransport):
+                    count_running_time(own)
         self._mutex = threading.Lock()
         self._inflight: _Flight | None = None
 
@@ -1080,7 +1149,7 @@ class TokenManager(_Core):
             failure = self._load_failed(e)
         if failure is not None:
             raise failure
-        return parse_record(raw)
+        return self._parse_stored(raw)
 
     def _obtain(self, again: bool = False, waited: _Waited | None = None) -> str:
         """Runs under the lock: re-reads the storage, and refreshes only if what it finds is not usable
@@ -1100,6 +1169,7 @@ class TokenManager(_Core):
             else:
                 self._commit_or_report(unsaved)
                 stored = unsaved
+                self._refuse_to_refresh_unwritten(unsaved)
             if self._unsaved is None:
                 # Written (or superseded): this process's intent on the old token has done its job.
                 self._drop_intent(self._own_intent)
@@ -1169,6 +1239,7 @@ class TokenManager(_Core):
         try:
             return self._commit(record)
         except TokenManagerError as e:
+            self._write_failure = e
             self._retry_write_after = self._now_ms() + _UNSAVED_RETRY_MS
             self._emit("storage-failed", e)
             self._retry_write_later()
@@ -1602,7 +1673,7 @@ class AsyncTokenManager(_Core):
             failure = self._load_failed(e)
         if failure is not None:
             raise failure
-        return parse_record(raw)
+        return self._parse_stored(raw)
 
     async def _obtain(self, again: bool = False, waited: _Waited | None = None) -> str:
         self._log.debug("Refresh lock taken; reading the tokens from storage")
@@ -1618,6 +1689,7 @@ class AsyncTokenManager(_Core):
             else:
                 await self._commit_or_report(unsaved)
                 stored = unsaved
+                self._refuse_to_refresh_unwritten(unsaved)
             if self._unsaved is None:
                 await asyncio.to_thread(self._drop_intent, self._own_intent)
         else:
@@ -1676,6 +1748,7 @@ class AsyncTokenManager(_Core):
         try:
             return await self._commit(record)
         except TokenManagerError as e:
+            self._write_failure = e
             self._retry_write_after = self._now_ms() + _UNSAVED_RETRY_MS
             self._emit("storage-failed", e)
             self._retry_write_later()
@@ -1704,7 +1777,11 @@ class AsyncTokenManager(_Core):
             except Exception as e:
                 self._drop_intent(intent)
                 raise self._load_failed(e) from None
-            latest = parse_record(raw)
+            try:
+                latest = self._parse_stored(raw)
+            except TokenManagerError:
+                self._drop_intent(intent)
+                raise
             if latest is None or latest.id != stored.id:
                 self._drop_intent(intent)
                 self._log.info("The stored tokens changed before the refresh left; using them")

@@ -146,17 +146,21 @@ def _write_owner(lock_path: str) -> LockOwner | None:
     lock then works by its mtime alone, as before owner files)."""
     me = LockOwner(pid=os.getpid(), host=_host(), id=secrets.token_hex(16), since=round(time.time() * 1000))
     text = json.dumps({"pid": me.pid, "host": me.host, "id": me.id, "since": me.since}, separators=(",", ":"))
+    path = os.path.join(lock_path, OWNER_FILE)
     try:
-        fd = os.open(
-            os.path.join(lock_path, OWNER_FILE),
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-            0o600,
-        )
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        return None
+    try:
         try:
             os.write(fd, text.encode())
         finally:
             os.close(fd)
     except OSError:
+        # A full disk makes the file but not its content (ENOSPC). Left empty, it would keep the
+        # directory from being removed on release (issue 27: every later access waited stale_after).
+        with contextlib.suppress(OSError):
+            os.unlink(path)
         return None
     return me
 
@@ -338,7 +342,7 @@ class _Toucher:
                 if owner is not None and owner.id == self.owner.id:
                     _remove_lock(self.lock_path)
             elif not self.compromised and _identity(os.stat(self.lock_path)) == self.identity:
-                os.rmdir(self.lock_path)
+                _remove_lock(self.lock_path)
         if self.record is not None:
             self.record.write(None)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import os
 import re
@@ -32,6 +33,9 @@ T = TypeVar("T")
 _MAX_LINKS = 40
 #: The temporary files of writers (``<file>.<12 hex>.tmp``), removed when a killed writer left one.
 _LEFTOVER = re.compile(r"^[0-9a-f]{12}\.tmp$")
+
+# Paths and modes only, never a stored value.
+_log = logging.getLogger("tenant_integration.storage.file")
 
 
 def _problem(text: str) -> str | None:
@@ -124,7 +128,8 @@ class FileStorage:
       (``spec/token-store/token-file.schema.json``).
     - **Symlinks** are followed (at most 40): the file they name is written and locked, the link stays.
     - **Modes.** Missing directories are created 0700 and the file 0600. A file others may read is
-      tightened to 0600 on first access; if that fails (not its owner), it is refused (``FILE_UNSAFE``).
+      tightened to 0600 on first access, with a warning that its tokens may have been read; if that
+      fails (not its owner), it is refused (``FILE_UNSAFE``).
     - **Faults.** An empty, corrupt or foreign file (not a JSON object of strings) is moved aside to
       ``<file>.corrupt-<time>-<random>`` and reported once as ``FILE_CORRUPT`` with ``reset = True``,
       which the manager turns into ``NOT_SIGNED_IN``; a sign-in then writes a good file. A read-only
@@ -251,6 +256,13 @@ class FileStorage:
                         path=file,
                         cause=e,
                     ) from e
+                # Tightened, but the tokens were exposed until now (issue 27): say so.
+                _log.warning(
+                    "the token file %s was readable by others (mode %04o); tightened to 0600. "
+                    "The tokens in it may have been read: sign out and sign in again to replace them",
+                    file,
+                    stat.S_IMODE(mode),
+                )
             with open(file, "rb") as handle:
                 raw = handle.read()
         except FileNotFoundError:
