@@ -135,6 +135,7 @@ function explain(error: unknown, s: Settings | undefined): Failure {
     case "INVALID_BASE_URL":
       return new Failure(`Invalid tenant or client: ${message}`, 2);
     case "INVALID_CALLBACK":
+    case "CALLBACK_TIMEOUT":
       return new Failure(`The sign-in did not complete: ${message}. Run \`tenant login\` again.`);
     case "STATE_MISMATCH":
     case "STATE_MISSING":

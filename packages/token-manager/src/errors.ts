@@ -18,7 +18,8 @@
  * | `STATE_MISSING` | {@link TokenManagerError} | the callback URL has no `state` |
  * | `STATE_MISMATCH` | {@link TokenManagerError} | the callback's `state` differs from the stored one |
  * | `STATE_EXPIRED` | {@link TokenManagerError} | the pending sign-in outlived its lifetime |
- * | `INVALID_CALLBACK` | {@link TokenManagerError} | the callback is not a URL, not at the redirect URI, repeats `state`, `code` or `error`, or has no `code`; no callback arrived (Node loopback) |
+ * | `INVALID_CALLBACK` | {@link TokenManagerError} | the callback is not a URL, not at the redirect URI, repeats `state`, `code` or `error`, or has no `code`; the Node loopback receiver closed before one arrived |
+ * | `CALLBACK_TIMEOUT` | {@link TokenManagerError} | no callback reached the Node loopback receiver in time (the message names the redirect URI and says what to check) |
  * | `CALLBACK_PORT_IN_USE` | {@link TokenManagerError} | the Node loopback receiver's port is taken by another program; `port` is set |
  * | `REDIRECT_URI_REFUSED` | {@link TokenManagerError} | the tenant showed its error page for the authorize request instead of redirecting (the redirect URI or client id is not registered); `status` is set |
  * | `AUTHORIZATION_DENIED` | {@link TokenManagerError} | the callback carries `error` (e.g. `access_denied`); `error`, `errorDescription`, `errorUri` are set |
@@ -45,6 +46,7 @@ export type ErrorCode =
   | "STATE_MISMATCH"
   | "STATE_EXPIRED"
   | "INVALID_CALLBACK"
+  | "CALLBACK_TIMEOUT"
   | "CALLBACK_PORT_IN_USE"
   | "REDIRECT_URI_REFUSED"
   | "AUTHORIZATION_DENIED"

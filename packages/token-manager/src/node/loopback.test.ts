@@ -60,13 +60,13 @@ describe("waitForCallback", () => {
     await expect(waitForCallback("http://127.0.0.1/callback")).rejects.toThrow(failure("INVALID_OPTIONS"));
   });
 
-  it("says, when no callback arrives in time, which redirect URI waited and what to check (regression: issue 20, it said only that none arrived)", async () => {
+  it("says, when no callback arrives in time, CALLBACK_TIMEOUT (the Python kit's code), which redirect URI waited and what to check (regression: issues 20 and 27)", async () => {
     const port = await freePort();
     const server = await waitForCallback(`http://127.0.0.1:${port}/callback`, { timeoutMs: 50 });
     const error = await server.callback.catch((e: unknown) => e);
-    expect(error).toEqual(failure("INVALID_CALLBACK"));
+    expect(error).toEqual(failure("CALLBACK_TIMEOUT"));
     expect((error as Error).message).toBe(
-      `INVALID_CALLBACK: no authorization callback arrived at http://127.0.0.1:${port}/callback within 0.05 s. ` +
+      `CALLBACK_TIMEOUT: no authorization callback arrived at http://127.0.0.1:${port}/callback within 0.05 s. ` +
         "If the browser showed the tenant's error page instead, this redirect URI is not registered for the client " +
         "exactly as written (scheme, host, port and path): register it, or use the registered one",
     );

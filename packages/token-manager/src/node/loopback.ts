@@ -63,7 +63,8 @@ export interface CallbackServer {
  * @throws {@link TokenManagerError} (rejects) with code `INVALID_OPTIONS` when `redirectUri` is not http
  * to a loopback address with a port, `CALLBACK_PORT_IN_USE` (with `port`) when another program
  * listens on its port. `callback` rejects with a {@link TokenManagerError} whose code is
- * `INVALID_CALLBACK` on timeout (the message names the redirect URI and says what to check) or close.
+ * `CALLBACK_TIMEOUT` on timeout (the message names the redirect URI and says what to check), and
+ * `INVALID_CALLBACK` when closed first.
  * @example
  * ```ts
  * const server = await waitForCallback("http://127.0.0.1:53682/callback");
@@ -106,8 +107,8 @@ export async function waitForCallback(redirectUri: string | URL, options: WaitFo
     () =>
       stop(
         new TokenManagerError(
-          "INVALID_CALLBACK",
-          `INVALID_CALLBACK: no authorization callback arrived at ${bound.href} within ${timeoutMs / 1000} s. ` +
+          "CALLBACK_TIMEOUT",
+          `CALLBACK_TIMEOUT: no authorization callback arrived at ${bound.href} within ${timeoutMs / 1000} s. ` +
             "If the browser showed the tenant's error page instead, this redirect URI is not registered for the client " +
             "exactly as written (scheme, host, port and path): register it, or use the registered one",
         ),
