@@ -5,7 +5,8 @@ written at once by both kinds are all kept.
 The Node processes are packages/token-manager/src/testing/file-worker.mjs: the BUILT
 ``@tenant-integration/token-manager/node`` ``fileStorage``, as a command-line tool uses it. The Python
 processes run this file as a script (``worker`` below), with ``FileStorage``. Both speak one JSON
-object per line. Fleets of managers on one file (N = 2, 5, 20, mixed) are in tests/processes.
+object per line. A lock directory whose holder is paused or has exited is the last test. Fleets of managers
+on one file, Python and TypeScript mixed, are the repository's conformance scenarios (spec/conformance).
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+
+from tenant_integration.storage.errors import FileStorageError
+from tenant_integration.storage.file import FileStorage
 
 REPO = Path(__file__).resolve().parents[3]
 NODE_WORKER = REPO / "packages" / "token-manager" / "src" / "testing" / "file-worker.mjs"
@@ -313,3 +317,56 @@ def worker(file: str, options: dict[str, float]) -> None:
 
 if __name__ == "__main__":
     worker(sys.argv[1], json.loads(sys.argv[2]))
+
+
+# -- the owner file: a paused holder on this host is waited for, a dead one taken over at once ---------
+
+
+def start_directory_holder(lock: Path) -> subprocess.Popen[bytes]:
+    """Another process that takes the lock directory as the TypeScript kit does (mkdir, then its owner
+    file naming its pid and host), says so, and then holds it (it never touches it again)."""
+    script = (
+        "import json, os, socket, sys, time\n"
+        f"lock = {str(lock)!r}\n"
+        "os.mkdir(lock)\n"
+        "owner = {'pid': os.getpid(), 'host': socket.gethostname(), 'id': 'their-id',\n"
+        "         'since': int(time.time() * 1000)}\n"
+        "open(os.path.join(lock, 'owner'), 'w').write(json.dumps(owner, separators=(',', ':')))\n"
+        "print('held', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    assert holder.stdout is not None
+    assert holder.stdout.readline() == b"held\n"
+    return holder
+
+
+def test_a_lock_directory_whose_holder_is_paused_on_this_host_is_waited_for_and_one_that_exited_is_taken_at_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "tokens.json"
+    lock = tmp_path / "tokens.json.refresh.lock"
+    holder = start_directory_holder(lock)
+    try:
+        holder.send_signal(signal.SIGSTOP)
+        # Far past the stale bound: only the owner file says the holder lives.
+        old = time.time() - 60
+        os.utime(lock, (old, old))
+        storage = FileStorage(path, stale_after=2, lock_timeout=1)
+        with pytest.raises(FileStorageError) as caught:
+            storage.lock("x", lambda: "taken")
+        assert caught.value.code == "LOCK_TIMEOUT"
+        assert f"by process {holder.pid} on this host, which is alive" in str(caught.value)
+        assert json.loads((lock / "owner").read_text())["id"] == "their-id"
+
+        holder.kill()
+        holder.wait()
+        # Fresh mtime, but its holder has exited (ESRCH): taken over at once, well within lock_timeout.
+        os.utime(lock)
+        assert FileStorage(path, stale_after=60, lock_timeout=5).lock("x", lambda: "taken") == "taken"
+        assert not lock.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()

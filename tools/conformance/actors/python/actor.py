@@ -32,7 +32,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from tenant_integration import AsyncTokenManager, TokenManager
+from tenant_integration import AsyncTokenManager, RunningTimeTransport, TokenManager
 from tenant_integration.storage import FileStorage, Lock, MemoryStorage, TokenStorage
 
 T = TypeVar("T")
@@ -277,7 +277,8 @@ class ActorTransport(httpx.BaseTransport):
     about to leave and ``in-flight`` once the tenant has answered."""
 
     def __init__(self, name: str, fault: Fault) -> None:
-        self._inner = httpx.HTTPTransport()
+        # As an application's own transport must, to keep the timeout counting only running time.
+        self._inner = RunningTimeTransport()
         self._name = name
         self._fault = fault
 
