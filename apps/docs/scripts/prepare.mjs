@@ -10,25 +10,15 @@
 // - The guides' fenced `sequence` and `states` blocks become inline SVG diagrams.
 // - A server's description loses its markdown: Redoc's Servers box shows it as plain text, where
 //   `/api/v1` would keep its backticks.
+import { ASSUMPTION_LABEL, appendAssumptions, assumptionText } from "@tenant-integration/openapi/marks.mjs";
 import { renderDiagrams } from "./diagrams.mjs";
 
-/** The words that introduce an assumption in the rendered reference. */
-export const ASSUMPTION_LABEL = "Assumption (not in the service description):";
-
-/** The text an x-assumption becomes in its object's description. */
-export const assumptionText = (assumption) => `**${ASSUMPTION_LABEL}** ${assumption.trim()}`;
+// The label and the rule are the contract's (spec/marks.mjs), shared with the generated types.
+export { ASSUMPTION_LABEL, assumptionText };
 
 function markAssumptions(node) {
-  if (Array.isArray(node)) node.forEach(markAssumptions);
-  else if (node !== null && typeof node === "object") {
-    if (typeof node["x-assumption"] === "string") {
-      const description = typeof node.description === "string" ? node.description.trimEnd() : "";
-      // Redoc shows a server's description as plain text, everything else as markdown.
-      const text = "url" in node ? `${ASSUMPTION_LABEL} ${node["x-assumption"].trim()}` : assumptionText(node["x-assumption"]);
-      node.description = description === "" ? text : `${description}\n\n${text}`;
-    }
-    for (const value of Object.values(node)) markAssumptions(value);
-  }
+  // Redoc shows a server's description as plain text, everything else as markdown.
+  appendAssumptions(node, (assumption, object) => ("url" in object ? `${ASSUMPTION_LABEL} ${assumption.trim()}` : assumptionText(assumption)));
 }
 
 /** The node a local `$ref` names, followed until it is no reference. */

@@ -11,6 +11,12 @@ Reads ``spec/dist/openapi.json`` (built by ``pnpm --filter @tenant-integration/o
   them) and ``SCOPE_DESCRIPTIONS``, as packages/types/scripts/generate.mjs does for TypeScript.
 - ``__init__.py`` and ``README.md``.
 
+The contract's marks reach the generated code: datamodel-code-generator copies ``description`` and drops extensions, so
+every ``x-assumption`` is first appended to the description of the object that carries it, after the label
+``Assumption (not in the service description):`` (the words of the docs site and of the TypeScript types,
+``spec/marks.mjs``), and each operation's docstring carries the assumptions of the operation and of its responses.
+A hover then shows what the contract only assumes (seconds, ``Bearer``, the error codes) as assumed.
+
 Every file is formatted with the repository's ruff configuration, so the committed output passes ``ruff check``,
 ``ruff format --check`` and ``mypy --strict`` as it is.
 
@@ -29,6 +35,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import textwrap
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -42,6 +49,9 @@ REGENERATE = "pnpm --filter @tenant-integration/python generate"
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 JsonObject = dict[str, Any]
+
+ASSUMPTION_LABEL = "Assumption (not in the service description):"
+"""The words that introduce an assumption wherever a reader meets it; the same as ``spec/marks.mjs``."""
 
 
 class GenerationError(Exception):
@@ -57,6 +67,46 @@ def header(what: str) -> str:
         "# spec/dist/openapi.json (the bundled contract, @tenant-integration/openapi). Change the contract in\n"
         f"# spec/ and run `{REGENERATE}`.\n"
     )
+
+
+def squash(text: str) -> str:
+    """``text`` on one line, its runs of white space single spaces."""
+    return " ".join(text.split())
+
+
+def assumption_text(assumption: str) -> str:
+    """The sentence an ``x-assumption`` becomes in a docstring."""
+    return f"{ASSUMPTION_LABEL} {squash(assumption)}"
+
+
+def with_assumptions(node: Any) -> Any:
+    """A copy of ``node`` with every ``x-assumption`` appended to the ``description`` of the object that carries it.
+
+    The Python side of ``appendAssumptions`` in ``spec/marks.mjs``: after a blank line, or as the whole description
+    when there is none. The ``x-assumption`` itself is kept.
+    """
+    if isinstance(node, list):
+        return [with_assumptions(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    copy = {key: with_assumptions(value) for key, value in node.items()}
+    assumption = node.get("x-assumption")
+    if isinstance(assumption, str):
+        description = str(node.get("description", "")).rstrip()
+        # Wrapped as the contract's own descriptions are, so the docstring reads like the rest.
+        text = textwrap.fill(assumption_text(assumption), width=100, break_on_hyphens=False)
+        copy["description"] = f"{description}\n\n{text}" if description else text
+    return copy
+
+
+def resolved(contract: JsonObject, node: Any) -> Any:
+    """``node``, its local ``$ref`` followed until it is no reference."""
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        target: Any = contract
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        node = target
+    return node
 
 
 def oauth_scopes(contract: JsonObject) -> tuple[str, dict[str, str]]:
@@ -123,6 +173,22 @@ class OperationRow:
     scopes: tuple[str, ...]
     request_content_types: tuple[str, ...]
     response_statuses: tuple[int, ...]
+    assumptions: tuple[str, ...] = ()
+
+
+def operation_assumptions(contract: JsonObject, operation: JsonObject) -> tuple[str, ...]:
+    """The ``x-assumption`` of an operation, its request body and each response, as docstring sentences."""
+    found: list[str] = []
+    if isinstance(operation.get("x-assumption"), str):
+        found.append(assumption_text(operation["x-assumption"]))
+    body = resolved(contract, operation.get("requestBody"))
+    if isinstance(body, dict) and isinstance(body.get("x-assumption"), str):
+        found.append(f"Request body. {assumption_text(body['x-assumption'])}")
+    for status, response in operation.get("responses", {}).items():
+        target = resolved(contract, response)
+        if isinstance(target, dict) and isinstance(target.get("x-assumption"), str):
+            found.append(f"Response {status}. {assumption_text(target['x-assumption'])}")
+    return tuple(found)
 
 
 def operation_rows(contract: JsonObject) -> list[OperationRow]:
@@ -168,6 +234,7 @@ def operation_rows(contract: JsonObject) -> list[OperationRow]:
                     scopes=scopes,
                     request_content_types=tuple(body.get("content", {})),
                     response_statuses=tuple(statuses),
+                    assumptions=operation_assumptions(contract, operation),
                 )
             )
     return rows
@@ -181,6 +248,20 @@ def constant_name(operation_id: str) -> str:
             out += "_"
         out += char.upper()
     return out
+
+
+def operation_docstring(row: OperationRow) -> list[str]:
+    """The docstring lines of one operation's constant: its summary, then what the contract assumes of it."""
+    first = f"``{row.method} {row.path}``: {row.summary}."
+    if not row.assumptions:
+        return [f'"""{first}"""']
+    lines = [f'"""{first}']
+    for assumption in row.assumptions:
+        lines += [
+            "",
+            *textwrap.wrap(assumption.replace("\\", "\\\\").replace('"""', "'''"), width=116, break_on_hyphens=False),
+        ]
+    return [*lines, '"""']
 
 
 def operations_module(contract: JsonObject) -> str:
@@ -249,7 +330,7 @@ def operations_module(contract: JsonObject) -> str:
             f"    request_content_types={tuple_of(row.request_content_types)},",
             f"    response_statuses={tuple_of(row.response_statuses)},",
             ")",
-            f'"""``{row.method} {row.path}``: {row.summary}."""',
+            *operation_docstring(row),
         ]
     lines += [
         "",
@@ -286,7 +367,7 @@ def models_module(contract: JsonObject) -> str:
     with tempfile.TemporaryDirectory(prefix="tenant-integration-generate-") as tmp:
         source = Path(tmp) / "openapi.json"
         target = Path(tmp) / "models.py"
-        source.write_text(json.dumps(open_objects_as_maps(contract)), encoding="utf-8")
+        source.write_text(json.dumps(open_objects_as_maps(with_assumptions(contract))), encoding="utf-8")
         command = [
             sys.executable,
             "-m",

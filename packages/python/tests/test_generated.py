@@ -116,6 +116,85 @@ class TestModels:
         assert user["name"] == "Ada"
 
 
+def contract_marks(node: Any, at: str = "#") -> list[tuple[str, str]]:
+    """Every ``x-assumption`` of the contract with the JSON pointer of the object carrying it."""
+    found: list[tuple[str, str]] = []
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            found += contract_marks(item, f"{at}/{i}")
+    elif isinstance(node, dict):
+        if isinstance(node.get("x-assumption"), str):
+            found.append((at, node["x-assumption"]))
+        for key, value in node.items():
+            found += contract_marks(value, f"{at}/{key.replace('~', '~0').replace('/', '~1')}")
+    return found
+
+
+def docstrings(path: Path) -> list[str]:
+    """Every string statement of a module (docstrings of the module, classes, aliases and fields), squashed."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        " ".join(node.value.value.split())
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    ]
+
+
+def marked(assumption: str) -> str:
+    return " ".join(f"Assumption (not in the service description): {assumption}".split())
+
+
+class TestMarks:
+    """Regression guard for issue 27: the generator copied ``description`` and dropped ``x-assumption``, so a hover
+    on ``ExpiresIn``, ``TokenType``, ``OAuthError`` or ``RevocationRequest`` showed what is assumed as fact."""
+
+    def test_the_label_is_the_one_of_the_docs_site_and_the_typescript_types(self) -> None:
+        marks_module = (PACKAGE_DIR.parent.parent / "spec" / "marks.mjs").read_text(encoding="utf-8")
+        assert 'export const ASSUMPTION_LABEL = "Assumption (not in the service description):";' in marks_module
+
+    def test_every_schema_mark_is_in_a_model_docstring(self, contract: dict[str, Any]) -> None:
+        marks = contract_marks(contract["components"]["schemas"], "#/components/schemas")
+        assert len(marks) >= 15
+        found = docstrings(GENERATED / "models.py")
+        missing = [at for at, assumption in marks if not any(marked(assumption) in doc for doc in found)]
+        assert missing == []
+
+    def test_seconds_bearer_error_codes_and_revoke_fields_are_marked_where_a_hover_shows_them(self) -> None:
+        tree = ast.parse((GENERATED / "models.py").read_text(encoding="utf-8"))
+        body = tree.body
+        for name in ("ExpiresIn", "TokenType", "OAuthError", "RevocationRequest"):
+            index = next(
+                i
+                for i, node in enumerate(body)
+                if (isinstance(node, ast.ClassDef) and node.name == name)
+                or (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name)
+            )
+            node = body[index]
+            doc = ast.get_docstring(node) if isinstance(node, ast.ClassDef) else ast.literal_eval(body[index + 1].value)  # type: ignore[attr-defined]
+            assert "Assumption (not in the service description):" in (doc or ""), name
+
+    def test_every_operation_and_response_mark_is_in_its_operation_docstring(self, contract: dict[str, Any]) -> None:
+        found = docstrings(GENERATED / "operations.py")
+        missing = []
+        for path, item in contract["paths"].items():
+            for method, operation in item.items():
+                if not isinstance(operation, dict) or "operationId" not in operation:
+                    continue
+                targets = [operation]
+                for response in operation.get("responses", {}).values():
+                    ref = response.get("$ref", "")
+                    targets.append(contract["components"]["responses"][ref.rsplit("/", 1)[1]] if ref else response)
+                for target in targets:
+                    assumption = target.get("x-assumption")
+                    if isinstance(assumption, str) and not any(marked(assumption) in doc for doc in found):
+                        missing.append(f"{method.upper()} {path}: {assumption[:60]}")
+        assert missing == []
+
+    def test_the_user_route_says_its_scope_is_assumed(self) -> None:
+        doc = next(d for d in docstrings(GENERATED / "operations.py") if d.startswith("``GET /api/v1/auth/user``"))
+        assert "Assumption (not in the service description): The exact scope check of this route is not shown" in doc
+
+
 class TestGeneratedFiles:
     def test_every_python_file_says_it_is_generated_and_how_to_regenerate(self) -> None:
         for path in GENERATED.glob("*.py"):

@@ -58,9 +58,11 @@ export interface TokenManagerOptions {
   requestTimeoutMs?: number;
   /**
    * Retries of a refresh whose request never reached the tenant (no connection could be made) or was
-   * refused unprocessed (429, 503): total attempts (default 3) and first delay (default 300 ms,
-   * doubled each time). A failure after the request may have reached the tenant (a timeout, a
-   * connection lost, any other 5xx) is never retried: the tenant may have rotated the refresh token.
+   * answered 503 or 429, taken as refused unprocessed (for 429 by the kit's assumption: RFC 6585 §4
+   * does not say; the README's "Paused processes and retries" gives the reasoning): total attempts
+   * (default 3) and first delay (default 300 ms, doubled each time). A failure after the request may
+   * have reached the tenant (a timeout, a connection lost, any other 5xx) is never retried: the
+   * tenant may have rotated the refresh token.
    */
   retry?: { attempts?: number; baseDelayMs?: number };
   /**
@@ -742,8 +744,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
       } catch (e) {
         if (e instanceof LockLost) throw e;
         // Retried only when the request cannot have reached the tenant (no connection was made) or
-        // the tenant refused it unprocessed (429, 503): the refresh token it presented is then
-        // still the current one. Any other failure may have rotated it: not retried.
+        // was answered 503 ("unable to handle the request", RFC 9110 §15.6.4) or 429. For 429 that
+        // the token is unused is assumed (RFC 6585 §4 does not say); were it used, its successor is
+        // lost with the answer and the next call would present this token anyway (README, "Paused
+        // processes and retries"). Any other failure may have rotated it: not retried.
         const retryable = e instanceof TransientError && (unsent.has(e) || e.status === 429 || e.status === 503);
         if (retryable && attempt < attempts) {
           const delayMs = Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000);

@@ -2,10 +2,16 @@
 // Generates src/generated/openapi.ts (openapi-typescript) and src/generated/scopes.ts (the scope
 // names of the oauth2 security scheme) from the bundled contract of @tenant-integration/openapi.
 // With --check it writes nothing and exits 1 when the committed files differ from a fresh run.
+//
+// openapi-typescript copies `description` into TSDoc and drops extensions, so a hover would show
+// what the contract only assumes (seconds, Bearer, the error codes) as fact. Each `x-assumption`
+// is therefore appended to the description of the object that carries it first, with the label
+// and wording of the docs site (@tenant-integration/openapi/marks.mjs).
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { appendAssumptions, assumptionText } from "@tenant-integration/openapi/marks.mjs";
 import openapiTS, { astToString } from "openapi-typescript";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -68,8 +74,23 @@ function scopesModule() {
   return lines.join("\n");
 }
 
+/** `text` in lines of at most `width` characters, broken at spaces, as the contract's descriptions are. */
+function wrap(text, width = 100) {
+  const lines = [];
+  let line = "";
+  for (const word of text.split(/\s+/)) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  return [...lines, line].join("\n");
+}
+
 async function openapiModule() {
-  const ast = await openapiTS(new URL(`file://${bundlePath}`), { exportType: false });
+  // The bundle has only local references, so a copy of it generates what the file itself would.
+  const marked = appendAssumptions(structuredClone(contract), (assumption) => wrap(assumptionText(assumption)));
+  const ast = await openapiTS(marked, { exportType: false });
   return header("Types of the Tenant Integration Service contract, from openapi-typescript.") + astToString(ast);
 }
 

@@ -3,11 +3,11 @@
 Installed with the package (a ``pytest11`` entry point), so nothing needs importing::
 
     def test_reads_the_user(tenant):
-        assert tenant.client.get_user()["name"] == "Ada Lovelace"
+        assert tenant.client.get_user().get("name") == "Ada Lovelace"  # the sandbox's demo user
 
     def test_refreshes_after_15_minutes(tenant):
         tenant.advance(16 * 60)            # the sandbox's clock and the manager's, together
-        tenant.client.get_user()           # refreshed first, transparently
+        tenant.client.get_user()           # refreshed first, after expiry: the sandbox accepts it
         assert tenant.refresh_count() == 1
 
     @pytest.mark.tenant(scopes=["profile:read", "tickets:read"])

@@ -474,7 +474,7 @@ class TestTenant:
 
     Example:
         >>> tenant.advance(16 * 60)  # doctest: +SKIP
-        >>> tenant.client.get_user()["name"]  # doctest: +SKIP
+        >>> tenant.client.get_user().get("name")  # doctest: +SKIP
         'Ada Lovelace'
         >>> tenant.refresh_count()  # doctest: +SKIP
         1

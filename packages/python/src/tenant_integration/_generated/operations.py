@@ -62,7 +62,20 @@ AUTHORIZE: Final = Operation(
     request_content_types=(),
     response_statuses=(200, 302, 400),
 )
-"""``GET /oauth/authorize``: Start the authorization (the browser is sent here)."""
+"""``GET /oauth/authorize``: Start the authorization (the browser is sent here).
+
+Response 200. Assumption (not in the service description): The approval step is not shown beyond "after approval".
+RFC 6749 §4.1.1 lets the server authenticate the user and obtain the decision by means of its own; this contract
+only says it is an HTML page.
+
+Response 302. Assumption (not in the service description): The status code of the redirect is not shown; RFC 6749
+§1.7 lets the authorization server redirect the user-agent by any means (an HTTP 302 is its example), and the
+contract takes 302.
+
+Response 400. Assumption (not in the service description): The description says only that such a request "is not
+valid". RFC 6749 §4.1.2.1 forbids redirecting it and says to inform the resource owner; the status 400 is the
+contract's choice.
+"""
 
 EXCHANGE_TOKEN: Final = Operation(
     operation_id="exchangeToken",
@@ -74,7 +87,17 @@ EXCHANGE_TOKEN: Final = Operation(
     request_content_types=("application/json",),
     response_statuses=(200, 400),
 )
-"""``POST /oauth/token``: Exchange a code, or refresh the access token."""
+"""``POST /oauth/token``: Exchange a code, or refresh the access token.
+
+Response 200. Assumption (not in the service description): The status code of a successful token response is not
+shown; RFC 6749 §5.1 answers it with 200 (OK). That a refresh response leaves refresh_token out when it does not
+rotate is assumed from RFC 6749 §6 (see RefreshTokenResponse).
+
+Response 400. Assumption (not in the service description): Status codes for bad codes, bad verifiers and expired
+tokens are not shown. RFC 6749 §5.2 answers every such error with HTTP 400 and an error code in a JSON body;
+invalid_grant covers bad, expired or reused codes and refresh tokens and a verifier that does not match (RFC 7636
+§4.6).
+"""
 
 REVOKE_TOKEN: Final = Operation(
     operation_id="revokeToken",
@@ -86,7 +109,15 @@ REVOKE_TOKEN: Final = Operation(
     request_content_types=("application/x-www-form-urlencoded", "application/json"),
     response_statuses=(200, 400),
 )
-"""``POST /oauth/revoke``: Revoke the current access token and disconnect."""
+"""``POST /oauth/revoke``: Revoke the current access token and disconnect.
+
+Assumption (not in the service description): The request and response shape, method details and parameter names are
+not shown. They follow RFC 7009: a POST whose body is form-encoded (RFC 7009 §2.1) or JSON (as this service's token
+endpoint takes), answered 200 whether or not the token was still valid (RFC 7009 §2.2), and 400 with an RFC 6749
+§5.2 error body for a malformed request (RFC 7009 §2.2.1). That API calls with the revoked token are then answered
+401 is assumed as for any token that is no longer valid (RFC 6750 §3.1): the description says only that the
+integration is disconnected.
+"""
 
 GET_AUTHENTICATED_USER: Final = Operation(
     operation_id="getAuthenticatedUser",
@@ -98,7 +129,19 @@ GET_AUTHENTICATED_USER: Final = Operation(
     request_content_types=(),
     response_statuses=(200, 401, 403),
 )
-"""``GET /api/v1/auth/user``: Read the authenticated user."""
+"""``GET /api/v1/auth/user``: Read the authenticated user.
+
+Assumption (not in the service description): The exact scope check of this route is not shown beyond the quickstart
+requesting profile:read; the contract takes profile:read as the scope it requires. Were another scope found to be
+accepted too, it would be a second security requirement object (any one of them suffices, service description §5.9),
+never a second scope in the same object (which would mean both).
+
+Response 200. Assumption (not in the service description): The status code of a successful answer is not shown; the
+contract takes 200 (OK), the status of a successful GET that returns a representation (RFC 9110 §15.3.1).
+
+Response 401. Assumption (not in the service description): The status code for an expired or revoked token is not
+shown. RFC 6750 §3.1 answers invalid_token with HTTP 401 and a WWW-Authenticate challenge.
+"""
 
 OPERATIONS: Final[Mapping[OperationId, Operation]] = MappingProxyType(
     {
