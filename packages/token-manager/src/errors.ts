@@ -159,8 +159,15 @@ export class TransientError extends TokenManagerError {
   declare readonly status: number | undefined;
   /** How many requests were made. */
   declare readonly attempts: number;
-  constructor(status: number | undefined, attempts: number, cause?: unknown) {
-    super("TRANSIENT", (status ? "HTTP " + status : "No answer") + ` (${attempts} attempts)`, cause, { status, attempts });
+  /**
+   * The last answer's `Retry-After` (429 or 503), in milliseconds, when it asked for longer than the
+   * manager waits before a retry (10 s): not retried, try again after this. `undefined` otherwise.
+   * @see RFC 9110 §10.2.3
+   */
+  declare readonly retryAfterMs: number | undefined;
+  constructor(status: number | undefined, attempts: number, cause?: unknown, retryAfterMs?: number) {
+    const after = retryAfterMs === undefined ? "" : `; retry after ${Math.ceil(retryAfterMs / 1000)} s`;
+    super("TRANSIENT", (status ? "HTTP " + status : "No answer") + ` (${attempts} attempts)${after}`, cause, { status, attempts, retryAfterMs });
   }
 }
 

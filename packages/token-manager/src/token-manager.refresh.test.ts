@@ -487,6 +487,29 @@ describe("refresh failures", () => {
     expect(h.calls).toHaveLength(3);
   });
 
+  it("waits a 429's Retry-After before sending the refresh again, not its own backoff (as the Python manager does)", async () => {
+    const h = await signedIn();
+    h.server.queue.push(() => new Response("slow down", { status: 429, headers: { "Retry-After": "1" } }));
+    h.clock.advance(900_000);
+    const started = performance.now();
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(h.calls).toHaveLength(2);
+    // The backoff's first wait is far shorter than the second Retry-After asked for.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it("does not retry a 429 whose Retry-After is over 10 s: it rejects at once with TRANSIENT saying when to try again, tokens kept", async () => {
+    const h = await signedIn();
+    h.server.queue.push(() => new Response("slow down", { status: 429, headers: { "Retry-After": "30" } }));
+    h.clock.advance(900_000);
+    const error = await h.tm.getAccessToken().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect(error).toMatchObject({ code: "TRANSIENT", status: 429, retryAfterMs: 30_000 });
+    expect((error as Error).message).toContain("retry after 30 s");
+    expect(h.calls).toHaveLength(1);
+    expect(await h.storage.get(TOKENS_KEY)).toBeDefined();
+  });
+
   it("retries a refresh whose connection could not be made (ECONNREFUSED, ENOTFOUND): it never left this machine", async () => {
     const h = await signedIn();
     const refused = (code: string) => () => Promise.reject(new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) }));

@@ -12,6 +12,7 @@ import type { SessionLogger } from "./logger.js";
 import { processLock, webLock, type HeldLock, type Lock, type LockManagerLike } from "./lock.js";
 import { callbackTarget, need, parseUrl, redirectTarget, tenantBase } from "./options.js";
 import { createPkcePair } from "./pkce.js";
+import { parseRetryAfter } from "./retry-after.js";
 import { sanitize, scrub } from "./redact.js";
 import { constantTimeEqual, createState } from "./state.js";
 import { memoryStorage } from "./storage/memory.js";
@@ -349,6 +350,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * `storage-failed` a second, not one per call.
  */
 const UNSAVED_RETRY_MS = 1000;
+/** The longest wait before a refresh is sent again: the backoff's cap, and the longest Retry-After waited. */
+const MAX_RETRY_DELAY_MS = 10_000;
 let sharedLock: Lock | undefined;
 
 /**
@@ -522,7 +525,10 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
     const { status } = response;
     logRequest(status);
     if (response.ok) return text;
-    if (status === 429 || status >= 500) throw new TransientError(status, attempt);
+    if (status === 429 || status >= 500) {
+      const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers.get("retry-after"), now()) : undefined;
+      throw new TransientError(status, attempt, undefined, retryAfterMs);
+    }
     const fields = status >= 400 ? parseOAuthError(text) : undefined;
     if (!fields) return fail("INVALID_RESPONSE", "HTTP " + status);
     // A server may echo what it was sent; the error must not carry it.
@@ -749,8 +755,11 @@ export function createTokenManager(options: TokenManagerOptions): TokenManager {
         // lost with the answer and the next call would present this token anyway (README, "Paused
         // processes and retries"). Any other failure may have rotated it: not retried.
         const retryable = e instanceof TransientError && (unsent.has(e) || e.status === 429 || e.status === 503);
-        if (retryable && attempt < attempts) {
-          const delayMs = Math.min(baseDelayMs * 2 ** (attempt - 1), 10_000);
+        // A Retry-After is waited instead of the backoff; one over the cap is not waited at all: the
+        // error says when to try again (as the Python manager and the client do).
+        const retryAfterMs = retryable ? (e as TransientError).retryAfterMs : undefined;
+        if (retryable && attempt < attempts && (retryAfterMs === undefined || retryAfterMs <= MAX_RETRY_DELAY_MS)) {
+          const delayMs = retryAfterMs ?? Math.min(baseDelayMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS);
           log?.("refresh-retry", { attempt, status: e.status, delayMs });
           await sleep(delayMs);
           continue;
