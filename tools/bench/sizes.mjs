@@ -1,8 +1,9 @@
 // Browser bundle bytes (esbuild, minified, then gzip -9) of everything each package exports, of
 // the kit: client + token manager (+ openapi-fetch, which the client bundles in), and of a typical
 // app on the kit beside the same app on each peer (typical-app/): openapi-fetch + oauth4webapi (the
-// size goal is that ratio), oidc-client-ts + openapi-fetch, auth0-spa-js + openapi-fetch, and
-// openapi-fetch alone as the floor. `node sizes.mjs` prints these rows alone.
+// size goal is that ratio), oidc-client-ts + openapi-fetch, auth0-spa-js + openapi-fetch,
+// @badgateway/oauth2-client + openapi-fetch, and openapi-fetch alone as the floor. `node sizes.mjs`
+// prints these rows alone.
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
@@ -82,6 +83,7 @@ const PEERS = [
   ["openapi-fetch + oauth4webapi", "baseline.js", RATIO_GOAL],
   ["oidc-client-ts + openapi-fetch", "oidc-client-ts.js", null],
   ["auth0-spa-js + openapi-fetch", "auth0-spa-js.js", null],
+  ["@badgateway/oauth2-client + openapi-fetch", "oauth2-client.js", null],
   ["openapi-fetch alone, a token from elsewhere (the floor: no sign-in, refresh or revocation)", "openapi-fetch-only.js", null],
 ];
 

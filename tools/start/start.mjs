@@ -22,6 +22,8 @@ const exampleDir = join(root, "apps", "example-web", "dist");
 // The example app's port is chosen first, so the sandbox registers exactly its callback URLs.
 const webPort = await freePort(Number(process.env.WEB_PORT ?? 5173));
 const sandboxClient = `id=demo,redirect=http://localhost:${webPort}/callback|http://127.0.0.1:${webPort}/callback`;
+// The command-line client of the docs' quick start ("In Node", "In Python"), on its fixed loopback port.
+const cliClient = "id=demo-cli,redirect=http://127.0.0.1:53682/callback";
 /** The URL each started service answers on, by key, for the services started after it. */
 const urls = {};
 
@@ -38,9 +40,11 @@ const services = [
     enabled: () => existsSync(sandboxCli) || "packages/sandbox/dist/cli.js is missing: run `pnpm build`",
     port: Number(process.env.SANDBOX_PORT ?? 4020),
     command: process.execPath,
-    args: (port) => [sandboxCli, "--port", String(port), "--client", sandboxClient],
+    args: (port) => [sandboxCli, "--port", String(port), "--client", sandboxClient, "--client", cliClient],
     ready: /listening on (\S+)/i,
-    note: `OAuth client demo, redirect http://localhost:${webPort}/callback or http://127.0.0.1:${webPort}/callback`,
+    note:
+      `OAuth client demo, redirect http://localhost:${webPort}/callback or http://127.0.0.1:${webPort}/callback; ` +
+      "demo-cli, redirect http://127.0.0.1:53682/callback",
   },
   {
     name: "Example web app (sign in by clicking)",
@@ -136,6 +140,9 @@ async function stopAll(code) {
   );
   process.exit(code);
 }
+// Stopping on a signal is the normal end, so it exits 0: pnpm reports any other status (130
+// included) as "Command failed". The root script `exec`s this file so that no shell stands between
+// pnpm and it: the shell would get Ctrl-C's SIGINT too and die of it, which pnpm reports the same way.
 process.on("SIGINT", () => void stopAll(0));
 process.on("SIGTERM", () => void stopAll(0));
 process.on("SIGHUP", () => void stopAll(0));
