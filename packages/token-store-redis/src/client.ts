@@ -6,7 +6,9 @@ import { RedisStoreError } from "./errors.js";
 
 /**
  * A connected Redis (or Valkey) client: `createClient()` of the `redis` package, after `connect()`.
- * Only `sendCommand` is used, so a wrapper (to count or trace commands) works too.
+ * Only `sendCommand` is used, so a wrapper (to count or trace commands) works too; a wrapper should
+ * pass `options` on, so that a command the store gave up on is dropped from the client's offline
+ * queue instead of being sent once Redis is back.
  *
  * @example
  * ```ts
@@ -16,22 +18,68 @@ import { RedisStoreError } from "./errors.js";
  * @see https://github.com/redis/node-redis (sendCommand); RFC 6749 §10.4 (the values it carries are secrets)
  */
 export interface RedisClientLike {
-  /** Sends `args` (the command name, then its arguments) and resolves with the reply. */
-  sendCommand(args: string[]): Promise<unknown>;
+  /**
+   * Sends `args` (the command name, then its arguments) and resolves with the reply. `abortSignal`
+   * (node-redis's command option) fires when the store stops waiting for the reply.
+   */
+  sendCommand(args: string[], options?: { abortSignal?: AbortSignal }): Promise<unknown>;
 }
 
-/** The codes a failed command is reported with: `LOCK_UNAVAILABLE` while taking the lock. */
+/**
+ * The default of `commandTimeoutMs`: node-redis's own command timeout, and redis-py's socket
+ * timeout (the Python kit's bound), so both kits give up on a silent Redis at the same moment.
+ */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
+
+/** The codes a failed command is reported with: `LOCK_UNAVAILABLE` for the lock's commands. */
 export type FailureCode = "COMMAND_FAILED" | "LOCK_UNAVAILABLE";
 
 /**
- * Sends one command; a failure becomes a {@link RedisStoreError} naming the command and `key` only
- * (the other arguments may hold a value).
+ * How one command is sent: the deadline for its reply, the code a failure gets, and what to do
+ * with a reply that comes after the deadline (the command may still have run).
  */
-export async function send(client: RedisClientLike, args: string[], key: string, code: FailureCode = "COMMAND_FAILED"): Promise<unknown> {
+export interface SendOptions {
+  /** Milliseconds to wait for the reply (`commandTimeoutMs`); then the command fails. */
+  timeoutMs: number;
+  code?: FailureCode;
+  late?: (reply: unknown) => void;
+}
+
+/**
+ * Sends one command and waits for its reply at most `timeoutMs`; a failure, or no reply in time,
+ * becomes a {@link RedisStoreError} naming the command and `key` only (the other arguments may hold
+ * a value).
+ *
+ * node-redis bounds only the wait of a command not yet written (its `commandOptions.timeout`): a
+ * command written to a server that stopped answering (SIGSTOP, a lost network) waits
+ * for as long as the connection stays open, minutes or forever. Hence a deadline of our own. At the
+ * deadline the command's `abortSignal` fires too, so that one still queued offline is never sent
+ * later: a stale `SET` landing after a reconnect could overwrite newer tokens.
+ */
+export async function send(client: RedisClientLike, args: string[], key: string, { timeoutMs, code = "COMMAND_FAILED", late }: SendOptions): Promise<unknown> {
+  const abort = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timedOut = false;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      const error = new DOMException(`no reply within ${timeoutMs} ms`, "TimeoutError");
+      // Rejected before the abort, whose AbortError would otherwise win the race.
+      reject(error);
+      abort.abort(error);
+    }, timeoutMs);
+  });
+  let reply: Promise<unknown> | undefined;
   try {
-    return await client.sendCommand(args);
+    reply = client.sendCommand(args, { abortSignal: abort.signal });
+    return await Promise.race([reply, deadline]);
   } catch (e) {
-    throw new RedisStoreError(code, `Redis ${args[0]} of ${key} failed`, e);
+    if (!timedOut) throw new RedisStoreError(code, `Redis ${args[0]} of ${key} failed`, e);
+    // The reply may still come (the server resumes): it is settled here, never unhandled.
+    reply?.then(late, () => {});
+    throw new RedisStoreError(code, `Redis ${args[0]} of ${key} got no answer within ${timeoutMs} ms`, e);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -44,7 +92,7 @@ export function text(reply: unknown): string | null | undefined {
 
 /** A Lua script run by its SHA-1 (EVALSHA), loaded with EVAL when the server does not know it yet. */
 export interface Script {
-  run(client: RedisClientLike, key: string, args: string[], code?: FailureCode): Promise<unknown>;
+  run(client: RedisClientLike, key: string, args: string[], options: SendOptions): Promise<unknown>;
 }
 
 /**
@@ -60,15 +108,14 @@ export function script(body: string): Script {
     return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
   };
   return {
-    async run(client, key, args, code) {
+    async run(client, key, args, options) {
       try {
-        return await client.sendCommand(["EVALSHA", await (sha ??= digest()), "1", key, ...args]);
+        return await send(client, ["EVALSHA", await (sha ??= digest()), "1", key, ...args], key, options);
       } catch (e) {
-        if (!String((e as Error | undefined)?.message).startsWith("NOSCRIPT")) {
-          throw new RedisStoreError(code ?? "COMMAND_FAILED", `Redis EVALSHA on ${key} failed`, e);
-        }
+        const reason = (e as RedisStoreError).cause as Error | undefined;
+        if (!String(reason?.message).startsWith("NOSCRIPT")) throw e;
       }
-      return send(client, ["EVAL", body, "1", key, ...args], key, code);
+      return send(client, ["EVAL", body, "1", key, ...args], key, options);
     },
   };
 }

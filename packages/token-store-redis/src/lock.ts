@@ -5,7 +5,7 @@
  * @see RFC 9700 §4.14.2 (refresh token rotation), RFC 6749 §6
  */
 import type { Lock } from "@tenant-integration/token-manager";
-import { script, send, text, type RedisClientLike } from "./client.js";
+import { DEFAULT_COMMAND_TIMEOUT_MS, script, send, text, type RedisClientLike } from "./client.js";
 import { RedisStoreError } from "./errors.js";
 
 /**
@@ -39,6 +39,13 @@ export interface RedisLockOptions {
   retryDelayMs?: number;
   /** The longest pause between two tries while waiting, in milliseconds (default 500). */
   maxRetryDelayMs?: number;
+  /**
+   * How long to wait for the reply to each command, in milliseconds (default 5 000, node-redis's
+   * own command timeout and redis-py's socket timeout). A Redis that stops answering with its
+   * connections open (a stopped process, a lost network) then fails a call with `COMMAND_FAILED`
+   * (the lock's commands: `LOCK_UNAVAILABLE`) instead of blocking it for as long as the outage lasts.
+   */
+  commandTimeoutMs?: number;
   /**
    * Called when a running task's lease was lost: a renewal found another owner or no lock, no
    * renewal succeeded for a whole lease, or the release found the lock no longer this owner's. The task cannot be stopped and goes on (see the README,
@@ -79,9 +86,13 @@ function newOwner(): string {
  * refresh request leaves, and sends nothing when a paused holder's lease was taken over.
  * `redisStorage` carries one, so most apps never call this.
  *
+ * Every command waits for its reply at most `commandTimeoutMs`, so a call settles within
+ * `waitTimeoutMs + commandTimeoutMs` even when Redis stops answering with its connections open.
+ *
  * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option. The returned lock
- * rejects with `LOCK_TIMEOUT` when the wait runs out, `LOCK_UNAVAILABLE` when Redis fails while the
- * lock is taken, or with the task's own error.
+ * rejects with `LOCK_TIMEOUT` when the wait runs out, `LOCK_UNAVAILABLE` when Redis fails, or gives
+ * no reply within `commandTimeoutMs`, while the lock is taken (or checked by `isHeld`), or with the
+ * task's own error.
  * @example
  * ```ts
  * import { createClient } from "redis";
@@ -100,14 +111,24 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
   const waitTimeoutMs = positive("waitTimeoutMs", options.waitTimeoutMs ?? 45_000);
   const retryDelayMs = positive("retryDelayMs", options.retryDelayMs ?? 20);
   const maxRetryDelayMs = positive("maxRetryDelayMs", options.maxRetryDelayMs ?? 500);
+  const commandTimeoutMs = positive("commandTimeoutMs", options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
+  /** Renewal and release: a failure is reported as `LEASE_LOST` or ignored, never thrown. */
+  const timed = { timeoutMs: commandTimeoutMs };
+  /** Taking the lock, and checking it is still held: a failure rejects with `LOCK_UNAVAILABLE`. */
+  const bounded = { ...timed, code: "LOCK_UNAVAILABLE" } as const;
 
   /** Tries until the lock is ours or the wait runs out. */
   const acquire = async (key: string, owner: string): Promise<void> => {
     // performance.now() is monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
     const deadline = performance.now() + waitTimeoutMs;
     for (let attempt = 0; ; attempt++) {
-      // A SET whose reply is lost may still have taken the lock: it then expires after leaseMs.
-      const reply = await send(client, ["SET", key, owner, "NX", "PX", String(leaseMs)], key, "LOCK_UNAVAILABLE");
+      // A SET whose reply comes after its deadline (the server resumed) may have taken the lock:
+      // released at once then, so that nobody waits out the lease. Whose reply never comes, it
+      // expires after leaseMs.
+      const late = (taken: unknown) => {
+        if (taken !== null) RELEASE.run(client, key, [owner], timed).catch(() => {});
+      };
+      const reply = await send(client, ["SET", key, owner, "NX", "PX", String(leaseMs)], key, { ...bounded, late });
       if (reply !== null) return;
       const left = deadline - performance.now();
       if (left <= 0) throw new RedisStoreError("LOCK_TIMEOUT", `${key} still held by another owner after ${waitTimeoutMs} ms`);
@@ -140,7 +161,7 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
     };
     const renew = async () => {
       try {
-        const reply = await RENEW.run(client, key, [owner, String(leaseMs)]);
+        const reply = await RENEW.run(client, key, [owner, String(leaseMs)], timed);
         if (stopped) return;
         if (Number(reply) !== 1) return lost("a renewal found another owner, or no lock");
         renewedAt = performance.now();
@@ -157,7 +178,7 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
     /** Whether the lease is still this owner's: a fresh `GET`, after no loss was seen. */
     const isHeld = async (): Promise<boolean> => {
       if (stopped) return false;
-      const value = text(await send(client, ["GET", key], key, "LOCK_UNAVAILABLE"));
+      const value = text(await send(client, ["GET", key], key, bounded));
       if (value === owner) return true;
       lost("the lease was found taken over (or expired) before the task's next step");
       return false;
@@ -167,7 +188,7 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
       clearTimeout(timer as Parameters<typeof clearTimeout>[0]);
       let released: unknown;
       try {
-        released = await RELEASE.run(client, key, [owner]);
+        released = await RELEASE.run(client, key, [owner], timed);
       } catch {
         // A failed release only leaves the lease to expire (at most leaseMs): the task's outcome stands.
         return;

@@ -5,7 +5,7 @@
  */
 import type { Lock, TokenStorage } from "@tenant-integration/token-manager";
 import { processIdentity } from "@tenant-integration/token-manager/node";
-import { send, text, type RedisClientLike } from "./client.js";
+import { DEFAULT_COMMAND_TIMEOUT_MS, send, text, type RedisClientLike } from "./client.js";
 import { RedisStoreError } from "./errors.js";
 import { redisLock, type RedisLockOptions } from "./lock.js";
 
@@ -55,9 +55,14 @@ export interface RedisTokenStorage extends TokenStorage {
  * replicas did too), `delete` is `DEL`. Keys have no expiry: a refresh token outlives any access
  * token, and the manager deletes what it no longer needs.
  *
+ * Each command waits for its reply at most `commandTimeoutMs` (default 5 000; `WAIT` also its own
+ * `replicas.timeoutMs`), so a Redis that stops answering with its connections open fails a call
+ * instead of blocking it for the whole outage.
+ *
  * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option. Its methods reject with
- * `COMMAND_FAILED` (cause: the client's error), `UNEXPECTED_REPLY` or `REPLICATION_TIMEOUT`; the
- * token manager turns those into `STORAGE_FAILED`.
+ * `COMMAND_FAILED` (cause: the client's error, or a `TimeoutError` when no reply came within
+ * `commandTimeoutMs`), `UNEXPECTED_REPLY` or `REPLICATION_TIMEOUT`; the token manager turns those
+ * into `STORAGE_FAILED`.
  * @example
  * ```ts
  * import { createClient } from "redis";
@@ -81,11 +86,14 @@ export function redisStorage(client: RedisClientLike, options: RedisStorageOptio
     throw new RedisStoreError("INVALID_OPTIONS", "replicas.count and replicas.timeoutMs must be integers, count >= 0 and timeoutMs > 0 (WAIT 0 would block forever)");
   }
   const lock = redisLock(client, options);
+  // Checked by redisLock above.
+  const timeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
 
   /** With `replicas`, waits for their acknowledgement of the write just made on this connection. */
   const replicated = async (key: string): Promise<void> => {
     if (!replicas) return;
-    const acknowledged = Number(await send(client, ["WAIT", String(replicas.count), String(replicas.timeoutMs)], key));
+    // WAIT itself blocks up to replicas.timeoutMs on the server before it answers.
+    const acknowledged = Number(await send(client, ["WAIT", String(replicas.count), String(replicas.timeoutMs)], key, { timeoutMs: timeoutMs + replicas.timeoutMs }));
     if (!(acknowledged >= replicas.count)) {
       throw new RedisStoreError("REPLICATION_TIMEOUT", `${acknowledged} of ${replicas.count} replicas acknowledged the write of ${key} within ${replicas.timeoutMs} ms`);
     }
@@ -96,19 +104,19 @@ export function redisStorage(client: RedisClientLike, options: RedisStorageOptio
     processIdentity: processIdentity(),
     async get(name) {
       const key = prefix + name;
-      const value = text(await send(client, ["GET", key], key));
+      const value = text(await send(client, ["GET", key], key, { timeoutMs }));
       if (value === undefined) throw new RedisStoreError("UNEXPECTED_REPLY", `GET of ${key} did not answer a string`);
       return value;
     },
     async set(name, value) {
       const key = prefix + name;
-      const reply = text(await send(client, ["SET", key, value], key));
+      const reply = text(await send(client, ["SET", key, value], key, { timeoutMs }));
       if (reply !== "OK") throw new RedisStoreError("UNEXPECTED_REPLY", `SET of ${key} was not acknowledged with OK`);
       await replicated(key);
     },
     async delete(name) {
       const key = prefix + name;
-      await send(client, ["DEL", key], key);
+      await send(client, ["DEL", key], key, { timeoutMs });
       await replicated(key);
     },
   };

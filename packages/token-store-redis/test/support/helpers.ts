@@ -26,9 +26,9 @@ export function counting(client: RedisClientLike): RedisClientLike & { readonly 
   const commands: string[] = [];
   return {
     commands,
-    sendCommand(args) {
+    sendCommand(args, options) {
       commands.push(args[0]!);
-      return client.sendCommand(args);
+      return client.sendCommand(args, options);
     },
   };
 }
