@@ -99,6 +99,8 @@ export async function startRedis({ command = "redis-server", appendonly = false,
   else args.push("--appendonly", "no");
   let child;
   let exited;
+  /** The outage under way: "hang" or "down". */
+  let outage;
   const start = async () => {
     child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
     exited = new Promise((resolve) => child.once("exit", resolve));
@@ -133,11 +135,27 @@ export async function startRedis({ command = "redis-server", appendonly = false,
       await start();
     },
     /** Stops it (SIGSTOP): connections stay open and nothing answers, as a hung server. */
-    hang: () => child.kill("SIGSTOP"),
-    resume: () => child.kill("SIGCONT"),
+    hang: () => {
+      outage = "hang";
+      child.kill("SIGSTOP");
+    },
+    resume: () => {
+      outage = undefined;
+      child.kill("SIGCONT");
+    },
     /** Kills it: connections are refused until `up`. */
-    down: kill,
-    up: start,
+    down: async () => {
+      outage = "down";
+      await kill();
+    },
+    up: async () => {
+      outage = undefined;
+      await start();
+    },
+    /** Ends the outage `hang` or `down` made. */
+    back() {
+      return outage === "hang" ? this.resume() : outage === "down" ? this.up() : undefined;
+    },
     async close() {
       child.kill("SIGCONT");
       await kill();
