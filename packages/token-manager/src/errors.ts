@@ -21,10 +21,10 @@
  * | `INVALID_CALLBACK` | {@link TokenManagerError} | the callback is not a URL, not at the redirect URI, repeats `state`, `code` or `error`, or has no `code`; the Node loopback receiver closed before one arrived |
  * | `CALLBACK_TIMEOUT` | {@link TokenManagerError} | no callback reached the Node loopback receiver in time (the message names the redirect URI and says what to check) |
  * | `CALLBACK_PORT_IN_USE` | {@link TokenManagerError} | the Node loopback receiver's port is taken by another program; `port` is set |
- * | `REDIRECT_URI_REFUSED` | {@link TokenManagerError} | the tenant showed its error page for the authorize request instead of redirecting (the redirect URI or client id is not registered); `status` is set |
+ * | `REDIRECT_URI_REFUSED` | {@link TokenManagerError} | the tenant showed an error page for the authorize request instead of redirecting (by the kit's assumption, RFC 6749 §4.1.2.1: the redirect URI or client id is not registered); `status` is set |
  * | `AUTHORIZATION_DENIED` | {@link TokenManagerError} | the callback carries `error` (e.g. `access_denied`); `error`, `errorDescription`, `errorUri` are set |
  * | `OAUTH_ERROR` | {@link OAuthResponseError} | the token or revocation endpoint answered an RFC 6749 §5.2 error |
- * | `SESSION_ENDED` | {@link SessionEndedError} | the refresh token was refused with `invalid_grant`; tokens cleared |
+ * | `SESSION_ENDED` | {@link SessionEndedError} | the refresh token was refused with `invalid_grant` (taken as the session's end: RFC 6749 §5.2; the service description does not show its error codes); tokens cleared |
  * | `TRANSIENT` | {@link TransientError} | network error, timeout, 429 or 5xx (after the refresh retries); tokens kept |
  * | `INVALID_RESPONSE` | {@link TokenManagerError} | the endpoint answered something that is not a valid response; nothing stored |
  * | `NOT_SIGNED_IN` | {@link TokenManagerError} | there are no tokens |

@@ -37,7 +37,7 @@ class LoopbackError(TokenManagerError):
     """A loopback sign-in that cannot go on, with the TypeScript kit's codes:
 
     - ``CALLBACK_PORT_IN_USE``: another program listens on the redirect URI's port; ``port`` is set.
-    - ``REDIRECT_URI_REFUSED``: the tenant answered the authorize request with its error page instead
+    - ``REDIRECT_URI_REFUSED``: the tenant answered the authorize request with an error page instead
       of redirecting back (the redirect URI, or the client id, is not registered); ``status`` is set.
     - ``CALLBACK_TIMEOUT``: no callback arrived within the wait (:meth:`LoopbackServer.wait`), as in
       the TypeScript kit's ``waitForCallback``.
@@ -213,9 +213,10 @@ class LoopbackServer:
     def check_redirect(self, authorize_url: str, *, transport: httpx.BaseTransport | None = None) -> None:
         """Asks the tenant, before the browser goes there, whether it would send the browser back here:
         a GET of the authorize endpoint with only the request's ``client_id`` and ``redirect_uri`` (no
-        state, no challenge: nothing can be approved). The tenant checks those two before it redirects
-        anywhere and shows an error page when either is not registered (RFC 6749 §4.1.2.1); any other
-        fault is redirected back. So a 4xx page means the redirect URI (or the client id) is not
+        state, no challenge: nothing can be approved). The kit assumes, from RFC 6749 §4.1.2.1 (the
+        service description does not show the answer), that the tenant checks those two before it
+        redirects anywhere and shows an error page when either is not registered; any other fault is
+        redirected back. So a 4xx page means the redirect URI (or the client id) is not
         registered, and the sign-in fails at once instead of waiting for a callback that cannot come.
         A redirect, a login page, a 5xx or no answer tell nothing: the sign-in goes on.
 

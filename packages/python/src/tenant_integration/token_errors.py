@@ -61,7 +61,7 @@ All but ``LOCK_TIMEOUT`` are the TypeScript kit's (``packages/token-manager/src/
   (:class:`~tenant_integration.loopback.LoopbackError`, RFC 8252 §7.3).
 - ``CALLBACK_PORT_IN_USE``: the loopback sign-in's port is taken by another program; ``port`` is set
   (:class:`~tenant_integration.loopback.LoopbackError`, RFC 8252 §7.3).
-- ``REDIRECT_URI_REFUSED``: the tenant answered the authorize request with its error page instead of
+- ``REDIRECT_URI_REFUSED``: the tenant answered the authorize request with an error page instead of
   redirecting (the redirect URI or client id is not registered); ``status`` is set (RFC 6749 §4.1.2.1).
 - ``AUTHORIZATION_DENIED``: the callback carries ``error`` (e.g. ``access_denied``, RFC 6749 §4.1.2.1).
 - ``OAUTH_ERROR``: the token or revocation endpoint answered an RFC 6749 §5.2 error (:class:`OAuthResponseError`).
@@ -179,7 +179,7 @@ class TransientError(TokenManagerError):
         status: the HTTP status of the last answer, or ``None`` when no answer came.
         attempts: how many requests were made.
         sent: ``False`` when the last request cannot have been handled by the tenant (no connection was
-            made, or it answered 429 or 503: RFC 6585 §4, RFC 9110 §15.6.4): only then is a refresh tried
+            made, or it answered 503, RFC 9110 §15.6.4, or 429, by the kit's assumption): only then is a refresh tried
             again, since the tenant may otherwise have rotated the refresh token already.
         retry_after: the last answer's ``Retry-After`` (RFC 9110 §10.2.3) in seconds, or ``None``. A
             refresh is retried after that delay, unless it is longer than 10 s: then it is raised at once

@@ -724,9 +724,11 @@ class _Core:
         if 200 <= status < 300:
             return response.text
         if status == 429 or status >= 500:
-            # 429 and 503 say the tenant did not handle the request (RFC 6585 §4, RFC 9110 §15.6.4): the
-            # refresh token it carried is unused, so that refresh may be sent again, as the TypeScript
-            # manager does. Any other 5xx may come after the tenant rotated the token.
+            # A 503 says the tenant did not handle the request (RFC 9110 §15.6.4); for a 429 the kit assumes
+            # so (RFC 6585 §4 does not say: see the README's "Paused processes"; were it handled, its
+            # successor is lost with the answer and the next call would present this token anyway). So
+            # that refresh may be sent again, as the TypeScript manager does. Any other 5xx may come
+            # after the tenant rotated the token.
             retry_after = parse_retry_after(response.headers.get("retry-after"), float(self._now()))
             raise TransientError(status, attempt, sent=status not in (429, 503), retry_after=retry_after)
         fields = parse_oauth_error(parse_json(response.text)) if status >= 400 else None

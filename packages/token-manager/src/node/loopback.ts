@@ -33,9 +33,10 @@ export interface CallbackServer {
   /**
    * Asks the tenant, before the browser goes there, whether it would send the browser back to this
    * server: a GET of the authorize endpoint with only the request's `client_id` and `redirect_uri`
-   * (no state, no challenge: nothing can be approved). The server must check those two before it
-   * redirects anywhere, and shows an error page instead of redirecting when either is not
-   * registered (RFC 6749 §4.1.2.1); any other fault of a request is redirected back. So a 4xx page
+   * (no state, no challenge: nothing can be approved). The kit assumes, from RFC 6749 §4.1.2.1 (the
+   * service description does not show the answer), that the server checks those two before it
+   * redirects anywhere and shows an error page instead of redirecting when either is not
+   * registered; any other fault of a request is redirected back. So a 4xx page
    * means the redirect URI (or the client id) is not registered: the method rejects with
    * `REDIRECT_URI_REFUSED` and `callback` rejects with the same error, rather than waiting for a
    * callback that cannot come. A redirect to this URI resolves; anything else (a login page, an
