@@ -1,0 +1,147 @@
+package tokenmanager
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tenant-integration/sdk/packages/go/api/scope"
+)
+
+// Config is what every manager needs: the tenant, the client and the scopes asked for.
+type Config struct {
+	// BaseURL is the tenant's origin, e.g. https://acme.tenant.test (https, or http to a loopback
+	// host); a path is refused: the manager adds /oauth/... itself.
+	BaseURL string
+	// ClientID is the OAuth client identifier.
+	ClientID string
+	// RedirectURI is the redirect URI registered for the client, exactly as registered.
+	RedirectURI string
+	// Scopes are the scopes asked for (at least one, each scope.Scope.Valid).
+	Scopes []scope.Scope
+}
+
+// Option sets an optional behaviour of New.
+type Option func(*options)
+
+type options struct {
+	storage         Storage
+	pendingStorage  Storage
+	lock            Lock
+	now             func() time.Time
+	client          *http.Client
+	logger          *slog.Logger
+	leeway          time.Duration
+	pendingLifetime time.Duration
+	requestTimeout  time.Duration
+	attempts        int
+	retryDelay      time.Duration
+	intentWait      time.Duration
+	onChange        []func(Event)
+}
+
+// WithStorage sets where the tokens live (default: a new MemoryStorage). A LockingStorage
+// (filestorage, Redis) brings its cross-process lock.
+func WithStorage(s Storage) Option { return func(o *options) { o.storage = s } }
+
+// WithPendingStorage sets where the pending sign-in lives (default: the storage): a web
+// application passes one per browser session.
+func WithPendingStorage(s Storage) Option { return func(o *options) { o.pendingStorage = s } }
+
+// WithLock replaces the storage's lock around a refresh (the bring-your-own-lock seam).
+func WithLock(l Lock) Option { return func(o *options) { o.lock = l } }
+
+// WithClock sets the clock (default time.Now): tests and the sandbox's test clock inject theirs.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithHTTPClient sets the client of the token and revocation requests (default: a client of its
+// own). Its Transport is used; redirects are never followed.
+func WithHTTPClient(c *http.Client) Option { return func(o *options) { o.client = c } }
+
+// WithLogger sets the slog logger (default: none). No line holds a token, code, verifier or state.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithRefreshLeeway refreshes when the access token expires within d (default 60 s, at most half
+// its lifetime).
+func WithRefreshLeeway(d time.Duration) Option { return func(o *options) { o.leeway = d } }
+
+// WithPendingLifetime sets how long a pending sign-in stays valid (default 10 min).
+func WithPendingLifetime(d time.Duration) Option { return func(o *options) { o.pendingLifetime = d } }
+
+// WithRequestTimeout bounds each token request (default 10 s). It counts only the time the process
+// ran: a process stopped while it waits (SIGSTOP, a debugger) reads an answer that came meanwhile.
+func WithRequestTimeout(d time.Duration) Option { return func(o *options) { o.requestTimeout = d } }
+
+// WithRefreshAttempts sets the attempts of a refresh the tenant cannot have handled (no connection,
+// 429, 503); default 3. Any other failure is never retried: the tenant may have rotated the token.
+func WithRefreshAttempts(n int) Option { return func(o *options) { o.attempts = n } }
+
+// WithRetryDelay sets the first pause between those attempts, doubled each time (default 300 ms).
+func WithRetryDelay(d time.Duration) Option { return func(o *options) { o.retryDelay = d } }
+
+// WithIntentWait bounds the wait for another process's refresh of the same refresh token (default
+// 20 s; spec/token-store/README.md, "Paused processes").
+func WithIntentWait(d time.Duration) Option { return func(o *options) { o.intentWait = d } }
+
+// WithOnChange adds a hook called on every Event (sign-in, refresh, session ended, sign-out,
+// revocation, storage failure), in the goroutine that caused it. No event holds a token.
+func WithOnChange(f func(Event)) Option {
+	return func(o *options) { o.onChange = append(o.onChange, f) }
+}
+
+func invalidOption(name, why string) error {
+	return newError(CodeInvalidOptions, "%s: %s", name, why)
+}
+
+// isLoopback is true for localhost, 127.0.0.0/8 and ::1.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// tenantOrigin checks that base is the tenant's origin and returns it normalized.
+func tenantOrigin(base string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", invalidOption("BaseURL", "give the tenant's origin, e.g. https://acme.tenant.test")
+	}
+	host := strings.ToLower(u.Hostname())
+	if u.Scheme == "http" && !isLoopback(host) {
+		return "", invalidOption("BaseURL", "http is allowed only to a loopback host (the local sandbox); use https")
+	}
+	if u.User != nil {
+		return "", invalidOption("BaseURL", "must not carry credentials")
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(base, "?#") {
+		return "", invalidOption("BaseURL", "give the tenant's origin only: the SDK adds /oauth/... and /api/v1/... itself")
+	}
+	return normalTarget(u, false), nil
+}
+
+// normalTarget is scheme, host, non-default port (and path) in a normal form: what a callback must
+// share with the redirect URI (RFC 6749 §3.1.2; RFC 9700 §4.4, mix-up).
+func normalTarget(u *url.URL, withPath bool) string {
+	scheme := strings.ToLower(u.Scheme)
+	host := strings.ToLower(u.Hostname())
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port := u.Port(); port != "" && !(scheme == "http" && port == "80") && !(scheme == "https" && port == "443") {
+		host += ":" + port
+	}
+	out := scheme + "://" + host
+	if withPath {
+		path := u.EscapedPath()
+		if path == "" {
+			path = "/"
+		}
+		out += path
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package tokenmanager
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Storage keeps the manager's records (JSON texts) under string keys. Values are secrets: a
+// storage never logs them. Set returns only once the value is durable.
+type Storage interface {
+	Get(ctx context.Context, key string) (value string, ok bool, err error)
+	Set(ctx context.Context, key, value string) error
+	Delete(ctx context.Context, key string) error
+}
+
+// Held tells a task running under a Lock whether the lock is still its own (a fresh check: false
+// once another process took it over while this one was paused).
+type Held interface {
+	IsHeld(ctx context.Context) bool
+}
+
+// Lock runs task while holding the lock name across every process that shares the storage, with a
+// bounded wait (LOCK_TIMEOUT). It is the bring-your-own-lock seam (WithLock).
+type Lock interface {
+	Do(ctx context.Context, name string, task func(ctx context.Context, held Held) error) error
+}
+
+// LockingStorage is a storage that brings its own cross-process lock (filestorage, Redis). The
+// manager uses it unless WithLock gives another, and then also writes refresh intents
+// (spec/token-store/README.md) so that a paused process never presents a rotated-away token.
+type LockingStorage interface {
+	Storage
+	Lock() Lock
+}
+
+// alwaysHeld is the Held of a lock that cannot tell.
+type alwaysHeld struct{}
+
+func (alwaysHeld) IsHeld(context.Context) bool { return true }
+
+// MemoryStorage keeps the records in memory, for one process: the default. It brings no
+// cross-process lock: the manager uses an in-process lock by name.
+type MemoryStorage struct {
+	mu   sync.Mutex
+	data map[string]string
+}
+
+// NewMemoryStorage makes an empty MemoryStorage.
+func NewMemoryStorage() *MemoryStorage { return &MemoryStorage{data: map[string]string{}} }
+
+// Get returns the value of key.
+func (s *MemoryStorage) Get(_ context.Context, key string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	value, ok := s.data[key]
+	return value, ok, nil
+}
+
+// Set stores value under key.
+func (s *MemoryStorage) Set(_ context.Context, key, value string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.data[key] = value
+	return nil
+}
+
+// Delete removes key.
+func (s *MemoryStorage) Delete(_ context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.data, key)
+	return nil
+}
+
+// ProcessLock is an in-process lock by name with a bounded wait: the lock of a storage that brings
+// none. Its zero value is ready to use; Timeout defaults to 60 s.
+type ProcessLock struct {
+	Timeout time.Duration
+	mu      sync.Mutex
+	locks   map[string]chan struct{}
+}
+
+// Do runs task holding the in-process lock name; LOCK_TIMEOUT after Timeout.
+func (l *ProcessLock) Do(ctx context.Context, name string, task func(context.Context, Held) error) error {
+	l.mu.Lock()
+	if l.locks == nil {
+		l.locks = map[string]chan struct{}{}
+	}
+	slot, ok := l.locks[name]
+	if !ok {
+		slot = make(chan struct{}, 1)
+		l.locks[name] = slot
+	}
+	l.mu.Unlock()
+	timeout := l.Timeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case slot <- struct{}{}:
+	case <-timer.C:
+		return newError(CodeLockTimeout, "the in-process lock %s stayed held for %s", name, timeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-slot }()
+	return task(ctx, alwaysHeld{})
+}
+
+var processLocks = &ProcessLock{}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,93 @@
+package tokenmanager
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// Token returns a valid token (oauth2.TokenSource), refreshing it first when needed; it waits
+// without a deadline. Use TokenSource(ctx) to bound the wait.
+func (m *Manager) Token() (*oauth2.Token, error) { return m.tokenFor(context.Background()) }
+
+// TokenSource is the manager as an oauth2.TokenSource whose calls use ctx.
+func (m *Manager) TokenSource(ctx context.Context) oauth2.TokenSource { return tokenSource{m, ctx} }
+
+type tokenSource struct {
+	m   *Manager
+	ctx context.Context
+}
+
+func (s tokenSource) Token() (*oauth2.Token, error) { return s.m.tokenFor(s.ctx) }
+
+func (m *Manager) tokenFor(ctx context.Context) (*oauth2.Token, error) {
+	token, err := m.AccessToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The expiry is left zero on purpose: the manager decides freshness (its clock, its leeway), so
+	// oauth2.ReuseTokenSource must not cache the token past a refresh another process made.
+	return &oauth2.Token{AccessToken: token, TokenType: "Bearer", Expiry: time.Time{}}, nil
+}
+
+// Transport returns an http.RoundTripper that adds the bearer token to requests for the tenant's
+// origin only (never to another origin, so never over a redirect elsewhere), and after a 401
+// tells the manager (OnUnauthorized) and sends the request once more when its body can be replayed.
+// base is the next layer (nil: http.DefaultTransport). Layer retry and logging around it as usual.
+//
+//	client := &http.Client{Transport: manager.Transport(nil)}
+func (m *Manager) Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &bearer{m: m, base: base}
+}
+
+type bearer struct {
+	m    *Manager
+	base http.RoundTripper
+}
+
+func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
+	if !b.forTenant(request.URL) {
+		return b.base.RoundTrip(request)
+	}
+	token, err := b.m.AccessToken(request.Context())
+	if err != nil {
+		return nil, err
+	}
+	response, err := b.base.RoundTrip(withToken(request, token))
+	if err != nil || response.StatusCode != http.StatusUnauthorized {
+		return response, err
+	}
+	if request.Body != nil && request.GetBody == nil {
+		return response, nil // the body cannot be sent again
+	}
+	b.m.OnUnauthorized(token)
+	again, err := b.m.AccessToken(request.Context())
+	if err != nil || again == token {
+		return response, nil
+	}
+	retry := withToken(request, again)
+	if request.GetBody != nil {
+		if retry.Body, err = request.GetBody(); err != nil {
+			return response, nil
+		}
+	}
+	_ = response.Body.Close()
+	return b.base.RoundTrip(retry)
+}
+
+func (b *bearer) forTenant(u *url.URL) bool {
+	return u != nil && normalTarget(u, false) == b.m.origin
+}
+
+// withToken clones the request (a RoundTripper must not change the caller's) with the header set.
+func withToken(request *http.Request, token string) *http.Request {
+	clone := request.Clone(request.Context())
+	clone.Header.Set("Authorization", "Bearer "+token)
+	return clone
+}
