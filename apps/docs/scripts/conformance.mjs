@@ -9,6 +9,7 @@ const MIXES = [
   { mix: "browser", label: "TypeScript tabs" },
   { mix: "python", label: "Python" },
   { mix: "python-async", label: "Python async" },
+  { mix: "go", label: "Go" },
   { mix: "mixed", label: "mixed" },
 ];
 

@@ -8,6 +8,8 @@ import { createInterface } from "node:readline";
 import { REPO } from "./scenarios.mjs";
 
 const ACTORS = join(REPO, "tools", "conformance", "actors");
+/** The Go actor, built by the Go module's `pnpm build` (packages/go/cmd/conformance-actor). */
+const GO_ACTOR = join(REPO, "packages", "go", "bin", "conformance-actor");
 /** How many of an actor's last lines a failure report quotes. */
 const LAST_LINES = 12;
 /** How long an actor may take to say it is ready (a Python interpreter and a browser tab included, on a busy machine). */
@@ -27,6 +29,8 @@ export function defaultCommands() {
     python: python && [python, join(ACTORS, "python", "actor.py")],
     "python-async": python && [python, join(ACTORS, "python", "actor.py")],
     browser: [process.execPath, join(ACTORS, "browser", "actor.mjs")],
+    // The built binary itself, never a wrapper: the orchestrator signals the pid it started.
+    go: existsSync(GO_ACTOR) ? [GO_ACTOR] : undefined,
   };
 }
 
