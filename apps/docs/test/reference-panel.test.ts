@@ -209,7 +209,7 @@ describe("the error code catalogue of the guides", () => {
 
   it("lists every code of the Python client's errors, and the OAuth error codes of the guides' Errors section", () => {
     const listed = catalogueCodes();
-    const python = [...read("packages/python/src/tenant_integration/http_errors.py").matchAll(/``([A-Z_]{4,})``/g)].map(([, code]) => code!);
+    const python = [...read("packages/python/src/tenant_integration/client_errors.py").matchAll(/``([A-Z_]{4,})``/g)].map(([, code]) => code!);
     expect(python.length).toBeGreaterThan(8);
     expect(python.filter((code) => !listed.has(code))).toEqual([]);
     const oauth = [...section("Errors").matchAll(/^- `([a-z_]+)`:/gm)].map(([, code]) => code!);

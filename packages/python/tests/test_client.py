@@ -215,6 +215,27 @@ def test_a_token_outside_the_bearer_syntax_is_refused_before_sending() -> None:
     assert tenant.requests == []
 
 
+def test_a_source_that_gives_no_token_is_refused_before_sending() -> None:
+    tenant = Tenant()
+    with client(tenant, StaticSource(None)) as c, pytest.raises(TenantIntegrationError) as caught:  # type: ignore[arg-type]
+        c.get_user()
+    assert caught.value.code == "INVALID_TOKEN"
+    assert tenant.requests == []
+
+
+def test_a_token_outside_the_bearer_syntax_is_refused_even_after_good_ones() -> None:
+    # A token is checked once, not once per call: a new one from the source is checked again.
+    tenant = Tenant()
+    source = FakeSource("tok-1", "two words\r\nX-Evil: 1")
+    with client(tenant, source) as c:
+        assert c.get_user() == USER
+        source.index = 1
+        with pytest.raises(TenantIntegrationError) as caught:
+            c.get_user()
+    assert caught.value.code == "INVALID_TOKEN"
+    assert tenant.bearer_tokens() == ["tok-1"]
+
+
 # -- 429 and 5xx: Retry-After, backoff, a cap --------------------------------------------------------------
 
 

@@ -151,6 +151,18 @@ async def test_the_sources_error_on_unauthorized_reaches_the_caller_unchanged() 
     assert caught.value is ended
 
 
+async def test_a_token_outside_the_bearer_syntax_is_refused_even_after_good_ones() -> None:
+    tenant = Tenant()
+    source = AsyncFakeSource("tok-1", "two words\r\nX-Evil: 1")
+    async with client(tenant, source) as c:
+        assert await c.get_user() == USER
+        source._sync.index = 1
+        with pytest.raises(TenantIntegrationError) as caught:
+            await c.get_user()
+    assert caught.value.code == "INVALID_TOKEN"
+    assert tenant.bearer_tokens() == ["tok-1"]
+
+
 async def test_a_429_is_retried_after_its_retry_after_delay() -> None:
     tenant = Tenant(httpx.Response(429, headers={"Retry-After": "2"}), httpx.Response(200, json=USER))
     sleeps = AsyncSleeps()

@@ -152,6 +152,20 @@ def test_headers_are_sent_with_every_request_over_the_default_accept() -> None:
     assert (second.headers["x-a"], second.headers["accept"]) == ("2", "text/csv")
 
 
+def test_with_the_users_httpx_client_the_headers_option_and_accept_go_with_every_request() -> None:
+    # The client's own httpx client is built with these headers; a user's gets them on each request.
+    tenant = Tenant()
+    http = httpx.Client(transport=tenant.transport(), headers={"Accept": "*/*", "X-Trace": "abc"})
+    c = Client(base_url=ORIGIN, http_client=http, headers={"X-A": "1"})
+    c.get_user()
+    c.with_options(headers={"X-B": "2"}).get_user()
+    first, second = tenant.requests
+    assert (first.headers["accept"], first.headers["x-a"], first.headers["x-trace"]) == ("application/json", "1", "abc")
+    assert (second.headers["x-a"], second.headers["x-b"]) == ("1", "2")
+    assert "x-b" not in first.headers
+    http.close()
+
+
 def test_the_client_uses_the_default_logger_and_a_policy_with_two_retries() -> None:
     c = Client(base_url=ORIGIN)
     assert c.retry_policy.retries == 2

@@ -21,7 +21,6 @@ classes never add it there), but keeps it on a redirect within the tenant's orig
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 import re
@@ -32,8 +31,8 @@ import httpx
 
 from ._base_url import tenant_origin
 from ._log import RedactingLogger
+from .client_errors import InvalidTokenError
 from .errors import InvalidOptionsError
-from .http_errors import InvalidTokenError
 
 __all__ = [
     "AccessTokenSource",
@@ -108,6 +107,7 @@ class _BearerAuth(httpx.Auth):
 
     def __init__(self, origin: str, logger: logging.Logger | RedactingLogger | None) -> None:
         self.origin = tenant_origin(origin, "origin")
+        self._last_token: str | None = None
         url = httpx.URL(self.origin)
         self._target = (url.scheme, url.raw_host, url.port)
         if logger is None or isinstance(logger, RedactingLogger):
@@ -120,10 +120,18 @@ class _BearerAuth(httpx.Auth):
         (RFC 6454 §4), compared on httpx's normalized URL (lower-case host, IDNA, default port left out)."""
         return (url.scheme, url.raw_host, url.port) == self._target
 
-    def _authorize(self, request: httpx.Request, token: str) -> None:
-        if self._log is not None:
-            self._log.remember(token)
-        request.headers["Authorization"] = f"Bearer {token}"
+    def _authorize(self, request: httpx.Request, token: object) -> str:
+        """Puts ``token`` on ``request`` as its bearer token and returns it. A token other than the last
+        one is first checked (RFC 6750 §2.1, else :class:`InvalidTokenError`) and told to the log, which
+        scrubs it from every line; the same token again (the common case) needs neither twice."""
+        checked = self._last_token
+        if checked is None or token is not checked:
+            checked = _checked(token)
+            if self._log is not None:
+                self._log.remember(checked)
+            self._last_token = checked
+        request.headers["Authorization"] = f"Bearer {checked}"
+        return checked
 
     def _note(self, level: int, request: httpx.Request, message: str) -> None:
         if self._log is not None and self._log.isEnabledFor(level):
@@ -201,8 +209,7 @@ class TokenAuth(_BearerAuth):
             yield request
             return
         request.read()
-        token = _checked(self._source.get_access_token())
-        self._authorize(request, token)
+        token = self._authorize(request, self._source.get_access_token())
         response = yield request
         if response.status_code != 401:
             return
@@ -217,12 +224,13 @@ class TokenAuth(_BearerAuth):
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
         """The same as :meth:`sync_auth_flow` in an :class:`httpx.AsyncClient`, the source called in a thread."""
+        import asyncio  # loaded already by the running event loop; not at import, for sync users
+
         if not self.applies_to(request.url):
             yield request
             return
         await request.aread()
-        token = _checked(await asyncio.to_thread(self._source.get_access_token))
-        self._authorize(request, token)
+        token = self._authorize(request, await asyncio.to_thread(self._source.get_access_token))
         response = yield request
         if response.status_code != 401:
             return
@@ -281,8 +289,7 @@ class AsyncTokenAuth(_BearerAuth):
             yield request
             return
         await request.aread()
-        token = _checked(await self._source.get_access_token())
-        self._authorize(request, token)
+        token = self._authorize(request, await self._source.get_access_token())
         response = yield request
         if response.status_code != 401:
             return

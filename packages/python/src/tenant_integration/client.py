@@ -15,14 +15,13 @@ the TypeScript client (``createTenantClient``) does it:
   after the ``Retry-After`` delay or a jittered exponential backoff, up to a cap
   (:class:`~tenant_integration.RetryPolicy`, RFC 9110 §10.2.3, §9.2.2);
 - a non-2xx answer raises the error class of its status
-  (:mod:`tenant_integration.http_errors`), which never holds a token;
+  (:mod:`tenant_integration.client_errors`), which never holds a token;
 - a timeout by default (:data:`DEFAULT_TIMEOUT`), and a :mod:`logging` logger whose lines never hold a
   token, code, verifier or state.
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import inspect
 import logging
@@ -42,8 +41,7 @@ from ._generated.operations import GET_AUTHENTICATED_USER, Operation
 from ._log import CLIENT_LOGGER_NAME, RedactingLogger
 from ._retry import IDEMPOTENT_METHODS, RetryPolicy, is_retryable_status, retry_policy
 from .auth import AccessTokenSource, AsyncAccessTokenSource, AsyncTokenAuth, TokenAuth, _BearerAuth
-from .errors import InvalidOptionsError
-from .http_errors import (
+from .client_errors import (
     InvalidResponseError,
     NetworkError,
     PathOutsideApiError,
@@ -52,6 +50,7 @@ from .http_errors import (
     sent_tokens,
     url_without_query,
 )
+from .errors import InvalidOptionsError
 
 __all__ = ["API_PREFIX", "DEFAULT_TIMEOUT", "AsyncClient", "Client", "RetryPolicy"]
 
@@ -140,6 +139,12 @@ class _Base:
     _headers: dict[str, str]
     _timeout: httpx.Timeout | _Unset
     _owns_http: bool
+    # What each request adds to the httpx client's own headers and timeout. The httpx client the SDK
+    # makes is built with ``_headers`` and ``_timeout``, so they are not merged again on every call
+    # (that merge was half of the client's cost over bare httpx); a user's ``http_client`` gets them
+    # with each request.
+    _request_headers: dict[str, str]
+    _request_timeout: httpx.Timeout | _Unset
 
     def _configure(
         self,
@@ -186,13 +191,25 @@ class _Base:
         """
         other = copy.copy(self)
         if not isinstance(timeout, _Unset):
-            other._timeout = _timeout(timeout)
+            other._timeout = other._request_timeout = _timeout(timeout)
         if not isinstance(retries, _Unset):
             other._policy = retry_policy(retries)
         if headers is not None:
             other._headers = {**self._headers, **dict(headers)}
+            other._request_headers = {**self._request_headers, **dict(headers)}
         other._owns_http = False
         return other
+
+    def _http_options(self, http_client: object) -> dict[str, Any]:
+        """Puts the client's headers and timeout where they are set once: on the httpx client the SDK
+        makes (returned as its options), or, with a user's ``http_client``, on each request."""
+        if http_client is not None:
+            self._request_headers, self._request_timeout = dict(self._headers), self._timeout
+            return {}
+        if isinstance(self._timeout, _Unset):
+            self._timeout = DEFAULT_TIMEOUT
+        self._request_headers, self._request_timeout = {}, _UNSET
+        return {"headers": self._headers, "timeout": self._timeout}
 
     def _build_options(
         self,
@@ -203,7 +220,11 @@ class _Base:
         headers: Mapping[str, str] | None,
         timeout: TimeoutOption | _Unset,
     ) -> dict[str, Any]:
-        options: dict[str, Any] = {"headers": {**self._headers, **dict(headers or {})}}
+        options: dict[str, Any] = {}
+        if headers:
+            options["headers"] = {**self._request_headers, **dict(headers)}
+        elif self._request_headers:
+            options["headers"] = self._request_headers
         if params is not None:
             options["params"] = params
         if json is not None:
@@ -216,7 +237,7 @@ class _Base:
         if data is not None:
             options["data"] = data
         per_call = _timeout(timeout, "timeout (per request)")
-        chosen = self._timeout if isinstance(per_call, _Unset) else per_call
+        chosen = self._request_timeout if isinstance(per_call, _Unset) else per_call
         if not isinstance(chosen, _Unset):
             options["timeout"] = chosen
         return options
@@ -360,12 +381,11 @@ class Client(_Base):
         if http_client is not None and transport is not None:
             raise InvalidOptionsError("transport", "give either transport or http_client (it has its own transport)")
         self._configure(base_url, timeout, retries, logger, headers)
-        if http_client is None and isinstance(self._timeout, _Unset):
-            self._timeout = DEFAULT_TIMEOUT
+        own_options = self._http_options(http_client)
         self._auth = _check_sync_auth(auth, self._origin, self._log)
         self._sleep = sleep
         self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else httpx.Client(transport=transport)
+        self._http = http_client if http_client is not None else httpx.Client(transport=transport, **own_options)
 
     def request(
         self,
@@ -440,7 +460,6 @@ class Client(_Base):
         attempt = 1
         while True:
             request = self._http.build_request(method, url, **options)
-            path = request.url.path
             started = time.perf_counter()
             response: httpx.Response | None = None
             failure: NetworkError | None = None
@@ -449,7 +468,7 @@ class Client(_Base):
             except httpx.RequestError as error:
                 failure = network_error_from(error, method=method, url=url_without_query(request.url))
             if failure is not None or self._log.isEnabledFor(logging.INFO):  # ERROR lines show at WARNING too
-                self._log_outcome(method, path, response, failure, attempt, started)
+                self._log_outcome(method, request.url.path, response, failure, attempt, started)
             if response is not None and not isinstance(self._auth, _BearerAuth):
                 # A user's httpx.Auth (or the http_client's): scrub what it sent from any line to come.
                 for token in sent_tokens(response):
@@ -458,7 +477,7 @@ class Client(_Base):
             if delay is None:
                 break
             attempt += 1
-            self._log_retry(method, path, response, failure, delay, attempt)
+            self._log_retry(method, request.url.path, response, failure, delay, attempt)
             if response is not None:
                 response.close()
             self._sleep(delay)
@@ -497,6 +516,14 @@ def _check_async_auth(auth: object, origin: str, log: RedactingLogger) -> httpx.
     return TokenAuth(cast(AccessTokenSource, auth), origin=origin, logger=log)
 
 
+async def _asyncio_sleep(seconds: float) -> None:
+    """:func:`asyncio.sleep`, the async client's default wait before a retry. asyncio is imported here,
+    where the running event loop has loaded it already: a user of the sync client never pays for it."""
+    import asyncio
+
+    await asyncio.sleep(seconds)
+
+
 class AsyncClient(_Base):
     """The asyncio client of one tenant: :class:`Client`'s methods as coroutines, on :class:`httpx.AsyncClient`.
 
@@ -525,19 +552,18 @@ class AsyncClient(_Base):
         transport: httpx.AsyncBaseTransport | None = None,
         headers: Mapping[str, str] | None = None,
         http_client: httpx.AsyncClient | None = None,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[object]] = _asyncio_sleep,
     ) -> None:
         if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
             raise InvalidOptionsError("http_client", "give an httpx.AsyncClient (Client takes an httpx.Client)")
         if http_client is not None and transport is not None:
             raise InvalidOptionsError("transport", "give either transport or http_client (it has its own transport)")
         self._configure(base_url, timeout, retries, logger, headers)
-        if http_client is None and isinstance(self._timeout, _Unset):
-            self._timeout = DEFAULT_TIMEOUT
+        own_options = self._http_options(http_client)
         self._auth = _check_async_auth(auth, self._origin, self._log)
         self._sleep = sleep
         self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else httpx.AsyncClient(transport=transport)
+        self._http = http_client if http_client is not None else httpx.AsyncClient(transport=transport, **own_options)
 
     async def request(
         self,
@@ -598,7 +624,6 @@ class AsyncClient(_Base):
         attempt = 1
         while True:
             request = self._http.build_request(method, url, **options)
-            path = request.url.path
             started = time.perf_counter()
             response: httpx.Response | None = None
             failure: NetworkError | None = None
@@ -607,7 +632,7 @@ class AsyncClient(_Base):
             except httpx.RequestError as error:
                 failure = network_error_from(error, method=method, url=url_without_query(request.url))
             if failure is not None or self._log.isEnabledFor(logging.INFO):  # ERROR lines show at WARNING too
-                self._log_outcome(method, path, response, failure, attempt, started)
+                self._log_outcome(method, request.url.path, response, failure, attempt, started)
             if response is not None and not isinstance(self._auth, _BearerAuth):
                 for token in sent_tokens(response):
                     self._log.remember(token)
@@ -615,7 +640,7 @@ class AsyncClient(_Base):
             if delay is None:
                 break
             attempt += 1
-            self._log_retry(method, path, response, failure, delay, attempt)
+            self._log_retry(method, request.url.path, response, failure, delay, attempt)
             if response is not None:
                 await response.aclose()
             await self._sleep(delay)

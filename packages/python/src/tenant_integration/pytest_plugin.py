@@ -34,18 +34,14 @@ The sandbox is a Node.js program (npm ``@tenant-integration/sandbox``): Node.js 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .testing import (
-    AsyncTestTenant,
-    SandboxClient,
-    SandboxProcess,
-    TestTenant,
-    create_async_test_tenant,
-    create_test_tenant,
-)
+# pytest loads this plugin in every session of every project where the package is installed: the
+# helpers (httpx, subprocess, the token manager) are imported by the fixtures that use them, not here.
+if TYPE_CHECKING:
+    from .testing import AsyncTestTenant, SandboxClient, SandboxProcess, TestTenant
 
 __all__ = [
     "tenant",
@@ -86,6 +82,8 @@ def tenant_sandbox_command(pytestconfig: pytest.Config) -> Sequence[str] | str |
 @pytest.fixture(scope="session")
 def tenant_sandbox_clients() -> Sequence[SandboxClient]:
     """The OAuth clients the session's sandbox registers (default: one, ``test-integration``)."""
+    from .testing import SandboxClient
+
     return (SandboxClient(),)
 
 
@@ -105,6 +103,8 @@ def tenant_sandbox(
 
     Raises :class:`~tenant_integration.testing.SandboxError` when it cannot be started.
     """
+    from .testing import SandboxProcess
+
     with SandboxProcess(
         command=tenant_sandbox_command, clients=tenant_sandbox_clients, args=tenant_sandbox_args
     ) as sandbox:
@@ -125,6 +125,8 @@ def tenant(tenant_sandbox: SandboxProcess, request: pytest.FixtureRequest) -> It
 
     See RFC 6749 §4.1 (sign-in), §6 (refresh).
     """
+    from .testing import create_test_tenant
+
     made = create_test_tenant(tenant_sandbox, **_options(request))
     try:
         yield made
@@ -151,6 +153,8 @@ else:
 
         Raises :class:`~tenant_integration.testing.TestTenantError` as ``tenant`` does.
         """
+        from .testing import create_async_test_tenant
+
         made = await create_async_test_tenant(tenant_sandbox, **_options(request))
         try:
             yield made

@@ -1,4 +1,5 @@
-"""The errors of the client: one class per status a caller branches on, and the failures without an answer.
+"""The errors of the client: one class per status a caller branches on, and the failures without an answer
+(the token manager's are in :mod:`tenant_integration.token_errors`), and how they are built from httpx's.
 
 The codes are the TypeScript client's (``packages/client/src/errors.ts``):
 
