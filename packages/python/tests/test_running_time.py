@@ -112,7 +112,7 @@ def test_the_managers_own_transports_count_running_time_and_one_given_is_left_al
         "scopes": ["profile:read"],
     }
     with TokenManager(**options) as manager:
-        transports = [manager._http._transport, *manager._http._mounts.values()]
+        transports = [manager._http.client._transport, *manager._http.client._mounts.values()]
         assert len(transports) == 2
         for transport in transports:
             assert isinstance(transport, httpx.HTTPTransport)

@@ -52,9 +52,9 @@ class TokenRecord:
     expires_in: int | float
     scope: str | None
     received_at: int | float
-    id: str | None
-    session: str | None = None
-    seq: int | None = None
+    id: str
+    session: str
+    seq: int
 
 
 @dataclass(frozen=True)
@@ -124,24 +124,23 @@ def parse_oauth_error(fields: dict[str, Any]) -> tuple[str, str | None, str | No
 
 
 def parse_record(raw: str | None) -> TokenRecord | None:
-    """The stored token record, or ``None`` when it is absent or unreadable (no session), as the
-    TypeScript manager reads it: ``session`` and ``seq`` are optional (older records lack them)."""
+    """The stored token record, or ``None`` when it is absent or unreadable (no session): a record
+    that does not validate against ``token-record.schema.json`` (``received_at``, ``id``, ``session``
+    and ``seq`` included) is none."""
     record = parse_json(raw)
     try:
         fields = parse_token_response(record)
     except TokenManagerError:
         return None
-    received_at = record.get("received_at")
-    session = record.get("session")
-    seq = record.get("seq")
-    record_id = record.get("id")
-    return TokenRecord(
-        **fields,
-        received_at=received_at if _is_number(received_at) else 0,
-        id=record_id if isinstance(record_id, str) else None,
-        session=session if isinstance(session, str) else None,
-        seq=seq if isinstance(seq, int) and not isinstance(seq, bool) else None,
-    )
+    received_at, record_id = record.get("received_at"), record.get("id")
+    session, seq = record.get("session"), record.get("seq")
+    if not _is_number(received_at) or received_at < 0:
+        return None
+    if not isinstance(record_id, str) or not record_id or not isinstance(session, str) or not session:
+        return None
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        return None
+    return TokenRecord(**fields, received_at=received_at, id=record_id, session=session, seq=seq)
 
 
 def serialize(record: TokenRecord) -> str:
@@ -156,12 +155,9 @@ def serialize(record: TokenRecord) -> str:
     if record.scope is not None:
         data["scope"] = record.scope
     data["received_at"] = record.received_at
-    if record.id is not None:
-        data["id"] = record.id
-    if record.session is not None:
-        data["session"] = record.session
-    if record.seq is not None:
-        data["seq"] = record.seq
+    data["id"] = record.id
+    data["session"] = record.session
+    data["seq"] = record.seq
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -216,8 +212,8 @@ def supersedes(stored: TokenRecord, ours: TokenRecord) -> bool:
 
     See RFC 9700 §4.14.2 (refresh token rotation).
     """
-    if stored.id is not None and stored.id == ours.id:
+    if stored.id == ours.id:
         return True
-    if stored.session is not None and stored.session == ours.session:
-        return (stored.seq or 0) >= (ours.seq or 0)
-    return (ours.seq or 0) > 0 or stored.received_at >= ours.received_at
+    if stored.session == ours.session:
+        return stored.seq >= ours.seq
+    return ours.seq > 0 or stored.received_at >= ours.received_at

@@ -1,0 +1,395 @@
+"""The state both token managers share, and everything they do with it that needs no ``await``.
+
+:class:`ManagerCore` checks the options, derives the storage keys and the lock name (the TypeScript
+kit's), holds the session state (the current record, the unwritten one, the rejected access token, the
+sign-in generation, this process's refresh intent) and the listeners, and makes the decisions that
+read only that state. Its blocking methods (marked so) read or write the storage for the steps of the
+refresh protocol (``spec/token-store/README.md``); the async manager runs them in a worker thread.
+
+The I/O flows (sign-in, refresh, revoke) are :class:`~._async.token_manager.AsyncTokenManager`'s,
+written once; :class:`~._sync.token_manager.TokenManager` is generated from it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, overload
+
+import httpx
+
+from ._base_url import tenant_origin
+from ._events import EVENTS, EventName, SessionInfo, SignedOut
+from ._lock import LockLost, choose_lock, still_held
+from ._refresh_intent import (
+    Intent,
+    IntentPending,
+    Waited,
+    drop_intent,
+    must_wait_for,
+    new_intent,
+    read_intent,
+    settled,
+    write_intent,
+)
+from ._sign_in import check_scopes, redirect_target
+from ._token_record import TokenRecord, expires_at_ms, is_fresh, parse_record
+from .errors import InvalidOptionsError
+from .storage.base import Lock, TokenStorage
+from .storage.memory import MemoryStorage
+from .token_errors import SessionEndedError, TokenManagerError, scrubbed
+
+__all__ = ["ManagerCore"]
+
+_LOGGER_NAME = "tenant_integration.token_manager"
+
+
+def _positive_number(option: str, value: object, *, zero: bool = False) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or (value == 0 and not zero)
+    ):
+        raise InvalidOptionsError(option, f"must be a finite number of seconds {'>= 0' if zero else '> 0'}")
+    return float(value)
+
+
+class ManagerCore:
+    """What the two managers share: options, keys, state, listeners, and the decisions on them."""
+
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str,
+        redirect_uri: str,
+        scopes: Sequence[str],
+        *,
+        storage: TokenStorage | None,
+        pending_storage: TokenStorage | None,
+        now: Callable[[], float],
+        refresh_leeway: float,
+        pending_lifetime: float,
+        lock: Lock | None,
+        timeout: float | httpx.Timeout | None,
+        refresh_attempts: int,
+        retry_delay: float,
+        logger: logging.Logger | None,
+        intent_wait: float,
+    ) -> None:
+        self._origin = tenant_origin(base_url)
+        if not isinstance(client_id, str) or not client_id:
+            raise InvalidOptionsError("client_id", "give the OAuth client identifier, a non-empty string")
+        self._client_id = client_id
+        self._redirect_target = redirect_target(redirect_uri)
+        self._redirect_uri = redirect_uri
+        self._scopes = check_scopes(scopes, "scopes")
+        if not callable(now):
+            raise InvalidOptionsError("now", "give a function returning seconds since the epoch, e.g. time.time")
+        self._now = now
+        self._leeway_ms = _positive_number("refresh_leeway", refresh_leeway, zero=True) * 1000
+        self._pending_lifetime_ms = _positive_number("pending_lifetime", pending_lifetime) * 1000
+        if isinstance(refresh_attempts, bool) or not isinstance(refresh_attempts, int) or refresh_attempts < 1:
+            raise InvalidOptionsError("refresh_attempts", "must be an integer >= 1")
+        self._attempts = refresh_attempts
+        self._retry_delay = _positive_number("retry_delay", retry_delay, zero=True)
+        if timeout is not None and not isinstance(timeout, httpx.Timeout):
+            _positive_number("timeout", timeout)
+        self._storage: TokenStorage = storage if storage is not None else MemoryStorage()
+        self._pending_storage: TokenStorage = pending_storage if pending_storage is not None else self._storage
+        # The lock option wins, then the storage's own lock (file, Redis, memory), then the process's;
+        # refresh intents only where processes share the storage through it.
+        self._lock, self._intents = choose_lock(lock, self._storage)
+        self._intent_wait = _positive_number("intent_wait", intent_wait, zero=True)
+        # The intent this manager stored and has not cleared yet (its refresh's tokens are not stored yet).
+        self._own_intent: Intent | None = None
+        self._log = logger if logger is not None else logging.getLogger(_LOGGER_NAME)
+        # Storage keys and the lock name, scoped by tenant origin and client: the TypeScript kit's.
+        prefix = f"tenant-integration:{self._origin}:{client_id}:"
+        self._tokens_key = prefix + "tokens"
+        self._pending_key = prefix + "pending"
+        self._lock_name = prefix + "lock"
+        self._intent_key = prefix + "intent"
+
+        self._current: TokenRecord | None = None
+        # The access token an API refused (on_unauthorized): not handed out again.
+        self._rejected: str | None = None
+        # Tokens whose write failed: usable in this process, and written again on a later call.
+        self._unsaved: TokenRecord | None = None
+        # Until when (now() ms) unsaved tokens are served without trying their write again.
+        self._retry_write_after = 0.0
+        # Why the last write of new tokens failed, for the error that refuses to refresh from them.
+        self._write_failure: TokenManagerError | None = None
+        # Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens.
+        self._generation = 0
+        self._generation_lock = threading.Lock()
+        self._listeners: dict[str, list[Callable[[Any], object]]] = {}
+        self._listeners_lock = threading.Lock()
+
+    # -- what a user reads -------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The tenant's origin, normalized (every request goes to it)."""
+        return self._origin
+
+    @property
+    def client_id(self) -> str:
+        """The OAuth client identifier."""
+        return self._client_id
+
+    @property
+    def redirect_uri(self) -> str:
+        """The redirect URI, exactly as given (and as sent to the tenant)."""
+        return self._redirect_uri
+
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes asked for by default."""
+        return self._scopes
+
+    @overload
+    def on(
+        self, event: Literal["tokens-refreshed"], listener: Callable[[SessionInfo], object]
+    ) -> Callable[[], None]: ...
+    @overload
+    def on(
+        self, event: Literal["session-ended"], listener: Callable[[SessionEndedError], object]
+    ) -> Callable[[], None]: ...
+    @overload
+    def on(self, event: Literal["signed-in"], listener: Callable[[SessionInfo], object]) -> Callable[[], None]: ...
+    @overload
+    def on(self, event: Literal["signed-out"], listener: Callable[[SignedOut], object]) -> Callable[[], None]: ...
+    @overload
+    def on(self, event: Literal["revoked"], listener: Callable[[None], object]) -> Callable[[], None]: ...
+    @overload
+    def on(
+        self, event: Literal["storage-failed"], listener: Callable[[TokenManagerError], object]
+    ) -> Callable[[], None]: ...
+    def on(self, event: EventName, listener: Callable[[Any], object]) -> Callable[[], None]:
+        """Subscribes ``listener`` to ``event`` (see :data:`EventName`); returns the function that
+        unsubscribes it. Listeners run in the thread (or task) that caused the event; one that raises
+        is ignored (the manager's state is already settled). No payload holds a token.
+
+        Raises:
+            InvalidOptionsError: for an unknown event name.
+
+        Example:
+            >>> off = manager.on("session-ended", lambda error: print("sign in again"))  # doctest: +SKIP
+            >>> off()  # doctest: +SKIP
+
+        See RFC 6749 §6 (refresh), RFC 7009 (revocation).
+        """
+        if event not in EVENTS:
+            raise InvalidOptionsError("event", f"unknown event {event!r}; one of {', '.join(sorted(EVENTS))}")
+        if not callable(listener):
+            raise InvalidOptionsError("listener", "must be callable")
+        with self._listeners_lock:
+            self._listeners.setdefault(event, []).append(listener)
+
+        return lambda: self.off(event, listener)
+
+    def off(self, event: EventName, listener: Callable[[Any], object]) -> None:
+        """Unsubscribes ``listener`` from ``event`` (as calling the function :meth:`on` returned)."""
+        with self._listeners_lock:
+            listeners = self._listeners.get(event, [])
+            if listener in listeners:
+                listeners.remove(listener)
+
+    # -- state -------------------------------------------------------------------------------------
+
+    def _emit(self, event: EventName, payload: object) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners.get(event, []))
+        for listener in listeners:
+            try:
+                listener(payload)
+            except Exception:  # noqa: S112 (a listener's failure is its own)
+                continue
+
+    def _forget(self, rejected_token: str) -> None:
+        current = self._current
+        if current is not None and current.access_token == rejected_token:
+            self._rejected = rejected_token
+            self._current = None
+
+    def _next_generation(self) -> None:
+        """A sign-in or sign-out began: a refresh begun before it must not store its tokens."""
+        with self._generation_lock:
+            self._generation += 1
+
+    def _now_ms(self) -> float:
+        return float(self._now()) * 1000
+
+    def _known(self, *extra: str | None) -> list[str | None]:
+        """Every token, code and verifier in play, for scrubbing."""
+        current, unsaved = self._current, self._unsaved
+        return [
+            *extra,
+            current.access_token if current else None,
+            current.refresh_token if current else None,
+            unsaved.access_token if unsaved else None,
+            unsaved.refresh_token if unsaved else None,
+        ]
+
+    def _fresh(self, record: TokenRecord) -> bool:
+        return is_fresh(record, self._now_ms(), self._leeway_ms)
+
+    def _info(self, record: TokenRecord) -> SessionInfo:
+        return SessionInfo(expires_at=expires_at_ms(record, self._now_ms()) / 1000, scope=record.scope)
+
+    def _fast_token(self) -> str | None:
+        """The current access token when it can be handed out without the lock, else ``None``."""
+        current, unsaved = self._current, self._unsaved
+        if current is None or not self._fresh(current):
+            return None
+        if unsaved is None or (current is unsaved and self._now_ms() < self._retry_write_after):
+            return current.access_token
+        return None
+
+    def _held_unsaved(self) -> TokenRecord | None:
+        unsaved = self._unsaved
+        return unsaved if unsaved is not None and self._current is unsaved and self._fresh(unsaved) else None
+
+    def _refuse_to_refresh_unwritten(self, unsaved: TokenRecord) -> None:
+        """Never refresh from tokens that are not stored (issue 27, as the TypeScript manager): the refresh
+        would check storage for a record that can never appear there, and every further rotation would
+        widen the gap between the tenant and what the other processes read. Once tokens whose write failed
+        need a refresh and their write failed again, ``STORAGE_FAILED`` is raised at once, nothing sent;
+        they stay kept, and are written, then refreshed from, once the storage takes them."""
+        if self._unsaved is unsaved and (not self._fresh(unsaved) or unsaved.access_token == self._rejected):
+            raise TokenManagerError(
+                "STORAGE_FAILED",
+                "the refreshed tokens cannot be written, so they are not refreshed again until they are",
+                cause=self._write_failure.__cause__ if self._write_failure is not None else None,
+            )
+
+    def _log_request(self, path: str, status: int | None, started: float, attempt: int) -> None:
+        ms = round((time.perf_counter() - started) * 1000)
+        if status is None:
+            self._log.error("POST %s no answer %dms (attempt %d)", path, ms, attempt)
+        else:
+            self._log.info("POST %s %d %dms (attempt %d)", path, status, ms, attempt)
+
+    # -- reading the storage -----------------------------------------------------------------------
+
+    def _storage_failed(self, error: BaseException, *secrets: str | None) -> TokenManagerError:
+        return TokenManagerError(
+            "STORAGE_FAILED", "the token storage failed (see cause)", cause=scrubbed(error, self._known(*secrets))
+        )
+
+    def _load_failed(self, error: BaseException) -> TokenManagerError:
+        # A storage that found its data unreadable and set it aside (FileStorage's FILE_CORRUPT) has no
+        # tokens now: that is no session, with the reason as the cause of NOT_SIGNED_IN. Said out loud
+        # (issue 27): the file set aside may hold the only copy of a refresh token.
+        if getattr(error, "reset", False) is True:
+            cause = scrubbed(error, self._known())
+            self._report_unreadable(str(cause), cause)
+            return TokenManagerError("NOT_SIGNED_IN", "the stored tokens were unreadable (see cause)", cause=cause)
+        return self._storage_failed(error)
+
+    def _parse_stored(self, raw: str | None) -> TokenRecord | None:
+        """The stored token record; ``None`` when there is none. A value that is not a token record
+        (valid JSON of another shape, a hand edit) reads as no session, as the spec says, but is reported
+        rather than taken for "no tokens": ``NOT_SIGNED_IN`` saying so, a warning, ``storage-failed``.
+        It is left in place (a sign-in replaces it)."""
+        record = parse_record(raw)
+        if record is None and raw is not None:
+            what = f"the value under {self._tokens_key} is not a token record; signing in replaces it"
+            self._report_unreadable(what, None)
+            raise TokenManagerError("NOT_SIGNED_IN", f"the stored tokens are unreadable: {what}")
+        return record
+
+    def _report_unreadable(self, what: str, cause: BaseException | None) -> None:
+        """Stored tokens found unreadable: a warning and ``storage-failed`` (``STORAGE_FAILED``), so that
+        a caller that only asks ``is_signed_in`` learns it too."""
+        self._log.warning("The stored tokens were unreadable: %s", what)
+        self._emit(
+            "storage-failed",
+            TokenManagerError("STORAGE_FAILED", f"the stored tokens were unreadable: {what}", cause=cause),
+        )
+
+    def _read_tokens(self) -> TokenRecord | None:
+        """The stored token record (see :meth:`_parse_stored`). Blocking."""
+        failure: TokenManagerError | None = None
+        try:
+            raw = self._storage.get(self._tokens_key)
+        except Exception as e:
+            failure = self._load_failed(e)
+        if failure is not None:  # raised outside the handler: the storage's error is no implicit context
+            raise failure
+        return self._parse_stored(raw)
+
+    # -- the refresh protocol's steps (spec/token-store/README.md): blocking -----------------------
+
+    def _must_wait_for(self, intent: Intent | None, stored: TokenRecord, waited: Waited | None) -> bool:
+        """Step 2: whether ``intent`` is another process's live refresh with ``stored``'s refresh token."""
+        return must_wait_for(
+            intent,
+            stored,
+            own=self._own_intent,
+            waited=waited,
+            now_ms=self._now_ms(),
+            intent_wait=self._intent_wait,
+            log=self._log,
+        )
+
+    def _read_intent(self) -> Intent | None:
+        return read_intent(self._storage, self._intent_key)
+
+    def _intent_settled(self, pending: IntentPending, waited: Waited) -> bool:
+        """One look at the storage while honouring ``pending``: ``True`` once there is something to
+        decide again on. A failing read also ends the wait (the next pass reports it). Blocking."""
+        if time.monotonic() - waited[1] >= self._intent_wait:
+            return True
+        try:
+            latest = parse_record(self._storage.get(self._tokens_key))
+            intent = Intent.parse(self._storage.get(self._intent_key))
+        except Exception:
+            return True
+        return settled(pending, waited, latest, intent, now_ms=self._now_ms(), intent_wait=self._intent_wait)
+
+    def _start_intent(self, stored: TokenRecord) -> Intent | None:
+        """Steps 3 and 4: checks the lock is still ours (a holder taken over while paused must not
+        replace the new holder's intent), then stores the refresh intent; ``None`` when intents are not
+        used or it cannot be stored. Blocking."""
+        if not self._intents:
+            return None
+        if not still_held(self._lock, self._lock_name):
+            raise LockLost
+        intent = new_intent(stored, self._now_ms())
+        if not write_intent(self._storage, self._intent_key, intent, self._log):
+            return None
+        self._own_intent = intent
+        return intent
+
+    def _check_before_sending(self, stored: TokenRecord, intent: Intent | None) -> TokenRecord | None:
+        """Step 5, right before a refresh request leaves: the stored record is still the one read (else
+        that record, or ``None`` when gone, is returned to decide again with) and the lock is still
+        this process's own (else :class:`LockLost`, nothing sent). Blocking."""
+        if stored is not self._unsaved:
+            try:
+                latest = self._read_tokens()
+            except BaseException:
+                self._drop_intent(intent)
+                raise
+            if latest is None or latest.id != stored.id:
+                self._drop_intent(intent)
+                self._log.info("The stored tokens changed before the refresh left; using them")
+                return latest
+        if not still_held(self._lock, self._lock_name):
+            self._drop_intent(intent)
+            raise LockLost
+        return stored
+
+    def _drop_intent(self, intent: Intent | None) -> None:
+        """Step 7: deletes this process's intent once its refresh is settled. Blocking."""
+        if intent is None:
+            return
+        if self._own_intent is intent:
+            self._own_intent = None
+        drop_intent(self._storage, self._intent_key, intent)

@@ -1,0 +1,200 @@
+"""The refresh intent record and its rules (``spec/token-store/README.md``, "Paused processes", issue 21).
+
+Right before its refresh request leaves, a manager stores an intent under ``…:intent``: the SHA-256 of
+the refresh token it presents, a random id of this refresh (``holder``), since when, and its pid and
+host. Another process about to present the same refresh token waits (outside the lock) until that
+refresh is stored, its holder is seen to have exited, or ``intent_wait`` passes: a process paused
+mid-refresh never makes another present a refresh token that was already rotated away.
+
+The decisions are pure (:func:`must_wait_for`, :func:`settled`); the storage functions are blocking
+(the async manager runs them in a worker thread). The TypeScript kit's ``Intent`` speaks the same record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import socket
+import time
+from dataclasses import dataclass
+
+from ._token_record import TokenRecord, parse_json
+from .state import create_state
+from .storage._dir_lock import is_gone
+from .storage.base import TokenStorage
+
+__all__ = [
+    "INTENT_POLL",
+    "Intent",
+    "IntentPending",
+    "Waited",
+    "drop_intent",
+    "fingerprint",
+    "must_wait_for",
+    "new_intent",
+    "read_intent",
+    "settled",
+    "write_intent",
+]
+
+# How often a process that honours another's refresh intent reads the storage again (seconds).
+INTENT_POLL = 0.05
+
+#: Which intent holder a process waits on, and since when (monotonic seconds).
+Waited = tuple[str, float]
+
+
+def fingerprint(refresh_token: str) -> str:
+    """The lowercase hex SHA-256 of a refresh token: names it in the intent without revealing it."""
+    return hashlib.sha256(refresh_token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Intent:
+    """The refresh intent (``intent-record.schema.json``): which refresh token (a fingerprint), which
+    refresh (a random id), since when (``now()`` ms), and its holder's pid and host."""
+
+    fingerprint: str
+    holder: str
+    since: int | float
+    pid: int | None = None
+    host: str | None = None
+
+    def serialize(self) -> str:
+        """The record as the TypeScript manager writes it: that key order, no spaces."""
+        data: dict[str, object] = {"fingerprint": self.fingerprint, "holder": self.holder, "since": self.since}
+        if self.pid is not None:
+            data["pid"] = self.pid
+        if self.host is not None:
+            data["host"] = self.host
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+    @staticmethod
+    def parse(raw: str | None) -> Intent | None:
+        """The stored intent; ``None`` when absent or not an intent record."""
+        data = parse_json(raw)
+        fingerprint, holder, since = data.get("fingerprint"), data.get("holder"), data.get("since")
+        if not isinstance(fingerprint, str) or not isinstance(holder, str):
+            return None
+        if isinstance(since, bool) or not isinstance(since, int | float):
+            return None
+        pid, host = data.get("pid"), data.get("host")
+        return Intent(
+            fingerprint,
+            holder,
+            since,
+            pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+            host if isinstance(host, str) else None,
+        )
+
+    def describe(self) -> str:
+        """Who holds it, for a log line: ``process <pid> on <host>``."""
+        if self.pid is None:
+            return "another process"
+        return f"process {self.pid} on {self.host or 'an unknown host'}"
+
+    def holder_gone(self) -> bool:
+        """Whether its holder is a process of this host that has exited."""
+        return self.pid is not None and self.host is not None and is_gone(self.host, self.pid)
+
+
+class IntentPending(Exception):
+    """Raised under the lock when another process's live refresh intent names the refresh token this
+    one would present: the lock is let go, and the storage watched until that refresh is stored."""
+
+    def __init__(self, record_id: str, intent: Intent) -> None:
+        super().__init__(intent.describe())
+        self.record_id = record_id
+        self.intent = intent
+
+
+def new_intent(stored: TokenRecord, now_ms: float) -> Intent:
+    """The intent of a refresh about to present ``stored``'s refresh token."""
+    return Intent(fingerprint(stored.refresh_token), create_state(), round(now_ms), os.getpid(), socket.gethostname())
+
+
+def must_wait_for(
+    intent: Intent | None,
+    stored: TokenRecord,
+    *,
+    own: Intent | None,
+    waited: Waited | None,
+    now_ms: float,
+    intent_wait: float,
+    log: logging.Logger,
+) -> bool:
+    """Whether ``intent`` is another process's refresh with ``stored``'s refresh token, still to be
+    waited for: not ``own``, its holder not known to have exited, younger than ``intent_wait`` seconds
+    and not waited on that long. Past that, the token is presented, and the log says so and why."""
+    if intent is None or intent.fingerprint != fingerprint(stored.refresh_token):
+        return False
+    if own is not None and own.holder == intent.holder:
+        return False
+    if intent.holder_gone():
+        log.warning(
+            "The refresh intent on this refresh token was left by %s, which has exited; presenting the token "
+            "(if its request had reached the tenant, the tenant ends the session)",
+            intent.describe(),
+        )
+        return False
+    so_far = time.monotonic() - waited[1] if waited is not None and waited[0] == intent.holder else 0.0
+    if now_ms - intent.since >= intent_wait * 1000 or so_far >= intent_wait:
+        log.warning(
+            "The refresh by %s with this refresh token was not stored within intent_wait (%g s); presenting "
+            "the token (if that refresh had reached the tenant, the tenant ends the session)",
+            intent.describe(),
+            intent_wait,
+        )
+        return False
+    return True
+
+
+def settled(
+    pending: IntentPending,
+    waited: Waited,
+    latest: TokenRecord | None,
+    intent: Intent | None,
+    *,
+    now_ms: float,
+    intent_wait: float,
+) -> bool:
+    """Whether, honouring ``pending``, there is something to decide again on: another record (or none),
+    the intent gone or another holder's, its holder exited, or the bound passed."""
+    if time.monotonic() - waited[1] >= intent_wait:
+        return True
+    if latest is None or latest.id != pending.record_id:
+        return True
+    if intent is None or intent.holder != pending.intent.holder:
+        return True
+    return intent.holder_gone() or now_ms - intent.since >= intent_wait * 1000
+
+
+def read_intent(storage: TokenStorage, key: str) -> Intent | None:
+    """The stored intent; ``None`` when there is none or the storage cannot be read. Blocking."""
+    try:
+        return Intent.parse(storage.get(key))
+    except Exception:
+        return None
+
+
+def write_intent(storage: TokenStorage, key: str, intent: Intent, log: logging.Logger) -> bool:
+    """Stores ``intent``; ``False`` when it cannot be stored (a full disk: the refresh goes on under the
+    lock alone, as the protocol allows). Blocking."""
+    try:
+        storage.set(key, intent.serialize())
+    except Exception:
+        log.warning("The refresh intent could not be stored; refreshing under the lock alone")
+        return False
+    return True
+
+
+def drop_intent(storage: TokenStorage, key: str, intent: Intent) -> None:
+    """Deletes the stored intent if it is still ``intent`` (another holder's is left alone). A failure
+    leaves it behind: it holds the others back for at most ``intent_wait``. Blocking."""
+    with contextlib.suppress(Exception):
+        current = Intent.parse(storage.get(key))
+        if current is not None and current.holder == intent.holder:
+            storage.delete(key)
