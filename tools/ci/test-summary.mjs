@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Sums the closing lines of every test run in a `pnpm test` log: vitest ("Tests  3 failed | 97 passed
-// (100)"), pytest ("2 failed, 120 passed, 1 skipped in 41.20s") and Schemathesis ("528 generated,
-// 528 passed" under its "Test cases:" heading), prints one line per turbo task (so a reader sees,
-// say, that the client's suite ran on Node 24 too) and one line for the whole repository:
-// "Total: N passed, N failed".
+// (100)"), pytest ("2 failed, 120 passed, 1 skipped in 41.20s"), Schemathesis ("528 generated,
+// 528 passed" under its "Test cases:" heading) and Go (packages/go/scripts/test.mjs's "go test: 131
+// passed, 0 failed, 2 skipped (11 packages)"; or, where `go test -v` or `go test -json` ran
+// directly, its per-test results, counted at the leaves), prints one line per turbo task (so a
+// reader sees, say, that the client's suite ran on Node 24 too) and one line for the whole
+// repository: "Total: N passed, N failed".
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -14,9 +16,15 @@ export function summarize(text) {
   let failed = 0;
   let skipped = 0;
   const perTask = [];
+  const runs = [];
+  const goTests = new GoTests();
   for (const line of log.split("\n")) {
-    const tests = /^(?:(\S+):\s+)?\s*Tests\s+(.*)\(\d+\)\s*$/.exec(line) ?? schemathesisSummary(line) ?? pytestSummary(line);
-    if (!tests) continue;
+    const tests = /^(?:(\S+):\s+)?\s*Tests\s+(.*)\(\d+\)\s*$/.exec(line) ?? schemathesisSummary(line) ?? goSummary(line) ?? pytestSummary(line);
+    if (tests) runs.push(tests);
+    else goTests.read(line);
+  }
+  runs.push(...goTests.runs());
+  for (const tests of runs) {
     perTask.push(`  ${(tests[1] ?? "(no task prefix)").padEnd(48)} ${tests[2].trim()}`);
     for (const [, count, kind] of tests[2].matchAll(/(\d+) (passed|failed|skipped|todo)/g)) {
       if (kind === "passed") passed += Number(count);
@@ -59,6 +67,52 @@ function schemathesisSummary(line) {
   const failed = withFailures + errored;
   const passed = Number(match[2]) - failed - skipped;
   return [line, match[1], `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""} (Schemathesis test cases)`];
+}
+
+/** The closing line of packages/go/scripts/test.mjs, behind turbo's task prefix. */
+function goSummary(line) {
+  const match = /^(?:(\S+):\s+)?\s*go test: (\d+ passed, \d+ failed, \d+ skipped)\b/.exec(line);
+  return match ? [line, match[1], `${match[2]} (go test)`] : null;
+}
+
+/**
+ * The results of `go test -v` ("--- PASS: TestName (0.01s)", indented for subtests) and `go test
+ * -json` ({"Action":"pass","Package":…,"Test":…}) where they appear in the log themselves, per task.
+ * A test counts once, at its leaves: a test with subtests counts as its subtests.
+ */
+class GoTests {
+  /** task -> (package + test name -> pass | fail | skip) */
+  #tasks = new Map();
+
+  read(line) {
+    const verbose = /^(?:(\S+):\s+)?\s*--- (PASS|FAIL|SKIP): (\S+) \(/.exec(line);
+    if (verbose) return this.#note(verbose[1], "", verbose[3], verbose[2].toLowerCase());
+    const json = /^(?:(\S+):\s+)?\s*(\{"Time".*|\{"Action".*)$/.exec(line);
+    if (!json) return;
+    let event;
+    try {
+      event = JSON.parse(json[2]);
+    } catch {
+      return;
+    }
+    if (event.Test && ["pass", "fail", "skip"].includes(event.Action)) this.#note(json[1], event.Package ?? "", event.Test, event.Action);
+  }
+
+  #note(task, pkg, test, outcome) {
+    const key = task ?? "(no task prefix)";
+    if (!this.#tasks.has(key)) this.#tasks.set(key, new Map());
+    this.#tasks.get(key).set(`${pkg} ${test}`, outcome);
+  }
+
+  runs() {
+    return [...this.#tasks].map(([task, outcomes]) => {
+      const names = [...outcomes.keys()];
+      const leaves = names.filter((name) => !names.some((other) => other.startsWith(`${name}/`)));
+      const count = (kind) => leaves.filter((name) => outcomes.get(name) === kind).length;
+      const skipped = count("skip");
+      return [task, task === "(no task prefix)" ? undefined : task, `${count("pass")} passed, ${count("fail")} failed${skipped ? `, ${skipped} skipped` : ""} (go test)`];
+    });
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

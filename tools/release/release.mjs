@@ -13,6 +13,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { publishedPackages, publishProblems, root } from "../packaging/published.mjs";
+import { goRelease } from "./go-release.mjs";
 import { rehearsePythonVersion, rehearseVersion } from "./rehearse-version.mjs";
 
 const dryRun = process.argv.includes("--dry-run");
@@ -64,7 +65,8 @@ if (dryRun) {
   }
 
   console.log("\n▶ Rehearsal of `changeset version` in a temporary copy (CHANGELOG.md written and packed)");
-  for (const { name, version, changelogWritten, packed } of rehearseVersion()) {
+  const rehearsed = rehearseVersion();
+  for (const { name, version, changelogWritten, packed } of rehearsed) {
     const shipped = ["CHANGELOG.md", "LICENSE", "README.md"].filter((file) => packed.includes(file));
     console.log(`  ${name}@${version}: CHANGELOG.md ${changelogWritten ? "written" : "NOT written"}; tarball has ${shipped.join(", ") || "none of them"}`);
     if (!changelogWritten || shipped.length !== 3) failures.push(`${name}: after changeset version, the tarball must carry CHANGELOG.md, LICENSE and README.md`);
@@ -78,6 +80,16 @@ if (dryRun) {
   if (python.privateMovedByNpmRelease.length > 0) failures.push(`an npm release moves private packages: ${python.privateMovedByNpmRelease.join(", ")} (add them to "ignore" in .changeset/config.json)`);
   if (!python.built.some((file) => file.endsWith(`-${python.version}-py3-none-any.whl`)) || !python.changelogWritten || !python.sdistFiles.includes("CHANGELOG.md")) {
     failures.push(`${python.name}: the wheel must carry the version changesets wrote, and the sdist its CHANGELOG.md`);
+  }
+
+  // The Go module is released by a git tag named after its folder (tools/release/go-release.mjs), with
+  // the release's version: here the versions the rehearsal above wrote.
+  console.log("\n▶ The Go module's tag (Go reads versions from git tags; npm never sees the module)");
+  try {
+    const go = goRelease({ cwd: root, versions: [...rehearsed.map(({ version }) => version), python.version] });
+    console.log(`  ${go.module}: would push tag ${go.tag} (${go.changed ? go.why : `not pushed: ${go.why}`}); users then run go get ${go.module}@v${go.version}`);
+  } catch (error) {
+    failures.push(`the Go module's tag: ${error.message}`);
   }
 
   if (failures.length > 0) {

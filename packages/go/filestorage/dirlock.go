@@ -245,8 +245,8 @@ func take(lockPath string) (*holder, error) {
 }
 
 // hold runs task holding the lock directory lockPath (its parent must exist), waiting at most
-// timeout for a live holder of another process.
-func hold(ctx context.Context, lockPath string, stale, timeout time.Duration, task func(context.Context, tokenmanager.Held) error) error {
+// timeout for a live holder of another process; until (nil: none) may end the wait after each poll.
+func hold(ctx context.Context, lockPath string, stale, timeout time.Duration, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
 	deadline := time.Now().Add(timeout)
 	timedOut := func() error {
 		return tokenmanager.NewStorageError(tokenmanager.CodeLockTimeout, lockPath,
@@ -292,6 +292,9 @@ func hold(ctx context.Context, lockPath string, stale, timeout time.Duration, ta
 		case <-time.After(time.Duration(10+jitter.Int64()) * time.Millisecond):
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+		if until != nil && until(ctx) {
+			return tokenmanager.ErrLockWaitEnded
 		}
 	}
 }

@@ -99,8 +99,14 @@ func (s *Storage) Lock() tokenmanager.Lock { return refreshLock{s} }
 
 type refreshLock struct{ s *Storage }
 
-func (l refreshLock) Do(ctx context.Context, _ string, task func(context.Context, tokenmanager.Held) error) error {
-	return l.s.locked(ctx, "refresh", func(ctx context.Context, held tokenmanager.Held, _ string) error { return task(ctx, held) })
+func (l refreshLock) Do(ctx context.Context, name string, task func(context.Context, tokenmanager.Held) error) error {
+	return l.DoUntil(ctx, name, nil, task)
+}
+
+// DoUntil is Do whose wait ends (tokenmanager.ErrLockWaitEnded) once until says so; until is called
+// after each poll of a lock another process holds (tokenmanager.WaitingLock).
+func (l refreshLock) DoUntil(ctx context.Context, _ string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
+	return l.s.lockedUntil(ctx, "refresh", until, func(ctx context.Context, held tokenmanager.Held, _ string) error { return task(ctx, held) })
 }
 
 func ioFailed(path, what string, err error) error {
@@ -154,6 +160,10 @@ func makeDirectories(dir string) error {
 
 // locked runs task(file) holding <file>.<kind>.lock beside the resolved file.
 func (s *Storage) locked(ctx context.Context, kind string, task func(context.Context, tokenmanager.Held, string) error) error {
+	return s.lockedUntil(ctx, kind, nil, task)
+}
+
+func (s *Storage) lockedUntil(ctx context.Context, kind string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held, string) error) error {
 	file, err := s.target()
 	if err != nil {
 		return err
@@ -161,7 +171,7 @@ func (s *Storage) locked(ctx context.Context, kind string, task func(context.Con
 	if err := makeDirectories(filepath.Dir(file)); err != nil {
 		return ioFailed(file, "cannot create the directory of the token file", err)
 	}
-	return hold(ctx, file+"."+kind+".lock", s.staleAfter, s.lockTimeout, func(ctx context.Context, held tokenmanager.Held) error {
+	return hold(ctx, file+"."+kind+".lock", s.staleAfter, s.lockTimeout, until, func(ctx context.Context, held tokenmanager.Held) error {
 		return task(ctx, held, file)
 	})
 }

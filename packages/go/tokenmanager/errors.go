@@ -8,6 +8,8 @@ package tokenmanager
 //	├── INVALID_OPTIONS, INVALID_VERIFIER                  a bad option or verifier
 //	├── NO_PENDING_SIGN_IN, STATE_MISSING, STATE_MISMATCH,  a callback refused before any request
 //	│   STATE_EXPIRED, INVALID_CALLBACK, AUTHORIZATION_DENIED
+//	├── CALLBACK_PORT_IN_USE (Port), REDIRECT_URI_REFUSED   the loopback sign-in (package loopback)
+//	│   (Status), CALLBACK_TIMEOUT
 //	├── OAUTH_ERROR (Status, OAuthError…)                  the tenant answered an RFC 6749 §5.2 error
 //	├── SESSION_ENDED (Status, OAuthError…)                invalid_grant on refresh: tokens cleared
 //	├── TRANSIENT (Status, Attempts, RetryAfter)            no answer, 429 or 5xx: tokens kept
@@ -15,7 +17,9 @@ package tokenmanager
 //	├── NOT_SIGNED_IN                                      no tokens
 //	├── STORAGE_FAILED (Err: the storage's *Error)         the storage failed
 //	└── LOCK_TIMEOUT, LOCK_UNAVAILABLE                     a lock's bounded wait ran out / a lock could not be taken
-//	    storage codes: FILE_CORRUPT, FILE_UNSAFE, IO_FAILED (filestorage), COMMAND_FAILED (Redis)
+//	    storage codes: FILE_CORRUPT, FILE_UNSAFE, IO_FAILED (filestorage); COMMAND_FAILED,
+//	    UNEXPECTED_REPLY, REPLICATION_TIMEOUT, LEASE_LOST (redisstorage; a Redis lock that cannot be
+//	    taken is STORAGE_FAILED with LOCK_UNAVAILABLE as its cause)
 //
 // No error holds a token, an authorization code, a PKCE verifier or a state: messages are written
 // without them and causes are scrubbed (see scrub).
@@ -41,6 +45,8 @@ const (
 	CodeInvalidCallback     Code = "INVALID_CALLBACK"
 	CodeAuthorizationDenied Code = "AUTHORIZATION_DENIED"
 	CodeRedirectURIRefused  Code = "REDIRECT_URI_REFUSED"
+	CodeCallbackPortInUse   Code = "CALLBACK_PORT_IN_USE"
+	CodeCallbackTimeout     Code = "CALLBACK_TIMEOUT"
 	CodeOAuthError          Code = "OAUTH_ERROR"
 	CodeSessionEnded        Code = "SESSION_ENDED"
 	CodeTransient           Code = "TRANSIENT"
@@ -53,6 +59,9 @@ const (
 	CodeFileUnsafe          Code = "FILE_UNSAFE"
 	CodeIOFailed            Code = "IO_FAILED"
 	CodeCommandFailed       Code = "COMMAND_FAILED"
+	CodeUnexpectedReply     Code = "UNEXPECTED_REPLY"
+	CodeReplicationTimeout  Code = "REPLICATION_TIMEOUT"
+	CodeLeaseLost           Code = "LEASE_LOST"
 )
 
 // Error is every error of the kit. Its message never holds a secret.
@@ -70,6 +79,8 @@ type Error struct {
 	Attempts int
 	// RetryAfter is the last answer's Retry-After (RFC 9110 §10.2.3), 0 without one.
 	RetryAfter time.Duration
+	// Port is the loopback port of CALLBACK_PORT_IN_USE.
+	Port int
 	// Path is the file (or lock) a storage error concerns.
 	Path string
 	// MovedTo is where a FILE_CORRUPT file was moved.
@@ -92,6 +103,10 @@ func (e *Error) Error() string {
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode returns the code as a string: the interface (ErrorCode() string) by which the kit's
+// other packages (transport) tell its errors from a failed connection without importing this one.
+func (e *Error) ErrorCode() string { return string(e.Code) }
 
 // Is reports whether target is an *Error of the same code (the Err… sentinels), so that
 // errors.Is(err, tokenmanager.ErrSessionEnded) works through wrapping.
@@ -118,6 +133,9 @@ var (
 	ErrStorageFailed       = &Error{Code: CodeStorageFailed}
 	ErrLockTimeout         = &Error{Code: CodeLockTimeout}
 	ErrLockUnavailable     = &Error{Code: CodeLockUnavailable}
+	ErrRedirectURIRefused  = &Error{Code: CodeRedirectURIRefused}
+	ErrCallbackPortInUse   = &Error{Code: CodeCallbackPortInUse}
+	ErrCallbackTimeout     = &Error{Code: CodeCallbackTimeout}
 )
 
 // NewError makes an *Error; for storages and locks written outside this package. The message must

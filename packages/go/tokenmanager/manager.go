@@ -205,6 +205,9 @@ func checkScopes(scopes []scope.Scope) error {
 // BaseURL is the tenant's origin, normalized.
 func (m *Manager) BaseURL() string { return m.origin }
 
+// RedirectURI is the redirect URI of the Config, as given (the loopback sign-in listens on it).
+func (m *Manager) RedirectURI() string { return m.redirectURI }
+
 func (m *Manager) nowMs() float64 { return float64(m.o.now().UnixNano()) / 1e6 }
 
 func (m *Manager) emit(e Event) {
@@ -479,6 +482,9 @@ func (m *Manager) heldUnsaved() *tokenRecord {
 
 func (m *Manager) flyOnce(ctx context.Context) (string, error) {
 	held := m.heldUnsaved()
+	if stored := m.readFirst(ctx); stored != nil {
+		return stored.AccessToken, nil
+	}
 	m.log.Debug("waiting for the refresh lock")
 	token, err := m.underLock(ctx)
 	if err == nil || held == nil {
@@ -506,6 +512,44 @@ func (m *Manager) serveUnsaved(err error, held *tokenRecord) (string, error) {
 	return held.AccessToken, nil
 }
 
+// readFirst: where processes share the storage, fresh tokens another process stored are read
+// without the lock (nil when the lock must be taken: they must be refreshed, ours wait to be written,
+// or nothing is stored). The same record read under the lock would be used as it is.
+func (m *Manager) readFirst(ctx context.Context) *tokenRecord {
+	m.mu.Lock()
+	unsaved := m.unsaved
+	m.mu.Unlock()
+	if !m.intents || unsaved != nil {
+		return nil
+	}
+	stored := m.freshInStorage(ctx)
+	if stored != nil {
+		m.log.Debug("fresh tokens in storage; no lock needed")
+	}
+	return stored
+}
+
+// freshInStorage is the stored record when it is usable as it is (fresh, not refused, no unsaved
+// record of ours, no sign-in or sign-out meanwhile), made current; else nil. Read errors are nil:
+// the lock is taken and reports them.
+func (m *Manager) freshInStorage(ctx context.Context) *tokenRecord {
+	m.mu.Lock()
+	before := m.generation
+	m.mu.Unlock()
+	raw, present, err := m.storage.Get(ctx, m.tokensKey)
+	if err != nil {
+		return nil
+	}
+	stored := parseRecord(raw, present)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if stored == nil || before != m.generation || m.unsaved != nil || !m.fresh(stored) || stored.AccessToken == m.rejected {
+		return nil
+	}
+	m.current = stored
+	return stored
+}
+
 var errLockLost = errors.New("the refresh lock was taken over before the refresh left")
 
 type intentPending struct {
@@ -527,13 +571,28 @@ func (m *Manager) underLock(ctx context.Context) (string, error) {
 	var wait *waited
 	for {
 		var token string
-		err := m.lock.Do(ctx, m.lockName, func(ctx context.Context, held Held) error {
+		task := func(ctx context.Context, held Held) error {
 			var err error
 			token, err = m.obtain(ctx, held, false, wait)
 			return err
-		})
+		}
+		var found *tokenRecord
+		var err error
+		if waiting, ok := m.lock.(WaitingLock); ok && m.intents {
+			// Each wake of the wait re-reads the storage; it ends once another process stored fresh tokens.
+			err = waiting.DoUntil(ctx, m.lockName, func(ctx context.Context) bool {
+				found = m.freshInStorage(ctx)
+				return found != nil
+			}, task)
+		} else {
+			err = m.lock.Do(ctx, m.lockName, task)
+		}
 		if err == nil {
 			return token, nil
+		}
+		if errors.Is(err, ErrLockWaitEnded) && found != nil {
+			m.log.Debug("fresh tokens stored by another process while waiting for the lock")
+			return found.AccessToken, nil
 		}
 		var pending *intentPending
 		switch {

@@ -2,6 +2,7 @@ package tokenmanager
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -26,6 +27,20 @@ type Held interface {
 type Lock interface {
 	Do(ctx context.Context, name string, task func(ctx context.Context, held Held) error) error
 }
+
+// WaitingLock is a Lock whose wait for another holder can end early: until is called each time the
+// wait wakes (the storage may have changed, or a poll pause passed), before the lock is tried again;
+// when it returns true the wait ends, task never runs, and DoUntil returns ErrLockWaitEnded. The
+// manager passes one that re-reads the tokens, so that a process stops waiting once another has
+// stored fresh ones (filestorage's and redisstorage's locks are WaitingLocks).
+type WaitingLock interface {
+	Lock
+	DoUntil(ctx context.Context, name string, until func(ctx context.Context) bool, task func(ctx context.Context, held Held) error) error
+}
+
+// ErrLockWaitEnded is what a WaitingLock returns when until ended its wait: a signal to the manager,
+// which then uses the tokens it found; it never reaches a caller of AccessToken.
+var ErrLockWaitEnded = errors.New("the wait for the lock ended: no longer needed")
 
 // LockingStorage is a storage that brings its own cross-process lock (filestorage, Redis). The
 // manager uses it unless WithLock gives another, and then also writes refresh intents

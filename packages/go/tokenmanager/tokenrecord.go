@@ -97,8 +97,11 @@ func tokenFields(fields map[string]any, previous string) (*tokenRecord, error) {
 	return record, nil
 }
 
-// parseRecord is the stored token record, or nil when absent or unreadable (no session). session and
-// seq are optional (older records lack them).
+// recordID is the form of a record's id and session: 256 bits, base64url (spec/token-store).
+var recordID = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+
+// parseRecord is the stored token record, or nil when absent or not a valid record (no session):
+// every field the schema requires must be there, id, session and seq included.
 func parseRecord(raw string, present bool) *tokenRecord {
 	if !present {
 		return nil
@@ -111,14 +114,18 @@ func parseRecord(raw string, present bool) *tokenRecord {
 	if err != nil {
 		return nil
 	}
-	record.ReceivedAt, _ = number(fields["received_at"])
+	var ok bool
+	if record.ReceivedAt, ok = number(fields["received_at"]); !ok || record.ReceivedAt < 0 || record.ReceivedAt != math.Trunc(record.ReceivedAt) {
+		return nil
+	}
 	record.ID, _ = fields["id"].(string)
 	record.Session, _ = fields["session"].(string)
-	if seq, ok := fields["seq"].(json.Number); ok {
-		if n, err := seq.Int64(); err == nil {
-			record.Seq = &n
-		}
+	seq, isNumber := fields["seq"].(json.Number)
+	n, err := seq.Int64()
+	if !recordID.MatchString(record.ID) || !recordID.MatchString(record.Session) || !isNumber || err != nil || n < 0 {
+		return nil
 	}
+	record.Seq = &n
 	return record
 }
 

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"runtime"
 	"strings"
 	"sync"
@@ -29,8 +30,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/tenant-integration/sdk/packages/go/api/scope"
 	"github.com/tenant-integration/sdk/packages/go/filestorage"
+	"github.com/tenant-integration/sdk/packages/go/redisstorage"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
 
@@ -155,7 +159,14 @@ func (f *fault) halt(point, then string) {
 	f.out.say(map[string]any{"event": "at", "point": point})
 	switch then {
 	case "stop":
+		// SIGSTOP to itself stops the process a moment after kill returns (another thread may take
+		// the signal): this goroutine must not go on in that moment (it would write the tokens the
+		// scenario says are not written), so it also waits for the SIGCONT of the resume.
+		resumed := make(chan os.Signal, 1)
+		signal.Notify(resumed, syscall.SIGCONT)
+		defer signal.Stop(resumed)
 		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		<-resumed
 	case "hang":
 		_ = syscall.Kill(os.Getpid(), syscall.SIGSTOP)
 		select {}
@@ -281,7 +292,7 @@ type actor struct {
 	http      *http.Client
 }
 
-func openStorage(c config) (tokenmanager.Storage, tokenmanager.Lock, error) {
+func openStorage(c config, out *output) (tokenmanager.Storage, tokenmanager.Lock, error) {
 	kind, _ := c.Storage["kind"].(string)
 	switch kind {
 	case "memory":
@@ -300,8 +311,28 @@ func openStorage(c config) (tokenmanager.Storage, tokenmanager.Lock, error) {
 			return nil, nil, err
 		}
 		return storage, storage.Lock(), nil
+	case "redis":
+		url, _ := c.Storage["url"].(string)
+		redisOptions, err := redis.ParseURL(url)
+		if err != nil {
+			return nil, nil, err
+		}
+		prefix, _ := c.Storage["prefix"].(string)
+		// The store's warnings (a key name, never a value) as the kit's log lines.
+		opts := []redisstorage.Option{redisstorage.WithPrefix(prefix), redisstorage.WithLogger(slog.New(&logHandler{out: out}))}
+		if lease, ok := c.Storage["leaseMs"].(float64); ok {
+			opts = append(opts, redisstorage.WithLease(ms(lease)))
+		}
+		if c.Manager.LockWaitMs != nil {
+			opts = append(opts, redisstorage.WithWaitTimeout(ms(*c.Manager.LockWaitMs)))
+		}
+		storage, err := redisstorage.New(redis.NewClient(redisOptions), opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return storage, storage.Lock(), nil
 	}
-	return nil, nil, &actorError{"UNSUPPORTED", "the Go kit has no storage of kind " + kind + " yet"}
+	return nil, nil, &actorError{"UNSUPPORTED", "the Go kit has no storage of kind " + kind}
 }
 
 func lockWait(c config) time.Duration {
@@ -314,7 +345,7 @@ func lockWait(c config) time.Duration {
 func newActor(c config, out *output) (*actor, error) {
 	a := &actor{config: c, out: out, fault: &fault{out: out}}
 	a.offset.Store(int64(c.ClockOffsetMs))
-	inner, lock, err := openStorage(c)
+	inner, lock, err := openStorage(c, out)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ export const TARGETS = {
   python: ["memory", "file", "redis"],
   "python-async": ["memory", "file", "redis"],
   browser: ["web"],
-  go: ["memory", "file"],
+  go: ["memory", "file", "redis"],
 };
 
 /** Timing defaults (ms), for names a scenario does not set. */

@@ -1,0 +1,265 @@
+// Package redisstorage keeps the token manager's records in Redis (or Valkey) and brings the Redis
+// refresh lock, interchangeable with @tenant-integration/token-store-redis and the Python kit's
+// RedisStorage: the same keys, values, lease lock, scripts and release announcements
+// (spec/token-store/README.md), so Go, Node and Python processes sharing one Redis make one refresh
+// per expiry between them. Over a go-redis v9 client (redis.UniversalClient) the user makes.
+//
+//	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+//	storage, err := redisstorage.New(client, redisstorage.WithPrefix("billing-app:"))
+//	manager, err := tokenmanager.New(config, tokenmanager.WithStorage(storage))
+//
+// Errors are *tokenmanager.Error: COMMAND_FAILED (a command failed or got no reply within the
+// command timeout), UNEXPECTED_REPLY, REPLICATION_TIMEOUT, INVALID_OPTIONS; the lock's LOCK_TIMEOUT,
+// and STORAGE_FAILED with LOCK_UNAVAILABLE as cause when Redis fails while the lock is taken; the
+// manager reports every Redis outage as STORAGE_FAILED, as the other kits do. Messages name keys and
+// commands, never a value. See RFC 9700 §4.14.2; RFC 6749 §6, §10.4.
+package redisstorage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/tenant-integration/sdk/packages/go/internal/redact"
+	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
+)
+
+// The defaults, the TypeScript and Python kits'.
+const (
+	DefaultLease          = 10 * time.Second
+	DefaultWaitTimeout    = 45 * time.Second
+	DefaultRetryDelay     = 20 * time.Millisecond
+	DefaultMaxRetryDelay  = 500 * time.Millisecond
+	DefaultCommandTimeout = 5 * time.Second
+)
+
+// Option sets an optional behaviour of New and NewLock.
+type Option func(*options)
+
+type options struct {
+	prefix                              string
+	lease, renewEvery, waitTimeout      time.Duration
+	retryDelay, maxRetryDelay, deadline time.Duration
+	replicas                            int
+	replicasTimeout                     time.Duration
+	onLeaseLost                         func(error)
+	logger                              *slog.Logger
+}
+
+// WithPrefix puts prefix before every key (the lock's and the storage's), e.g. "myapp:" in a shared
+// Redis (default "").
+func WithPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
+
+// WithLease sets how long a lease lasts without renewal (default 10 s): a holder that dies blocks
+// the others for at most this long.
+func WithLease(d time.Duration) Option { return func(o *options) { o.lease = d } }
+
+// WithRenewEvery sets how often a running task's lease is renewed (default a third of the lease).
+func WithRenewEvery(d time.Duration) Option { return func(o *options) { o.renewEvery = d } }
+
+// WithWaitTimeout bounds the wait for a lock another owner holds, then LOCK_TIMEOUT (default 45 s:
+// longer than the manager's slowest refresh).
+func WithWaitTimeout(d time.Duration) Option { return func(o *options) { o.waitTimeout = d } }
+
+// WithRetryDelay sets the first and the longest pause between two tries while waiting (default 20
+// ms doubling up to 500 ms, with jitter); a release announcement ends a pause at once.
+func WithRetryDelay(first, longest time.Duration) Option {
+	return func(o *options) { o.retryDelay, o.maxRetryDelay = first, longest }
+}
+
+// WithCommandTimeout bounds the wait for each command's reply (default 5 s), so that a Redis that
+// stops answering with its connections open fails a call (COMMAND_FAILED) instead of blocking it.
+func WithCommandTimeout(d time.Duration) Option { return func(o *options) { o.deadline = d } }
+
+// WithReplicas waits, after each write, until count replicas acknowledged it (WAIT, on the write's
+// own connection), at most timeout; fewer is REPLICATION_TIMEOUT (the manager then reports
+// STORAGE_FAILED and keeps the new tokens in memory to write again). WAIT narrows, and does not
+// close, the window in which a failover loses a rotated refresh token.
+func WithReplicas(count int, timeout time.Duration) Option {
+	return func(o *options) { o.replicas, o.replicasTimeout = count, timeout }
+}
+
+// WithOnLeaseLost is called with a LEASE_LOST *tokenmanager.Error when a running task's lease was
+// lost (a renewal found another owner or none, no renewal succeeded for a whole lease, or the release
+// found the key no longer this owner's). The task is not stopped. Default: a warning on the logger.
+func WithOnLeaseLost(f func(error)) Option { return func(o *options) { o.onLeaseLost = f } }
+
+// WithLogger sets the slog logger of the lock's warnings (default: none). No line holds a value.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+func invalid(name, why string) error {
+	return tokenmanager.NewError(tokenmanager.CodeInvalidOptions, name+": "+why, nil)
+}
+
+func build(opts []Option) (options, error) {
+	o := options{lease: DefaultLease, waitTimeout: DefaultWaitTimeout, retryDelay: DefaultRetryDelay,
+		maxRetryDelay: DefaultMaxRetryDelay, deadline: DefaultCommandTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.renewEvery == 0 {
+		o.renewEvery = o.lease / 3
+	}
+	switch {
+	case o.lease <= 0 || o.renewEvery <= 0 || o.waitTimeout <= 0 || o.retryDelay <= 0 || o.maxRetryDelay <= 0 || o.deadline <= 0:
+		return o, invalid("options", "every duration must be > 0")
+	case o.lease < time.Millisecond:
+		return o, invalid("WithLease", "at least 1 ms (PX counts milliseconds)")
+	case o.renewEvery >= o.lease:
+		return o, invalid("WithRenewEvery", "must be less than the lease")
+	case o.replicas < 0 || (o.replicas > 0 && o.replicasTimeout < time.Millisecond):
+		return o, invalid("WithReplicas", "count >= 0 and a timeout of 1 ms or more (WAIT 0 would block forever)")
+	}
+	if o.logger == nil {
+		o.logger = slog.New(slog.DiscardHandler)
+	}
+	if o.onLeaseLost == nil {
+		logger := o.logger
+		o.onLeaseLost = func(err error) { logger.Warn(err.Error()) }
+	}
+	return o, nil
+}
+
+// Storage keeps the manager's records in Redis, one string key per record (GET, SET, DEL), keys
+// without expiry, values stored as they are and never logged. It brings its Lock. Safe for
+// concurrent use.
+type Storage struct {
+	client redis.UniversalClient
+	o      options
+	lock   *Lock
+}
+
+// New makes a Storage on client. Errors: INVALID_OPTIONS.
+func New(client redis.UniversalClient, opts ...Option) (*Storage, error) {
+	if client == nil {
+		return nil, invalid("client", "give a go-redis client")
+	}
+	o, err := build(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Storage{client: client, o: o, lock: &Lock{client: client, o: o}}, nil
+}
+
+// Lock is the storage's Redis lock, which the manager uses unless WithLock gives another.
+func (s *Storage) Lock() tokenmanager.Lock { return s.lock }
+
+// failed is the *Error of a command that failed: its name, its key and why, scrubbed of values.
+func failed(code tokenmanager.Code, command, key string, err error, secrets ...string) *tokenmanager.Error {
+	why := redact.Text(fmt.Sprintf("%T: %v", err, err), secrets)
+	return tokenmanager.NewError(code, fmt.Sprintf("Redis %s of %s failed (%s)", command, key, why), errors.New(why))
+}
+
+// within runs a command bounded by the command timeout (go-redis honours a context deadline only
+// when the client enables ContextTimeoutEnabled: the bound is kept here instead). A reply that comes
+// later is given to late (the lock releases a lease its late SET took).
+func within[T any](ctx context.Context, deadline time.Duration, run func(context.Context) (T, error), late func(T, error)) (T, error) {
+	type result struct {
+		value T
+		err   error
+	}
+	done := make(chan result, 1)
+	commandCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline*2)
+	go func() {
+		defer cancel()
+		value, err := run(commandCtx)
+		done <- result{value, err}
+	}()
+	timer := time.NewTimer(deadline)
+	defer timer.Stop()
+	var zero T
+	select {
+	case r := <-done:
+		return r.value, r.err
+	case <-ctx.Done():
+		go func() { r := <-done; notify(late, r.value, r.err) }()
+		return zero, ctx.Err()
+	case <-timer.C:
+		go func() { r := <-done; notify(late, r.value, r.err) }()
+		return zero, fmt.Errorf("no reply within %s", deadline)
+	}
+}
+
+func notify[T any](late func(T, error), value T, err error) {
+	if late != nil {
+		late(value, err)
+	}
+}
+
+// Get returns the value of name (GET). Errors: COMMAND_FAILED.
+func (s *Storage) Get(ctx context.Context, name string) (string, bool, error) {
+	key := s.o.prefix + name
+	value, err := within(ctx, s.o.deadline, func(ctx context.Context) (string, error) { return s.client.Get(ctx, key).Result() }, nil)
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, failed(tokenmanager.CodeCommandFailed, "GET", key, err)
+	}
+	return value, true, nil
+}
+
+// Set stores value under name (SET; with WithReplicas, then WAIT on the same connection).
+// Errors: COMMAND_FAILED, UNEXPECTED_REPLY, REPLICATION_TIMEOUT.
+func (s *Storage) Set(ctx context.Context, name, value string) error {
+	key := s.o.prefix + name
+	return s.write(ctx, "SET", key, func(p redis.Cmdable, ctx context.Context) *redis.StatusCmd { return p.Set(ctx, key, value, 0) }, value)
+}
+
+// Delete removes name (DEL; with WithReplicas, then WAIT). Errors: COMMAND_FAILED, REPLICATION_TIMEOUT.
+func (s *Storage) Delete(ctx context.Context, name string) error {
+	key := s.o.prefix + name
+	return s.write(ctx, "DEL", key, func(p redis.Cmdable, ctx context.Context) *redis.StatusCmd {
+		deleted := p.Del(ctx, key)
+		status := redis.NewStatusCmd(ctx)
+		if deleted.Err() != nil {
+			status.SetErr(deleted.Err())
+		} else {
+			status.SetVal("OK")
+		}
+		return status
+	}, "")
+}
+
+// write runs one write, and with replicas WAIT after it in one pipeline (one connection: WAIT counts
+// the acknowledgements of that connection's writes).
+func (s *Storage) write(ctx context.Context, command, key string, do func(redis.Cmdable, context.Context) *redis.StatusCmd, secret string) error {
+	deadline := s.o.deadline + s.o.replicasTimeout
+	type outcome struct {
+		status string
+		acked  int64
+	}
+	result, err := within(ctx, deadline, func(ctx context.Context) (outcome, error) {
+		if s.o.replicas == 0 {
+			status := do(s.client, ctx)
+			return outcome{status: status.Val()}, status.Err()
+		}
+		var status *redis.StatusCmd
+		var wait *redis.Cmd
+		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			status = do(p, ctx)
+			wait = p.Do(ctx, "WAIT", s.o.replicas, s.o.replicasTimeout.Milliseconds())
+			return nil
+		})
+		if err != nil {
+			return outcome{}, err
+		}
+		acked, err := wait.Int64()
+		return outcome{status: status.Val(), acked: acked}, err
+	}, nil)
+	if err != nil {
+		return failed(tokenmanager.CodeCommandFailed, command, key, err, secret)
+	}
+	if command == "SET" && result.status != "OK" {
+		return tokenmanager.NewError(tokenmanager.CodeUnexpectedReply, fmt.Sprintf("SET of %s was not acknowledged with OK", key), nil)
+	}
+	if s.o.replicas > 0 && result.acked < int64(s.o.replicas) {
+		return tokenmanager.NewError(tokenmanager.CodeReplicationTimeout,
+			fmt.Sprintf("%d of %d replicas acknowledged the write of %s within %s", result.acked, s.o.replicas, key, s.o.replicasTimeout), nil)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+// The Go kit's rows of `pnpm bench` (bench.mjs calls goRows()): the per-call overhead of the Go
+// client stack (transport.New over the token manager's Transport) against bare net/http with a static
+// header, in process and over loopback (packages/go/internal/cmd/bench, in a process of its own; goal
+// ≤ 5 %); and 20 Go processes after expiry on one token file and on one Redis against one process
+// alone (goal ≤ 5×, one refresh per expiry), measured like the TypeScript and Python fleets
+// (fleets.mjs: the conformance suite's Go actor, packages/go/bin/conformance-actor, built by the Go
+// package's build). A row whose tool is missing says so instead of failing.
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { fleet } from "./fleets.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const goDir = join(root, "packages", "go");
+
+/** The go command: on the PATH, or where the Go toolchain is usually installed. */
+function goCommand() {
+  for (const candidate of ["go", "/usr/local/go/bin/go"]) {
+    if (spawnSync(candidate, ["version"], { stdio: "ignore" }).status === 0) return candidate;
+  }
+  return undefined;
+}
+
+/** The overhead rows, from the Go program's JSON lines. */
+export function goClientOverhead() {
+  const go = goCommand();
+  const goal = "≤ 5 % over bare net/http with a static header";
+  if (!go) return [{ metric: "Go client per-call overhead", value: "left out: go is not installed", goal, met: null }];
+  const run = spawnSync(go, ["run", "./internal/cmd/bench"], { cwd: goDir, encoding: "utf8", maxBuffer: 1 << 20 });
+  if (run.status !== 0) throw new Error(`go run ./internal/cmd/bench failed: ${run.stderr.trim().split("\n").at(-1)}`);
+  return run.stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+}
+
+/** 20 Go processes after expiry on one token file and on one Redis, each against one alone. */
+export async function goFleets() {
+  if (!existsSync(join(goDir, "bin", "conformance-actor"))) {
+    return [{ metric: "20 Go processes after expiry", value: "left out: the Go actor is not built (the Go package's build)", goal: "1 refresh per expiry; within 5× one process", met: null }];
+  }
+  const rows = [...(await fleet("go", "file")), ...(await fleet("go", "redis"))];
+  // fleets.mjs names the TypeScript and Python processes; the Go ones are named here.
+  return rows.map((row) => ({ ...row, metric: row.metric.replace(/^20 \S+ processes/, "20 Go processes") }));
+}
+
+/** Every Go row. */
+export async function goRows() {
+  return [...goClientOverhead(), ...(await goFleets())];
+}
+
+// `node tools/bench/go.mjs` prints the rows alone.
+if (import.meta.url === `file://${process.argv[1]}`) console.log(await goRows());
