@@ -68,6 +68,8 @@ export function goRelease({ cwd, versions = releaseVersions(cwd) }) {
   if (major >= 2 && !module.endsWith(`/v${major}`)) {
     throw new Error(`${tag} needs the module path to end in /v${major} (go.mod says ${module}): https://go.dev/ref/mod#major-version-suffixes`);
   }
+  // 0.0.0 is the version of a package changesets has never versioned: nothing is released yet.
+  if (version === "0.0.0") return { version, tag, previousTag: null, changed: false, why: "nothing is released yet (0.0.0)", module };
   const tags = (git(cwd, ["tag", "--list", `${TAG_PREFIX}*`]) ?? "")
     .split("\n")
     .filter((name) => SEMVER.test(name.slice(TAG_PREFIX.length)))

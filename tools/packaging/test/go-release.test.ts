@@ -31,6 +31,10 @@ describe("go-release.mjs: which tag releases the Go module", () => {
     expect(release.module).toBe("github.com/tenant-integration/sdk/packages/go");
   });
 
+  it("pushes no tag while nothing is released (every package still 0.0.0)", () => {
+    expect(goRelease({ cwd: repo, versions: ["0.0.0", "0.0.0"] })).toMatchObject({ changed: false, why: "nothing is released yet (0.0.0)" });
+  });
+
   it("pushes no tag when packages/go has not changed since its last tag, or the tag exists", () => {
     git("tag", "packages/go/v0.1.0");
     commit("README.md", "a change elsewhere");
