@@ -358,3 +358,30 @@ func TestInvalidOptionsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// oauth2.NewClient wraps a TokenSource in oauth2.ReuseTokenSource, which keeps a token until its
+// Expiry and a zero Expiry forever: the manager's tokens must carry when it stops serving them.
+func TestTokensCarryTheirExpirySoOAuth2ReuseTokenSourceAsksAgain(t *testing.T) {
+	tn := newTenant(t)
+	m, c := newManager(t, tn, nil)
+	signIn(t, m)
+	within := func(got time.Time, want time.Duration) {
+		t.Helper()
+		if left := time.Until(got); left > want+time.Second || left < want-5*time.Second {
+			t.Fatalf("expiry in %v, want about %v", left, want)
+		}
+	}
+	token, err := m.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(token.Expiry, 14*time.Minute) // 15 min lifetime minus the 60 s leeway
+	c.Advance(10 * time.Minute)
+	if token, err = m.Token(); err != nil {
+		t.Fatal(err)
+	}
+	within(token.Expiry, 4*time.Minute)
+	if token.AccessToken != "at_0001_secret_access" || tn.refreshes.Load() != 0 {
+		t.Fatalf("token %q after %d refreshes", token.AccessToken, tn.refreshes.Load())
+	}
+}

@@ -2,6 +2,7 @@ package tokenmanager
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/url"
 	"time"
@@ -28,9 +29,24 @@ func (m *Manager) tokenFor(ctx context.Context) (*oauth2.Token, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The expiry is left zero on purpose: the manager decides freshness (its clock, its leeway), so
-	// oauth2.ReuseTokenSource must not cache the token past a refresh another process made.
-	return &oauth2.Token{AccessToken: token, TokenType: "Bearer", Expiry: time.Time{}}, nil
+	return &oauth2.Token{AccessToken: token, TokenType: "Bearer", Expiry: m.freshUntil(token)}, nil
+}
+
+// freshUntil is when the manager stops serving token (its lifetime minus the refresh leeway, on
+// the manager's clock), as wall-clock time: oauth2.ReuseTokenSource (oauth2.NewClient) caches a
+// token until its Expiry and treats a zero Expiry as never expiring (RFC 6749 §5.1 expires_in).
+// Past it, oauth2 asks the manager again, which refreshes. A token no longer current expires now.
+func (m *Manager) freshUntil(token string) time.Time {
+	m.mu.Lock()
+	current := m.current
+	m.mu.Unlock()
+	if current == nil || current.AccessToken != token {
+		return time.Now()
+	}
+	nowMs := m.nowMs()
+	lifetimeMs := current.ExpiresIn * 1000
+	untilMs := current.receivedAt(nowMs) + lifetimeMs - math.Min(float64(m.o.leeway.Milliseconds()), lifetimeMs/2)
+	return time.Now().Add(time.Duration((untilMs - nowMs) * float64(time.Millisecond)))
 }
 
 // Transport returns an http.RoundTripper that adds the bearer token to requests for the tenant's
