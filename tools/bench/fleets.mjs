@@ -14,14 +14,17 @@ const FLEET = 20;
 const ROUNDS = 5;
 const CLIENT_ID = "bench-fleet";
 const REDIRECT_URI = "http://127.0.0.1:53682/callback";
-const LABELS = { node: "TypeScript", python: "Python" };
+const LABELS = { node: "TypeScript", python: "Python", mixed: "TypeScript and Python (alternating)" };
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** The kit of each of `size` processes: all of `target`, or TypeScript and Python in turn for "mixed". */
+const kitsOf = (target, size) => Array.from({ length: size }, (_, i) => (target === "mixed" ? (i % 2 ? "python" : "node") : target));
 
 /** `size` ready actors of `target` sharing `storage`, signed in by the first; each has called once (warm). */
 async function fleetOf(tenant, target, storage, size, name) {
   const config = { tenant: tenant.url, clientId: CLIENT_ID, redirectUri: REDIRECT_URI, scopes: ["profile:read"], storage, clockOffsetMs: tenant.offsetMs, manager: {} };
-  const command = defaultCommands()[target];
-  const actors = await Promise.all(Array.from({ length: size }, (_, i) => startActor({ name: `${name}${i}`, target, config, command, step: () => "warm-up" })));
+  const commands = defaultCommands();
+  const actors = await Promise.all(kitsOf(target, size).map((kit, i) => startActor({ name: `${name}${i}`, target: kit, config, command: commands[kit], step: () => "warm-up" })));
   const answer = await actors[0].request("sign-in");
   if (!answer.ok) throw new Error(`sign-in failed: ${answer.error.code}`);
   for (const actor of actors) await actor.request("call");
@@ -35,16 +38,17 @@ async function refreshes(tenant) {
 }
 
 /**
- * One row: `FLEET` processes of `target` on `storage` ("file" or "redis") against one alone.
+ * One row: `FLEET` processes of `target` on `storage` ("file" or "redis") against one alone ("mixed":
+ * TypeScript and Python in turn, against one TypeScript process alone).
  *
- * @param {"node" | "python"} target
+ * @param {"node" | "python" | "go" | "mixed"} target
  * @param {"file" | "redis"} storage
  */
 export async function fleet(target, storage) {
   const metric = `${FLEET} ${LABELS[target]} processes on ${storage === "file" ? "one token file" : "one Redis"} all hold a token after expiry`;
   const goal = `1 refresh per expiry; within 5× one process`;
-  const command = defaultCommands()[target];
-  if (!command) return [{ metric, value: "left out: the repository's Python venv is missing (node tools/python/venv.mjs)", goal, met: null }];
+  const commands = defaultCommands();
+  if (!kitsOf(target, 2).every((kit) => commands[kit])) return [{ metric, value: "left out: the repository's Python venv is missing (node tools/python/venv.mjs)", goal, met: null }];
   const server = storage === "redis" ? findRedisServer() : undefined;
   if (storage === "redis" && !server) return [{ metric, value: "left out: redis-server is not installed", goal, met: null }];
 
@@ -57,7 +61,7 @@ export async function fleet(target, storage) {
   try {
     const many = await fleetOf(tenant, target, storageFor("many"), FLEET, "m");
     fleets.push(many);
-    const one = await fleetOf(tenant, target, storageFor("one"), 1, "o");
+    const one = await fleetOf(tenant, target === "mixed" ? "node" : target, storageFor("one"), 1, "o");
     fleets.push(one);
     const walls = { many: [], one: [] };
     const counts = [];
@@ -94,9 +98,12 @@ export async function fleet(target, storage) {
   }
 }
 
-/** The fleet rows: TypeScript and Python, on Redis and (Python; TypeScript's is under "File storage across processes") on a token file. */
+/**
+ * The fleet rows: TypeScript, Python and both mixed on Redis, and (Python; TypeScript's is under "File
+ * storage across processes") on a token file.
+ */
 export async function fleets() {
-  return [...(await fleet("node", "redis")), ...(await fleet("python", "redis")), ...(await fleet("python", "file"))];
+  return [...(await fleet("node", "redis")), ...(await fleet("python", "redis")), ...(await fleet("mixed", "redis")), ...(await fleet("python", "file"))];
 }
 
 // `node tools/bench/fleets.mjs` prints the rows alone.

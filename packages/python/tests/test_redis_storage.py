@@ -14,6 +14,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from tenant_integration import TokenManagerError
 from tenant_integration.errors import InvalidOptionsError
 from tenant_integration.storage.errors import RedisStoreError
 from tenant_integration.storage.redis import RedisLock, RedisStorage
@@ -25,7 +26,7 @@ CANARY = "rt-canary-" + "9" * 24
 
 @pytest.fixture
 def client(redis_url: str) -> Iterator[redis.Redis]:
-    connection = redis.Redis.from_url(redis_url)
+    connection = redis.Redis.from_url(redis_url, socket_timeout=5)
     yield connection
     connection.close()
 
@@ -54,10 +55,10 @@ def test_an_absent_key_reads_as_none_and_deleting_it_succeeds(client: redis.Redi
 
 
 def test_a_client_that_decodes_responses_reads_the_same_text(redis_url: str, prefix: str) -> None:
-    decoding = redis.Redis.from_url(redis_url, decode_responses=True)
+    decoding = redis.Redis.from_url(redis_url, socket_timeout=5, decode_responses=True)
     try:
         RedisStorage(decoding, prefix=prefix).set(TOKENS_KEY, "é ü")
-        assert RedisStorage(redis.Redis.from_url(redis_url), prefix=prefix).get(TOKENS_KEY) == "é ü"
+        assert RedisStorage(redis.Redis.from_url(redis_url, socket_timeout=5), prefix=prefix).get(TOKENS_KEY) == "é ü"
         assert RedisStorage(decoding, prefix=prefix).get(TOKENS_KEY) == "é ü"
     finally:
         decoding.close()
@@ -175,7 +176,7 @@ def test_is_held_answers_from_a_fresh_get_whether_the_lease_is_still_this_tasks(
 
 def test_a_failing_command_names_the_command_and_the_key_never_the_value(prefix: str) -> None:
     with socket_on_a_closed_port() as url:
-        down = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), socket_connect_timeout=1)
+        down = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), socket_timeout=5, socket_connect_timeout=1)
         storage = RedisStorage(down, prefix=prefix)
         with pytest.raises(RedisStoreError) as caught:
             storage.set(TOKENS_KEY, CANARY)
@@ -189,9 +190,12 @@ def test_a_failing_command_names_the_command_and_the_key_never_the_value(prefix:
         with pytest.raises(RedisStoreError) as read:
             storage.get(TOKENS_KEY)
         assert (read.value.code, "GET" in str(read.value)) == ("COMMAND_FAILED", True)
-        with pytest.raises(RedisStoreError) as locked:
+        # The lock's failure is the storage's: STORAGE_FAILED, the store's LOCK_UNAVAILABLE as cause.
+        with pytest.raises(TokenManagerError) as locked:
             storage.lock(LOCK_NAME, lambda: None)
-        assert locked.value.code == "LOCK_UNAVAILABLE"
+        assert locked.value.code == "STORAGE_FAILED"
+        assert isinstance(locked.value.cause, RedisStoreError)
+        assert locked.value.cause.code == "LOCK_UNAVAILABLE"
 
 
 def test_replicas_that_do_not_acknowledge_a_write_are_a_replication_timeout(client: redis.Redis, prefix: str) -> None:

@@ -24,13 +24,18 @@ describe("a command with no reply", () => {
     const error = await redisStorage(client, { commandTimeoutMs: 50 })
       .get("k")
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "RedisStoreError", code: "COMMAND_FAILED", message: "COMMAND_FAILED: Redis GET of k got no answer within 50 ms", cause: { name: "TimeoutError" } });
+    expect(error).toMatchObject({ name: "RedisStoreError", code: "COMMAND_FAILED", message: "COMMAND_FAILED: Redis GET of k got no answer within 50 ms (timed out: Redis stopped answering, or could not be reached)", cause: { name: "TimeoutError" } });
     expect(client.signals[0]?.aborted).toBe(true);
   });
 
-  it("rejects the lock with LOCK_UNAVAILABLE after commandTimeoutMs, never running the task", async () => {
+  it("rejects the lock with STORAGE_FAILED (the code of a failed read or write), cause LOCK_UNAVAILABLE, after commandTimeoutMs, never running the task", async () => {
     const task = vi.fn(async () => {});
-    await expect(redisLock(silent(), { commandTimeoutMs: 50 })("lock", task)).rejects.toMatchObject({ code: "LOCK_UNAVAILABLE", message: "LOCK_UNAVAILABLE: Redis SET of lock got no answer within 50 ms" });
+    await expect(redisLock(silent(), { commandTimeoutMs: 50 })("lock", task)).rejects.toMatchObject({
+      name: "TokenManagerError",
+      code: "STORAGE_FAILED",
+      message: "STORAGE_FAILED: Redis SET of lock got no answer within 50 ms (timed out: Redis stopped answering, or could not be reached)",
+      cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" },
+    });
     expect(task).not.toHaveBeenCalled();
   });
 

@@ -3,6 +3,7 @@
  * reply. node-redis clients (`redis` v5 and v6, `createClient()` once connected) have it as is.
  */
 import { RedisStoreError } from "./errors.js";
+import type { RedisSubscriberLike } from "./wake.js";
 
 /**
  * A connected Redis (or Valkey) client: `createClient()` of the `redis` package, after `connect()`.
@@ -23,6 +24,12 @@ export interface RedisClientLike {
    * (node-redis's command option) fires when the store stops waiting for the reply.
    */
   sendCommand(args: string[], options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+  /**
+   * A new, unconnected client with the same options (node-redis's `duplicate()`): a waiter for the
+   * lock subscribes on it to be woken when the holder lets go, and closes it when its wait ends.
+   * Without it (a wrapper that only sends commands), waiters poll.
+   */
+  duplicate?(): RedisSubscriberLike;
 }
 
 /**
@@ -74,13 +81,32 @@ export async function send(client: RedisClientLike, args: string[], key: string,
     reply = client.sendCommand(args, { abortSignal: abort.signal });
     return await Promise.race([reply, deadline]);
   } catch (e) {
-    if (!timedOut) throw new RedisStoreError(code, `Redis ${args[0]} of ${key} failed`, e);
+    if (!timedOut) throw new RedisStoreError(code, `Redis ${args[0]} of ${key} failed: ${why(e)}`, e);
     // The reply may still come (the server resumes): it is settled here, never unhandled.
     reply?.then(late, () => {});
-    throw new RedisStoreError(code, `Redis ${args[0]} of ${key} got no answer within ${timeoutMs} ms`, e);
+    throw new RedisStoreError(code, `Redis ${args[0]} of ${key} got no answer within ${timeoutMs} ms (timed out: Redis stopped answering, or could not be reached)`, e);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Why a command failed, in words that name no value: the connection's fate for the errors node-redis
+ * gives when Redis cannot be reached, and only the first word of an error reply (its code, such as
+ * `NOPERM` or `READONLY`) otherwise.
+ */
+export function why(error: unknown): string {
+  const e = (error ?? {}) as { message?: unknown; code?: unknown; constructor?: { name?: unknown } };
+  const message = String(e.message ?? "");
+  // node-redis's error classes keep the name "Error": their constructor (or their fixed message) says which.
+  const kind = typeof e.constructor?.name === "string" ? e.constructor.name : "Error";
+  if (e.code === "ECONNREFUSED" || message.includes("ECONNREFUSED")) return "Redis could not be reached (connection refused)";
+  if (kind === "ClientOfflineError" || message === "The client is offline") return "Redis could not be reached (the client is offline, reconnecting)";
+  if (kind === "SocketClosedUnexpectedlyError" || message === "Socket closed unexpectedly") return "Redis could not be reached (the connection closed)";
+  if (kind === "ClientClosedError" || message === "The client is closed") return "the client is closed";
+  if (typeof e.code === "string" && /^E[A-Z]+$/.test(e.code)) return `Redis could not be reached (${e.code})`;
+  if (kind === "ErrorReply" || kind === "SimpleError" || kind === "BlobError") return `Redis answered an error (${message.split(" ")[0]})`;
+  return kind;
 }
 
 /** A reply as a string: node-redis answers bulk strings as strings, or as bytes under a type mapping. */

@@ -21,7 +21,10 @@ export type RedisStoreErrorCode =
   | "UNEXPECTED_REPLY"
   /** Fewer replicas than asked acknowledged a write within the `replicas` timeout (`WAIT`). */
   | "REPLICATION_TIMEOUT"
-  /** Taking the lock failed on a Redis error; `cause` has it. */
+  /**
+   * Taking the lock (or checking it is still held) failed on a Redis error or got no answer; `cause`
+   * has it. The lock rejects with the token manager's `STORAGE_FAILED` carrying this as its cause.
+   */
   | "LOCK_UNAVAILABLE"
   /** The bounded wait for the lock ran out while another owner held it. */
   | "LOCK_TIMEOUT"

@@ -4,9 +4,11 @@
  *
  * @see RFC 9700 §4.14.2 (refresh token rotation), RFC 6749 §6
  */
-import type { Lock } from "@tenant-integration/token-manager";
-import { DEFAULT_COMMAND_TIMEOUT_MS, script, send, text, type RedisClientLike } from "./client.js";
+import type { Lock, LockWaitOptions } from "@tenant-integration/token-manager";
+import { DEFAULT_COMMAND_TIMEOUT_MS, script, send, text, type RedisClientLike, type SendOptions } from "./client.js";
 import { RedisStoreError } from "./errors.js";
+import { storageFailed } from "./storage-failed.js";
+import { announceRelease, watchReleases, type ReleaseWatch } from "./wake.js";
 
 /**
  * Options of {@link redisLock} (and of `redisStorage`, which passes them on). All are optional;
@@ -43,7 +45,7 @@ export interface RedisLockOptions {
    * How long to wait for the reply to each command, in milliseconds (default 5 000, node-redis's
    * own command timeout and redis-py's socket timeout). A Redis that stops answering with its
    * connections open (a stopped process, a lost network) then fails a call with `COMMAND_FAILED`
-   * (the lock's commands: `LOCK_UNAVAILABLE`) instead of blocking it for as long as the outage lasts.
+   * (the lock's commands: `STORAGE_FAILED`, cause `LOCK_UNAVAILABLE`) instead of blocking it for as long as the outage lasts.
    */
   commandTimeoutMs?: number;
   /**
@@ -64,6 +66,34 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** A timer that does not keep a Node process alive (a renewal must not delay exit). */
 const unref = (timer: unknown) => (timer as { unref?(): void }).unref?.();
 
+/** The wait for the lock ended because its `until` check said so: the task did not run (the file lock's twin). */
+class LockWaitEnded extends Error {
+  override readonly name = "LockWaitEnded";
+  readonly code = "LOCK_WAIT_ENDED";
+  constructor(key: string) {
+    super(`the wait for the lock ${key} ended: no longer needed`);
+  }
+}
+
+/**
+ * A lock command whose Redis failure is the storage's failure: `STORAGE_FAILED` (the token manager's
+ * code for the same outage met by a read or a write), the store's `LOCK_UNAVAILABLE` as cause.
+ */
+async function sendForLock(client: RedisClientLike, args: string[], key: string, options: SendOptions): Promise<unknown> {
+  try {
+    return await send(client, args, key, { ...options, code: "LOCK_UNAVAILABLE" });
+  } catch (e) {
+    throw e instanceof RedisStoreError ? storageFailed(e) : e;
+  }
+}
+
+/** Deletes the key if it still holds `owner`, and then announces the release to the waiters. */
+async function releaseOwn(client: RedisClientLike, key: string, owner: string, timeoutMs: number): Promise<unknown> {
+  const released = await RELEASE.run(client, key, [owner], { timeoutMs });
+  if (Number(released) === 1) await announceRelease(client, key, timeoutMs);
+  return released;
+}
+
 /** Checks that `value` is a finite number > 0 and returns it. */
 function positive(name: string, value: number): number {
   if (!(Number.isFinite(value) && value > 0)) throw new RedisStoreError("INVALID_OPTIONS", `${name} must be a finite number > 0`);
@@ -78,7 +108,9 @@ function newOwner(): string {
 /**
  * Creates a {@link Lock} on Redis. Each call takes the key `prefix + name` with
  * `SET key owner NX PX leaseMs` (a random owner value), retrying with exponential backoff and
- * jitter until it gets it or `waitTimeoutMs` runs out; renews the lease every `renewEveryMs` while
+ * jitter until it gets it or `waitTimeoutMs` runs out, and waking at once when the holder announces
+ * its release (`PUBLISH <key>:released`, heard on a connection of the waiter's own from
+ * `client.duplicate()`, open for the wait only; without one it polls); renews the lease every `renewEveryMs` while
  * the task runs (compare-and-`PEXPIRE`); and releases it when the task settles (compare-and-`DEL`),
  * so a lock taken over by someone else after an expiry is never released by the late holder (which
  * reports the lost lease to `onLeaseLost`). The task gets a `HeldLock` whose `isHeld()` reads the key
@@ -90,9 +122,11 @@ function newOwner(): string {
  * `waitTimeoutMs + commandTimeoutMs` even when Redis stops answering with its connections open.
  *
  * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option. The returned lock
- * rejects with `LOCK_TIMEOUT` when the wait runs out, `LOCK_UNAVAILABLE` when Redis fails, or gives
- * no reply within `commandTimeoutMs`, while the lock is taken (or checked by `isHeld`), or with the
- * task's own error.
+ * rejects with `LOCK_TIMEOUT` (a `RedisStoreError`) when the wait runs out; with the token manager's
+ * `TokenManagerError` `STORAGE_FAILED` (cause: a `RedisStoreError` `LOCK_UNAVAILABLE` saying which
+ * command failed and why) when Redis fails, or gives no reply within `commandTimeoutMs`, while the
+ * lock is taken (or checked by `isHeld`): the code a failed read or write of the storage gets, so
+ * an outage is one code at every step; or with the task's own error.
  * @example
  * ```ts
  * import { createClient } from "redis";
@@ -114,27 +148,41 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
   const commandTimeoutMs = positive("commandTimeoutMs", options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
   /** Renewal and release: a failure is reported as `LEASE_LOST` or ignored, never thrown. */
   const timed = { timeoutMs: commandTimeoutMs };
-  /** Taking the lock, and checking it is still held: a failure rejects with `LOCK_UNAVAILABLE`. */
-  const bounded = { ...timed, code: "LOCK_UNAVAILABLE" } as const;
-
-  /** Tries until the lock is ours or the wait runs out. */
-  const acquire = async (key: string, owner: string): Promise<void> => {
+  /**
+   * Tries until the lock is ours or the wait runs out. While another owner holds it, the wait ends
+   * early on a release announced on the lock's channel (see wake.ts), else after the backoff pause;
+   * after either, `until` (when given) may end the wait without the lock.
+   */
+  const acquire = async (key: string, owner: string, until: LockWaitOptions["until"]): Promise<void> => {
     // performance.now() is monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
     const deadline = performance.now() + waitTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
-      // A SET whose reply comes after its deadline (the server resumed) may have taken the lock:
-      // released at once then, so that nobody waits out the lease. Whose reply never comes, it
-      // expires after leaseMs.
-      const late = (taken: unknown) => {
-        if (taken !== null) RELEASE.run(client, key, [owner], timed).catch(() => {});
-      };
-      const reply = await send(client, ["SET", key, owner, "NX", "PX", String(leaseMs)], key, { ...bounded, late });
-      if (reply !== null) return;
-      const left = deadline - performance.now();
-      if (left <= 0) throw new RedisStoreError("LOCK_TIMEOUT", `${key} still held by another owner after ${waitTimeoutMs} ms`);
-      // Full backoff, then jitter in its upper half, so a fleet released together does not retry in step.
-      const backoff = Math.min(maxRetryDelayMs, retryDelayMs * 2 ** attempt);
-      await sleep(Math.min(left, backoff / 2 + (Math.random() * backoff) / 2));
+    let watch: ReleaseWatch | undefined;
+    // A SET whose reply comes after its deadline (the server resumed) may have taken the lock:
+    // released at once then, so that nobody waits out the lease. Whose reply never comes, it
+    // expires after leaseMs.
+    const late = (taken: unknown) => {
+      if (taken !== null) releaseOwn(client, key, owner, commandTimeoutMs).catch(() => {});
+    };
+    const take = () => sendForLock(client, ["SET", key, owner, "NX", "PX", String(leaseMs)], key, { ...timed, late });
+    try {
+      for (let attempt = 0; ; attempt++) {
+        if ((await take()) !== null) return;
+        const left = deadline - performance.now();
+        if (left <= 0) throw new RedisStoreError("LOCK_TIMEOUT", `${key} still held by another owner after ${waitTimeoutMs} ms`);
+        if (attempt === 0) {
+          // Subscribed before the next try, so a release between the two tries is not missed.
+          watch = await watchReleases(client, key, Math.min(commandTimeoutMs, left));
+          if (watch) continue;
+        }
+        // Full backoff, then jitter in its upper half, so a fleet released together does not retry in
+        // step. A release message ends the pause at once: one SET per waiter per release, one wins.
+        const backoff = Math.min(maxRetryDelayMs, retryDelayMs * 2 ** attempt);
+        const pause = Math.min(deadline - performance.now(), backoff / 2 + (Math.random() * backoff) / 2);
+        await (watch ? watch.next(pause) : sleep(pause));
+        if (until && (await until())) throw new LockWaitEnded(key);
+      }
+    } finally {
+      watch?.close();
     }
   };
 
@@ -178,7 +226,7 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
     /** Whether the lease is still this owner's: a fresh `GET`, after no loss was seen. */
     const isHeld = async (): Promise<boolean> => {
       if (stopped) return false;
-      const value = text(await send(client, ["GET", key], key, bounded));
+      const value = text(await sendForLock(client, ["GET", key], key, timed));
       if (value === owner) return true;
       lost("the lease was found taken over (or expired) before the task's next step");
       return false;
@@ -188,7 +236,7 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
       clearTimeout(timer as Parameters<typeof clearTimeout>[0]);
       let released: unknown;
       try {
-        released = await RELEASE.run(client, key, [owner], timed);
+        released = await releaseOwn(client, key, owner, commandTimeoutMs);
       } catch {
         // A failed release only leaves the lease to expire (at most leaseMs): the task's outcome stands.
         return;
@@ -198,10 +246,10 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
     return { release, isHeld };
   };
 
-  return async (name, task) => {
+  return async (name, task, wait) => {
     const key = prefix + name;
     const owner = newOwner();
-    await acquire(key, owner);
+    await acquire(key, owner, wait?.until);
     const { release, isHeld } = hold(key, owner);
     try {
       return await task({ isHeld });

@@ -186,11 +186,16 @@ describe("redisLock", () => {
     }
   });
 
-  it("rejects with LOCK_UNAVAILABLE, the client's error as cause, when Redis fails while the lock is taken", async () => {
+  it("rejects with STORAGE_FAILED (cause LOCK_UNAVAILABLE, the client's error under it) when Redis fails while the lock is taken", async () => {
     const failing = { sendCommand: () => Promise.reject(new Error("The client is closed")) };
     const task = vi.fn(async () => {});
     const error = await redisLock(failing)("tenant-integration:x:lock", task).catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "RedisStoreError", code: "LOCK_UNAVAILABLE", cause: new Error("The client is closed") });
+    expect(error).toMatchObject({
+      name: "TokenManagerError",
+      code: "STORAGE_FAILED",
+      message: "STORAGE_FAILED: Redis SET of tenant-integration:x:lock failed: the client is closed",
+      cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE", cause: new Error("The client is closed") },
+    });
     expect(task).not.toHaveBeenCalled();
   });
 
@@ -201,11 +206,12 @@ describe("redisLock", () => {
     const lock = redisLock(traced, { prefix });
     await client.scriptFlush();
     await lock("lock", async () => {});
-    // The first release meets an empty cache (NOSCRIPT) and falls back to EVAL, which caches it.
-    expect(traced.commands).toEqual(["SET", "EVALSHA", "EVAL"]);
+    // The first release meets an empty cache (NOSCRIPT) and falls back to EVAL, which caches it;
+    // each release is then announced to the waiters (PUBLISH).
+    expect(traced.commands).toEqual(["SET", "EVALSHA", "EVAL", "PUBLISH"]);
     traced.commands.length = 0;
     await lock("lock", async () => {});
-    expect(traced.commands).toEqual(["SET", "EVALSHA"]);
+    expect(traced.commands).toEqual(["SET", "EVALSHA", "PUBLISH"]);
     expect(await client.exists(`${prefix}lock`)).toBe(0);
   });
 });

@@ -73,7 +73,7 @@ describe("redisStorage", () => {
     expect(traced.commands).toEqual([]);
   });
 
-  it("uses only SET, GET, DEL, EVALSHA, EVAL (and WAIT with replicas) over a whole session: the commands Valkey shares", async () => {
+  it("uses only SET, GET, DEL, EVALSHA, EVAL, PUBLISH (and WAIT with replicas) over a whole session: the commands Valkey shares", async () => {
     const client = await connect();
     const prefix = uniquePrefix();
     const traced = counting(client);
@@ -91,7 +91,7 @@ describe("redisStorage", () => {
     expect(ta).toBe(tb);
     await a.revoke();
     await b.signOut();
-    expect(new Set(traced.commands)).toEqual(new Set(["SET", "GET", "DEL", "EVALSHA", "EVAL", "WAIT"]));
+    expect(new Set(traced.commands)).toEqual(new Set(["SET", "GET", "DEL", "EVALSHA", "EVAL", "PUBLISH", "WAIT"]));
   });
 
   it("rejects a failed command with COMMAND_FAILED naming the key, never the value; the manager reports STORAGE_FAILED", async () => {
@@ -102,7 +102,7 @@ describe("redisStorage", () => {
     await client.hSet(`${prefix}${key}`, "field", "x");
     const storage = redisStorage(client, { prefix });
     const error = await storage.get(key).catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis GET of ${prefix}${key} failed` });
+    expect(error).toMatchObject({ name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis GET of ${prefix}${key} failed: Redis answered an error (WRONGTYPE)` });
     expect(String((error as Error).cause)).toMatch(/WRONGTYPE/);
 
     const stopped = redisStorage({ sendCommand: () => Promise.reject(new Error("The client is closed")) }, { prefix });
@@ -186,7 +186,7 @@ describe("redisStorage", () => {
     // Within a second of that failed try, the tokens are served with no new try (and no new report).
     expect(await tm.getAccessToken()).toBe(token);
     expect(reported).toHaveLength(1);
-    expect(reported[0]).toMatchObject({ code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } });
+    expect(reported[0]).toMatchObject({ code: "STORAGE_FAILED", cause: { code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } } });
 
     // Back, and empty (no persistence): a later call writes the tokens again, for every process.
     const again = await startRedisServer({ port: server.port });

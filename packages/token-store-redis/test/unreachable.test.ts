@@ -2,7 +2,8 @@
  * Redis that cannot be reached (issue 27), each test on a redis-server of its own: one stopped with
  * SIGSTOP (its connections stay open and nothing answers: a hung server, a lost network) and one
  * killed (connections refused). Every call that needs Redis settles within the documented bound,
- * `commandTimeoutMs` per command, with the typed error; fresh tokens held in memory are kept.
+ * `commandTimeoutMs` per command, with one typed error at every step (read, lock, write):
+ * `STORAGE_FAILED`, its cause saying which command failed and why; fresh tokens held in memory are kept.
  *
  * The bounds asserted here are the promise itself (a wait that never ends is the bug), with a
  * generous margin: they say "settles within the bound", never "is fast".
@@ -97,7 +98,7 @@ describe.each([
 });
 
 describe("a Redis that stops answering (SIGSTOP)", () => {
-  it("the lock rejects with LOCK_UNAVAILABLE within commandTimeoutMs, and never runs the task", async () => {
+  it("the lock rejects with STORAGE_FAILED (cause LOCK_UNAVAILABLE, a TimeoutError under it) within commandTimeoutMs, and never runs the task", async () => {
     const server = await ownServer();
     const client = await appClient(server);
     hang(server);
@@ -108,8 +109,15 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
       }),
       300 + MARGIN_MS,
     );
-    expect(taken).toMatchObject({ outcome: "rejected", error: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE", message: "LOCK_UNAVAILABLE: Redis SET of tenant-integration:x:lock got no answer within 300 ms" } });
-    expect((taken as { error: Error }).error.cause).toMatchObject({ name: "TimeoutError" });
+    expect(taken).toMatchObject({
+      outcome: "rejected",
+      error: {
+        name: "TokenManagerError",
+        code: "STORAGE_FAILED",
+        message: "STORAGE_FAILED: Redis SET of tenant-integration:x:lock got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)",
+        cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE", cause: { name: "TimeoutError" } },
+      },
+    });
     expect(ran).toBe(false);
   });
 
@@ -120,7 +128,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     const prefix = uniquePrefix();
     hang(server);
     const lock = redisLock(client, { prefix, commandTimeoutMs: 300, leaseMs: 60_000 });
-    await expect(lock("lock", async () => {})).rejects.toMatchObject({ code: "LOCK_UNAVAILABLE" });
+    await expect(lock("lock", async () => {})).rejects.toMatchObject({ code: "STORAGE_FAILED", cause: { code: "LOCK_UNAVAILABLE" } });
     process.kill(server.pid, "SIGCONT"); // the SET runs now, and takes the lock for a minute
     let held = 1;
     for (let i = 0; i < 100 && held; i++) {
@@ -139,7 +147,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     const waiting = settle(redisLock(client, { prefix, waitTimeoutMs: 2_000, commandTimeoutMs: 300 })("lock", async () => {}), 2_000 + 300 + MARGIN_MS);
     await new Promise((r) => setTimeout(r, 200));
     hang(server);
-    expect(await waiting).toMatchObject({ outcome: "rejected", error: { code: "LOCK_UNAVAILABLE" } });
+    expect(await waiting).toMatchObject({ outcome: "rejected", error: { code: "STORAGE_FAILED", cause: { code: "LOCK_UNAVAILABLE" } } });
   });
 
   it("get, set and delete reject with COMMAND_FAILED within commandTimeoutMs, naming the key, never the value", async () => {
@@ -149,12 +157,12 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     hang(server);
     const results = await Promise.all([storage.get(TOKENS), storage.set(TOKENS, '{"refresh_token":"rt-secret"}'), storage.delete(TOKENS)].map((p) => settle(p, 300 + MARGIN_MS)));
     for (const [i, command] of ["GET", "SET", "DEL"].entries()) {
-      expect(results[i]).toMatchObject({ outcome: "rejected", error: { name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis ${command} of ${TOKENS} got no answer within 300 ms` } });
+      expect(results[i]).toMatchObject({ outcome: "rejected", error: { name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis ${command} of ${TOKENS} got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)` } });
       expect(String((results[i] as { error: Error }).error) + JSON.stringify((results[i] as { error: Error }).error)).not.toContain("rt-secret");
     }
   });
 
-  it("a process holding refreshed tokens it could not write keeps handing them out (storage-failed, cause LOCK_UNAVAILABLE), and writes them once Redis answers again", async () => {
+  it("a process holding refreshed tokens it could not write keeps handing them out (storage-failed, the lock's STORAGE_FAILED as cause), and writes them once Redis answers again", async () => {
     const server = await ownServer();
     const client = await appClient(server, { disableOfflineQueue: true });
     const sandbox = inProcessSandbox();
@@ -170,7 +178,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     await new Promise((r) => setTimeout(r, 1_100)); // past the one-second pause between two write tries
     const served = await settle(tm.getAccessToken(), 500 + MARGIN_MS);
     expect(served).toMatchObject({ outcome: "resolved", value: token });
-    expect(reported.at(-1)).toMatchObject({ code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } });
+    expect(reported.at(-1)).toMatchObject({ code: "STORAGE_FAILED", cause: { code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } } });
 
     process.kill(server.pid, "SIGCONT");
     let stored: string | null = null;
@@ -187,7 +195,7 @@ describe("a Redis that refuses connections (killed)", () => {
   it.each([
     ["default client options", {}],
     ["disableOfflineQueue: true", { disableOfflineQueue: true }],
-  ] as const)("%s: getAccessToken() and a sign-in reject with STORAGE_FAILED (cause COMMAND_FAILED), the lock with LOCK_UNAVAILABLE, within commandTimeoutMs", async (_, clientOptions) => {
+  ] as const)("%s: getAccessToken(), a sign-in and the lock all reject with STORAGE_FAILED (causes COMMAND_FAILED, LOCK_UNAVAILABLE), within commandTimeoutMs", async (_, clientOptions) => {
     const server = await ownServer();
     const client = await appClient(server, clientOptions);
     const { tm, sandbox, another } = await signedInAndExpired(client);
@@ -201,7 +209,11 @@ describe("a Redis that refuses connections (killed)", () => {
     ]);
     expect(refresh).toMatchObject({ outcome: "rejected", error: { name: "TokenManagerError", code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "COMMAND_FAILED" } } });
     expect(signingIn).toMatchObject({ outcome: "rejected", error: { code: "STORAGE_FAILED", cause: { code: "COMMAND_FAILED" } } });
-    expect(locked).toMatchObject({ outcome: "rejected", error: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } });
+    expect(locked).toMatchObject({ outcome: "rejected", error: { name: "TokenManagerError", code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } } });
+    if ("disableOfflineQueue" in clientOptions) {
+      // Said why, in the message: refused at once (the client offline, or its connection closing), not a silence.
+      expect((locked as { error: Error }).error.message).toMatch(/^STORAGE_FAILED: Redis SET of tenant-integration:x:lock failed: Redis could not be reached \((the client is offline, reconnecting|the connection closed)\)$/);
+    }
   });
 
   it("a write given up on while the client queued it offline is never sent once Redis is back (regression: a stale SET must not land over newer tokens)", async () => {

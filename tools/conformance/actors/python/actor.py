@@ -418,7 +418,7 @@ def open_storage(config: Config) -> tuple[TokenStorage, Callable[[], None]]:
 
         from tenant_integration.storage.redis import RedisStorage
 
-        client = redis.Redis.from_url(str(spec["url"]))
+        client = redis.Redis.from_url(str(spec["url"]), socket_timeout=5)
         lease = seconds(spec.get("leaseMs"), "storage.leaseMs")
         options: dict[str, Any] = {"prefix": str(spec.get("prefix", ""))}
         if lease is not None:

@@ -6,12 +6,34 @@ Synchronous, over a ``redis.Redis`` client (redis-py, the ``redis`` extra:
 ``pip install "tenant-integration[redis]"``). ``AsyncTokenManager`` runs it in a worker thread like
 every storage, so no asyncio variant is needed; redis-py's client is thread-safe.
 
+**The bound on a Redis that stops answering** (a stopped server, a lost network: connections open,
+no reply) is the client's ``socket_timeout``, per command: a synchronous redis-py call cannot be
+abandoned from outside, so the storage cannot set a deadline of its own the way the TypeScript kit
+does (``commandTimeoutMs``). Hence it requires one: a client whose connections have no
+``socket_timeout`` (redis-py 5 to 7 create them so; redis-py 8 gives 5 s) is refused at
+construction with ``INVALID_OPTIONS``, saying what to pass. Requiring it, rather than raising the
+minimum redis-py version, also covers a client built with ``socket_timeout=None`` on redis-py 8; and
+setting one on the user's client behind their back would change it for their other commands. With
+it, every call settles within ``socket_timeout`` per command it sends (a client built with
+``retry_on_timeout=True`` retries a timed-out command, multiplying that), on every redis-py version
+the ``redis`` extra allows (checked with 5.0, 6.4, 7.4 and 8.1 against a ``SIGSTOP``-ed redis-server).
+
+**One code for an outage** (issue 27): a failed read or write raises ``COMMAND_FAILED``, which the
+token manager reports as ``STORAGE_FAILED``; the lock raises ``STORAGE_FAILED`` itself (cause
+``LOCK_UNAVAILABLE``), so whichever step meets the outage, the caller sees ``STORAGE_FAILED``, as in
+the TypeScript kit.
+
+**Waking waiters** (issue 28): a holder announces its release on ``<lock key>:released``; waiters
+subscribed there (``client.pubsub()``, one connection per waiting call, for the wait only) try again
+at once instead of at their next poll. See ``_redis_wake`` and ``spec/token-store/README.md``.
+
 See RFC 9700 §4.14.2 (refresh token rotation), RFC 6749 §6, §10.4.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import math
 import random
@@ -23,6 +45,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from .._redact import redact
+from ..token_errors import TokenManagerError
+from ._redis_wake import ReleaseWatch, announce_release, watch_releases
 from .base import Lock
 from .errors import RedisStoreError, RedisStoreErrorCode, RedisStoreOptionsError
 
@@ -30,7 +54,7 @@ if TYPE_CHECKING:
     import redis
     from redis.commands.core import Script
 
-__all__ = ["RedisLock", "RedisStorage", "Replicas"]
+__all__ = ["LockWaitEnded", "RedisLock", "RedisStorage", "Replicas"]
 
 T = TypeVar("T")
 
@@ -68,6 +92,17 @@ class Replicas:
     timeout: float
 
 
+class LockWaitEnded(Exception):
+    """The wait for a :class:`RedisLock` ended because its ``until`` check said so: the task did not run
+    (the TypeScript kit's ``LockWaitEnded``, code ``LOCK_WAIT_ENDED``). A caller that passes ``until``
+    catches it; nobody else meets it."""
+
+    code = "LOCK_WAIT_ENDED"
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the wait for the lock {key} ended: no longer needed")
+
+
 def _positive(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value > 0):
         raise RedisStoreOptionsError(name, "must be a finite number of seconds > 0")
@@ -75,14 +110,30 @@ def _positive(name: str, value: float) -> float:
 
 
 def _why(error: BaseException, secrets_: Sequence[str]) -> str:
-    """redis-py's reason (``ConnectionError: Error 111 connecting to …``), with any value scrubbed."""
-    return redact(f"{type(error).__name__}: {error}", secrets_)
+    """redis-py's reason (``ConnectionError: Error 111 connecting to …``), with any value scrubbed, after
+    plain words for the two ways Redis cannot be reached: refused or lost, and no answer in time."""
+    import redis.exceptions
+
+    reason = redact(f"{type(error).__name__}: {error}", secrets_)
+    if isinstance(error, redis.exceptions.TimeoutError):
+        return f"timed out: Redis stopped answering, or could not be reached; {reason}"
+    if isinstance(error, redis.exceptions.ConnectionError):
+        return f"Redis could not be reached; {reason}"
+    return reason
 
 
 def _failed(
     code: RedisStoreErrorCode, command: str, key: str, error: BaseException, secrets_: Sequence[str] = ()
 ) -> RedisStoreError:
     return RedisStoreError(code, f"Redis {command} of {key} failed ({_why(error, secrets_)})", cause=error)
+
+
+def _storage_failed(error: RedisStoreError) -> TokenManagerError:
+    """A lock command's Redis failure as the token manager's ``STORAGE_FAILED`` (issue 27): the code a
+    failed read or write of the storage gets, so an outage is one code at every step and in every kit;
+    the store's ``LOCK_UNAVAILABLE`` error (which command, which key, why) is the cause."""
+    reason = str(error).removeprefix(f"{error.code}: ")
+    return TokenManagerError("STORAGE_FAILED", reason, cause=error)
 
 
 def _text(reply: object) -> str | None:
@@ -99,13 +150,15 @@ class RedisLock:
 
     Each call takes the key ``prefix + name`` with ``SET key owner NX PX lease`` (a random 128-bit
     owner), retrying with exponential backoff and jitter until it gets it or ``wait_timeout`` runs
-    out; a thread renews the lease every ``renew_every`` seconds while the task runs (a Lua
-    compare-and-``PEXPIRE``); and the key is deleted when the task ends only if it still holds this
+    out, and at once when the holder announces its release (``PUBLISH <key>:released``, heard on a
+    connection of the waiter's own from ``client.pubsub()``, open for the wait only; where
+    ``SUBSCRIBE`` is denied it polls); a thread renews the lease every ``renew_every`` seconds while
+    the task runs (a Lua compare-and-``PEXPIRE``); and the key is deleted when the task ends only if it still holds this
     owner (a Lua compare-and-``DEL``), so a late holder never releases another's lock. The same
     protocol and scripts as ``redisLock`` of ``@tenant-integration/token-store-redis``.
 
     Args:
-        client: a ``redis.Redis``.
+        client: a ``redis.Redis`` whose connections have a ``socket_timeout`` (see :class:`RedisStorage`).
         prefix: put before the lock's name (default ``""``).
         lease: seconds a lease lasts without renewal (default 10): how long a dead holder blocks the others.
         renew_every: seconds between renewals (default ``lease / 3``); less than ``lease``.
@@ -119,8 +172,11 @@ class RedisLock:
 
     Raises:
         RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``).
-        RedisStoreError: from a call: ``LOCK_TIMEOUT`` when the wait runs out, ``LOCK_UNAVAILABLE`` when
-            Redis fails while the lock is taken; otherwise what the task raises.
+        RedisStoreError: from a call: ``LOCK_TIMEOUT`` when the wait runs out.
+        TokenManagerError: from a call: ``STORAGE_FAILED`` when Redis fails, or gives no answer within
+            the client's ``socket_timeout``, while the lock is taken: the code a failed read or write
+            gets, so an outage is one code at every step; the cause is a ``RedisStoreError``
+            ``LOCK_UNAVAILABLE`` saying which command failed and why. Otherwise what the task raises.
 
     Example:
         >>> import redis  # doctest: +SKIP
@@ -143,7 +199,7 @@ class RedisLock:
         max_retry_delay: float = 0.5,
         on_lease_lost: Callable[[RedisStoreError], None] | None = None,
     ) -> None:
-        _check_client(client)
+        self._socket_timeout = _check_client(client)
         self._client = client
         self._prefix = prefix
         # Whole milliseconds, as PX takes them (the TypeScript kit rounds the lease up too).
@@ -161,11 +217,19 @@ class RedisLock:
         self._owners: dict[str, str] = {}
         self._owners_guard = threading.Lock()
 
-    def __call__(self, name: str, task: Callable[[], T]) -> T:
-        """Runs ``task`` holding the lock ``prefix + name``; see the class."""
+    def __call__(self, name: str, task: Callable[[], T], *, until: Callable[[], bool] | None = None) -> T:
+        """Runs ``task`` holding the lock ``prefix + name``; see the class.
+
+        ``until``, when given, is called each time a wait for the lock wakes (a release was announced,
+        or a poll pause passed), before the lock is tried again; when it returns ``True`` the wait ends
+        without the lock, raising :class:`LockWaitEnded`, and ``task`` never runs. The TypeScript
+        manager passes one that re-reads the tokens, so that its waiters stop waiting (in parallel)
+        once another process stored fresh ones, instead of each taking the lock in turn. It must not
+        raise.
+        """
         key = self._prefix + name
         owner = secrets.token_hex(16)
-        self._acquire(key, owner)
+        self._acquire(key, owner, until)
         holder = _Holder(self, key, owner)
         with self._owners_guard:
             self._owners[key] = owner
@@ -205,29 +269,49 @@ class RedisLock:
                 raise
             return False
 
-    def _acquire(self, key: str, owner: str) -> None:
+    def _take(self, key: str, owner: str) -> bool:
+        """One ``SET NX PX``: whether the lock is ours now. A Redis failure is ``STORAGE_FAILED``."""
+        try:
+            # A SET whose reply is lost may still have taken the lock: it then expires after the lease.
+            return bool(self._client.set(key, owner, nx=True, px=self._lease_ms))
+        except Exception as e:
+            if not _is_redis_error(e):
+                raise
+            failure = _failed("LOCK_UNAVAILABLE", "SET NX", key, e)
+            raise _storage_failed(failure) from failure
+
+    def _acquire(self, key: str, owner: str, until: Callable[[], bool] | None = None) -> None:
         # Monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
         deadline = time.monotonic() + self._wait_timeout
+        watch: ReleaseWatch | None = None
         attempt = 0
-        while True:
-            try:
-                # A SET whose reply is lost may still have taken the lock: it then expires after the lease.
-                taken = self._client.set(key, owner, nx=True, px=self._lease_ms)
-            except Exception as e:
-                if not _is_redis_error(e):
-                    raise
-                raise _failed("LOCK_UNAVAILABLE", "SET NX", key, e) from e
-            if taken:
-                return
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise RedisStoreError(
-                    "LOCK_TIMEOUT", f"{key} still held by another owner after {self._wait_timeout:g} s"
-                )
-            # Full backoff, then jitter in its upper half, so a fleet released together does not retry in step.
-            backoff = min(self._max_retry_delay, self._retry_delay * 2**attempt)
-            time.sleep(min(left, backoff / 2 + random.random() * backoff / 2))  # noqa: S311 - jitter, not a secret
-            attempt += 1
+        try:
+            while not self._take(key, owner):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RedisStoreError(
+                        "LOCK_TIMEOUT", f"{key} still held by another owner after {self._wait_timeout:g} s"
+                    )
+                if attempt == 0:
+                    # Subscribed before the next try, so a release between the two tries is not missed.
+                    watch = watch_releases(self._client, key, min(self._socket_timeout, left))
+                    if watch is not None:
+                        attempt = 1
+                        continue
+                # Full backoff, then jitter in its upper half, so a fleet released together does not retry
+                # in step. A release message ends the pause at once: one SET per waiter per release, one wins.
+                backoff = min(self._max_retry_delay, self._retry_delay * 2**attempt)
+                pause = min(deadline - time.monotonic(), backoff / 2 + random.random() * backoff / 2)  # noqa: S311 - jitter
+                if watch is not None:
+                    watch.next(pause)
+                else:
+                    time.sleep(max(0.0, pause))
+                if until is not None and until():
+                    raise LockWaitEnded(key)
+                attempt += 1
+        finally:
+            if watch is not None:
+                watch.close()
 
     def _lost(self, key: str, why: str, cause: BaseException | None = None) -> None:
         error = RedisStoreError("LEASE_LOST", f"{key}: {why}; the task under the lock was not stopped", cause=cause)
@@ -288,6 +372,8 @@ class _Holder:
             return
         if released != 1:
             self._report("at release the lock was no longer this owner's (the lease expired under the task)")
+            return
+        announce_release(self._lock._client, self._key)
 
 
 def _is_redis_error(error: BaseException) -> bool:
@@ -296,7 +382,27 @@ def _is_redis_error(error: BaseException) -> bool:
     return isinstance(error, redis.exceptions.RedisError)
 
 
-def _check_client(client: object) -> None:
+def _socket_timeout(client: object) -> object:
+    """The ``socket_timeout`` the client's connections get: the pool's keyword when given (``redis.Redis()``
+    always passes one), else the connection class's default (``from_url`` leaves it out): 5 s in
+    redis-py 8, none in 5 to 7."""
+    pool = getattr(client, "connection_pool", None)
+    kwargs = getattr(pool, "connection_kwargs", None)
+    if isinstance(kwargs, dict) and "socket_timeout" in kwargs:
+        return kwargs["socket_timeout"]
+    for klass in getattr(getattr(pool, "connection_class", None), "__mro__", ()):
+        init = vars(klass).get("__init__")
+        if init is None:
+            continue
+        with contextlib.suppress(TypeError, ValueError):
+            parameter = inspect.signature(init).parameters.get("socket_timeout")
+            if parameter is not None:
+                return None if parameter.default is inspect.Parameter.empty else parameter.default
+    return None
+
+
+def _check_client(client: object) -> float:
+    """Refuses what is not a synchronous ``redis.Redis`` with a ``socket_timeout``; returns that timeout."""
     _redis()
     import redis.asyncio
 
@@ -308,6 +414,21 @@ def _check_client(client: object) -> None:
         )
     if not callable(getattr(client, "set", None)) or not callable(getattr(client, "register_script", None)):
         raise RedisStoreOptionsError("client", "must be a redis.Redis")
+    timeout = _socket_timeout(client)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not (math.isfinite(timeout) and timeout > 0)
+    ):
+        # Without one, a command written to a Redis that stopped answering (SIGSTOP, a lost network)
+        # waits for as long as the connection stays open: the storage's bound is this timeout.
+        raise RedisStoreOptionsError(
+            "client",
+            "has no socket_timeout, so a Redis that stops answering would block a call for as long as the "
+            "connection stays open: create it with one, e.g. redis.Redis.from_url(url, socket_timeout=5) "
+            "(redis-py 8 sets 5 s by default, redis-py 5 to 7 none)",
+        )
+    return float(timeout)
 
 
 class RedisStorage:
@@ -321,9 +442,11 @@ class RedisStorage:
     The same keys, values and lock as ``redisStorage`` of ``@tenant-integration/token-store-redis``.
 
     Args:
-        client: a connected ``redis.Redis`` (``decode_responses`` either way). For a fast failure while
-            Redis is down, give it ``retry=Retry(NoBackoff(), 0)`` and a ``socket_connect_timeout``;
-            redis-py's default retries a refused connection with backoff for seconds.
+        client: a connected ``redis.Redis`` (``decode_responses`` either way) whose connections have a
+            ``socket_timeout`` (the bound on a Redis that stops answering; redis-py 8 gives 5 s, 5 to 7
+            none: pass ``socket_timeout=5``). For a fast failure while Redis is down, give it
+            ``retry=Retry(NoBackoff(), 0)`` and a ``socket_connect_timeout``; redis-py's default
+            retries a refused connection with backoff.
         prefix, lease, renew_every, wait_timeout, retry_delay, max_retry_delay, on_lease_lost: the
             lock's, see :class:`RedisLock`.
         replicas: ``Replicas(count, timeout)``: after each write, ``WAIT`` for that many replicas, at
@@ -332,7 +455,8 @@ class RedisStorage:
 
     Raises:
         ImportError: when the ``redis`` package is not installed (naming the extra to install).
-        RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``).
+        RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``), or a
+            client without a ``socket_timeout`` (``option`` is ``"client"``).
         RedisStoreError: from the methods: ``COMMAND_FAILED`` (cause: redis-py's error; the message
             says which command on which key failed and why, never the value), ``UNEXPECTED_REPLY``,
             ``REPLICATION_TIMEOUT``; the token manager reports them as ``STORAGE_FAILED``.
