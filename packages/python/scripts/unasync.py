@@ -1,9 +1,10 @@
-"""Generates the sync token manager from the async one (httpcore's ``scripts/unasync.py``).
+"""Generates the sync token manager and client from the async ones (httpcore's ``scripts/unasync.py``).
 
 The async code in ``src/tenant_integration/_async/`` is the one written by hand; each of its files is
 rewritten, line by line, into ``src/tenant_integration/_sync/``: ``await`` dropped, ``async def`` made
-``def``, the ``Async`` prefix of names removed (``AsyncTokenManager`` -> ``TokenManager``,
-``httpx.AsyncClient`` -> ``httpx.Client``), ``AsyncBackend`` swapped for ``SyncBackend``. Then ruff
+``def``, ``async with`` made ``with``, the ``Async`` prefix of names removed (``AsyncTokenManager`` ->
+``TokenManager``, ``httpx.AsyncClient`` -> ``httpx.Client``), ``AsyncBackend`` swapped for
+``SyncBackend`` and the client's ``_check_async_auth`` for ``_check_sync_auth``. Then ruff
 sorts its imports and formats it (a line that lost its ``await`` may fit where the async one wrapped),
 and a header says it is generated. Why: see CONTRIBUTING.md, "Sync and async".
 
@@ -27,8 +28,10 @@ RUFF = Path(sys.executable).parent / "ruff"
 # Order matters: the first rule must run before the general ``Async`` one.
 SUBS = [
     ("AsyncBackend", "SyncBackend"),
+    ("_check_async_auth", "_check_sync_auth"),
     ("Async([A-Z][A-Za-z0-9_]*)", r"\2"),
     ("async def", "def"),
+    ("async with", "with"),
     ("await ", ""),
     ("aclose", "close"),
     ("__aenter__", "__enter__"),

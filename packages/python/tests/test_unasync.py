@@ -1,4 +1,4 @@
-"""The sync token manager is the async one, generated (scripts/unasync.py): never a hand-written twin."""
+"""The sync token manager and client are the async ones, generated (scripts/unasync.py): never hand-written twins."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from tenant_integration import AsyncTokenManager, TokenManager
+from tenant_integration import AsyncClient, AsyncTokenManager, Client, TokenManager
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "unasync.py"
 
@@ -50,17 +50,33 @@ def test_a_hand_edit_of_the_sync_manager_fails_the_check_naming_the_line(
     assert "intent_wait: float = 30.0" in capsys.readouterr().err
 
 
-def test_the_generated_file_says_it_is_generated_and_from_what() -> None:
-    first_line = (SCRIPT.parent.parent / "src/tenant_integration/_sync/token_manager.py").read_text().splitlines()[0]
-    assert first_line.startswith("# Generated from src/tenant_integration/_async/token_manager.py")
+@pytest.mark.parametrize("name", ["token_manager.py", "client.py"])
+def test_the_generated_file_says_it_is_generated_and_from_what(name: str) -> None:
+    first_line = (SCRIPT.parent.parent / f"src/tenant_integration/_sync/{name}").read_text().splitlines()[0]
+    assert first_line.startswith(f"# Generated from src/tenant_integration/_async/{name}")
     assert "do not edit" in first_line
 
 
-def test_both_managers_offer_the_same_methods_one_async_and_one_not() -> None:
-    def public(cls: type) -> dict[str, bool]:
-        names = [name for name in dir(cls) if not name.startswith("_") or name in ("__enter__", "__aenter__")]
-        return {name: inspect.iscoroutinefunction(getattr(cls, name)) for name in names}
+def public(cls: type) -> dict[str, bool]:
+    """The public methods of ``cls`` (and its context manager entry), each with whether it is a coroutine."""
+    names = [name for name in dir(cls) if not name.startswith("_") or name in ("__enter__", "__aenter__")]
+    return {name: inspect.iscoroutinefunction(getattr(cls, name)) for name in names}
 
+
+def test_both_clients_offer_the_same_methods_one_async_and_one_not() -> None:
+    sync, async_ = public(Client), public(AsyncClient)
+    renamed = {"aclose": "close", "__aenter__": "__enter__"}
+    assert {renamed.get(name, name) for name in async_} == set(sync)
+    assert not any(sync.values())
+    assert async_["get_user"]
+    assert async_["request"]
+    assert not async_["with_options"]
+    # Both are documented, printed and pickled as tenant_integration.client's.
+    assert Client.__module__ == AsyncClient.__module__ == "tenant_integration.client"
+    assert repr(Client("https://acme.tenant.test")) == "Client(base_url='https://acme.tenant.test')"
+
+
+def test_both_managers_offer_the_same_methods_one_async_and_one_not() -> None:
     sync, async_ = public(TokenManager), public(AsyncTokenManager)
     renamed = {"aclose": "close", "__aenter__": "__enter__"}
     assert {renamed.get(name, name) for name in async_} == set(sync)

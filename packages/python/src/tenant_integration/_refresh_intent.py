@@ -17,13 +17,12 @@ import hashlib
 import json
 import logging
 import os
-import socket
 import time
 from dataclasses import dataclass
 
+from ._process_identity import is_gone, this_host
 from ._token_record import TokenRecord, parse_json
 from .state import create_state
-from .storage._dir_lock import is_gone
 from .storage.base import TokenStorage
 
 __all__ = [
@@ -113,7 +112,7 @@ class IntentPending(Exception):
 
 def new_intent(stored: TokenRecord, now_ms: float) -> Intent:
     """The intent of a refresh about to present ``stored``'s refresh token."""
-    return Intent(fingerprint(stored.refresh_token), create_state(), round(now_ms), os.getpid(), socket.gethostname())
+    return Intent(fingerprint(stored.refresh_token), create_state(), round(now_ms), os.getpid(), this_host())
 
 
 def must_wait_for(

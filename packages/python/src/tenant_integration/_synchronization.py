@@ -1,7 +1,8 @@
 """The few places where the async and the sync token manager differ, each written for both (httpcore's
 ``_synchronization.py`` and ``_backends``): the rest of the manager is written once, async, and the
 sync manager is generated from it (``scripts/unasync.py``), which renames ``AsyncBackend`` to
-``SyncBackend`` and ``AsyncFlight`` to ``Flight``.
+``SyncBackend`` and ``AsyncFlight`` to ``Flight``. The client, generated the same way, takes its
+default wait before a retry from here too (``AsyncBackend.sleep`` / ``SyncBackend.sleep``).
 
 - :class:`AsyncBackend` / :class:`SyncBackend`: a blocking storage call (a worker thread / a plain
   call), a pause, the refresh lock around a task, a call a little later (a loop timer / a timer thread);

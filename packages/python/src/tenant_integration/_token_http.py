@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
-from ._running_time import count_running_time
 from .errors import InvalidOptionsError
 
 if TYPE_CHECKING:
@@ -108,7 +107,10 @@ class TokenHttp:
         self.client = httpx.Client(transport=transport, timeout=timeout, follow_redirects=False)
         if transport is None:
             # Its own transports (the default one, and those of the proxies the environment names) read
-            # with a timeout that counts only the time the process ran (see _running_time.py).
+            # with a timeout that counts only the time the process ran (see _running_time.py). Imported
+            # here: it loads httpcore, which httpx.Client has just loaded anyway, not at import.
+            from ._running_time import count_running_time
+
             for own in (self.client._transport, *self.client._mounts.values()):
                 if isinstance(own, httpx.HTTPTransport):
                     count_running_time(own)

@@ -17,6 +17,11 @@ Redirects: the SDK's client never follows one (it sends with ``follow_redirects=
 follows a redirect. On your own httpx client keep ``follow_redirects=False`` (httpx's default) for the
 same guarantee: when it is on, httpx itself drops the header on a redirect to another origin (and these
 classes never add it there), but keeps it on a redirect within the tenant's origin.
+
+What to do with a request is decided once, for both classes and both kinds of httpx client, by one
+generator (:meth:`_BearerAuth._flow`, httpx's ``Auth.auth_flow`` model): it yields the request to send,
+or a command for the token source (:data:`_GET_TOKEN`, :class:`_Refresh`), and receives the answer or the
+outcome. The sync and async flows httpx calls only carry the commands out, each its own way.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import inspect
 import logging
 import re
 from collections.abc import AsyncGenerator, Generator
-from typing import Protocol
+from typing import Any, Final, Protocol, cast
 
 import httpx
 
@@ -99,11 +104,46 @@ def _checked(token: object) -> str:
     return token
 
 
-class _BearerAuth(httpx.Auth):
-    """What both classes share: the tenant's origin, the check of a request's URL, the log."""
+class _GetToken:
+    """The command "this request goes to the tenant": read its body (so it can be sent again after a
+    401) and get the token source's current token, which the flow receives as it came."""
 
-    # httpx reads the body before the flow starts, so the request can be sent again after a 401.
+    def __repr__(self) -> str:
+        return "<get token>"
+
+
+_GET_TOKEN: Final = _GetToken()
+
+
+class _Refresh:
+    """The command "the tenant answered 401 to ``rejected``": call the source's
+    ``on_unauthorized(rejected)``, then get a token again, which the flow receives as it came."""
+
+    __slots__ = ("rejected",)
+
+    def __init__(self, rejected: str) -> None:
+        self.rejected = rejected
+
+    def __repr__(self) -> str:
+        return "<refresh after a 401>"
+
+
+#: What the flow yields: a request to send (it receives the answer) or a command (it receives its outcome).
+_Step = httpx.Request | _GetToken | _Refresh
+
+
+class _BearerAuth(httpx.Auth):
+    """What both classes share: the tenant's origin, the check of a request's URL, the log, and the flow
+    of a request (:meth:`_flow`), which each class's ``sync_auth_flow`` and ``async_auth_flow`` drive.
+
+    Each driver is httpx's own loop (``Auth.sync_auth_flow`` running ``auth_flow``) with the two
+    commands carried out in place: a driver shared through a callback would add a call to every request.
+    """
+
+    # The body is read before the first send (the drivers read it with the first token), so the request
+    # can be sent again after a 401.
     requires_request_body = True
+    _source: object
 
     def __init__(self, origin: str, logger: logging.Logger | RedactingLogger | None) -> None:
         self.origin = tenant_origin(origin, "origin")
@@ -119,6 +159,32 @@ class _BearerAuth(httpx.Auth):
         """Whether a request to ``url`` gets the token: same scheme, host and port as the tenant's origin
         (RFC 6454 §4), compared on httpx's normalized URL (lower-case host, IDNA, default port left out)."""
         return (url.scheme, url.raw_host, url.port) == self._target
+
+    def _flow(self, request: httpx.Request) -> Generator[_Step, Any, None]:
+        """The decisions for one request, written once: add the token, send, and after a 401 refresh
+        through the source and send once more if the token differs (RFC 6750 §2.1, §5.2; RFC 6749 §6).
+
+        Yields the request to send (and receives its answer), or a command that the driver carries out
+        (and receives its outcome); an exception of a command is thrown in here, where it is logged."""
+        if not self.applies_to(request.url):
+            yield request
+            return
+        token = self._authorize(request, (yield _GET_TOKEN))
+        response = yield request
+        if response.status_code != 401 or not callable(getattr(self._source, "on_unauthorized", None)):
+            return
+        self._note(logging.INFO, request, " 401: refreshing the token through the token source")
+        try:
+            fresh = _checked((yield _Refresh(token)))
+        except BaseException as failure:
+            self._note(logging.WARNING, request, f": the token source gave no new token ({type(failure).__name__})")
+            raise
+        if fresh == token:
+            self._note(logging.WARNING, request, " 401: the token source has no new token; returning the 401")
+            return
+        self._note(logging.INFO, request, ": token refreshed, sending again")
+        self._authorize(request, fresh)
+        yield request
 
     def _authorize(self, request: httpx.Request, token: object) -> str:
         """Puts ``token`` on ``request`` as its bearer token and returns it. A token other than the last
@@ -174,6 +240,8 @@ class TokenAuth(_BearerAuth):
         >>> http = httpx.Client(auth=auth)  # doctest: +SKIP
     """
 
+    _source: AccessTokenSource
+
     def __init__(
         self,
         source: AccessTokenSource,
@@ -189,59 +257,58 @@ class TokenAuth(_BearerAuth):
         super().__init__(origin, logger)
         self._source = source
 
-    def _refresh(self, request: httpx.Request, rejected: str) -> str | None:
-        """``on_unauthorized`` then a new token, or ``None`` when nothing new can be tried."""
-        on_unauthorized = getattr(self._source, "on_unauthorized", None)
-        if not callable(on_unauthorized):
-            return None
-        self._note(logging.INFO, request, " 401: refreshing the token through the token source")
-        try:
-            on_unauthorized(rejected)
-            token = _checked(self._source.get_access_token())
-        except BaseException as failure:
-            self._note(logging.WARNING, request, f": the token source gave no new token ({type(failure).__name__})")
-            raise
-        return token
+    def _refreshed(self, rejected: str) -> object:
+        """``on_unauthorized(rejected)``, then the source's token (blocking: a refresh may run)."""
+        cast(RefreshableTokenSource, self._source).on_unauthorized(rejected)
+        return self._source.get_access_token()
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        """Adds the token, sends, and after a 401 refreshes and sends once more (RFC 6750 §2.1, RFC 6749 §6)."""
-        if not self.applies_to(request.url):
-            yield request
+        """Adds the token, sends, and after a 401 refreshes and sends once more (RFC 6750 §2.1, RFC 6749 §6):
+        carries out :meth:`_flow` in an :class:`httpx.Client`."""
+        flow = self._flow(request)
+        try:
+            step = next(flow)
+            while True:
+                if isinstance(step, httpx.Request):
+                    outcome: object = yield step
+                else:
+                    try:
+                        if isinstance(step, _Refresh):
+                            outcome = self._refreshed(step.rejected)
+                        else:
+                            request.read()
+                            outcome = self._source.get_access_token()
+                    except BaseException as failure:
+                        step = flow.throw(failure)
+                        continue
+                step = flow.send(outcome)
+        except StopIteration:
             return
-        request.read()
-        token = self._authorize(request, self._source.get_access_token())
-        response = yield request
-        if response.status_code != 401:
-            return
-        fresh = self._refresh(request, token)
-        if fresh is None or fresh == token:
-            if fresh is not None:
-                self._note(logging.WARNING, request, " 401: the token source has no new token; returning the 401")
-            return
-        self._note(logging.INFO, request, ": token refreshed, sending again")
-        self._authorize(request, fresh)
-        yield request
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        """The same as :meth:`sync_auth_flow` in an :class:`httpx.AsyncClient`, the source called in a thread."""
+        """The same as :meth:`sync_auth_flow` in an :class:`httpx.AsyncClient`, the source called in a
+        worker thread (:func:`asyncio.to_thread`), so a refresh does not block the event loop."""
         import asyncio  # loaded already by the running event loop; not at import, for sync users
 
-        if not self.applies_to(request.url):
-            yield request
+        flow = self._flow(request)
+        try:
+            step = next(flow)
+            while True:
+                if isinstance(step, httpx.Request):
+                    outcome: object = yield step
+                else:
+                    try:
+                        if isinstance(step, _Refresh):
+                            outcome = await asyncio.to_thread(self._refreshed, step.rejected)
+                        else:
+                            await request.aread()
+                            outcome = await asyncio.to_thread(self._source.get_access_token)
+                    except BaseException as failure:
+                        step = flow.throw(failure)
+                        continue
+                step = flow.send(outcome)
+        except StopIteration:
             return
-        await request.aread()
-        token = self._authorize(request, await asyncio.to_thread(self._source.get_access_token))
-        response = yield request
-        if response.status_code != 401:
-            return
-        fresh = await asyncio.to_thread(self._refresh, request, token)
-        if fresh is None or fresh == token:
-            if fresh is not None:
-                self._note(logging.WARNING, request, " 401: the token source has no new token; returning the 401")
-            return
-        self._note(logging.INFO, request, ": token refreshed, sending again")
-        self._authorize(request, fresh)
-        yield request
 
 
 class AsyncTokenAuth(_BearerAuth):
@@ -262,6 +329,8 @@ class AsyncTokenAuth(_BearerAuth):
         >>> http = httpx.AsyncClient(auth=auth)  # doctest: +SKIP
     """
 
+    _source: AsyncAccessTokenSource
+
     def __init__(
         self,
         source: AsyncAccessTokenSource,
@@ -281,31 +350,26 @@ class AsyncTokenAuth(_BearerAuth):
         raise InvalidOptionsError(
             "auth", "AsyncTokenAuth needs httpx.AsyncClient; with httpx.Client use TokenAuth and a sync token source"
         )
-        yield request  # a generator, as httpx expects; never reached
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        """Adds the token, sends, and after a 401 refreshes and sends once more (RFC 6750 §2.1, RFC 6749 §6)."""
-        if not self.applies_to(request.url):
-            yield request
-            return
-        await request.aread()
-        token = self._authorize(request, await self._source.get_access_token())
-        response = yield request
-        if response.status_code != 401:
-            return
-        on_unauthorized = getattr(self._source, "on_unauthorized", None)
-        if not callable(on_unauthorized):
-            return
-        self._note(logging.INFO, request, " 401: refreshing the token through the token source")
+        """Adds the token, sends, and after a 401 refreshes and sends once more (RFC 6750 §2.1, RFC 6749 §6):
+        carries out :meth:`_flow` in an :class:`httpx.AsyncClient`."""
+        flow = self._flow(request)
         try:
-            await on_unauthorized(token)
-            fresh = _checked(await self._source.get_access_token())
-        except BaseException as failure:
-            self._note(logging.WARNING, request, f": the token source gave no new token ({type(failure).__name__})")
-            raise
-        if fresh == token:
-            self._note(logging.WARNING, request, " 401: the token source has no new token; returning the 401")
+            step = next(flow)
+            while True:
+                if isinstance(step, httpx.Request):
+                    outcome: object = yield step
+                else:
+                    try:
+                        if isinstance(step, _Refresh):
+                            await cast(AsyncRefreshableTokenSource, self._source).on_unauthorized(step.rejected)
+                        else:
+                            await request.aread()
+                        outcome = await self._source.get_access_token()
+                    except BaseException as failure:
+                        step = flow.throw(failure)
+                        continue
+                step = flow.send(outcome)
+        except StopIteration:
             return
-        self._note(logging.INFO, request, ": token refreshed, sending again")
-        self._authorize(request, fresh)
-        yield request

@@ -18,6 +18,13 @@ the TypeScript client (``createTenantClient``) does it:
   (:mod:`tenant_integration.client_errors`), which never holds a token;
 - a timeout by default (:data:`DEFAULT_TIMEOUT`), and a :mod:`logging` logger whose lines never hold a
   token, code, verifier or state.
+
+Written once (see ``CONTRIBUTING.md``, "Sync and async"): :class:`AsyncClient` is the source
+(``_async/client.py``), :class:`Client` is generated from it (``_sync/client.py``, by
+``scripts/unasync.py``). This module holds what needs no I/O, written once for both (the options, the
+URL of a call, the retry decision, the log lines: :class:`_Base`), the few things that differ, as pairs
+the generator swaps (``AsyncSleep``/``Sleep``, ``_check_async_auth``/``_check_sync_auth``), and both
+clients under their public name.
 """
 
 from __future__ import annotations
@@ -29,28 +36,29 @@ import math
 import posixpath
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from types import TracebackType
-from typing import Any, Final, Self, cast
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Final, Self, cast
 from urllib.parse import unquote, urlsplit
 
 import httpx
 
 from ._base_url import tenant_origin
-from ._generated import models
-from ._generated.operations import GET_AUTHENTICATED_USER, Operation
 from ._log import CLIENT_LOGGER_NAME, RedactingLogger
 from ._retry import IDEMPOTENT_METHODS, RetryPolicy, is_retryable_status, retry_policy
-from .auth import AccessTokenSource, AsyncAccessTokenSource, AsyncTokenAuth, TokenAuth, _BearerAuth
+from .auth import AccessTokenSource, AsyncAccessTokenSource, AsyncTokenAuth, TokenAuth
 from .client_errors import (
     InvalidResponseError,
     NetworkError,
     PathOutsideApiError,
     http_error_from,
-    network_error_from,
     sent_tokens,
     url_without_query,
 )
 from .errors import InvalidOptionsError
+
+if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ at the end loads each client on first use
+    from ._async.client import AsyncClient
+    from ._sync.client import Client
 
 __all__ = ["API_PREFIX", "DEFAULT_TIMEOUT", "AsyncClient", "Client", "RetryPolicy"]
 
@@ -236,8 +244,8 @@ class _Base:
             options["content"] = content
         if data is not None:
             options["data"] = data
-        per_call = _timeout(timeout, "timeout (per request)")
-        chosen = self._request_timeout if isinstance(per_call, _Unset) else per_call
+        # Most calls give no timeout of their own: then nothing is checked again.
+        chosen = self._request_timeout if timeout is _UNSET else _timeout(timeout, "timeout (per request)")
         if not isinstance(chosen, _Unset):
             options["timeout"] = chosen
         return options
@@ -320,7 +328,22 @@ class _Base:
         raise http_error_from(response, now=self._policy.now())
 
 
+Sleep = Callable[[float], object]
+"""The sync client's ``sleep`` option: waits the given seconds before a retry."""
+
+AsyncSleep = Callable[[float], Awaitable[object]]
+"""The async client's ``sleep`` option: a coroutine function that waits the given seconds."""
+
+AuthOption = AccessTokenSource | httpx.Auth | None
+"""The sync client's ``auth`` option: a sync token source, an :class:`httpx.Auth`, or ``None``."""
+
+AsyncAuthOption = AsyncAccessTokenSource | AccessTokenSource | httpx.Auth | None
+"""The async client's ``auth`` option: an async or a sync token source, an :class:`httpx.Auth`, or ``None``."""
+
+
 def _check_sync_auth(auth: object, origin: str, log: RedactingLogger) -> httpx.Auth | None:
+    """The :class:`httpx.Auth` the sync client sends with: ``auth`` itself, or :class:`TokenAuth` around a
+    sync token source (an async one cannot be awaited there: ``INVALID_OPTIONS``)."""
     if auth is None or isinstance(auth, httpx.Auth):
         return auth
     get = getattr(auth, "get_access_token", None)
@@ -331,180 +354,9 @@ def _check_sync_auth(auth: object, origin: str, log: RedactingLogger) -> httpx.A
     return TokenAuth(cast(AccessTokenSource, auth), origin=origin, logger=log)
 
 
-class Client(_Base):
-    """The sync client of one tenant: typed methods for the contract's API operations, on :class:`httpx.Client`.
-
-    Args:
-        base_url: the tenant's origin, e.g. ``https://acme.tenant.example``: https, or http to a loopback
-            host (the local sandbox); no path (``/api/v1`` is added by the client), query or fragment
-            (RFC 6749 §3.1, RFC 6750 §5.3).
-        auth: a token source (the :class:`~tenant_integration.TokenManager`, or any object with
-            ``get_access_token()``, see :mod:`tenant_integration.auth`), an :class:`httpx.Auth` of your
-            own, or ``None`` to send no token.
-        timeout: seconds, an :class:`httpx.Timeout`, or ``None`` for none. Default :data:`DEFAULT_TIMEOUT`
-            (10 s connect, 30 s per read/write/pool wait); with ``http_client``, that client's own.
-        retries: a :class:`RetryPolicy`, a number of retries, or ``None``/``0`` for none. Default
-            ``RetryPolicy()``: 2 retries, 0.3 s base backoff, 10 s cap.
-        logger: a :class:`logging.Logger`. Default ``logging.getLogger("tenant_integration.client")``.
-            INFO: one line per attempt; WARNING: retries; ERROR: failed connections. No line holds a token.
-        transport: an :class:`httpx.BaseTransport` for the client's own httpx client (tests pass an
-            :class:`httpx.MockTransport`).
-        headers: headers sent with every request, over the default ``Accept: application/json``.
-        http_client: an :class:`httpx.Client` of yours to send with (its proxies, certificates, event
-            hooks). The client never follows redirects on it, passes ``auth`` per request, and does not
-            close it.
-        sleep: how to wait before a retry, in seconds (tests inject one). Default :func:`time.sleep`.
-
-    Raises:
-        InvalidOptionsError: ``INVALID_OPTIONS`` for a bad option; the message names it and says why.
-
-    Example:
-        >>> with Client(base_url="https://acme.tenant.example", auth=manager) as client:  # doctest: +SKIP
-        ...     user = client.get_user()
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        auth: AccessTokenSource | httpx.Auth | None = None,
-        timeout: TimeoutOption | _Unset = _UNSET,
-        retries: RetryPolicy | int | None = _DEFAULT_RETRIES,
-        logger: logging.Logger | None = None,
-        transport: httpx.BaseTransport | None = None,
-        headers: Mapping[str, str] | None = None,
-        http_client: httpx.Client | None = None,
-        sleep: Callable[[float], object] = time.sleep,
-    ) -> None:
-        if http_client is not None and not isinstance(http_client, httpx.Client):
-            raise InvalidOptionsError("http_client", "give an httpx.Client (AsyncClient takes an httpx.AsyncClient)")
-        if http_client is not None and transport is not None:
-            raise InvalidOptionsError("transport", "give either transport or http_client (it has its own transport)")
-        self._configure(base_url, timeout, retries, logger, headers)
-        own_options = self._http_options(http_client)
-        self._auth = _check_sync_auth(auth, self._origin, self._log)
-        self._sleep = sleep
-        self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else httpx.Client(transport=transport, **own_options)
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Any = None,
-        json: Any = None,
-        content: str | bytes | None = None,
-        data: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: TimeoutOption | _Unset = _UNSET,
-    ) -> httpx.Response:
-        """Sends ``method path`` under ``/api/v1`` of the tenant with the client's auth, retries and
-        timeout, and returns the 2xx answer (read). For routes the contract does not list yet.
-
-        Args:
-            method: the HTTP method, e.g. ``"GET"``.
-            path: the path from the origin, under ``/api/v1`` (e.g. ``/api/v1/auth/user``), with a query
-                if you like; ``params`` adds more.
-            params, json, content, data, headers: as in :meth:`httpx.Client.request` (``content`` only as
-                str or bytes, so the body can be sent again after a 401 or a retry).
-            timeout: this call's timeout, over the client's.
-
-        Raises:
-            PathOutsideApiError: the path is not under ``/api/v1`` (nothing is sent).
-            HttpError: a non-2xx answer, as its subclass (:class:`~tenant_integration.UnauthorizedError`,
-                :class:`~tenant_integration.ForbiddenError`, :class:`~tenant_integration.RateLimitError`,
-                :class:`~tenant_integration.ServerError`); a 3xx is raised too, never followed.
-            NetworkError: no answer (:class:`~tenant_integration.NetworkTimeoutError` after a timeout).
-
-        Example:
-            >>> client.request("GET", "/api/v1/auth/user").json()  # doctest: +SKIP
-        """
-        options = self._build_options(params, json, content, data, headers, timeout)
-        return self._send(method.upper(), f"{self._origin}{_api_path(path)}", options)
-
-    def _call(
-        self, operation: Operation, timeout: TimeoutOption | _Unset, headers: Mapping[str, str] | None
-    ) -> httpx.Response:
-        options = self._build_options(None, None, None, None, headers, timeout)
-        return self._send(operation.method, f"{self._origin}{operation.path}", options)
-
-    def get_authenticated_user(
-        self, *, timeout: TimeoutOption | _Unset = _UNSET, headers: Mapping[str, str] | None = None
-    ) -> models.User:
-        """``GET /api/v1/auth/user`` (``getAuthenticatedUser``): the user the access token was issued for,
-        as the JSON object the tenant sends (its fields are not fixed by the contract).
-
-        ``timeout`` and ``headers`` apply to this call only, over the client's (see also :meth:`with_options`).
-
-        Raises:
-            UnauthorizedError: 401 after the one refresh-and-retry (RFC 6750 §3.1).
-            ForbiddenError: 403, the token lacks ``profile:read`` (``missing_scopes``, RFC 6750 §3.1).
-            HttpError, NetworkError: as :meth:`request`; InvalidResponseError: a 2xx body that is not a
-                JSON object.
-
-        Example:
-            >>> client.get_authenticated_user()["id"]  # doctest: +SKIP
-            42
-        """
-        return _json_object(self._call(GET_AUTHENTICATED_USER, timeout, headers))
-
-    def get_user(
-        self, *, timeout: TimeoutOption | _Unset = _UNSET, headers: Mapping[str, str] | None = None
-    ) -> models.User:
-        """The same as :meth:`get_authenticated_user` (``GET /api/v1/auth/user``), by its short name."""
-        return self.get_authenticated_user(timeout=timeout, headers=headers)
-
-    def _send(self, method: str, url: str, options: dict[str, Any]) -> httpx.Response:
-        auth: Any = self._auth if self._auth is not None or self._owns_http else httpx.USE_CLIENT_DEFAULT
-        attempt = 1
-        while True:
-            request = self._http.build_request(method, url, **options)
-            started = time.perf_counter()
-            response: httpx.Response | None = None
-            failure: NetworkError | None = None
-            try:
-                response = self._http.send(request, auth=auth, follow_redirects=False)
-            except httpx.RequestError as error:
-                failure = network_error_from(error, method=method, url=url_without_query(request.url))
-            if failure is not None or self._log.isEnabledFor(logging.INFO):  # ERROR lines show at WARNING too
-                self._log_outcome(method, request.url.path, response, failure, attempt, started)
-            if response is not None and not isinstance(self._auth, _BearerAuth):
-                # A user's httpx.Auth (or the http_client's): scrub what it sent from any line to come.
-                for token in sent_tokens(response):
-                    self._log.remember(token)
-            delay = self._retry_delay(method, response, failure, attempt - 1)
-            if delay is None:
-                break
-            attempt += 1
-            self._log_retry(method, request.url.path, response, failure, delay, attempt)
-            if response is not None:
-                response.close()
-            self._sleep(delay)
-        if failure is not None:
-            # Raised outside the except block: the error's __context__ is not httpx's (which holds the request).
-            raise failure
-        assert response is not None
-        return self._outcome(response)
-
-    def close(self) -> None:
-        """Closes the client's own connections (an ``http_client`` you gave stays open)."""
-        if self._owns_http:
-            self._http.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"Client(base_url={self._origin!r})"
-
-
 def _check_async_auth(auth: object, origin: str, log: RedactingLogger) -> httpx.Auth | None:
+    """The :class:`httpx.Auth` the async client sends with: ``auth`` itself, :class:`AsyncTokenAuth`
+    around an async token source, or :class:`TokenAuth` around a sync one (called in a worker thread)."""
     if auth is None or isinstance(auth, httpx.Auth):
         return auth
     get = getattr(auth, "get_access_token", None)
@@ -512,155 +364,31 @@ def _check_async_auth(auth: object, origin: str, log: RedactingLogger) -> httpx.
         raise InvalidOptionsError("auth", "give a token source (with get_access_token()), an httpx.Auth, or None")
     if inspect.iscoroutinefunction(get):
         return AsyncTokenAuth(cast(AsyncAccessTokenSource, auth), origin=origin, logger=log)
-    # A sync source (a static token, the sync TokenManager): called in a worker thread.
     return TokenAuth(cast(AccessTokenSource, auth), origin=origin, logger=log)
 
 
-async def _asyncio_sleep(seconds: float) -> None:
-    """:func:`asyncio.sleep`, the async client's default wait before a retry. asyncio is imported here,
-    where the running event loop has loaded it already: a user of the sync client never pays for it."""
-    import asyncio
+# Each client is loaded when first asked for (PEP 562), from the module that defines it: a user of one
+# never loads the other. Loading them here at import would be circular (they build on _Base above).
+_CLIENTS: Final[dict[str, str]] = {
+    "AsyncClient": "._async.client",
+    "Client": "._sync.client",
+}
 
-    await asyncio.sleep(seconds)
+
+def _load(name: str) -> object:
+    if name not in _CLIENTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    client = getattr(import_module(_CLIENTS[name], __package__), name)
+    client.__module__ = __name__  # documented, printed and pickled under the module users import it from
+    globals()[name] = client
+    return client
 
 
-class AsyncClient(_Base):
-    """The asyncio client of one tenant: :class:`Client`'s methods as coroutines, on :class:`httpx.AsyncClient`.
+def _names() -> list[str]:
+    return sorted({*globals(), *__all__})
 
-    The same options as :class:`Client`, except: ``auth`` may be an async token source
-    (:class:`~tenant_integration.AsyncTokenManager`) or a sync one (called in a worker thread);
-    ``transport`` is an :class:`httpx.AsyncBaseTransport`; ``http_client`` an :class:`httpx.AsyncClient`;
-    ``sleep`` a coroutine function (default :func:`asyncio.sleep`). Close it with :meth:`aclose` or
-    ``async with``.
 
-    Raises:
-        InvalidOptionsError: ``INVALID_OPTIONS`` for a bad option; the message names it and says why.
-
-    Example:
-        >>> async with AsyncClient(base_url="https://acme.tenant.example", auth=manager) as client:  # doctest: +SKIP
-        ...     user = await client.get_user()
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        auth: AsyncAccessTokenSource | AccessTokenSource | httpx.Auth | None = None,
-        timeout: TimeoutOption | _Unset = _UNSET,
-        retries: RetryPolicy | int | None = _DEFAULT_RETRIES,
-        logger: logging.Logger | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
-        headers: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        sleep: Callable[[float], Awaitable[object]] = _asyncio_sleep,
-    ) -> None:
-        if http_client is not None and not isinstance(http_client, httpx.AsyncClient):
-            raise InvalidOptionsError("http_client", "give an httpx.AsyncClient (Client takes an httpx.Client)")
-        if http_client is not None and transport is not None:
-            raise InvalidOptionsError("transport", "give either transport or http_client (it has its own transport)")
-        self._configure(base_url, timeout, retries, logger, headers)
-        own_options = self._http_options(http_client)
-        self._auth = _check_async_auth(auth, self._origin, self._log)
-        self._sleep = sleep
-        self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else httpx.AsyncClient(transport=transport, **own_options)
-
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Any = None,
-        json: Any = None,
-        content: str | bytes | None = None,
-        data: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        # httpx's per-request timeout (its phases), as httpx.AsyncClient.request takes it; not an asyncio deadline.
-        timeout: TimeoutOption | _Unset = _UNSET,  # noqa: ASYNC109
-    ) -> httpx.Response:
-        """:meth:`Client.request` as a coroutine: ``method path`` under ``/api/v1``, the 2xx answer (read).
-
-        Raises:
-            PathOutsideApiError, HttpError, NetworkError: as :meth:`Client.request`.
-        """
-        options = self._build_options(params, json, content, data, headers, timeout)
-        return await self._send(method.upper(), f"{self._origin}{_api_path(path)}", options)
-
-    async def _call(
-        self,
-        operation: Operation,
-        timeout: TimeoutOption | _Unset,  # noqa: ASYNC109 (httpx's per-request timeout)
-        headers: Mapping[str, str] | None,
-    ) -> httpx.Response:
-        options = self._build_options(None, None, None, None, headers, timeout)
-        return await self._send(operation.method, f"{self._origin}{operation.path}", options)
-
-    async def get_authenticated_user(
-        self,
-        *,
-        timeout: TimeoutOption | _Unset = _UNSET,  # noqa: ASYNC109 (httpx's per-request timeout)
-        headers: Mapping[str, str] | None = None,
-    ) -> models.User:
-        """``GET /api/v1/auth/user`` (``getAuthenticatedUser``): the user the access token was issued for.
-        ``timeout`` and ``headers`` apply to this call only.
-
-        Raises:
-            UnauthorizedError, ForbiddenError, HttpError, NetworkError, InvalidResponseError: as
-                :meth:`Client.get_authenticated_user` (RFC 6750 §3.1).
-        """
-        return _json_object(await self._call(GET_AUTHENTICATED_USER, timeout, headers))
-
-    async def get_user(
-        self,
-        *,
-        timeout: TimeoutOption | _Unset = _UNSET,  # noqa: ASYNC109 (httpx's per-request timeout)
-        headers: Mapping[str, str] | None = None,
-    ) -> models.User:
-        """The same as :meth:`get_authenticated_user`, by its short name."""
-        return await self.get_authenticated_user(timeout=timeout, headers=headers)
-
-    async def _send(self, method: str, url: str, options: dict[str, Any]) -> httpx.Response:
-        auth: Any = self._auth if self._auth is not None or self._owns_http else httpx.USE_CLIENT_DEFAULT
-        attempt = 1
-        while True:
-            request = self._http.build_request(method, url, **options)
-            started = time.perf_counter()
-            response: httpx.Response | None = None
-            failure: NetworkError | None = None
-            try:
-                response = await self._http.send(request, auth=auth, follow_redirects=False)
-            except httpx.RequestError as error:
-                failure = network_error_from(error, method=method, url=url_without_query(request.url))
-            if failure is not None or self._log.isEnabledFor(logging.INFO):  # ERROR lines show at WARNING too
-                self._log_outcome(method, request.url.path, response, failure, attempt, started)
-            if response is not None and not isinstance(self._auth, _BearerAuth):
-                for token in sent_tokens(response):
-                    self._log.remember(token)
-            delay = self._retry_delay(method, response, failure, attempt - 1)
-            if delay is None:
-                break
-            attempt += 1
-            self._log_retry(method, request.url.path, response, failure, delay, attempt)
-            if response is not None:
-                await response.aclose()
-            await self._sleep(delay)
-        if failure is not None:
-            raise failure
-        assert response is not None
-        return self._outcome(response)
-
-    async def aclose(self) -> None:
-        """Closes the client's own connections (an ``http_client`` you gave stays open)."""
-        if self._owns_http:
-            await self._http.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-    def __repr__(self) -> str:
-        return f"AsyncClient(base_url={self._origin!r})"
+# PEP 562, hidden from type checkers: they read the imports above, so a misspelt name stays an error.
+if not TYPE_CHECKING:
+    __getattr__ = _load
+    __dir__ = _names

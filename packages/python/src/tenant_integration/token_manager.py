@@ -29,10 +29,15 @@ them (``_sync/token_manager.py``, by ``scripts/unasync.py``); the decisions they
 
 from __future__ import annotations
 
-from ._async.token_manager import AsyncTokenManager
+from importlib import import_module
+from typing import TYPE_CHECKING, Final
+
 from ._events import EventName, SessionInfo, SignedOut
 from ._sign_in import AuthorizationRequest
-from ._sync.token_manager import TokenManager
+
+if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ below loads each manager on first use
+    from ._async.token_manager import AsyncTokenManager
+    from ._sync.token_manager import TokenManager
 
 __all__ = [
     "AsyncTokenManager",
@@ -43,7 +48,33 @@ __all__ = [
     "TokenManager",
 ]
 
+# Each manager is loaded when first asked for (PEP 562): a user of the sync one never loads the async
+# one, nor the other way round.
+_MANAGERS: Final[dict[str, str]] = {
+    "AsyncTokenManager": "._async.token_manager",
+    "TokenManager": "._sync.token_manager",
+}
+
+
+def _load(name: str) -> object:
+    if name not in _MANAGERS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    manager = getattr(import_module(_MANAGERS[name], __package__), name)
+    manager.__module__ = __name__  # documented, printed and pickled under the module users import it from
+    globals()[name] = manager
+    return manager
+
+
+def _names() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+# PEP 562, hidden from type checkers: they read the imports above.
+if not TYPE_CHECKING:
+    __getattr__ = _load
+    __dir__ = _names
+
 # Documented, printed and pickled under the module users import them from.
-for _exported in (AsyncTokenManager, AuthorizationRequest, SessionInfo, SignedOut, TokenManager):
+for _exported in (AuthorizationRequest, SessionInfo, SignedOut):
     _exported.__module__ = __name__
 del _exported

@@ -1,1 +1,1 @@
-"""The token manager's I/O flows, written once, async: the source of ``../_sync/`` (``scripts/unasync.py``)."""
+"""The token manager's and the client's I/O, written once, async: the source of ``../_sync/`` (unasync.py)."""

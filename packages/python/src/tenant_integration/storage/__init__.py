@@ -3,20 +3,62 @@
 Every storage keeps the token manager's records in the format of ``spec/token-store/``, shared with
 the TypeScript kit: a Python and a TypeScript process sharing one token file or one Redis stay signed
 in together, with one refresh per expiry.
+
+Each name below is loaded on first use (PEP 562), as the package's own names are: the token manager
+imports the storage protocol (:mod:`.base`), which runs this file, and a manager on a
+:class:`MemoryStorage` or a Redis one then never loads :class:`FileStorage`'s lock (``filelock``).
 """
 
 from __future__ import annotations
 
-from .base import Lock, TokenStorage
-from .errors import (
-    FileStorageError,
-    FileStorageErrorCode,
-    RedisStoreError,
-    RedisStoreErrorCode,
-    RedisStoreOptionsError,
-)
-from .file import FileStorage
-from .memory import MemoryStorage
+from importlib import import_module
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ below loads each name
+    from .base import Lock, TokenStorage
+    from .errors import (
+        FileStorageError,
+        FileStorageErrorCode,
+        RedisStoreError,
+        RedisStoreErrorCode,
+        RedisStoreOptionsError,
+    )
+    from .file import FileStorage
+    from .memory import MemoryStorage
+
+# Each public name and the module that defines it (relative to this package).
+_EXPORTS: Final[dict[str, str]] = {
+    "Lock": ".base",
+    "TokenStorage": ".base",
+    "FileStorageError": ".errors",
+    "FileStorageErrorCode": ".errors",
+    "RedisStoreError": ".errors",
+    "RedisStoreErrorCode": ".errors",
+    "RedisStoreOptionsError": ".errors",
+    "FileStorage": ".file",
+    "MemoryStorage": ".memory",
+}
+
+
+def _load(name: str) -> object:
+    """Loads a public name's module on first use and keeps the name here, so later lookups are plain
+    attribute reads."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def _names() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+# PEP 562, hidden from type checkers: they read the imports above, so a misspelt name stays an error.
+if not TYPE_CHECKING:
+    __getattr__ = _load
+    __dir__ = _names
+
 
 __all__ = [
     "FileStorage",

@@ -48,7 +48,6 @@ import json
 import os
 import random
 import secrets
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -56,9 +55,10 @@ from dataclasses import dataclass
 
 import filelock
 
+from .._process_identity import is_gone, this_host
 from .errors import FileStorageError
 
-__all__ = ["OWNER_FILE", "Held", "LockOwner", "hold", "is_gone", "read_owner", "touch_interval"]
+__all__ = ["OWNER_FILE", "Held", "LockOwner", "hold", "read_owner", "touch_interval"]
 
 #: The owner file inside a lock directory (the TypeScript kit's ``OWNER_FILE``).
 OWNER_FILE = "owner"
@@ -90,11 +90,6 @@ class LockOwner:
     since: int | float
 
 
-def _host() -> str:
-    # The kernel's node name, as Node's os.hostname() returns it (both call uname/gethostname).
-    return socket.gethostname()
-
-
 def read_owner(lock_path: str) -> LockOwner | None:
     """The owner file of ``lock_path``; ``None`` when absent or unreadable (an older writer, a holder
     killed between its ``mkdir`` and the file's write)."""
@@ -118,33 +113,10 @@ def read_owner(lock_path: str) -> LockOwner | None:
     return None
 
 
-def is_gone(host: str, pid: int) -> bool:
-    """Whether process ``pid`` on ``host`` has exited: ``True`` only when ``host`` is this machine and
-    ``kill(pid, 0)`` fails with ``ESRCH``. A process of another user (``EPERM``), this process, or one
-    on another host cannot be proven dead: it counts as alive, and is waited for within the bounded
-    waits (the TypeScript kit's ``isGone``).
-
-    Example:
-        >>> is_gone(socket.gethostname(), os.getpid())
-        False
-
-    See https://man7.org/linux/man-pages/man2/kill.2.html (signal 0: an existence check).
-    """
-    if host != _host() or pid <= 0 or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
-
-
 def _write_owner(lock_path: str) -> LockOwner | None:
     """Writes this process's owner file into the directory it just made; ``None`` when it cannot (the
     lock then works by its mtime alone, as before owner files)."""
-    me = LockOwner(pid=os.getpid(), host=_host(), id=secrets.token_hex(16), since=round(time.time() * 1000))
+    me = LockOwner(pid=os.getpid(), host=this_host(), id=secrets.token_hex(16), since=round(time.time() * 1000))
     text = json.dumps({"pid": me.pid, "host": me.host, "id": me.id, "since": me.since}, separators=(",", ":"))
     path = os.path.join(lock_path, OWNER_FILE)
     try:
@@ -178,7 +150,7 @@ def _may_take_over(stat: os.stat_result, owner: LockOwner | None, stale_after: f
     with one on another host, the mtime decides."""
     if owner is not None and is_gone(owner.host, owner.pid):
         return True
-    if owner is not None and owner.host == _host():
+    if owner is not None and owner.host == this_host():
         return False
     return stat.st_mtime < time.time() - stale_after
 
@@ -187,7 +159,7 @@ def _describe_holder(lock_path: str) -> str:
     owner = read_owner(lock_path)
     if owner is None:
         return "another process"
-    if owner.host != _host():
+    if owner.host != this_host():
         return f"process {owner.pid} on host {owner.host}"
     try:
         quiet = max(0, round((time.time() - os.stat(lock_path).st_mtime) * 1000))
