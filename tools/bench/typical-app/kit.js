@@ -1,13 +1,14 @@
 // A typical browser app on the kit: sign in (PKCE), call GET /api/v1/auth/user (refreshing when
-// needed, rotation-safe across tabs), sign out with revocation. Bundled by sizes.mjs, never run.
+// needed, rotation-safe across tabs), sign out with revocation. Bundled by sizes.mjs; run
+// against the sandbox by peer-check.mjs before its bytes count.
 import { createTenantClient } from "@tenant-integration/client";
 import { createTokenManager, webStorage } from "@tenant-integration/token-manager";
+import { baseUrl, clientId, redirectUri } from "./tenant.js";
 
-const baseUrl = "https://acme.tenant.test";
-const tokenManager = createTokenManager({
+export const tokenManager = createTokenManager({
   baseUrl,
-  clientId: "demo-integration",
-  redirectUri: "https://app.example.org/callback",
+  clientId,
+  redirectUri,
   scopes: ["profile:read"],
   storage: webStorage(localStorage),
   pendingStorage: webStorage(sessionStorage),

@@ -2,8 +2,9 @@
 // sign-in, no refresh, no revocation). No app can ship this alone; it shows what the auth costs in
 // each of the other apps. Bundled by sizes.mjs, never run.
 import createClient from "openapi-fetch";
+import { baseUrl } from "./tenant.js";
 
-const client = createClient({ baseUrl: "https://acme.tenant.test" });
+const client = createClient({ baseUrl });
 client.use({
   onRequest({ request }) {
     request.headers.set("Authorization", `Bearer ${localStorage.getItem("access_token")}`);
