@@ -1,8 +1,9 @@
 // The Go kit's rows of `pnpm bench` (bench.mjs calls goRows()): the per-call overhead of the Go
 // client stack (transport.New over the token manager's Transport) against bare net/http with a static
-// header, in process and over loopback (packages/go/internal/cmd/bench, in a process of its own; goal
-// ≤ 5 %); and 20 Go processes after expiry on one token file and on one Redis against one process
-// alone (goal ≤ 5×, one refresh per expiry), measured like the TypeScript and Python fleets
+// header (goal ≤ 5 %) and, for information, against golang.org/x/oauth2's Transport, in process and
+// over loopback (packages/go/internal/cmd/bench, in a process of its own; goMethod says how); and
+// 20 Go processes after expiry on one token file and on one Redis against one process alone (goal
+// ≤ 5×, one refresh per expiry), measured like the TypeScript and Python fleets
 // (fleets.mjs: the conformance suite's Go actor, packages/go/bin/conformance-actor, built by the Go
 // package's build). A row whose tool is missing says so instead of failing.
 import { spawnSync } from "node:child_process";
@@ -13,6 +14,15 @@ import { fleet } from "./fleets.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const goDir = join(root, "packages", "go");
+
+/** How the Go rows are measured, written under the table in BENCHMARKS.md (bench.mjs reads it). */
+export const goMethod =
+  "The Go client as its README builds it (`transport.New(manager.Transport(nil))`: retry and log layers over the token manager's bearer layer, default clock, signed in before the clock starts) against bare net/http with a static header set by a RoundTripper on a clone of the request, as the RoundTripper contract asks and as golang.org/x/oauth2's Transport does (packages/go/internal/cmd/bench). " +
+  "For information, the same rounds also run golang.org/x/oauth2's Transport over a ReuseTokenSource, which like the kit checks its token's expiry on every call. " +
+  "Paired rounds, every contender in each in a random order; a row is the median of the rounds' ratios with their middle half and range. " +
+  "In process (a RoundTripper answering a prebuilt response: only the layers are measured) the clock is the process's CPU time with GOMAXPROCS 1, so a neighbour's load and the collector's idle workers stay out of the figure; over loopback (an httptest server) it is the wall clock. " +
+  "The kit checks its token's freshness on every call: one wall-clock read (time.Now), most of what remains of its in-process overhead. " +
+  "Rerun: `node tools/bench/go.mjs`; the same contenders as Go benchmarks: `go test ./transport ./tokenmanager -run '^$' -bench BenchmarkTransport -benchmem` in packages/go.";
 
 /** The go command: on the PATH, or where the Go toolchain is usually installed. */
 function goCommand() {
@@ -38,7 +48,14 @@ export function goClientOverhead() {
 /** 20 Go processes after expiry on one token file and on one Redis, each against one alone. */
 export async function goFleets() {
   if (!existsSync(join(goDir, "bin", "conformance-actor"))) {
-    return [{ metric: "20 Go processes after expiry", value: "left out: the Go actor is not built (the Go package's build)", goal: "1 refresh per expiry; within 5× one process", met: null }];
+    return [
+      {
+        metric: "20 Go processes after expiry",
+        value: "left out: the Go actor is not built (the Go package's build)",
+        goal: "1 refresh per expiry; within 5× one process",
+        met: null,
+      },
+    ];
   }
   const rows = [...(await fleet("go", "file")), ...(await fleet("go", "redis"))];
   // fleets.mjs names the TypeScript and Python processes; the Go ones are named here.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -59,13 +60,23 @@ func (m *Manager) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &bearer{m: m, base: base}
+	// m.origin was normalized by New, so it parses, and its scheme and host are in normalTarget's form.
+	origin, _ := url.Parse(m.origin)
+	return &bearer{m: m, base: base, scheme: origin.Scheme, host: origin.Host}
 }
 
+// bearer is the RoundTripper of Transport. Its per-call work is kept to what the RoundTripper
+// contract asks of any layer that sets a header (a clone of the request); the rest is done once:
+// the origin is split at construction and the header value is kept with the token it was built for.
 type bearer struct {
-	m    *Manager
-	base http.RoundTripper
+	m            *Manager
+	base         http.RoundTripper
+	scheme, host string // the tenant's origin, as normalTarget writes it
+	header       atomic.Pointer[authorization]
 }
+
+// authorization is an Authorization header value and the token it carries.
+type authorization struct{ token, value string }
 
 func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
 	if !b.forTenant(request.URL) {
@@ -75,7 +86,7 @@ func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	response, err := b.base.RoundTrip(withToken(request, token))
+	response, err := b.base.RoundTrip(b.withToken(request, token))
 	if err != nil || response.StatusCode != http.StatusUnauthorized {
 		return response, err
 	}
@@ -87,7 +98,7 @@ func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
 	if err != nil || again == token {
 		return response, nil
 	}
-	retry := withToken(request, again)
+	retry := b.withToken(request, again)
 	if request.GetBody != nil {
 		if retry.Body, err = request.GetBody(); err != nil {
 			return response, nil
@@ -97,13 +108,32 @@ func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(retry)
 }
 
+// forTenant: u is on the tenant's origin. A URL written as the origin is written (the usual case)
+// is recognised without normalizing it; any other spelling (upper case, a default port) is
+// normalized as New normalized the origin.
 func (b *bearer) forTenant(u *url.URL) bool {
-	return u != nil && normalTarget(u, false) == b.m.origin
+	if u == nil {
+		return false
+	}
+	if u.Scheme == b.scheme && u.Host == b.host {
+		return true
+	}
+	return normalTarget(u, false) == b.m.origin
 }
 
 // withToken clones the request (a RoundTripper must not change the caller's) with the header set.
-func withToken(request *http.Request, token string) *http.Request {
+func (b *bearer) withToken(request *http.Request, token string) *http.Request {
 	clone := request.Clone(request.Context())
-	clone.Header.Set("Authorization", "Bearer "+token)
+	clone.Header.Set("Authorization", b.authorization(token))
 	return clone
+}
+
+// authorization is "Bearer " + token, built once per token rather than once per request.
+func (b *bearer) authorization(token string) string {
+	if last := b.header.Load(); last != nil && last.token == token {
+		return last.value
+	}
+	header := &authorization{token: token, value: "Bearer " + token}
+	b.header.Store(header)
+	return header.value
 }

@@ -20,15 +20,16 @@ import (
 // Log returns next (nil: http.DefaultTransport) wrapped in a layer that writes one line per request
 // to logger (nil: nothing): Info "GET /api/v1/auth/user 200 12ms (attempt 1)" with the attributes
 // method, path, status, duration_ms, attempt; Error for a request that got no answer, with its code.
-// Put it below Retry (New does), so that each attempt is a line of its own.
+// Put it below Retry (New does), so that each attempt is a line of its own. With no logger, or one
+// whose handler is slog.DiscardHandler, there is nothing to write and next is returned as it is.
 //
 //	client := &http.Client{Transport: transport.Log(manager.Transport(nil), slog.Default())}
 func Log(next http.RoundTripper, logger *slog.Logger) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	if logger == nil || logger.Handler() == slog.DiscardHandler {
+		return next // no layer: New without WithLogger pays nothing for logging
 	}
 	return &logging{next: next, log: logger}
 }

@@ -108,3 +108,15 @@ func TestALoggerBelowErrorCostsNothingAndWritesNothing(t *testing.T) {
 		t.Fatalf("%v %q", err, out.String())
 	}
 }
+
+// Regression (issue 30 point 7): New without WithLogger must not pay a logging layer on every call.
+func TestALoggerThatWritesNothingAddsNoLayer(t *testing.T) {
+	for _, logger := range []*slog.Logger{nil, slog.New(slog.DiscardHandler)} {
+		if Log(http.DefaultTransport, logger) != http.DefaultTransport {
+			t.Fatalf("Log(next, %v) wrapped next", logger)
+		}
+	}
+	if _, layered := Log(http.DefaultTransport, slog.Default()).(*logging); !layered {
+		t.Fatal("a logger that writes got no layer")
+	}
+}

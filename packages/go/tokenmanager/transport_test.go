@@ -1,0 +1,138 @@
+package tokenmanager
+
+// The bearer layer (Transport): which requests get the token, and which token. The 401 replay is
+// TestTheTransportAddsTheTokenOnlyForTheTenantAndRetriesOnceAfter401 (manager_test.go); the
+// per-call cost is BenchmarkTransportBearer here and the stack's in ../transport/bench_test.go.
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tenant-integration/sdk/packages/go/api/scope"
+)
+
+// sent records the Authorization header of every request that reaches it, by URL, and answers 200.
+type sent struct {
+	mu      sync.Mutex
+	headers map[string]string
+}
+
+func (s *sent) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.headers == nil {
+		s.headers = map[string]string{}
+	}
+	s.headers[r.URL.String()] = r.Header.Get("Authorization")
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+}
+
+// tokenEndpoint answers any token request with the same fresh token, without a network.
+type tokenEndpoint struct{}
+
+func (tokenEndpoint) RoundTrip(r *http.Request) (*http.Response, error) {
+	body := `{"access_token":"at_https_0123456789","refresh_token":"rt_https_0123456789","token_type":"Bearer","expires_in":3600}`
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+}
+
+// signedInAt is a manager of the tenant at origin (default clock), signed in through tokenEndpoint.
+func signedInAt(tb testing.TB, origin string) *Manager {
+	tb.Helper()
+	m, err := New(Config{BaseURL: origin, ClientID: "c", RedirectURI: "http://127.0.0.1:53682/callback", Scopes: []scope.Scope{scope.ProfileRead}},
+		WithHTTPClient(&http.Client{Transport: tokenEndpoint{}}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	request, err := m.BeginAuthorization(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	authorize, _ := url.Parse(request.URL)
+	callback := "http://127.0.0.1:53682/callback?code=the-code-0123456789&state=" + url.QueryEscape(authorize.Query().Get("state"))
+	if _, err := m.CompleteAuthorization(context.Background(), callback); err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+func TestTheTransportSendsTheTokenToTheTenantsOriginHoweverItIsSpelledAndNowhereElse(t *testing.T) {
+	network := &sent{}
+	client := &http.Client{Transport: signedInAt(t, "https://acme.tenant.test").Transport(network)}
+	for target, want := range map[string]string{
+		"https://acme.tenant.test/api/v1/auth/user":      "Bearer at_https_0123456789",
+		"https://ACME.Tenant.TEST/api/v1/auth/user":      "Bearer at_https_0123456789", // host names are case-insensitive
+		"HTTPS://acme.tenant.test/api/v1/auth/user":      "Bearer at_https_0123456789",
+		"https://acme.tenant.test:443/api/v1/auth/user":  "Bearer at_https_0123456789", // the default port
+		"http://acme.tenant.test/api/v1/auth/user":       "",                           // another scheme
+		"https://acme.tenant.test:8443/api/v1/auth/user": "",                           // another port
+		"https://acme.tenant.test.evil.test/api":         "",                           // a longer host
+		"https://acme.tenant.test@evil.test/api":         "",                           // user info, another host
+		"https://evil.test/api":                          "",
+	} {
+		request, err := http.NewRequest(http.MethodGet, target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		response, err := client.Do(request)
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		_ = response.Body.Close()
+		// (net/http itself turns user info into Basic credentials: only the bearer token matters here.)
+		if got := network.headers[request.URL.String()]; strings.HasPrefix(got, "Bearer ") != (want != "") || (want != "" && got != want) {
+			t.Errorf("%s: Authorization %q, want %q", target, got, want)
+		}
+		if request.Header.Get("Authorization") != "" {
+			t.Errorf("%s: the caller's request was changed", target)
+		}
+	}
+}
+
+func TestTheTransportSendsTheCurrentTokenAfterARefresh(t *testing.T) {
+	tn := newTenant(t)
+	m, c := newManager(t, tn, nil)
+	signIn(t, m)
+	network := &sent{}
+	client := &http.Client{Transport: m.Transport(network)}
+	target := tn.URL + "/api/v1/auth/user"
+	for _, want := range []string{"Bearer at_0001_secret_access", "Bearer at_0001_secret_access", "Bearer at_0002_secret_access", "Bearer at_0002_secret_access"} {
+		response, err := client.Get(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = response.Body.Close()
+		if got := network.headers[target]; got != want {
+			t.Fatalf("Authorization %q, want %q", got, want)
+		}
+		if want == "Bearer at_0001_secret_access" {
+			c.Advance(7*time.Minute + 1*time.Second) // twice: within the 60 s leeway of the 15 min lifetime
+		}
+	}
+	if tn.refreshes.Load() != 1 {
+		t.Fatalf("%d refreshes, want 1", tn.refreshes.Load())
+	}
+}
+
+// BenchmarkTransportBearer is the bearer layer alone over a RoundTripper that answers at once: the
+// per-call cost of Transport (origin check, AccessToken, the clone with the header). Rerun:
+//
+//	go test ./tokenmanager -run '^$' -bench BenchmarkTransport -benchmem
+func BenchmarkTransportBearer(b *testing.B) {
+	rt := signedInAt(b, "https://acme.tenant.test").Transport(&sent{headers: map[string]string{}})
+	request, _ := http.NewRequest(http.MethodGet, "https://acme.tenant.test/api/v1/auth/user", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		response, err := rt.RoundTrip(request)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = response.Body.Close()
+	}
+}
