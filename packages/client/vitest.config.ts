@@ -1,8 +1,20 @@
-import { defineConfig } from "vitest/config";
+import { fileURLToPath } from "node:url";
+import { configDefaults, defineConfig } from "vitest/config";
+// @ts-expect-error -- a plain ES module of the repository, without type declarations
+import { inline } from "../internal/inline.mjs";
 
-export default defineConfig({
+// The rules shared with the token manager are copied into src/internal/ first (packages/internal/README.md).
+inline(fileURLToPath(new URL(".", import.meta.url)));
+
+// `pnpm test:unit` (vitest --mode unit) leaves out the tests that start real processes (Prism) and
+// those that compile programs with TypeScript for seconds each (the README samples, the ecosystem's
+// programs; vitest's type-check pass below still checks the latter's type assertions).
+const notUnit = ["src/contract.test.ts", "src/samples.test.ts", "src/ecosystem-types.test.ts"];
+
+export default defineConfig(({ mode }) => ({
   test: {
     include: ["src/**/*.test.ts"],
+    exclude: mode === "unit" ? [...configDefaults.exclude, ...notUnit] : configDefaults.exclude,
     // Type-level assertions (expectTypeOf, @ts-expect-error) live in the files below; vitest checks
     // them as tests. Every other test file is type-checked by `pnpm typecheck` and runs once, so the
     // counts are not doubled by a type-check pass over plain runtime tests.
@@ -10,4 +22,4 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
   },
-});
+}));

@@ -132,7 +132,6 @@ function explain(error: unknown, s: Settings | undefined): Failure {
     case "SESSION_ENDED":
       return new Failure(`Your session with ${where} has ended (the refresh token was refused). Run \`tenant login\` again.`);
     case "INVALID_OPTIONS":
-    case "INVALID_BASE_URL":
       return new Failure(`Invalid tenant or client: ${message}`, 2);
     case "INVALID_CALLBACK":
     case "CALLBACK_TIMEOUT":

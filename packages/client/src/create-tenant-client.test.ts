@@ -4,7 +4,7 @@ import { staticToken } from "./auth-strategy.js";
 import { createTenantClient } from "./create-tenant-client.js";
 import { ForbiddenError, HttpError, InsufficientScopeError, NetworkError, PathOutsideApiError, TenantClientError } from "./errors.js";
 import { fakeFetch, json } from "./test-support/fake-fetch.js";
-import type { FetchLike } from "./fetch-like.js";
+import type { FetchLike } from "./internal/fetch-like.js";
 import type { Middleware } from "openapi-fetch";
 
 const baseUrl = "https://acme.tenant.example";
@@ -174,6 +174,28 @@ describe("no token in any error", () => {
     expect(failure).toBeInstanceOf(TenantClientError);
     expect((failure as TenantClientError).code).toBe("INVALID_TOKEN");
     expect(everyRendering(failure)).not.toContain(TOKEN);
+  });
+
+  it("checks every new token the strategy gives, not only the first: a malformed or empty one after a valid one is refused, nothing sent", async () => {
+    const tokens = [TOKEN, `${TOKEN} \n`, TOKEN, "", undefined];
+    const fetch = fakeFetch(json(200, {}), json(200, {}));
+    const auth = { getAccessToken: async () => tokens.shift() as string };
+    const tenant = createTenantClient({ baseUrl, auth, fetch });
+    const codes: unknown[] = [];
+    for (let call = 0; call < 5; call++) {
+      codes.push(await tenant.GET("/api/v1/auth/user").then(({ response }) => response.status, (e: TenantClientError) => e.code));
+    }
+    expect(codes).toEqual([200, "INVALID_TOKEN", 200, "INVALID_TOKEN", "INVALID_TOKEN"]);
+    expect(fetch.calls).toHaveLength(2);
+  });
+
+  it("refuses an empty token from a strategy's first answer", async () => {
+    const fetch = fakeFetch(json(200, {}));
+    const failure = await createTenantClient({ baseUrl, auth: { getAccessToken: async () => "" }, fetch })
+      .GET("/api/v1/auth/user")
+      .catch((e: unknown) => e);
+    expect((failure as TenantClientError).code).toBe("INVALID_TOKEN");
+    expect(fetch.calls).toHaveLength(0);
   });
 
   it("keeps the token out of a PathOutsideApiError and its URL out of the query", async () => {

@@ -11,18 +11,17 @@
  *
  * None ever holds an access token: messages name only a method, a URL without its query and a
  * status; headers that carry credentials are dropped; a body or `cause` that mentions the token, in
- * any form, is replaced by a redacted copy (see `redact.ts`).
+ * any form, is replaced by a redacted copy (see `internal/redact.ts`, the rule shared with the token manager).
  *
  * @packageDocumentation
  */
 import type { Scope } from "@tenant-integration/types";
-import { redact, redactText, secretForms } from "./redact.js";
-import { parseRetryAfter } from "./retry-after.js";
+import { formsOf, mentions, redact, redactText } from "./internal/redact.js";
+import { parseRetryAfter } from "./internal/retry-after.js";
 import { bearerChallenge } from "./www-authenticate.js";
 
 /** Stable codes of {@link TenantClientError} and its subclasses. */
 export type TenantClientErrorCode =
-  | "INVALID_BASE_URL"
   | "INVALID_OPTIONS"
   | "INVALID_TOKEN"
   | "NETWORK_ERROR"
@@ -46,10 +45,10 @@ export type ScopeName = Scope | (string & {});
 
 /**
  * The base class of every error this package throws or returns. Thrown as is with code
- * `INVALID_BASE_URL` by `createTenantClient` and the middleware factories when `baseUrl` is not
- * acceptable (the message says why), `INVALID_OPTIONS` for another bad option (the message names
- * it), and `INVALID_TOKEN` when the auth strategy yields a value outside the RFC 6750 `b64token`
- * syntax. None echoes the value.
+ * `INVALID_OPTIONS` by `createTenantClient` and the middleware factories for a bad option, `baseUrl`
+ * included (the message names the option and says why; the token manager refuses the same
+ * `baseUrl` with the same code and reason), and `INVALID_TOKEN` when the auth strategy yields a
+ * value outside the RFC 6750 `b64token` syntax. None echoes the value.
  *
  * @example
  * ```ts
@@ -247,11 +246,10 @@ export class ServerError<Body = unknown> extends HttpError<Body> {
  * @param now - the time in ms since the epoch, to read a `Retry-After` date
  */
 export function httpErrorFrom(response: Response, body: unknown, secrets: readonly (string | undefined)[], now: number): HttpError {
-  const forms = secrets.flatMap((secret) => (secret ? secretForms(secret) : []));
+  const forms = formsOf(secrets);
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
-    const echoesToken = forms.some((form) => value.includes(form));
-    if (!CREDENTIAL_HEADERS.has(name) && !echoesToken) headers[name] = value;
+    if (!CREDENTIAL_HEADERS.has(name) && !mentions(value, forms)) headers[name] = value;
   });
   const init: HttpErrorInit<unknown> = { status: response.status, body: redact(body, secrets), headers };
   switch (response.status) {
@@ -308,8 +306,7 @@ export class NetworkError extends TenantClientError {
     code?: TenantClientErrorCode,
     name = "NetworkError",
   ) {
-    const forms = secrets.flatMap((secret) => (secret ? secretForms(secret) : []));
-    const url = redactText(request.url.replace(/[?#][^]*/, ""), forms);
+    const url = redactText(request.url.replace(/[?#][^]*/, ""), formsOf(secrets));
     const aborted = (cause as Error | null)?.name === "AbortError" || (request instanceof Request && request.signal.aborted);
     const resolved = code ?? (aborted ? "ABORTED" : "NETWORK_ERROR");
     super(resolved, `${request.method} ${url} ${resolved === "TIMEOUT" ? "timed out" : "failed"}`, redact(cause, secrets), name);

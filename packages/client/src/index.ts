@@ -8,7 +8,7 @@
  */
 export { createTenantClient, type TenantClient, type TenantClientOptions } from "./create-tenant-client.js";
 export { staticToken, type AuthStrategy } from "./auth-strategy.js";
-export type { FetchLike } from "./fetch-like.js";
+export type { FetchLike } from "./internal/fetch-like.js";
 export { logTo, type ClientLogger, type Logger, type LogLevel, type LogEvent } from "./logger.js";
 export { bearerMiddleware, type BearerMiddlewareOptions } from "./middleware/bearer.js";
 export { unauthorizedRetryMiddleware, type UnauthorizedRetryMiddlewareOptions } from "./middleware/unauthorized-retry.js";

@@ -32,6 +32,8 @@ describe("opt-in features of the client", () => {
     const shipped = await modulesShipped(`import { createTenantClient, staticToken } from "./index.ts"; export const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken("t") });`);
     expect(shipped).toContain("src/create-tenant-client.ts");
     for (const module of Object.values(OPT_IN)) expect(shipped).not.toContain(module);
+    // nor the logging rules shared with the token manager
+    expect(shipped).not.toContain("src/internal/logger.ts");
   });
 
   it("ship their own module, and only it, once their factory is imported", async () => {

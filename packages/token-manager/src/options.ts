@@ -4,31 +4,19 @@
  * @see RFC 8252 §8.3 (loopback), RFC 6749 §3.1.2 (redirect URI), OAuth 2.0 Security BCP (RFC 9700) §4.1
  */
 import { type ErrorCode, fail } from "./errors.js";
+import { tenantOrigin } from "./internal/base-url.js";
 
-/**
- * Why `baseUrl` is refused, or `undefined` when it is acceptable. The reasons are the client
- * package's, word for word, so that both say the same thing of the same URL; none repeats the URL
- * (it may hold credentials).
- */
-function refusal(url: URL | undefined): string | undefined {
-  if (!url) return "not an absolute URL";
-  if (url.protocol === "http:" && !isLoopback(url.hostname)) return "http is allowed only to loopback (localhost, 127.0.0.0/8, [::1])";
-  if (url.protocol !== "https:" && url.protocol !== "http:") return `${url.protocol} is not https`;
-  if (url.username || url.password) return "no credentials allowed";
-  // An empty "?" or "#" leaves search and hash empty, but still makes href longer than origin + path.
-  if (url.href !== url.origin + url.pathname) return "no query or fragment allowed";
-  // Every tenant has its own host (the service description, §1); the kit adds the paths itself.
-  if (url.pathname !== "/") return "no path allowed: give the tenant's origin, e.g. https://acme.tenant.example";
-  return undefined;
-}
+export { isLoopback } from "./internal/base-url.js";
 
 /**
  * Checks that `baseUrl` is the tenant's origin: https, or http to a loopback address, with no
  * credentials, path, query or fragment, and returns its origin. Every request the manager makes is
- * this string followed by a fixed path, so no token can go to another origin.
+ * this string followed by a fixed path, so no token can go to another origin. The rule is the
+ * client's too (`internal/base-url.ts`): both refuse the same URLs with the same code and reason.
  *
  * @throws a `TokenManagerError` with code `INVALID_OPTIONS` for any other URL, its message saying why
- * (`INVALID_OPTIONS: baseUrl: no path allowed: give the tenant's origin, …`).
+ * (`INVALID_OPTIONS: baseUrl: no path allowed: give the tenant's origin, …`) without repeating the
+ * URL (it may hold credentials).
  * @example
  * ```ts
  * tenantBase("https://acme.tenant.test/"); // "https://acme.tenant.test"
@@ -39,15 +27,8 @@ function refusal(url: URL | undefined): string | undefined {
  * @see RFC 6749 §3.1, §3.2 (TLS at the endpoints); RFC 8252 §8.3 (loopback); RFC 9700 §4.1
  */
 export function tenantBase(baseUrl: string | URL): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    // refused below as "not an absolute URL"
-  }
-  const reason = refusal(url);
-  if (reason) fail("INVALID_OPTIONS", "baseUrl: " + reason);
-  return url!.origin;
+  const checked = tenantOrigin(baseUrl);
+  return "refused" in checked ? fail("INVALID_OPTIONS", "baseUrl: " + checked.refused) : checked.origin;
 }
 
 /**
@@ -79,17 +60,6 @@ export function redirectTarget(redirectUri: string | URL): string {
  * @see RFC 6749 §3.1.2; RFC 9700 §4.4 (mix-up)
  */
 export const callbackTarget = (url: URL): string => url.href.split(/[?#]/)[0] as string;
-
-/**
- * True for `localhost`, `127.0.0.0/8` and `[::1]`.
- *
- * @example
- * ```ts
- * isLoopback("127.0.0.1"); // true
- * ```
- * @see RFC 8252 §8.3
- */
-export const isLoopback = (hostname: string): boolean => /^(localhost|\[::1\]|127(\.\d+){3})$/.test(hostname);
 
 /**
  * Throws a `TokenManagerError` with code `INVALID_OPTIONS` naming the option `name` unless `ok` is truthy.

@@ -26,7 +26,7 @@ export interface BearerMiddlewareOptions {
  *
  * @param options - the tenant base URL and the auth strategy
  * @returns an openapi-fetch middleware
- * @throws {@link TenantClientError} `INVALID_BASE_URL` (synchronously) for an unacceptable `baseUrl`
+ * @throws {@link TenantClientError} `INVALID_OPTIONS` (synchronously) for an unacceptable `baseUrl`
  * @throws {@link TenantClientError} with code `INVALID_TOKEN` (from the request) when the strategy yields a value outside `b64token`
  * @example
  * ```ts

@@ -4,9 +4,15 @@
  * phase; the exported factories (`bearerMiddleware`, …) are the same code with one part on, usable
  * on their own with a plain `createClient`.
  *
- * Hot path (a GET answered 2xx, no logger): `onRequest` and `onResponse` return synchronously, and
- * `getAccessToken()` is awaited only when it returns a promise other than the one already seen
- * resolved (a resolved promise cannot change its value).
+ * Hot path (a GET answered 2xx, no logger): `onResponse` returns synchronously; `onRequest` too when
+ * `getAccessToken()` returns the promise already seen resolved (a resolved promise cannot change its
+ * value: `staticToken`), else it takes one step from the strategy's answer to the request (the token
+ * manager gives a new promise each call), and a token already seen valid is not checked again.
+ *
+ * What a call keeps between its hooks lives in the WeakMaps below, keyed by the call's `options`
+ * object (openapi-fetch hands each hook the same frozen one) and shared by every instance of this
+ * middleware on a client, so that one call's body is kept once; the tokens sent for an answer are
+ * keyed by its Response, which is what the tenant client gets back. None is touched on the hot path.
  */
 import type { Middleware } from "openapi-fetch";
 import type { AuthStrategy } from "../auth-strategy.js";
@@ -86,7 +92,6 @@ function isResendable(body: unknown): body is BodyInit {
 /** When each call's first attempt was sent (`performance.now()`), for its log line; kept only when logging. */
 const sentAt = new WeakMap<object, number>();
 
-
 /**
  * The tokens sent for each non-2xx response the middleware returned, so that the client can
  * remove them from the error value's headers and body.
@@ -131,9 +136,9 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
   // onResponse leaves them (another instance on the same client still handles them: a 401 after a
   // recovered network failure is refreshed by the unauthorized part).
   const recovered = new WeakSet<Response>();
-  // the last token promise seen resolved, and its valid value
+  // the last token promise seen resolved, and the valid token it resolved to
   let seenPromise: unknown;
-  let token = "";
+  let token: string | undefined;
 
   // a request that a retry may send again (idempotent, under a policy that retries)
   const mayRetry = (request: Request): boolean => retry?.mayRetry(request) === true;
@@ -152,20 +157,25 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
     return manual;
   };
 
-  const freshToken = async (pending = auth!.getAccessToken()): Promise<string> => {
-    const value = await pending;
-    if (typeof value !== "string" || !B64TOKEN.test(value)) throw new TenantClientError("INVALID_TOKEN", "Invalid token");
+  /** The token `pending` resolved to, once it is known to be a valid bearer token (checked once per new value). */
+  const accept = (pending: unknown, value: unknown): string => {
+    // the token of the last call is known to be valid: only a new value is checked
+    if (typeof value !== "string" || (value !== token && !B64TOKEN.test(value))) throw new TenantClientError("INVALID_TOKEN", "Invalid token");
     seenPromise = pending;
     token = value;
     return value;
   };
 
-  const withToken = (request: Request): Request | undefined | Promise<Request | undefined> => {
+  const freshToken = async (pending = auth!.getAccessToken()): Promise<string> => accept(pending, await pending);
+
+  /** The request with the current token, as `onRequest` returns it; awaits the strategy only for a promise not seen resolved. */
+  const withToken = (request: Request, options: object): Request | undefined | Promise<Request | undefined> => {
     const pending = auth!.getAccessToken();
     // same promise as last time: it resolved to `token`, so no await is needed
-    if (pending === seenPromise) return authorize(request, token);
+    if (token !== undefined && pending === seenPromise) return sending(options, authorize(request, token));
     log?.("token", request, {});
-    return freshToken(pending).then((value) => authorize(request, value));
+    // one step from the strategy's answer to the request (the token manager gives a new promise each call)
+    return Promise.resolve(pending).then((value) => sending(options, authorize(request, accept(pending, value))));
   };
 
   /** Logs what an attempt came to: its status, or its failure, with its duration and number. */
@@ -244,7 +254,7 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
   const keepCopy = async (request: Request, options: object, addToken: boolean | undefined): Promise<Request | undefined> => {
     log?.("keep-copy", request, {});
     keptBodies.set(options, await request.clone().arrayBuffer());
-    return sending(options, addToken ? await withToken(request) : undefined);
+    return addToken ? withToken(request, options) : sending(options);
   };
 
   return {
@@ -266,16 +276,13 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
           return keepCopy(request, options, addToken);
         }
       }
-      if (!addToken) return sending(options);
-      const authorized = withToken(request);
-      // a token that had to be awaited: the attempt starts once it is there
-      return authorized instanceof Promise ? authorized.then((replaced) => sending(options, replaced)) : sending(options, authorized);
+      return addToken ? withToken(request, options) : sending(options);
     },
 
     onResponse({ request, response, options }) {
       // a response our onError recovered by retrying has been logged and settled already
       if (recovered.has(response)) return undefined;
-      logOutcome(request, response, 1, sentAt.get(options));
+      if (log) logOutcome(request, response, 1, sentAt.get(options));
       const retryNow = retry?.worthRetrying(request, response) === true && replayable({ request, options });
       const refresh = parts.unauthorized && response.status === 401;
       if (!retryNow && !refresh) {
@@ -288,7 +295,7 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
     async onError({ request, error, options }) {
       if (error instanceof TenantClientError) return error;
       const failure = networkError(request, error);
-      logOutcome(request, failure, 1, sentAt.get(options));
+      if (log) logOutcome(request, failure, 1, sentAt.get(options));
       const call: Call = { fetch: options.fetch as Fetch, request, options };
       // only a failed connection is retried (delayBefore says so too), and only a request that can be sent again
       if (retry?.worthRetrying(request, failure) !== true || !replayable(call)) return parts.network ? failure : undefined;

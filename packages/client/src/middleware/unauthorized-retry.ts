@@ -18,7 +18,7 @@ export type UnauthorizedRetryMiddlewareOptions = BearerMiddlewareOptions;
  *
  * @param options - the tenant base URL and the auth strategy
  * @returns an openapi-fetch middleware
- * @throws {@link TenantClientError} `INVALID_BASE_URL` (synchronously) for an unacceptable `baseUrl`
+ * @throws {@link TenantClientError} `INVALID_OPTIONS` (synchronously) for an unacceptable `baseUrl`
  * @throws {@link TenantClientError} `INVALID_TOKEN`, or {@link NetworkError} when the retry cannot be sent (from the request)
  * @example
  * ```ts

@@ -1,4 +1,4 @@
-import type { FetchLike } from "../fetch-like.js";
+import type { FetchLike } from "../internal/fetch-like.js";
 
 /**
  * Test support: a fetch function that records every request it receives and answers from a

@@ -21,7 +21,7 @@ describe("parseRetryAfter (RFC 9110 §10.2.3)", () => {
     expect(parseRetryAfter("Wed, 01 Jan 2025 11:00:00 GMT", NOW)).toBe(0);
   });
 
-  it("ignores absent, negative, fractional and unreadable values", () => {
-    for (const value of [null, "-1", "1.5", "soon", "2025-01-01"]) expect(parseRetryAfter(value, NOW)).toBeUndefined();
+  it("ignores absent, negative, fractional and unreadable values, and dates Date.parse reads that are not HTTP dates", () => {
+    for (const value of [null, "", "-1", "1.5", "soon", "2025-01-01", "5 May 2025", "1 Jan"]) expect(parseRetryAfter(value, NOW), String(value)).toBeUndefined();
   });
 });
