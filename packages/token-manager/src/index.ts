@@ -14,7 +14,7 @@ export type {
   TokenManager,
   TokenManagerEvents,
   TokenManagerOptions,
-} from "./token-manager.js";
+} from "./types.js";
 export { createPkcePair, deriveCodeChallenge, type PkceOptions, type PkcePair } from "./pkce.js";
 export type { RandomSource } from "./encoding.js";
 /** The contract's scope names, a union of string literals (`"profile:read" | "users:read" | …`). */

@@ -165,11 +165,15 @@ describe("refresh", () => {
   it("hands out the new access token only after the rotated refresh token is persisted", async () => {
     const base = memoryStorage();
     const gate = deferred();
+    const writing = deferred();
     let gated = false;
     const storage: TokenStorage = {
       ...base,
       set: async (key, value) => {
-        if (gated) await gate.promise;
+        if (gated) {
+          writing.resolve();
+          await gate.promise;
+        }
         await base.set(key, value);
       },
     };
@@ -178,7 +182,7 @@ describe("refresh", () => {
     gated = true;
     let handedOut: string | undefined;
     const pending = h.tm.getAccessToken().then((t) => (handedOut = t));
-    await new Promise((r) => setTimeout(r, 0));
+    await writing.promise;
     expect(h.calls).toHaveLength(1);
     expect(handedOut).toBeUndefined();
     expect(await stored(base)).toMatchObject({ refresh_token: "rt_1" });

@@ -15,7 +15,7 @@ import { SessionEndedError, type ErrorCode } from "./errors.js";
 import { failure } from "./testing/failure.js";
 import { memoryStorage } from "./storage/memory.js";
 import { webStorage, type WebStorageLike } from "./storage/web.js";
-import type { TokenManager, TokenManagerEvents } from "./token-manager.js";
+import type { TokenManager, TokenManagerEvents } from "./types.js";
 import { BASE, CLIENT_ID, REDIRECT_URI, json, setup, signIn, tokenServer, type Setup } from "./testing/harness.js";
 
 const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;
@@ -88,6 +88,22 @@ describe("isSignedIn and getSession", () => {
     const broken = setup({ storage: { ...memoryStorage(), get: () => Promise.reject(new Error("ECONNRESET")) } });
     await expect(broken.tm.isSignedIn()).rejects.toThrow(failure("STORAGE_FAILED"));
     await expect(broken.tm.getSession()).rejects.toThrow(failure("STORAGE_FAILED"));
+  });
+
+  it("report a stored value that is not a token record on every read, rather than take it for no tokens, and leave it for a sign-in to replace", async () => {
+    const h = setup();
+    await h.storage.set(TOKENS_KEY, JSON.stringify({ access: "x", expires: 900 }));
+    const failures: string[] = [];
+    h.tm.on("storage-failed", ({ error }) => failures.push(error.message));
+    expect(await h.tm.isSignedIn()).toBe(false);
+    const error = (await h.tm.getAccessToken().catch((e: unknown) => e)) as Error;
+    expect(error).toEqual(failure("NOT_SIGNED_IN"));
+    expect(error.message).toBe(`NOT_SIGNED_IN: the stored tokens are unreadable: the value under ${TOKENS_KEY} is not a token record; signing in replaces it`);
+    expect(failures).toEqual([expect.stringContaining("not a token record"), expect.stringContaining("not a token record")]);
+    expect(h.calls).toHaveLength(0);
+    await signIn(h.tm);
+    expect(await h.tm.isSignedIn()).toBe(true);
+    expect(failures).toHaveLength(2);
   });
 
   it("after session-ended, say signed out", async () => {

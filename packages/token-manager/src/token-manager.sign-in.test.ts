@@ -3,7 +3,8 @@ import { type ErrorCode, OAuthResponseError, TransientError } from "./errors.js"
 import { failure } from "./testing/failure.js";
 import { deriveCodeChallenge } from "./pkce.js";
 import { memoryStorage } from "./storage/memory.js";
-import { createTokenManager, type TokenManagerOptions } from "./token-manager.js";
+import { createTokenManager } from "./token-manager.js";
+import type { TokenManagerOptions } from "./types.js";
 import { BASE, CLIENT_ID, REDIRECT_URI, bodyOf, json, setup, signIn, tokens } from "./testing/harness.js";
 
 const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;

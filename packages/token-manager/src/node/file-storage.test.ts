@@ -2,7 +2,10 @@ import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createTokenManager, type TokenManagerOptions } from "../token-manager.js";
+import type { TokenManagerError } from "../errors.js";
+import { logSessionTo } from "../logger.js";
+import { createTokenManager } from "../token-manager.js";
+import type { TokenManagerOptions } from "../types.js";
 import { failure } from "../testing/failure.js";
 import { testDisk, type TestDisk } from "../testing/disks.js";
 import { BASE, CLIENT_ID, REDIRECT_URI, clock, recordingFetch, tokenServer, signIn } from "../testing/harness.js";
@@ -230,6 +233,28 @@ describe("a corrupt or empty token file", () => {
       expect(await tm.getAccessToken()).toBe("at_1");
     });
   }
+
+  it("is reported when isSignedIn() finds it, by storage-failed and a warning naming where it went (regression: issue 27, it was set aside silently)", async () => {
+    const path = join(dir, "tokens.json");
+    await writeFile(path, "{not json", { mode: 0o600 });
+    const warnings: string[] = [];
+    const { tm } = manager({ storage: fileStorage(path), logger: logSessionTo({ warn: (_fields, message) => warnings.push(message) }, "warn") });
+    const failures: TokenManagerError[] = [];
+    tm.on("storage-failed", ({ error }) => failures.push(error));
+
+    expect(await tm.isSignedIn()).toBe(false);
+    const aside = (await readdir(dir)).filter((n) => n.startsWith("tokens.json.corrupt-"));
+    expect(aside).toHaveLength(1);
+    const movedTo = join(dir, aside[0]!);
+    expect(failures).toEqual([failure("STORAGE_FAILED")]);
+    expect(failures[0]!.message).toContain(`moved aside to ${movedTo}`);
+    expect(failures[0]!.cause).toMatchObject({ name: "FileStorageError", code: "FILE_CORRUPT" });
+    expect(warnings).toEqual([expect.stringContaining(`the token file ${path} was not valid JSON; moved aside to ${movedTo}`)]);
+
+    // Reported once: the file is gone, so the next read is plainly no session.
+    expect(await tm.isSignedIn()).toBe(false);
+    expect(failures).toHaveLength(1);
+  });
 
   it("is moved aside by a write too (a sign-in begun first), which then writes a good file", async () => {
     const path = join(dir, "tokens.json");

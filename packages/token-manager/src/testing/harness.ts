@@ -2,7 +2,8 @@
  * Test harness: an injected fetch that records every request, a clock, and a manager wired to them.
  * Not part of the package (excluded from the build).
  */
-import { createTokenManager, type TokenManager, type TokenManagerOptions } from "../token-manager.js";
+import { createTokenManager } from "../token-manager.js";
+import type { TokenManager, TokenManagerOptions } from "../types.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { TokenStorage } from "../storage/storage.js";
 

@@ -127,6 +127,11 @@ export async function startWorker(url: string, file: string, clientId: string, r
   return worker;
 }
 
+/** A Node script of the test's own, run with `args`, that prints one JSON object per line. */
+export function startScript(script: string, ...args: string[]): Child {
+  return child([script, ...args]);
+}
+
 /** Sends `command` to every worker at once (the barrier: all are ready and waiting on stdin) and collects their answers. */
 export async function together(workers: readonly Child[], command: Message): Promise<Message[]> {
   const answers = workers.map((w) => w.next());

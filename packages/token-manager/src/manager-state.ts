@@ -1,0 +1,203 @@
+/**
+ * The one state object of a token manager: its settings, fixed when it is made, and what changes
+ * while it runs. `createTokenManager` builds it and binds the behaviours of the modules beside this
+ * one to it (`getAccessToken.bind(null, state)`), as Octokit's auth strategies do; each behaviour is
+ * a top-level `(state, …)` function, findable and testable by name.
+ */
+import { scopes as SCOPES, type Scope } from "@tenant-integration/types";
+import { isString, type RandomSource } from "./encoding.js";
+import { fail } from "./errors.js";
+import type { FetchLike } from "./fetch.js";
+import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js";
+import type { SessionLogger } from "./logger.js";
+import { need, redirectTarget, tenantBase } from "./options.js";
+import { sanitize } from "./redact.js";
+import { memoryStorage } from "./storage/memory.js";
+import type { ProcessIdentity, TokenStorage } from "./storage/storage.js";
+import type { TokenRecord } from "./token-record.js";
+import type { Listener, TokenManagerEvents, TokenManagerOptions } from "./types.js";
+
+/** Tokens, codes and verifiers to scrub from errors; `undefined` where there is none (skipped). */
+export type Secrets = (string | undefined)[];
+
+/** The storage keys and the lock name, scoped by tenant origin and client (spec/token-store/README.md). */
+export interface Keys {
+  readonly tokens: string;
+  readonly pending: string;
+  readonly intent: string;
+  readonly lock: string;
+  /** The prefix of the tabs' channel and the rotation markers' lock names. */
+  readonly prefix: string;
+}
+
+/** A manager's state: settings (read-only) and what changes while it runs. */
+export interface ManagerState {
+  readonly clientId: string;
+  readonly scopes: readonly Scope[];
+  /** The tenant's origin, e.g. `https://acme.tenant.test`: every request is this plus a fixed path. */
+  readonly base: string;
+  readonly redirectUri: string;
+  /** The part of the redirect URI a callback must share with it (see `redirectTarget`). */
+  readonly redirectTo: string;
+  readonly storage: TokenStorage;
+  readonly pendingStorage: TokenStorage;
+  readonly pendingLifetimeMs: number;
+  readonly now: () => number;
+  readonly random: RandomSource | undefined;
+  /** The `fetch` option; the global `fetch` is looked up at call time when it is absent. */
+  readonly fetch: FetchLike | undefined;
+  readonly requestTimeoutMs: number;
+  readonly refreshLeewayMs: number;
+  readonly retry: { readonly attempts: number; readonly baseDelayMs: number };
+  readonly intentWaitMs: number;
+  readonly log: SessionLogger | undefined;
+  readonly keys: Keys;
+  /** The refresh lock. */
+  readonly lock: Lock;
+  /** Web Locks, when they are the refresh lock: the tabs' rotation markers are taken there too. */
+  readonly locks: LockManagerLike | undefined;
+  /**
+   * Whether refresh intents are written: only where processes share the storage through a lock of
+   * their own (file, Redis, a lock given); tabs coordinate through Web Locks and their rotation markers.
+   */
+  readonly intents: boolean;
+  readonly identity: ProcessIdentity | undefined;
+  /** The tabs' channel, with a storage the tabs share (one with a `tabStorage`). */
+  readonly channel: BroadcastChannel | undefined;
+  readonly listeners: Partial<Record<keyof TokenManagerEvents, Set<(payload: never) => void>>>;
+  /** When this process first saw each live intent (by holder id), on the monotonic clock: its wait is bounded from then. */
+  readonly intentSeen: Map<string, number>;
+
+  /** The tokens in use. */
+  current: TokenRecord | undefined;
+  /** The access token an API refused (onUnauthorized): not handed out again. */
+  rejected: string | undefined;
+  /** Tokens whose write failed: usable in this process, and written again on the next call. */
+  unsaved: TokenRecord | undefined;
+  /** Until when (in `now()` ms) unsaved tokens are served without trying their write again. */
+  retryWriteAfter: number;
+  /** The one `getAccessToken` under way, which every caller meanwhile shares. */
+  inflight: Promise<string> | undefined;
+  /** The refresh intent this manager stored and has not yet cleared (its refresh's tokens are not stored yet): see refresh-intent.ts. */
+  ownIntent: { readonly holder: string } | undefined;
+  /** Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens. */
+  generation: number;
+}
+
+/** The in-process refresh lock, shared by the managers of this realm that have no other. */
+let sharedLock: Lock | undefined;
+
+/**
+ * Checks scopes against the contract's scope names (each an RFC 6749 §3.3 scope-token, so none holds
+ * a space): at least one, every one known.
+ *
+ * @throws a `TokenManagerError` `INVALID_OPTIONS` otherwise.
+ */
+export function checkScopes(scopes: unknown): readonly Scope[] {
+  need(Array.isArray(scopes) && scopes.length, "scopes: at least one scope");
+  const unknown = (scopes as unknown[]).find((s) => !SCOPES.includes(s as Scope));
+  if (unknown !== undefined) fail("INVALID_OPTIONS", `scopes: ${JSON.stringify(String(unknown))} is not a scope of the service`);
+  return scopes as readonly Scope[];
+}
+
+/**
+ * Checks the options and makes the state of a new manager.
+ *
+ * @throws a `TokenManagerError` `INVALID_OPTIONS` for an invalid option, saying which.
+ */
+export function createManagerState(options: TokenManagerOptions): ManagerState {
+  const { clientId, scopes, storage = memoryStorage(), logger: log } = options;
+  const base = tenantBase(options.baseUrl);
+  const redirectUri = String(options.redirectUri);
+  const redirectTo = redirectTarget(redirectUri);
+  need(log === undefined || typeof log === "function", "logger: pass logSessionTo(logger, level)");
+  need(isString(clientId) && clientId, "clientId");
+  checkScopes(scopes);
+  // The lock option wins, then the storage's own lock (file, Redis). With either, no Web Locks:
+  // neither the refresh lock nor the rotation markers.
+  const ownLock = options.lock ?? storage.lock;
+  const locks = ownLock ? undefined : (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
+  const prefix = "tenant-integration:" + new URL(base).origin + ":" + clientId + ":";
+  // With a storage the tabs share, the tabs tell each other of sign-ins and sign-outs. Only then: an
+  // open channel keeps Node, Deno and Bun processes alive (unref'd where that exists).
+  const channel = storage.tabStorage && typeof BroadcastChannel === "function" ? new BroadcastChannel(prefix + "events") : undefined;
+  (channel as { unref?(): void } | undefined)?.unref?.();
+  return {
+    clientId,
+    scopes,
+    base,
+    redirectUri,
+    redirectTo,
+    storage,
+    pendingStorage: options.pendingStorage ?? storage.tabStorage ?? storage,
+    pendingLifetimeMs: options.pendingLifetimeMs ?? 600_000,
+    now: options.now ?? Date.now,
+    random: options.random,
+    fetch: options.fetch,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    refreshLeewayMs: options.refreshLeewayMs ?? 60_000,
+    retry: { attempts: options.retry?.attempts ?? 3, baseDelayMs: options.retry?.baseDelayMs ?? 300 },
+    intentWaitMs: options.intentWaitMs ?? 20_000,
+    log,
+    keys: { tokens: prefix + "tokens", pending: prefix + "pending", intent: prefix + "intent", lock: prefix + "lock", prefix },
+    lock: ownLock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock())),
+    locks,
+    intents: ownLock !== undefined,
+    identity: storage.processIdentity,
+    channel,
+    listeners: {},
+    intentSeen: new Map(),
+    current: undefined,
+    rejected: undefined,
+    unsaved: undefined,
+    retryWriteAfter: 0,
+    inflight: undefined,
+    ownIntent: undefined,
+    generation: 0,
+  };
+}
+
+/** Every token, code and verifier in play (the `extra` ones and the manager's), for scrubbing. */
+export const known = (state: ManagerState, ...extra: string[]): Secrets => [
+  ...extra,
+  state.current?.access_token,
+  state.current?.refresh_token,
+  state.unsaved?.access_token,
+  state.unsaved?.refresh_token,
+];
+
+/**
+ * Runs a storage operation; its failure becomes `STORAGE_FAILED`, with the storage's error (scrubbed
+ * of `secrets` and the manager's tokens) as cause.
+ */
+export async function store<T>(state: ManagerState, op: () => Promise<T>, ...secrets: string[]): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    return fail("STORAGE_FAILED", "", sanitize(e, known(state, ...secrets)));
+  }
+}
+
+/** Fires `event` to its listeners; a listener's failure is its own. */
+export function emit<E extends keyof TokenManagerEvents>(state: ManagerState, event: E, payload?: TokenManagerEvents[E]): void {
+  for (const listener of [...(state.listeners[event] ?? [])] as Listener<E>[]) {
+    try {
+      listener(payload as TokenManagerEvents[E]);
+    } catch {
+      // A listener's failure is its own: the manager's state is already settled.
+    }
+  }
+}
+
+/** Subscribes to an event; returns the unsubscribe function. */
+export function on<E extends keyof TokenManagerEvents>(state: ManagerState, event: E, listener: Listener<E>): () => void {
+  const listeners = (state.listeners[event] ??= new Set());
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** Unsubscribes a listener. */
+export function off<E extends keyof TokenManagerEvents>(state: ManagerState, event: E, listener: Listener<E>): void {
+  state.listeners[event]?.delete(listener);
+}
+
