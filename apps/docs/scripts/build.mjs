@@ -6,8 +6,8 @@
 // Before Redoc reads it, a copy of the bundle is prepared for readers (scripts/prepare.mjs): every
 // x-assumption is written into the description of the thing it qualifies, so the reference shows
 // it where the operation or field is described, and the guides' `sequence` and `states` blocks
-// become inline SVG diagrams (scripts/diagrams.mjs). Every operation gets its TypeScript, Python and
-// curl code samples (samples/<operationId>.ts|.py|.sh) as x-codeSamples (scripts/code-samples.mjs). The
+// become inline SVG diagrams (scripts/diagrams.mjs). Every operation gets its TypeScript, Python, Go
+// and curl code samples (samples/<operationId>.ts|.py|.go|.sh) as x-codeSamples (scripts/code-samples.mjs). The
 // "Conformance" page shows the conformance suite's last recorded run (scripts/conformance.mjs), the
 // "Changelog" page the released notes and the pending changesets (scripts/changelog.mjs).
 // The contract itself (the bundled openapi.yaml and openapi.json, not the reader's copy) is copied
@@ -30,7 +30,7 @@ const contract = JSON.parse(readFileSync(require.resolve("@tenant-integration/op
 const conformance = JSON.parse(readFileSync(require.resolve("@tenant-integration/conformance/results/last-run.json"), "utf8"));
 const work = mkdtempSync(join(tmpdir(), "docs-build-"));
 const bundle = join(work, "openapi.json");
-// Each operation's TypeScript, Python and curl samples (samples/<operationId>.ts|.py|.sh) as x-codeSamples.
+// Each operation's TypeScript, Python, Go and curl samples (samples/<operationId>.ts|.py|.go|.sh) as x-codeSamples.
 // Then the "Conformance" page and the "Changelog" page (scripts/changelog.mjs), both about the kit.
 const repoRoot = join(docsDir, "..", "..");
 writeFileSync(bundle, JSON.stringify(withChangelog(withConformance(prepareForReaders(withCodeSamples(contract)), conformance), repoRoot), null, 2));

@@ -1,10 +1,12 @@
-// The code samples of the reference: every operation shows how the kit calls it, in TypeScript and
-// in Python, and the raw HTTP request with curl, side by side (Redoc's `x-codeSamples`, in the
-// language menu of the right-hand panel, beside "Payload", the request body of the example chosen).
-// The samples are files, `samples/<operationId>.ts|.py|.sh`, so that tests compile and run them
-// (apps/docs/test/code-samples.test.ts type-checks the TypeScript ones, and runs the curl ones and
-// the sign-in samples against a sandbox; packages/python/tests/test_docs_samples.py runs mypy
-// --strict on the Python ones); nothing here writes code.
+// The code samples of the reference: every operation shows how the kit calls it, in TypeScript, in
+// Python and in Go, and the raw HTTP request with curl, side by side (Redoc's `x-codeSamples`, in
+// the language menu of the right-hand panel, beside "Payload", the request body of the example
+// chosen). The samples are files, `samples/<operationId>.ts|.py|.go|.sh`, so that tests compile and
+// run them (apps/docs/test/code-samples.test.ts type-checks the TypeScript ones,
+// test/curl-samples.test.ts runs the curl ones and the sign-in samples against a sandbox,
+// test/go-samples.test.ts builds the Go ones against packages/go and runs the sign-in one;
+// packages/python/tests/test_docs_samples.py runs mypy --strict on the Python ones); nothing here
+// writes code.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +18,7 @@ export const samplesDir = fileURLToPath(new URL("../samples/", import.meta.url))
 export const SAMPLE_LANGUAGES = [
   { extension: "ts", lang: "TypeScript", label: "TypeScript" },
   { extension: "py", lang: "Python", label: "Python" },
+  { extension: "go", lang: "Go", label: "Go" },
   // Redoc highlights the `curl` language as shell.
   { extension: "sh", lang: "curl", label: "curl" },
 ];
@@ -25,7 +28,10 @@ const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "tr
 /** Every operation of the contract as `{ operationId, operation }`, in the contract's order. */
 function operations(contract) {
   return Object.values(contract.paths ?? {}).flatMap((item) =>
-    METHODS.filter((method) => item?.[method]).map((method) => ({ operationId: item[method].operationId, operation: item[method] })),
+    METHODS.filter((method) => item?.[method]).map((method) => ({
+      operationId: item[method].operationId,
+      operation: item[method],
+    })),
   );
 }
 
@@ -53,7 +59,8 @@ export function withCodeSamples(contract, dir = samplesDir) {
   const extensions = new Set(SAMPLE_LANGUAGES.map(({ extension }) => extension));
   for (const file of existsSync(dir) ? readdirSync(dir) : []) {
     const [name, extension] = [file.slice(0, file.lastIndexOf(".")), file.slice(file.lastIndexOf(".") + 1)];
-    if (extensions.has(extension) && !known.has(name)) problems.push(`samples/${file} names no operation of the contract`);
+    if (extensions.has(extension) && !known.has(name))
+      problems.push(`samples/${file} names no operation of the contract`);
   }
   if (problems.length > 0) throw new Error(`Code samples of the reference:\n  ${problems.join("\n  ")}`);
   return copy;

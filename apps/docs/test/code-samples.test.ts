@@ -1,9 +1,10 @@
-// The reference shows, on every operation, how the kit calls it in TypeScript and in Python
-// (x-codeSamples, from samples/<operationId>.ts|.py by scripts/code-samples.mjs). This file checks
-// the TypeScript samples compile against the built packages, that the build refuses a missing or
-// stray sample, and, in the system Chromium, that each operation's panel offers both languages and
+// The reference shows, on every operation, how the kit calls it in TypeScript, in Python and in Go
+// (x-codeSamples, from samples/<operationId>.ts|.py|.go by scripts/code-samples.mjs). This file
+// checks the TypeScript samples compile against the built packages, that the build refuses a missing
+// or stray sample, and, in the system Chromium, that each operation's panel offers the languages and
 // shows each sample's code. The Python samples are type-checked by mypy --strict against the
-// package's sources in packages/python/tests/test_docs_samples.py.
+// package's sources in packages/python/tests/test_docs_samples.py; the Go ones are built against
+// packages/go in test/go-samples.test.ts.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -37,7 +38,7 @@ const operations: Operation[] = Object.entries(contract.paths).flatMap(([path, i
 const sample = (operationId: string, extension: string): string => readFileSync(join(samplesDir, `${operationId}.${extension}`), "utf8").trimEnd();
 
 describe("the code samples of the reference", () => {
-  it("are injected as x-codeSamples on every operation, TypeScript, Python then curl, from samples/", () => {
+  it("are injected as x-codeSamples on every operation, TypeScript, Python, Go then curl, from samples/", () => {
     const prepared = withCodeSamples(contract) as { paths: Record<string, Record<string, Operation>> };
     const injected = Object.values(prepared.paths).flatMap((item) => Object.values(item));
     expect(injected.map(({ operationId }) => operationId)).toEqual(operations.map(({ operationId }) => operationId));
@@ -46,10 +47,11 @@ describe("the code samples of the reference", () => {
       expect(operation["x-codeSamples"]).toEqual([
         { lang: "TypeScript", label: "TypeScript", source: sample(operation.operationId, "ts") },
         { lang: "Python", label: "Python", source: sample(operation.operationId, "py") },
+        { lang: "Go", label: "Go", source: sample(operation.operationId, "go") },
         { lang: "curl", label: "curl", source: sample(operation.operationId, "sh") },
       ]);
     }
-    expect(SAMPLE_LANGUAGES.map(({ lang }: { lang: string }) => lang)).toEqual(["TypeScript", "Python", "curl"]);
+    expect(SAMPLE_LANGUAGES.map(({ lang }: { lang: string }) => lang)).toEqual(["TypeScript", "Python", "Go", "curl"]);
   });
 
   it("refuses to build without a sample for some operation, or with a sample of no operation", () => {
@@ -93,7 +95,7 @@ describe("the built reference, in Chromium", () => {
   const panelText = async (panel: ReturnType<Page["locator"]>): Promise<string> => (await panel.innerText()).replace(/\s+/g, " ");
 
   it.each(operations.map((operation) => [operation.operationId, operation] as const))(
-    "%s shows its TypeScript sample first, and its Python sample from the language menu",
+    "%s shows its TypeScript sample first, and its Python and Go samples from the language menu",
     async (operationId, operation) => {
       // A page of its own: Redoc remembers the language chosen on another operation.
       const page: Page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -122,6 +124,19 @@ describe("the built reference, in Chromium", () => {
         await expect.poll(() => pythonPanel.isVisible()).toBe(true);
         const python = await panelText(pythonPanel);
         for (const line of lines(sample(operationId, "py"))) expect(python).toContain(line);
+        // The same menu, now under "Python": choose Go.
+        await pythonPanel.getByText("Python", { exact: true }).click();
+        await page.getByText("Go", { exact: true }).filter({ visible: true }).first().click();
+        const goPanel = page
+          .locator("div")
+          .filter({ has: page.getByText(operation.path, { exact: true }) })
+          .filter({ has: page.getByText("Go", { exact: true }) })
+          // Its last line that is more than closing braces.
+          .filter({ hasText: lines(sample(operationId, "go")).filter((line) => /\w/.test(line)).at(-1)! })
+          .last();
+        await expect.poll(() => goPanel.isVisible()).toBe(true);
+        const go = await panelText(goPanel);
+        for (const line of lines(sample(operationId, "go"))) expect(go).toContain(line);
       } finally {
         await page.close();
       }
