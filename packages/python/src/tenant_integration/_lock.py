@@ -4,6 +4,10 @@
   process (:func:`choose_lock`);
 - whether it is still this process's right before a refresh leaves (:func:`still_held`; a holder
   paused past its lease or stale time has lost it: :class:`LockLost`, nothing sent);
+- whether its wait can end early (:func:`takes_until`: the Redis and file locks take an ``until``
+  check, called at each wake-up of the wait; when it says so the wait ends with an error of code
+  ``LOCK_WAIT_ENDED``, :func:`wait_ended`), so that waiters stop once another process stored fresh
+  tokens instead of taking the lock one after another;
 - holding it from asyncio (:func:`hold_for_event_loop`): the protocol is synchronous, and a file lock
   belongs to the thread that took it, so a thread of its own holds it while the refresh runs on the loop.
 
@@ -13,6 +17,7 @@ The TypeScript kit's counterpart is ``packages/token-manager/src/lock.ts``.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -23,7 +28,16 @@ from .storage.memory import MemoryStorage
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["LOCK_TRIES", "LockLost", "choose_lock", "hold_for_event_loop", "still_held"]
+__all__ = [
+    "LOCK_TRIES",
+    "LockLost",
+    "choose_lock",
+    "hold_for_event_loop",
+    "locked",
+    "still_held",
+    "takes_until",
+    "wait_ended",
+]
 
 T = TypeVar("T")
 
@@ -45,6 +59,31 @@ def choose_lock(lock: Lock | None, storage: TokenStorage) -> tuple[Lock, bool]:
     return own or _PROCESS_LOCKS.lock, own is not None and not isinstance(storage, MemoryStorage)
 
 
+def takes_until(lock: Lock) -> bool:
+    """Whether ``lock`` takes an ``until`` keyword (:class:`~.storage.redis.RedisLock` and
+    :attr:`~.storage.file.FileStorage.lock` do): a wait that such a check can end early. A lock of the
+    user's without one is called as the :class:`~.storage.base.Lock` protocol says."""
+    try:
+        parameter = inspect.signature(lock).parameters.get("until")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (parameter.KEYWORD_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+
+
+def wait_ended(error: BaseException) -> bool:
+    """Whether ``error`` is a lock's "the wait ended because ``until`` said so" (code
+    ``LOCK_WAIT_ENDED``, the TypeScript and Go kits' name): the task did not run."""
+    return getattr(error, "code", None) == "LOCK_WAIT_ENDED"
+
+
+def locked(lock: Lock, name: str, task: Callable[[], T], until: Callable[[], bool] | None) -> T:
+    """``lock(name, task)``, with ``until`` passed when there is one."""
+    if until is None:
+        return lock(name, task)
+    call: Callable[..., T] = lock
+    return call(name, task, until=until)
+
+
 def still_held(lock: Lock, name: str) -> bool:
     """A fresh check that the lock ``name`` is still this process's (its ``is_held(name)``, which the
     file and Redis locks have); ``True`` for a lock that cannot tell. Blocking (storage I/O)."""
@@ -57,8 +96,11 @@ def still_held(lock: Lock, name: str) -> bool:
         return False
 
 
-async def hold_for_event_loop(lock: Lock, name: str, task: Callable[[], Awaitable[T]]) -> T:
-    """Runs ``task`` on the event loop while a thread of its own holds ``lock`` ``name``."""
+async def hold_for_event_loop(
+    lock: Lock, name: str, task: Callable[[], Awaitable[T]], until: Callable[[], bool] | None = None
+) -> T:
+    """Runs ``task`` on the event loop while a thread of its own holds ``lock`` ``name`` (waiting with
+    ``until``, see :func:`locked`; it is called in that thread)."""
     import asyncio  # loaded already by the running event loop; not at import, for sync users
 
     loop = asyncio.get_running_loop()
@@ -85,7 +127,7 @@ async def hold_for_event_loop(lock: Lock, name: str, task: Callable[[], Awaitabl
 
     def run() -> None:
         try:
-            lock(name, hold)
+            locked(lock, name, hold, until)
         except BaseException as e:
             tell(entered, e)
             tell(finished, e)

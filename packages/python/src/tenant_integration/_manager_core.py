@@ -23,7 +23,7 @@ import httpx
 
 from ._base_url import tenant_origin
 from ._events import EVENTS, EventName, SessionInfo, SignedOut
-from ._lock import LockLost, choose_lock, still_held
+from ._lock import LockLost, choose_lock, still_held, takes_until, wait_ended
 from ._refresh_intent import (
     Intent,
     IntentPending,
@@ -42,7 +42,7 @@ from .storage.base import Lock, TokenStorage
 from .storage.memory import MemoryStorage
 from .token_errors import SessionEndedError, TokenManagerError, scrubbed
 
-__all__ = ["ManagerCore"]
+__all__ = ["ManagerCore", "StoredFresh"]
 
 _LOGGER_NAME = "tenant_integration.token_manager"
 
@@ -104,6 +104,8 @@ class ManagerCore:
         # The lock option wins, then the storage's own lock (file, Redis, memory), then the process's;
         # refresh intents only where processes share the storage through it.
         self._lock, self._intents = choose_lock(lock, self._storage)
+        # Whether a wait for the lock ends once another process stored fresh tokens (issue 28).
+        self._lock_until = self._intents and takes_until(self._lock)
         self._intent_wait = _positive_number("intent_wait", intent_wait, zero=True)
         # The intent this manager stored and has not cleared yet (its refresh's tokens are not stored yet).
         self._own_intent: Intent | None = None
@@ -324,6 +326,50 @@ class ManagerCore:
             raise failure
         return self._parse_stored(raw)
 
+    def _fresh_in_storage(self) -> TokenRecord | None:
+        """The stored record when it can be used as it is (fresh, not refused, no unwritten record of
+        ours, no sign-in or sign-out meanwhile), made current; else ``None``. One read, nothing
+        logged or reported: a failing or unreadable read is ``None``, and the pass under the lock
+        reports it; but a storage that set its unreadable data aside (``reset``, FileStorage's
+        ``FILE_CORRUPT``) raises that error, since no later read will meet it. Blocking."""
+        before = self._generation
+        try:
+            stored = parse_record(self._storage.get(self._tokens_key))
+        except Exception as e:
+            if getattr(e, "reset", False) is True:
+                raise
+            return None
+        if stored is None or not self._fresh(stored) or stored.access_token == self._rejected:
+            return None
+        with self._generation_lock:
+            if before != self._generation or self._unsaved is not None:
+                return None
+            self._current = stored
+        return stored
+
+    def _read_first(self) -> TokenRecord | None:
+        """Before the lock, where processes share the storage: fresh tokens another process stored,
+        read without the lock (the same record read under it would be used as it is), so that a fleet
+        released together after expiry does not pass the lock on one by one only to read them. ``None``
+        when the lock must be taken: they must be refreshed, ours wait to be written, or there are
+        none. Blocking."""
+        if not self._intents or self._unsaved is not None:
+            return None
+        failure: TokenManagerError | None = None
+        try:
+            stored = self._fresh_in_storage()
+        except Exception as e:
+            failure = self._load_failed(e)
+        if failure is not None:  # raised outside the handler: the storage's error is no implicit context
+            raise failure
+        if stored is not None:
+            self._log.debug("Fresh tokens in storage; no lock needed")
+        return stored
+
+    def _wait_check(self) -> StoredFresh | None:
+        """The ``until`` of a wait for the refresh lock, for a lock that takes one (else ``None``)."""
+        return StoredFresh(self) if self._lock_until else None
+
     # -- the refresh protocol's steps (spec/token-store/README.md): blocking -----------------------
 
     def _must_wait_for(self, intent: Intent | None, stored: TokenRecord, waited: Waited | None) -> bool:
@@ -393,3 +439,35 @@ class ManagerCore:
         if self._own_intent is intent:
             self._own_intent = None
         drop_intent(self._storage, self._intent_key, intent)
+
+
+class StoredFresh:
+    """The ``until`` check of one wait for the refresh lock (the Redis and file locks call it at each
+    wake-up of their wait): ``True`` once another process stored tokens this one can use as they are,
+    kept in :attr:`found`, so the wait ends and they are served instead of each waiter taking the lock
+    in turn. One storage read per call, nothing else (no intent, no lock check, no log line): the
+    lock's own wake-ups and polls pace it. It never raises (the lock's protocol): a storage that set
+    its unreadable data aside ends the wait too, the error kept in :attr:`unreadable` for the caller."""
+
+    def __init__(self, core: ManagerCore) -> None:
+        self._core = core
+        self.found: TokenRecord | None = None
+        self.unreadable: Exception | None = None
+
+    def __call__(self) -> bool:
+        try:
+            self.found = self._core._fresh_in_storage()
+        except Exception as e:
+            self.unreadable = e
+            return True
+        return self.found is not None
+
+    def served(self, error: Exception) -> TokenRecord | None:
+        """After the lock raised ``error``: the tokens to serve when it ended the wait because this
+        check found them (``None`` otherwise: ``error`` is the caller's); ``NOT_SIGNED_IN`` with the
+        storage's reason when it ended the wait on data set aside as unreadable."""
+        if not wait_ended(error):
+            return None
+        if self.unreadable is not None:
+            raise self._core._load_failed(self.unreadable) from None
+        return self.found

@@ -44,11 +44,14 @@ class AsyncBackend:
         await asyncio.sleep(seconds)
 
     @staticmethod
-    async def locked(lock: Lock, name: str, task: Callable[[], Awaitable[T]]) -> T:
-        """Runs ``task`` on the event loop while a thread of its own holds the lock."""
+    async def locked(
+        lock: Lock, name: str, task: Callable[[], Awaitable[T]], until: Callable[[], bool] | None = None
+    ) -> T:
+        """Runs ``task`` on the event loop while a thread of its own holds the lock; ``until`` (called
+        in that thread) may end the wait for it (see :func:`~._lock.locked`)."""
         from ._lock import hold_for_event_loop  # not at import: this module stays free of the storages
 
-        return await hold_for_event_loop(lock, name, task)
+        return await hold_for_event_loop(lock, name, task, until)
 
     @staticmethod
     def call_later(seconds: float, task: Callable[[], Coroutine[Any, Any, object]]) -> None:
@@ -76,8 +79,10 @@ class SyncBackend:
         time.sleep(seconds)
 
     @staticmethod
-    def locked(lock: Lock, name: str, task: Callable[[], T]) -> T:
-        return lock(name, task)
+    def locked(lock: Lock, name: str, task: Callable[[], T], until: Callable[[], bool] | None = None) -> T:
+        from ._lock import locked  # not at import: this module stays free of the storages
+
+        return locked(lock, name, task, until)
 
     @staticmethod
     def call_later(seconds: float, task: Callable[[], object]) -> None:

@@ -244,8 +244,12 @@ class AsyncTokenManager(ManagerCore):
         self._forget(rejected_token)
 
     async def _fly(self) -> str:
-        """The one pass of the process under the refresh lock, which every concurrent caller shares."""
+        """The one pass of the process, which every concurrent caller shares: the stored tokens read
+        first, without the lock, and served when fresh; else the pass under the refresh lock."""
         held = self._held_unsaved()
+        stored = await AsyncBackend.run_blocking(self._read_first)
+        if stored is not None:
+            return stored.access_token
         self._log.debug("Waiting for the refresh lock")
         if held is None:
             return await self._under_lock()
@@ -256,13 +260,16 @@ class AsyncTokenManager(ManagerCore):
 
     async def _under_lock(self) -> str:
         """:meth:`_obtain` under the refresh lock; the lock taken again when it was found lost before a
-        refresh left, and let go while another process's refresh intent is honoured."""
+        refresh left, and let go while another process's refresh intent is honoured. A wait for the
+        lock ends, for a lock that can end it, once another process stored fresh tokens: they are
+        served, and the lock is not taken."""
         tries = 0
         waited: Waited | None = None
         while True:
+            until = self._wait_check()
             try:
                 obtain = functools.partial(self._obtain, waited=waited)
-                return await AsyncBackend.locked(self._lock, self._lock_name, obtain)
+                return await AsyncBackend.locked(self._lock, self._lock_name, obtain, until)
             except LockLost:
                 tries += 1
                 self._log.warning(
@@ -282,6 +289,12 @@ class AsyncTokenManager(ManagerCore):
                     )
                 while not await AsyncBackend.run_blocking(self._intent_settled, pending, waited):
                     await AsyncBackend.sleep(INTENT_POLL)
+            except Exception as e:
+                found = until.served(e) if until is not None else None
+                if found is None:
+                    raise
+                self._log.debug("Fresh tokens stored by another process while waiting for the lock; using them")
+                return found.access_token
 
     def _serve_unsaved(self, error: Exception, held: TokenRecord) -> str:
         """Tokens whose write failed and that are still fresh, when retrying the write cannot even run

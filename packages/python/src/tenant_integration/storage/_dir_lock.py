@@ -50,7 +50,7 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import filelock
@@ -58,13 +58,17 @@ import filelock
 from .._process_identity import is_gone, this_host
 from .errors import FileStorageError
 
-__all__ = ["OWNER_FILE", "Held", "LockOwner", "hold", "read_owner", "touch_interval"]
+__all__ = ["OWNER_FILE", "UNTIL_EVERY", "Held", "LockOwner", "hold", "read_owner", "touch_interval"]
 
 #: The owner file inside a lock directory (the TypeScript kit's ``OWNER_FILE``).
 OWNER_FILE = "owner"
 
 #: Errors of ``mkdir``/``open`` that mean "no lock can be made here", not "someone holds it".
 _CANNOT_CREATE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT})
+
+#: Seconds between two calls of a wait's ``until`` check (issue 28): often enough that waiters stop
+#: soon after another process stored fresh tokens, seldom enough that 20 waiters do not flood the disk.
+UNTIL_EVERY = 0.05
 
 _local_locks: dict[str, threading.Lock] = {}
 _local_guard = threading.Lock()
@@ -174,6 +178,28 @@ def _describe_holder(lock_path: str) -> str:
 def _local(path: str) -> threading.Lock:
     with _local_guard:
         return _local_locks.setdefault(path, threading.Lock())
+
+
+def _wait_ended(lock_path: str) -> Exception:
+    """The error that ends a wait its ``until`` check ended (code ``LOCK_WAIT_ENDED``): the storages' one."""
+    from .redis import LockWaitEnded  # its home; the module loads no redis client
+
+    return LockWaitEnded(lock_path)
+
+
+def _acquire_until(
+    acquire: Callable[[float], bool], deadline: float, until: Callable[[], bool] | None, lock_path: str
+) -> bool:
+    """``acquire(timeout)`` until it succeeds or ``deadline`` passes (``False``); without ``until`` one
+    call, with it calls of at most :data:`UNTIL_EVERY` seconds, ``until`` asked between them."""
+    while True:
+        left = max(deadline - time.monotonic(), 0)
+        if acquire(left if until is None else min(left, UNTIL_EVERY)):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        if until is not None and until():
+            raise _wait_ended(lock_path)
 
 
 def _timeout(lock_path: str, timeout: float) -> FileStorageError:
@@ -320,7 +346,12 @@ class _Toucher:
 
 
 def _take_directory(
-    lock_path: str, stale_after: float, deadline: float, timeout: float, record: _Record | None
+    lock_path: str,
+    stale_after: float,
+    deadline: float,
+    timeout: float,
+    record: _Record | None,
+    until: Callable[[], bool] | None = None,
 ) -> _Toucher | None:
     """Takes the lock directory (waiting, taking over a stale or orphaned one); ``None`` if none can be made."""
     while True:
@@ -353,18 +384,27 @@ def _take_directory(
             raise _timeout(lock_path, timeout)
         # Randomized, so waiters do not move in step (10 to 50 ms, as file-lock.ts).
         time.sleep(random.uniform(0.01, 0.05))  # noqa: S311 - jitter, not a secret
+        if until is not None and until():
+            raise _wait_ended(lock_path)
 
 
 @contextlib.contextmanager
-def _kernel_lock(path: str, deadline: float, timeout: float, lock_path: str) -> Iterator[_Record | None]:
+def _kernel_lock(
+    path: str, deadline: float, timeout: float, lock_path: str, until: Callable[[], bool] | None = None
+) -> Iterator[_Record | None]:
     """Holds ``filelock.FileLock(path)``; yields its record, or ``None`` when no lock file can be made here."""
-    lock = filelock.FileLock(
-        path, timeout=max(deadline - time.monotonic(), 0), mode=0o600, poll_interval=0.01, thread_local=False
-    )
+    lock = filelock.FileLock(path, mode=0o600, poll_interval=0.01, thread_local=False)
+
+    def acquire(seconds: float) -> bool:
+        try:
+            lock.acquire(timeout=seconds)
+        except filelock.Timeout:
+            return False
+        return True
+
     try:
-        lock.acquire()
-    except filelock.Timeout as e:
-        raise _timeout(lock_path, timeout) from e
+        if not _acquire_until(acquire, deadline, until, lock_path):
+            raise _timeout(lock_path, timeout)
     except OSError as e:
         if e.errno in _CANNOT_CREATE or e.errno == errno.ENOSYS:
             yield None
@@ -398,11 +438,13 @@ class Held:
 
 
 @contextlib.contextmanager
-def hold(base: str, *, stale_after: float, timeout: float) -> Iterator[Held]:
+def hold(base: str, *, stale_after: float, timeout: float, until: Callable[[], bool] | None = None) -> Iterator[Held]:
     """Holds the lock ``base`` across threads and processes, Python and TypeScript alike.
 
     In order: this process's lock for ``base``, the kernel lock ``<base>.flock``, the directory
-    ``<base>.lock`` (see the module's documentation). The whole wait is bounded by ``timeout`` seconds.
+    ``<base>.lock`` (see the module's documentation). The whole wait is bounded by ``timeout`` seconds;
+    ``until``, when given, is called every :data:`UNTIL_EVERY` seconds or so while it lasts, and ends
+    it when it returns ``True`` (``LockWaitEnded``, code ``LOCK_WAIT_ENDED``; the block never runs).
 
     Raises:
         FileStorageError: ``LOCK_TIMEOUT`` (naming the lock) when the wait runs out; ``IO_FAILED`` when
@@ -418,11 +460,11 @@ def hold(base: str, *, stale_after: float, timeout: float) -> Iterator[Held]:
     lock_path = base + ".lock"
     deadline = time.monotonic() + timeout
     local = _local(base)
-    if not local.acquire(timeout=max(deadline - time.monotonic(), 0)):
+    if not _acquire_until(lambda seconds: local.acquire(timeout=seconds), deadline, until, lock_path):
         raise _timeout(lock_path, timeout)
     try:
-        with _kernel_lock(base + ".flock", deadline, timeout, lock_path) as record:
-            toucher = _take_directory(lock_path, stale_after, deadline, timeout, record)
+        with _kernel_lock(base + ".flock", deadline, timeout, lock_path, until) as record:
+            toucher = _take_directory(lock_path, stale_after, deadline, timeout, record, until)
             try:
                 yield Held(toucher)
             finally:

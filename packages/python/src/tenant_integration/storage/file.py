@@ -96,9 +96,12 @@ class _RefreshLock:
     def __init__(self, storage: FileStorage) -> None:
         self._storage = storage
 
-    def __call__(self, name: str, task: Callable[[], T]) -> T:
-        """Runs ``task`` holding the file's refresh lock (see :attr:`FileStorage.lock`). See RFC 9700 §4.14.2."""
-        return self._storage._refresh_lock(name, task)
+    def __call__(self, name: str, task: Callable[[], T], *, until: Callable[[], bool] | None = None) -> T:
+        """Runs ``task`` holding the file's refresh lock (see :attr:`FileStorage.lock`). ``until``, when
+        given, is asked every 50 ms or so while the lock is waited for; when it returns ``True`` the
+        wait ends without the lock (``LockWaitEnded``, code ``LOCK_WAIT_ENDED``) and ``task`` never
+        runs, as with :class:`~tenant_integration.storage.redis.RedisLock`. See RFC 9700 §4.14.2."""
+        return self._storage._refresh_lock(name, task, until)
 
     def is_held(self, name: str) -> bool:
         """Whether the refresh lock a task of this storage runs under is still its own: a fresh read of
@@ -194,8 +197,8 @@ class FileStorage:
         """
         return self._lock
 
-    def _refresh_lock(self, name: str, task: Callable[[], T]) -> T:
-        return self._locked("refresh", lambda _file: task())
+    def _refresh_lock(self, name: str, task: Callable[[], T], until: Callable[[], bool] | None = None) -> T:
+        return self._locked("refresh", lambda _file: task(), until)
 
     # -- the file ---------------------------------------------------------------------------------
 
@@ -220,7 +223,7 @@ class FileStorage:
             current = os.path.normpath(os.path.join(os.path.dirname(current), os.readlink(current)))
         raise FileStorageError("FILE_UNSAFE", f"the token file {self._path} is a loop of symlinks", path=self._path)
 
-    def _locked(self, kind: str, task: Callable[[str], T]) -> T:
+    def _locked(self, kind: str, task: Callable[[str], T], until: Callable[[], bool] | None = None) -> T:
         """Runs ``task(file)`` holding ``<file>.<kind>.flock`` and ``<file>.<kind>.lock`` beside the resolved file."""
         file = self._target()
         try:
@@ -232,7 +235,7 @@ class FileStorage:
                 path=file,
                 cause=e,
             ) from e
-        with hold(f"{file}.{kind}", stale_after=self._stale_after, timeout=self._lock_timeout) as held:
+        with hold(f"{file}.{kind}", stale_after=self._stale_after, timeout=self._lock_timeout, until=until) as held:
             if kind != "refresh":
                 return task(file)
             self._refresh_held = held
