@@ -35,8 +35,8 @@ type Lock struct {
 
 // NewLock makes a Lock on client (New's storage carries one). Errors: INVALID_OPTIONS.
 func NewLock(client redis.UniversalClient, opts ...Option) (*Lock, error) {
-	if client == nil {
-		return nil, invalid("client", "give a go-redis client")
+	if err := checkClient(client); err != nil {
+		return nil, err
 	}
 	o, err := build(opts)
 	if err != nil {
@@ -58,9 +58,9 @@ func unavailable(command, key string, err error) error {
 	return tokenmanager.NewError(tokenmanager.CodeStorageFailed, "the Redis lock cannot be taken (see cause)", cause)
 }
 
-// Do takes the lock name (after the prefix), runs task while renewing the lease, and releases it.
-// Errors: LOCK_TIMEOUT after the wait; STORAGE_FAILED (cause LOCK_UNAVAILABLE) when Redis fails
-// while the lock is taken; ctx.Err(); or the task's own error.
+// Do takes the lock name (its Redis key is Key(prefix, name)), runs task while renewing the lease,
+// and releases it. Errors: LOCK_TIMEOUT after the wait; STORAGE_FAILED (cause LOCK_UNAVAILABLE)
+// when Redis fails while the lock is taken; ctx.Err(); or the task's own error.
 func (l *Lock) Do(ctx context.Context, name string, task func(context.Context, tokenmanager.Held) error) error {
 	return l.DoUntil(ctx, name, nil, task)
 }
@@ -68,7 +68,7 @@ func (l *Lock) Do(ctx context.Context, name string, task func(context.Context, t
 // DoUntil is Do whose wait ends (tokenmanager.ErrLockWaitEnded) once until says so; until is called
 // each time the wait wakes, on a release announcement or after a poll pause (tokenmanager.WaitingLock).
 func (l *Lock) DoUntil(ctx context.Context, name string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
-	key := l.o.prefix + name
+	key := Key(l.o.prefix, name)
 	owner := newOwner()
 	if err := l.acquire(ctx, key, owner, until); err != nil {
 		return err

@@ -2,14 +2,22 @@
 // refresh lock, interchangeable with @tenant-integration/token-store-redis and the Python kit's
 // RedisStorage: the same keys, values, lease lock, scripts and release announcements
 // (spec/token-store/README.md), so Go, Node and Python processes sharing one Redis make one refresh
-// per expiry between them. Over a go-redis v9 client (redis.UniversalClient) the user makes.
+// per expiry between them. Over a go-redis v9 client the user makes: a *redis.Client (one server,
+// or redis.NewFailoverClient for Sentinel) or a *redis.ClusterClient (Redis Cluster).
 //
 //	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+//	// or: redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379"}})
 //	storage, err := redisstorage.New(client, redisstorage.WithPrefix("billing-app:"))
 //	manager, err := tokenmanager.New(config, tokenmanager.WithStorage(storage))
 //
+// The keys of one session share a hash tag, so one cluster slot (see Key):
+// <prefix>tenant-integration:{<origin>:<clientId>}:<kind> for the kinds tokens, pending, intent and
+// lock, on a single server and a cluster alike.
+//
 // Errors are *tokenmanager.Error: COMMAND_FAILED (a command failed or got no reply within the
-// command timeout), UNEXPECTED_REPLY, REPLICATION_TIMEOUT, INVALID_OPTIONS; the lock's LOCK_TIMEOUT,
+// command timeout; on a cluster the message says when the cluster is down or a slot is moving),
+// UNEXPECTED_REPLY, REPLICATION_TIMEOUT, INVALID_OPTIONS (a prefix holding { or }, a redis.Ring, a
+// cluster client reading from replicas, a bad duration); the lock's LOCK_TIMEOUT,
 // and STORAGE_FAILED with LOCK_UNAVAILABLE as cause when Redis fails while the lock is taken; the
 // manager reports every Redis outage as STORAGE_FAILED, as the other kits do. Messages name keys and
 // commands, never a value. See RFC 9700 §4.14.2; RFC 6749 §6, §10.4.
@@ -51,7 +59,8 @@ type options struct {
 }
 
 // WithPrefix puts prefix before every key (the lock's and the storage's), e.g. "myapp:" in a shared
-// Redis (default "").
+// Redis (default ""). A prefix holding { or } is INVALID_OPTIONS: Redis Cluster would hash its
+// braces instead of the session's hash tag.
 func WithPrefix(prefix string) Option { return func(o *options) { o.prefix = prefix } }
 
 // WithLease sets how long a lease lasts without renewal (default 10 s): a holder that dies blocks
@@ -76,9 +85,10 @@ func WithRetryDelay(first, longest time.Duration) Option {
 func WithCommandTimeout(d time.Duration) Option { return func(o *options) { o.deadline = d } }
 
 // WithReplicas waits, after each write, until count replicas acknowledged it (WAIT, on the write's
-// own connection), at most timeout; fewer is REPLICATION_TIMEOUT (the manager then reports
-// STORAGE_FAILED and keeps the new tokens in memory to write again). WAIT narrows, and does not
-// close, the window in which a failover loses a rotated refresh token.
+// own connection: on a cluster, to the key's primary), at most timeout; fewer is
+// REPLICATION_TIMEOUT (the manager then reports STORAGE_FAILED and keeps the new tokens in memory
+// to write again). WAIT narrows, and does not close, the window in which a failover loses a
+// rotated refresh token.
 func WithReplicas(count int, timeout time.Duration) Option {
 	return func(o *options) { o.replicas, o.replicasTimeout = count, timeout }
 }
@@ -114,6 +124,9 @@ func build(opts []Option) (options, error) {
 	case o.replicas < 0 || (o.replicas > 0 && o.replicasTimeout < time.Millisecond):
 		return o, invalid("WithReplicas", "count >= 0 and a timeout of 1 ms or more (WAIT 0 would block forever)")
 	}
+	if err := checkPrefix(o.prefix); err != nil {
+		return o, err
+	}
 	if o.logger == nil {
 		o.logger = slog.New(slog.DiscardHandler)
 	}
@@ -124,19 +137,21 @@ func build(opts []Option) (options, error) {
 	return o, nil
 }
 
-// Storage keeps the manager's records in Redis, one string key per record (GET, SET, DEL), keys
-// without expiry, values stored as they are and never logged. It brings its Lock. Safe for
-// concurrent use.
+// Storage keeps the manager's records in Redis, one string key per record (GET, SET, DEL) named by
+// Key, keys without expiry, values stored as they are and never logged. It brings its Lock. Safe
+// for concurrent use.
 type Storage struct {
 	client redis.UniversalClient
 	o      options
 	lock   *Lock
 }
 
-// New makes a Storage on client. Errors: INVALID_OPTIONS.
+// New makes a Storage on client: a *redis.Client or a *redis.ClusterClient that reads from
+// primaries (a redis.Ring, and ReadOnly, RouteByLatency or RouteRandomly, are refused).
+// Errors: INVALID_OPTIONS.
 func New(client redis.UniversalClient, opts ...Option) (*Storage, error) {
-	if client == nil {
-		return nil, invalid("client", "give a go-redis client")
+	if err := checkClient(client); err != nil {
+		return nil, err
 	}
 	o, err := build(opts)
 	if err != nil {
@@ -151,7 +166,11 @@ func (s *Storage) Lock() tokenmanager.Lock { return s.lock }
 // failed is the *Error of a command that failed: its name, its key and why, scrubbed of values.
 func failed(code tokenmanager.Code, command, key string, err error, secrets ...string) *tokenmanager.Error {
 	why := redact.Text(fmt.Sprintf("%T: %v", err, err), secrets)
-	return tokenmanager.NewError(code, fmt.Sprintf("Redis %s of %s failed (%s)", command, key, why), errors.New(why))
+	message := fmt.Sprintf("Redis %s of %s failed (%s)", command, key, why)
+	if explained := hint(err); explained != "" {
+		message += ": " + explained
+	}
+	return tokenmanager.NewError(code, message, errors.New(why))
 }
 
 // within runs a command bounded by the command timeout (go-redis honours a context deadline only
@@ -192,7 +211,7 @@ func notify[T any](late func(T, error), value T, err error) {
 
 // Get returns the value of name (GET). Errors: COMMAND_FAILED.
 func (s *Storage) Get(ctx context.Context, name string) (string, bool, error) {
-	key := s.o.prefix + name
+	key := Key(s.o.prefix, name)
 	value, err := within(ctx, s.o.deadline, func(ctx context.Context) (string, error) { return s.client.Get(ctx, key).Result() }, nil)
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil
@@ -206,13 +225,13 @@ func (s *Storage) Get(ctx context.Context, name string) (string, bool, error) {
 // Set stores value under name (SET; with WithReplicas, then WAIT on the same connection).
 // Errors: COMMAND_FAILED, UNEXPECTED_REPLY, REPLICATION_TIMEOUT.
 func (s *Storage) Set(ctx context.Context, name, value string) error {
-	key := s.o.prefix + name
+	key := Key(s.o.prefix, name)
 	return s.write(ctx, "SET", key, func(p redis.Cmdable, ctx context.Context) *redis.StatusCmd { return p.Set(ctx, key, value, 0) }, value)
 }
 
 // Delete removes name (DEL; with WithReplicas, then WAIT). Errors: COMMAND_FAILED, REPLICATION_TIMEOUT.
 func (s *Storage) Delete(ctx context.Context, name string) error {
-	key := s.o.prefix + name
+	key := Key(s.o.prefix, name)
 	return s.write(ctx, "DEL", key, func(p redis.Cmdable, ctx context.Context) *redis.StatusCmd {
 		deleted := p.Del(ctx, key)
 		status := redis.NewStatusCmd(ctx)
@@ -238,9 +257,13 @@ func (s *Storage) write(ctx context.Context, command, key string, do func(redis.
 			status := do(s.client, ctx)
 			return outcome{status: status.Val()}, status.Err()
 		}
+		client, err := slotClient(ctx, s.client, key)
+		if err != nil {
+			return outcome{}, err
+		}
 		var status *redis.StatusCmd
 		var wait *redis.Cmd
-		_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, err = client.Pipelined(ctx, func(p redis.Pipeliner) error {
 			status = do(p, ctx)
 			wait = p.Do(ctx, "WAIT", s.o.replicas, s.o.replicasTimeout.Milliseconds())
 			return nil

@@ -86,10 +86,11 @@ func TestRecordsAreStoredUnderThePrefixedKeysOfTheOtherKits(t *testing.T) {
 	if err := storage.Set(ctx, key, `{"a":1}`); err != nil {
 		t.Fatal(err)
 	}
-	if raw, err := client.Get(ctx, "app:"+key).Result(); err != nil || raw != `{"a":1}` {
+	redisKey := "app:tenant-integration:{https://acme.tenant.test:demo}:tokens" // the other kits' key
+	if raw, err := client.Get(ctx, redisKey).Result(); err != nil || raw != `{"a":1}` {
 		t.Fatalf("%q %v", raw, err)
 	}
-	if ttl := client.TTL(ctx, "app:"+key).Val(); ttl != -1 {
+	if ttl := client.TTL(ctx, redisKey).Val(); ttl != -1 {
 		t.Fatalf("keys have no expiry: %v", ttl)
 	}
 	if value, ok, err := storage.Get(ctx, key); !ok || err != nil || value != `{"a":1}` {
@@ -98,7 +99,7 @@ func TestRecordsAreStoredUnderThePrefixedKeysOfTheOtherKits(t *testing.T) {
 	if err := storage.Delete(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	if n := client.Exists(ctx, "app:"+key).Val(); n != 0 {
+	if n := client.Exists(ctx, redisKey).Val(); n != 0 {
 		t.Fatal("not deleted")
 	}
 }
@@ -142,7 +143,7 @@ func TestAReleaseIsAnnouncedAndAWaiterSubscribesWhileItWaits(t *testing.T) {
 	s := startRedis(t)
 	client := s.client(t)
 	ctx := context.Background()
-	key := "p:tenant-integration:x:y:lock"
+	key := "p:tenant-integration:{x:y}:lock"
 	listener := client.Subscribe(ctx, redisstorage.ReleasedChannel(key))
 	defer listener.Close()
 	if _, err := listener.Receive(ctx); err != nil {
@@ -194,7 +195,7 @@ func TestAReleaseIsAnnouncedAndAWaiterSubscribesWhileItWaits(t *testing.T) {
 func TestAHeldLockTimesOutTheWaiterWithLockTimeout(t *testing.T) {
 	s := startRedis(t)
 	client := s.client(t)
-	if err := client.Set(context.Background(), "tenant-integration:x:y:lock", "someone-else", time.Minute).Err(); err != nil {
+	if err := client.Set(context.Background(), "tenant-integration:{x:y}:lock", "someone-else", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
 	lock, _ := redisstorage.NewLock(client, redisstorage.WithWaitTimeout(100*time.Millisecond))
@@ -203,7 +204,7 @@ func TestAHeldLockTimesOutTheWaiterWithLockTimeout(t *testing.T) {
 	if !errors.Is(err, tokenmanager.ErrLockTimeout) || ran {
 		t.Fatalf("%v", err)
 	}
-	if value := client.Get(context.Background(), "tenant-integration:x:y:lock").Val(); value != "someone-else" {
+	if value := client.Get(context.Background(), "tenant-integration:{x:y}:lock").Val(); value != "someone-else" {
 		t.Fatal("another owner's lock was touched")
 	}
 }
@@ -215,7 +216,7 @@ func TestALeaseTakenOverIsReportedAndNotHeld(t *testing.T) {
 	var mu sync.Mutex
 	lock, _ := redisstorage.NewLock(client, redisstorage.WithOnLeaseLost(func(err error) { mu.Lock(); lost = append(lost, err); mu.Unlock() }))
 	err := lock.Do(context.Background(), "tenant-integration:x:y:lock", func(ctx context.Context, held tokenmanager.Held) error {
-		client.Set(ctx, "tenant-integration:x:y:lock", "a-new-owner", time.Minute) // as if the lease expired while paused
+		client.Set(ctx, "tenant-integration:{x:y}:lock", "a-new-owner", time.Minute) // as if the lease expired while paused
 		if held.IsHeld(ctx) {
 			t.Error("still held after a takeover")
 		}
@@ -229,7 +230,7 @@ func TestALeaseTakenOverIsReportedAndNotHeld(t *testing.T) {
 	if len(lost) != 1 || !errors.Is(lost[0], &tokenmanager.Error{Code: tokenmanager.CodeLeaseLost}) {
 		t.Fatalf("%v", lost)
 	}
-	if value := client.Get(context.Background(), "tenant-integration:x:y:lock").Val(); value != "a-new-owner" {
+	if value := client.Get(context.Background(), "tenant-integration:{x:y}:lock").Val(); value != "a-new-owner" {
 		t.Fatal("the late holder released another's lock")
 	}
 }
@@ -414,7 +415,7 @@ func TestAProcessWaitingForTheLockStopsOnceAnotherStoredFreshTokens(t *testing.T
 		t.Fatal(err)
 	}
 	// A holder that never lets go: only fresh tokens in storage can end the others' wait in time.
-	lockKey := "tenant-integration:" + sandbox.URL + ":" + tenanttest.DefaultClientID + ":lock"
+	lockKey := "tenant-integration:{" + first.BaseURL() + ":" + tenanttest.DefaultClientID + "}:lock"
 	client.Set(context.Background(), lockKey, "a-holder-that-never-lets-go", time.Minute)
 
 	waiting := open()

@@ -11,8 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ReleasedChannel is the channel a lock's release is announced on: the lock key (prefix included)
-// followed by ":released".
+// ReleasedChannel is the channel a lock's release is announced on: the lock's Redis key (see Key)
+// followed by ":released". On a cluster a PUBLISH reaches every node, and the waiter subscribes on
+// the primary of the channel's slot.
 func ReleasedChannel(key string) string { return key + ":released" }
 
 // announceRelease publishes "" (the message carries nothing) after this owner's own compare-and-DEL

@@ -311,9 +311,8 @@ func openStorage(c config, out *output) (tokenmanager.Storage, tokenmanager.Lock
 			return nil, nil, err
 		}
 		return storage, storage.Lock(), nil
-	case "redis":
-		url, _ := c.Storage["url"].(string)
-		redisOptions, err := redis.ParseURL(url)
+	case "redis", "redis-cluster":
+		client, err := redisClient(kind, c.Storage)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -326,13 +325,41 @@ func openStorage(c config, out *output) (tokenmanager.Storage, tokenmanager.Lock
 		if c.Manager.LockWaitMs != nil {
 			opts = append(opts, redisstorage.WithWaitTimeout(ms(*c.Manager.LockWaitMs)))
 		}
-		storage, err := redisstorage.New(redis.NewClient(redisOptions), opts...)
+		storage, err := redisstorage.New(client, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		return storage, storage.Lock(), nil
 	}
 	return nil, nil, &actorError{"UNSUPPORTED", "the Go kit has no storage of kind " + kind}
+}
+
+// redisClient is the go-redis client of a storage spec: one server at "url" ("redis"), or a cluster
+// client seeded with the nodes at "urls" ("redis-cluster"), which learns the slots from them.
+func redisClient(kind string, spec map[string]any) (redis.UniversalClient, error) {
+	if kind == "redis" {
+		url, _ := spec["url"].(string)
+		options, err := redis.ParseURL(url)
+		if err != nil {
+			return nil, err
+		}
+		return redis.NewClient(options), nil
+	}
+	urls, _ := spec["urls"].([]any)
+	if len(urls) == 0 {
+		return nil, &actorError{"UNEXPECTED", "storage.urls: give the cluster's nodes"}
+	}
+	cluster := &redis.ClusterOptions{}
+	for _, value := range urls {
+		url, _ := value.(string)
+		node, err := redis.ParseURL(url)
+		if err != nil {
+			return nil, err
+		}
+		cluster.Addrs = append(cluster.Addrs, node.Addr)
+		cluster.Username, cluster.Password = node.Username, node.Password
+	}
+	return redis.NewClusterClient(cluster), nil
 }
 
 func lockWait(c config) time.Duration {
