@@ -19,7 +19,9 @@ import { TenantClientError } from "./errors.js";
 export interface AuthStrategy {
   /**
    * Resolves to a current access token. Called before every request to `/api/v1` of the tenant.
-   * Should be cheap when a valid token is cached. Whatever it throws is passed to the caller unchanged.
+   * Should be cheap when a valid token is cached: returning the same promise while the token stays
+   * valid lets the client add it without awaiting (as {@link staticToken} and the token manager do).
+   * Whatever it throws is passed to the caller unchanged.
    */
   getAccessToken(): Promise<string>;
   /**

@@ -43,15 +43,55 @@ interface DecideAgain {
 const usable = (state: ManagerState, t: TokenRecord): boolean => fresh(state, t) && t.access_token !== state.rejected;
 
 /**
+ * The one resolved promise handed out for each record while it is served as it is. Keyed by the
+ * record, so a promise never outlives its tokens' being current: a record that is replaced (refresh,
+ * sign-in, another tab's tokens) or dropped (sign-out, onUnauthorized) is no longer served, and its
+ * promise with it. Whether the record may still be served is decided on every call, never cached.
+ */
+const resolvedFor = new WeakMap<TokenRecord, Promise<string>>();
+
+/**
  * Returns a valid access token (see `TokenManager.getAccessToken`). Concurrent callers share one
  * call. With a lock that processes share, storage is read first without it: when another process
  * has already stored fresh tokens, they are used and the lock is neither awaited nor taken.
+ *
+ * While the token in use is served as it is, every call returns the same already-resolved promise:
+ * a caller that has seen it resolve (the client's middleware) adds the header without awaiting
+ * (issue 28). Freshness is still checked on every call, by this manager's clock.
  */
-export async function getAccessToken(state: ManagerState): Promise<string> {
+export function getAccessToken(state: ManagerState): Promise<string> {
+  let served: TokenRecord | undefined;
+  try {
+    served = servedAsIs(state);
+  } catch (e) {
+    // a clock (the `now` option) that throws: a rejection, as from every other step
+    return Promise.reject(e);
+  }
+  if (!served) return obtainShared(state);
+  let resolved = resolvedFor.get(served);
+  if (!resolved) resolvedFor.set(served, (resolved = Promise.resolve(served.access_token)));
+  return resolved;
+}
+
+/**
+ * The record in use when it can be handed out with nothing to do: fresh, and either written or, when
+ * its write failed, within the pause before that write is tried again (a call then goes through
+ * {@link obtainShared} to retry it, at most once a second).
+ */
+function servedAsIs(state: ManagerState): TokenRecord | undefined {
   const { current, unsaved } = state;
-  // A record whose write failed is still served; a call goes through obtain() to retry the write,
-  // but at most once a second after a failed try.
-  if (current && fresh(state, current) && (!unsaved || (current === unsaved && state.now() < state.retryWriteAfter))) return current.access_token;
+  if (!current || !fresh(state, current)) return undefined;
+  if (unsaved && (current !== unsaved || state.now() >= state.retryWriteAfter)) return undefined;
+  return current;
+}
+
+/**
+ * The call under way that obtains a token (reading storage, refreshing, writing again), started if
+ * there is none. Async, so that whatever a step throws (a lock, a storage) reaches the caller as a
+ * rejection.
+ */
+async function obtainShared(state: ManagerState): Promise<string> {
+  const { current, unsaved } = state;
   if (!state.inflight) {
     state.log?.("lock-wait", {});
     const held = unsaved && current === unsaved && fresh(state, unsaved) ? unsaved : undefined;

@@ -17,6 +17,10 @@ async function signedIn(overrides: Parameters<typeof setup>[0] = {}, server = to
   return h;
 }
 
+function fail(): never {
+  throw new Error("clock broken");
+}
+
 async function stored(storage: TokenStorage): Promise<{ access_token: string; refresh_token: string } | undefined> {
   const raw = await storage.get(TOKENS_KEY);
   return raw ? (JSON.parse(raw) as { access_token: string; refresh_token: string }) : undefined;
@@ -50,6 +54,71 @@ describe("getAccessToken on a fresh token", () => {
     await h.storage.set(TOKENS_KEY, JSON.stringify({ access_token: "a" }));
     await expect(h.tm.getAccessToken()).rejects.toThrow(failure("NOT_SIGNED_IN"));
     expect(h.calls).toHaveLength(0);
+  });
+});
+
+describe("the promise getAccessToken returns (issue 28: the client adds the header without awaiting a promise it has seen resolved)", () => {
+  it("is the same resolved promise for every call while the token is fresh", async () => {
+    const h = await signedIn();
+    const first = h.tm.getAccessToken();
+    expect(await first).toBe("at_1");
+    h.clock.advance(900_000 - 60_000 - 1);
+    expect(h.tm.getAccessToken()).toBe(first);
+    expect(h.calls).toHaveLength(0);
+  });
+
+  it("is a new one once the clock passes the freshness bound, and then the same one for the refreshed token", async () => {
+    const h = await signedIn();
+    const first = h.tm.getAccessToken();
+    h.clock.advance(900_000 - 60_000);
+    const second = h.tm.getAccessToken();
+    expect(second).not.toBe(first);
+    expect(await second).toBe("at_2");
+    expect(h.tm.getAccessToken()).not.toBe(first);
+    expect(h.tm.getAccessToken()).toBe(h.tm.getAccessToken());
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+  });
+
+  it("is never the stale token's past the freshness bound, even when the refresh then fails", async () => {
+    const h = await signedIn({ retry: { attempts: 1, baseDelayMs: 0 } });
+    const first = h.tm.getAccessToken();
+    await first;
+    h.server.queue.push(() => new Response("busy", { status: 503 }));
+    h.clock.advance(900_000 - 60_000);
+    const late = h.tm.getAccessToken();
+    expect(late).not.toBe(first);
+    await expect(late).rejects.toBeInstanceOf(TransientError);
+  });
+
+  it("is a new one after onUnauthorized, for the refreshed token", async () => {
+    const h = await signedIn();
+    const first = h.tm.getAccessToken();
+    h.tm.onUnauthorized(await first);
+    const next = h.tm.getAccessToken();
+    expect(next).not.toBe(first);
+    expect(await next).toBe("at_2");
+  });
+
+  it("is not handed out after sign-out, nor after signing in again", async () => {
+    const h = await signedIn();
+    const first = h.tm.getAccessToken();
+    await h.tm.signOut();
+    const afterSignOut = h.tm.getAccessToken();
+    expect(afterSignOut).not.toBe(first);
+    await expect(afterSignOut).rejects.toThrow(failure("NOT_SIGNED_IN"));
+    await signIn(h.tm);
+    const again = h.tm.getAccessToken();
+    expect(again).not.toBe(first);
+    expect(await again).toBe("at_2");
+  });
+
+  it("rejects (never throws) when the clock throws", async () => {
+    let broken = false;
+    const h = await signedIn({ now: () => (broken ? fail() : 1_700_000_000_000) });
+    broken = true;
+    // a synchronous throw would fail the test here, before `expect`
+    const pending = h.tm.getAccessToken();
+    await expect(pending).rejects.toThrow("clock broken");
   });
 });
 

@@ -175,6 +175,7 @@ export interface TokenManager {
    * while they are fresh they are handed out even when that retry cannot run (the storage or its lock
    * unreachable). No refresh is made from such tokens until they are written: once they need one and
    * their write fails again, the call rejects at once with `STORAGE_FAILED` (nothing sent, lock released).
+   * While the token stays fresh (checked on every call), every call returns the same resolved promise.
    *
    * @throws {@link TokenManagerError} (`NOT_SIGNED_IN`, with the storage's reason as `cause` when its
    * data was unreadable and set aside; `INVALID_RESPONSE`; `STORAGE_FAILED` when reading fails, or when

@@ -1,5 +1,6 @@
 import createClient from "openapi-fetch";
 import type { paths } from "@tenant-integration/types";
+import { createTokenManager } from "@tenant-integration/token-manager";
 import { describe, expect, it } from "vitest";
 import { staticToken } from "../auth-strategy.js";
 import { createTenantClient } from "../create-tenant-client.js";
@@ -181,5 +182,51 @@ describe("bearer rules through createTenantClient", () => {
     expect(fetch.calls[0]?.redirect).toBe("manual");
     expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
     expect(error).toMatchObject({ status: 307, headers: { location: "https://elsewhere.example/revoke" } });
+  });
+});
+
+describe("bearerMiddleware with the token manager (issue 28: the per-call cost of an async strategy)", () => {
+  const REDIRECT = "http://127.0.0.1:53682/callback";
+
+  /** A token manager signed in on a stub token endpoint (at_1, then at_2 on the first refresh), with a clock the test moves. */
+  async function signedInManager() {
+    let now = 1_700_000_000_000;
+    let issued = 0;
+    const tokenEndpoint = async () =>
+      json(200, { access_token: `at_${++issued}`, refresh_token: `rt_${issued}`, token_type: "Bearer", expires_in: 900 });
+    const manager = createTokenManager({ baseUrl, clientId: "demo", redirectUri: REDIRECT, scopes: ["profile:read"], fetch: tokenEndpoint, now: () => now });
+    const { url } = await manager.beginAuthorization();
+    await manager.completeAuthorization(`${REDIRECT}?code=c&state=${new URL(url).searchParams.get("state")}`);
+    return { manager, advance: (ms: number) => void (now += ms) };
+  }
+
+  /** What the middleware's onRequest returns for one GET of the user: a Request or undefined when it added the header synchronously, a promise when it awaited the strategy. */
+  function onRequest(middleware: ReturnType<typeof bearerMiddleware>, request: Request) {
+    const params = { request, options: {}, schemaPath: "/api/v1/auth/user", params: {}, id: "1" };
+    return middleware.onRequest!(params as unknown as Parameters<NonNullable<typeof middleware.onRequest>>[0]);
+  }
+
+  it("adds a fresh token without awaiting once it has seen the manager's promise resolve, and awaits the refreshed one", async () => {
+    const { manager, advance } = await signedInManager();
+    const middleware = bearerMiddleware({ baseUrl, auth: manager });
+    const request = () => new Request(`${baseUrl}/api/v1/auth/user`, { redirect: "manual" });
+
+    const first = request();
+    const awaited = onRequest(middleware, first);
+    expect(awaited).toBeInstanceOf(Promise);
+    await awaited;
+    expect(first.headers.get("authorization")).toBe("Bearer at_1");
+
+    const second = request();
+    expect(onRequest(middleware, second)).not.toBeInstanceOf(Promise);
+    expect(second.headers.get("authorization")).toBe("Bearer at_1");
+
+    // within the refresh leeway: the manager refreshes, the middleware awaits the new token
+    advance(900_000 - 60_000);
+    const third = request();
+    const refreshed = onRequest(middleware, third);
+    expect(refreshed).toBeInstanceOf(Promise);
+    await refreshed;
+    expect(third.headers.get("authorization")).toBe("Bearer at_2");
   });
 });

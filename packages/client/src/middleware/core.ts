@@ -6,8 +6,8 @@
  *
  * Hot path (a GET answered 2xx, no logger): `onResponse` returns synchronously; `onRequest` too when
  * `getAccessToken()` returns the promise already seen resolved (a resolved promise cannot change its
- * value: `staticToken`), else it takes one step from the strategy's answer to the request (the token
- * manager gives a new promise each call), and a token already seen valid is not checked again.
+ * value: `staticToken`, and the token manager while its token stays fresh), else it takes one step
+ * from the strategy's answer to the request, and a token already seen valid is not checked again.
  *
  * What a call keeps between its hooks lives in the WeakMaps below, keyed by the call's `options`
  * object (openapi-fetch hands each hook the same frozen one) and shared by every instance of this
@@ -174,7 +174,7 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
     // same promise as last time: it resolved to `token`, so no await is needed
     if (token !== undefined && pending === seenPromise) return sending(options, authorize(request, token));
     log?.("token", request, {});
-    // one step from the strategy's answer to the request (the token manager gives a new promise each call)
+    // one step from the strategy's answer to the request (a new token, or a strategy that gives a new promise each call)
     return Promise.resolve(pending).then((value) => sending(options, authorize(request, accept(pending, value))));
   };
 
