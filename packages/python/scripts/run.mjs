@@ -28,6 +28,7 @@ const PROCESS_TESTS = [
   "test_generated.py",
   "test_loopback.py",
   "test_packaging.py",
+  "test_redis_cluster.py",
   "test_redis_storage.py",
   "test_testing.py",
 ];

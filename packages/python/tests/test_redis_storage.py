@@ -21,6 +21,9 @@ from tenant_integration.storage.redis import RedisLock, RedisStorage
 
 TOKENS_KEY = "tenant-integration:https://acme.tenant.test:demo:tokens"
 LOCK_NAME = "tenant-integration:https://acme.tenant.test:demo:lock"
+# Their Redis keys: the session part in a hash tag (issue 31), one cluster slot for the session.
+TOKENS_REDIS_KEY = "tenant-integration:{https://acme.tenant.test:demo}:tokens"
+LOCK_REDIS_KEY = "tenant-integration:{https://acme.tenant.test:demo}:lock"
 CANARY = "rt-canary-" + "9" * 24
 
 
@@ -40,9 +43,9 @@ def prefix() -> str:
 def test_values_are_stored_under_the_prefixed_key_as_they_are(client: redis.Redis, prefix: str) -> None:
     storage = RedisStorage(client, prefix=prefix)
     storage.set(TOKENS_KEY, '{"access_token":"a"}')
-    assert client.get(prefix + TOKENS_KEY) == b'{"access_token":"a"}'
+    assert client.get(prefix + TOKENS_REDIS_KEY) == b'{"access_token":"a"}'
     assert storage.get(TOKENS_KEY) == '{"access_token":"a"}'
-    assert client.ttl(prefix + TOKENS_KEY) == -1, "records must not expire"
+    assert client.ttl(prefix + TOKENS_REDIS_KEY) == -1, "records must not expire"
 
 
 def test_an_absent_key_reads_as_none_and_deleting_it_succeeds(client: redis.Redis, prefix: str) -> None:
@@ -51,7 +54,7 @@ def test_an_absent_key_reads_as_none_and_deleting_it_succeeds(client: redis.Redi
     storage.delete(TOKENS_KEY)
     storage.set(TOKENS_KEY, "v")
     storage.delete(TOKENS_KEY)
-    assert client.exists(prefix + TOKENS_KEY) == 0
+    assert client.exists(prefix + TOKENS_REDIS_KEY) == 0
 
 
 def test_a_client_that_decodes_responses_reads_the_same_text(redis_url: str, prefix: str) -> None:
@@ -88,7 +91,7 @@ def test_the_lock_lets_one_holder_at_a_time_run_its_task(client: redis.Redis, pr
     for thread in threads:
         thread.join()
     assert (storage.get("count"), most_inside) == ("12", 1)
-    assert client.exists(prefix + LOCK_NAME) == 0, "the lock is released after the last task"
+    assert client.exists(prefix + LOCK_REDIS_KEY) == 0, "the lock is released after the last task"
 
 
 def test_the_lock_returns_what_the_task_returns_and_releases_when_it_raises(client: redis.Redis, prefix: str) -> None:
@@ -100,13 +103,13 @@ def test_the_lock_returns_what_the_task_returns_and_releases_when_it_raises(clie
 
     with pytest.raises(ValueError, match="the task's own error"):
         lock(LOCK_NAME, fail)
-    assert client.exists(prefix + LOCK_NAME) == 0
+    assert client.exists(prefix + LOCK_REDIS_KEY) == 0
 
 
 def test_a_lock_another_owner_holds_is_waited_for_within_a_bound_then_lock_timeout(
     client: redis.Redis, prefix: str
 ) -> None:
-    client.set(prefix + LOCK_NAME, "another-owner", px=60_000)
+    client.set(prefix + LOCK_REDIS_KEY, "another-owner", px=60_000)
     lock = RedisLock(client, prefix=prefix, wait_timeout=0.3, retry_delay=0.01)
     ran = False
 
@@ -117,15 +120,15 @@ def test_a_lock_another_owner_holds_is_waited_for_within_a_bound_then_lock_timeo
     with pytest.raises(RedisStoreError) as caught:
         lock(LOCK_NAME, task)
     assert caught.value.code == "LOCK_TIMEOUT"
-    assert LOCK_NAME in str(caught.value)
+    assert LOCK_REDIS_KEY in str(caught.value)
     assert "0.3 s" in str(caught.value)
     assert not ran
-    assert client.get(prefix + LOCK_NAME) == b"another-owner", "a waiter never takes or deletes another's lock"
+    assert client.get(prefix + LOCK_REDIS_KEY) == b"another-owner", "a waiter never takes or deletes another's lock"
 
 
 def test_a_dead_holders_lease_expires_and_the_next_caller_gets_the_lock(client: redis.Redis, prefix: str) -> None:
     # A holder that died without releasing: its key, with its lease, and no one renewing it.
-    client.set(prefix + LOCK_NAME, "dead-owner", px=200)
+    client.set(prefix + LOCK_REDIS_KEY, "dead-owner", px=200)
     lock = RedisLock(client, prefix=prefix, wait_timeout=5, retry_delay=0.01, max_retry_delay=0.05)
     assert lock(LOCK_NAME, lambda: "ran") == "ran"
 
@@ -138,7 +141,7 @@ def test_the_lease_is_renewed_while_a_long_task_runs(client: redis.Redis, prefix
         nonlocal competitors_won
         for _ in range(10):  # 1 s, more than three leases
             time.sleep(0.1)
-            if client.set(prefix + LOCK_NAME, "competitor", nx=True, px=300):
+            if client.set(prefix + LOCK_REDIS_KEY, "competitor", nx=True, px=300):
                 competitors_won += 1
 
     lock(LOCK_NAME, long_task)
@@ -151,12 +154,12 @@ def test_a_lost_lease_is_reported_and_the_new_owners_lock_is_left_alone(client: 
 
     def task() -> None:
         # The lease expired under the task and another owner took the lock.
-        client.set(prefix + LOCK_NAME, "new-owner", px=60_000)
+        client.set(prefix + LOCK_REDIS_KEY, "new-owner", px=60_000)
 
     lock(LOCK_NAME, task)
-    assert client.get(prefix + LOCK_NAME) == b"new-owner"
+    assert client.get(prefix + LOCK_REDIS_KEY) == b"new-owner"
     assert [e.code for e in lost] == ["LEASE_LOST"]
-    assert LOCK_NAME in str(lost[0])
+    assert LOCK_REDIS_KEY in str(lost[0])
 
 
 def test_is_held_answers_from_a_fresh_get_whether_the_lease_is_still_this_tasks(
@@ -167,7 +170,7 @@ def test_is_held_answers_from_a_fresh_get_whether_the_lease_is_still_this_tasks(
     def task() -> list[bool]:
         before = lock.is_held(LOCK_NAME)
         # The holder was paused past its lease, and another owner took the lock.
-        client.set(prefix + LOCK_NAME, "new-owner", px=60_000)
+        client.set(prefix + LOCK_REDIS_KEY, "new-owner", px=60_000)
         return [before, lock.is_held(LOCK_NAME), lock.is_held("another-lock")]
 
     assert lock(LOCK_NAME, task) == [True, False, False]
@@ -183,7 +186,7 @@ def test_a_failing_command_names_the_command_and_the_key_never_the_value(prefix:
         assert caught.value.code == "COMMAND_FAILED"
         message = str(caught.value)
         assert "SET" in message
-        assert prefix + TOKENS_KEY in message
+        assert prefix + TOKENS_REDIS_KEY in message
         assert CANARY not in message
         assert CANARY not in repr(caught.value.__dict__)
         assert isinstance(caught.value.cause, redis.exceptions.ConnectionError)

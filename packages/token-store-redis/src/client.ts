@@ -33,6 +33,75 @@ export interface RedisClientLike {
 }
 
 /**
+ * A connected Redis Cluster client (or Valkey cluster): `createCluster()` of the `redis` package,
+ * after `connect()`. Each command is sent with the Redis key it concerns as `firstKey`, so it goes to
+ * the primary of that key's slot (never to a replica: `isReadonly` is `false`), where node-redis
+ * follows MOVED and ASK redirections; waiters subscribe on the cluster itself (its pub/sub
+ * connection).
+ *
+ * @example
+ * ```ts
+ * import { createCluster } from "redis";
+ * const cluster: RedisClusterLike = await createCluster({ rootNodes: [{ url: "redis://127.0.0.1:7000" }] }).connect();
+ * ```
+ * @see https://github.com/redis/node-redis/blob/master/docs/clustering.md
+ */
+export interface RedisClusterLike {
+  /** node-redis's cluster `sendCommand`: routed by `firstKey`. */
+  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[], options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+  /** The cluster's primaries (node-redis keeps them up to date): what tells a cluster client from a single-server one. */
+  readonly masters: readonly unknown[];
+  /** Classic pub/sub on the cluster's pub/sub connection: a `PUBLISH` on any node reaches it. */
+  subscribe?(channel: string, listener: ClusterListener): Promise<unknown>;
+  unsubscribe?(channel: string, listener: ClusterListener): Promise<unknown>;
+}
+
+/** A cluster's pub/sub listener: node-redis hands it strings, or bytes in buffer mode. */
+type ClusterListener = (message: string | Uint8Array, channel: string | Uint8Array) => unknown;
+
+/** Whether `client` is a node-redis cluster (it has `masters`), not a single-server client. */
+export function isCluster(client: unknown): client is RedisClusterLike {
+  return typeof client === "object" && client !== null && Array.isArray((client as { masters?: unknown }).masters);
+}
+
+/** How each cluster's commands are sent: by the key they concern. Keyed by the client made for the cluster. */
+const routers = new WeakMap<RedisClientLike, (args: string[], key: string, options: { abortSignal: AbortSignal }) => Promise<unknown>>();
+/** One client per cluster, so that every storage and lock on a cluster shares its wake-up subscription. */
+const overClusters = new WeakMap<RedisClusterLike, RedisClientLike>();
+
+/**
+ * The client the store uses for a cluster: its commands routed by their key (the store always knows
+ * it: `WAIT` goes with the key just written, to the node that took the write), and a subscriber that
+ * is the cluster's own pub/sub connection.
+ */
+export function overCluster(cluster: RedisClusterLike): RedisClientLike {
+  const existing = overClusters.get(cluster);
+  if (existing) return existing;
+  const client: RedisClientLike = { sendCommand: (args, options) => cluster.sendCommand(undefined, false, args, options) };
+  if (typeof cluster.subscribe === "function") client.duplicate = () => clusterSubscriber(cluster);
+  routers.set(client, (args, key, options) => cluster.sendCommand(key, false, args, options));
+  overClusters.set(cluster, client);
+  return client;
+}
+
+/** The cluster's own subscription, shaped as a second connection; `destroy` only unsubscribes what it subscribed. */
+function clusterSubscriber(cluster: RedisClusterLike): RedisSubscriberLike {
+  const subscribed: [string, ClusterListener][] = [];
+  return {
+    on: () => undefined,
+    connect: async () => undefined,
+    async subscribe(channel, listener) {
+      const heard: ClusterListener = (message, from) => listener(String(message), String(from));
+      await cluster.subscribe!(channel, heard);
+      subscribed.push([channel, heard]);
+    },
+    destroy() {
+      for (const [channel, listener] of subscribed.splice(0)) cluster.unsubscribe?.(channel, listener).catch(() => {});
+    },
+  };
+}
+
+/**
  * The default of `commandTimeoutMs`: node-redis's own command timeout, and redis-py's socket
  * timeout (the Python kit's bound), so both kits give up on a silent Redis at the same moment.
  */
@@ -78,7 +147,8 @@ export async function send(client: RedisClientLike, args: string[], key: string,
   });
   let reply: Promise<unknown> | undefined;
   try {
-    reply = client.sendCommand(args, { abortSignal: abort.signal });
+    const routed = routers.get(client);
+    reply = routed ? routed(args, key, { abortSignal: abort.signal }) : client.sendCommand(args, { abortSignal: abort.signal });
     return await Promise.race([reply, deadline]);
   } catch (e) {
     if (!timedOut) throw new RedisStoreError(code, `Redis ${args[0]} of ${key} failed: ${why(e)}`, e);

@@ -5,8 +5,9 @@
  * @see RFC 9700 §4.14.2 (refresh token rotation), RFC 6749 §6
  */
 import type { Lock, LockWaitOptions } from "@tenant-integration/token-manager";
-import { DEFAULT_COMMAND_TIMEOUT_MS, script, send, text, type RedisClientLike, type SendOptions } from "./client.js";
+import { DEFAULT_COMMAND_TIMEOUT_MS, isCluster, overCluster, script, send, text, type RedisClientLike, type RedisClusterLike, type SendOptions } from "./client.js";
 import { RedisStoreError } from "./errors.js";
+import { checkPrefix, redisKey } from "./keys.js";
 import { storageFailed } from "./storage-failed.js";
 import { announceRelease, watchReleases, type ReleaseWatch } from "./wake.js";
 
@@ -22,7 +23,10 @@ import { announceRelease, watchReleases, type ReleaseWatch } from "./wake.js";
  * @see RFC 9700 §4.14.2, RFC 6749 §6
  */
 export interface RedisLockOptions {
-  /** Put before every key (the lock's and the storage's), e.g. `"myapp:"` in a shared Redis (default `""`). */
+  /**
+   * Put before every key (the lock's and the storage's), e.g. `"myapp:"` in a shared Redis (default
+   * `""`). No `{` or `}`: a brace would move the hash tag that keeps a session in one cluster slot.
+   */
   prefix?: string;
   /**
    * How long a lease lasts without renewal, in milliseconds (default 10 000). A holder that dies
@@ -106,7 +110,8 @@ function newOwner(): string {
 }
 
 /**
- * Creates a {@link Lock} on Redis. Each call takes the key `prefix + name` with
+ * Creates a {@link Lock} on a single Redis server. Each call takes the key of `name` after `prefix`
+ * (`<prefix>tenant-integration:{<origin>:<clientId>}:lock`, see the README's "Keys") with
  * `SET key owner NX PX leaseMs` (a random owner value), retrying with exponential backoff and
  * jitter until it gets it or `waitTimeoutMs` runs out, and waking at once when the holder announces
  * its release (`PUBLISH <key>:released`, heard on a connection of the waiter's own from
@@ -121,7 +126,8 @@ function newOwner(): string {
  * Every command waits for its reply at most `commandTimeoutMs`, so a call settles within
  * `waitTimeoutMs + commandTimeoutMs` even when Redis stops answering with its connections open.
  *
- * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option. The returned lock
+ * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option, a prefix holding `{` or
+ * `}`, or a Redis Cluster client (use {@link redisClusterLock}). The returned lock
  * rejects with `LOCK_TIMEOUT` (a `RedisStoreError`) when the wait runs out; with the token manager's
  * `TokenManagerError` `STORAGE_FAILED` (cause: a `RedisStoreError` `LOCK_UNAVAILABLE` saying which
  * command failed and why) when Redis fails, or gives no reply within `commandTimeoutMs`, while the
@@ -138,7 +144,49 @@ function newOwner(): string {
  * https://redis.io/docs/latest/develop/clients/patterns/distributed-locks/ (single-instance lock)
  */
 export function redisLock(client: RedisClientLike, options: RedisLockOptions = {}): Lock {
-  const { prefix = "", onLeaseLost = (e: RedisStoreError) => console.warn(e.message) } = options;
+  return lockOn(singleServer(client, "redisLock", "redisClusterLock"), options);
+}
+
+/**
+ * {@link redisLock} on a Redis Cluster (or Valkey cluster): the same lock, each command sent to the
+ * primary of the lock key's slot; waiters subscribe on the cluster's pub/sub connection (a
+ * `PUBLISH` on any node reaches it).
+ *
+ * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option, or for a
+ * single-server client (use {@link redisLock}). The returned lock rejects as {@link redisLock}'s.
+ * @example
+ * ```ts
+ * import { createCluster } from "redis";
+ * const cluster = await createCluster({ rootNodes: [{ url: "redis://127.0.0.1:7000" }] }).connect();
+ * const lock = redisClusterLock(cluster);
+ * await lock("tenant-integration:https://acme.tenant.test:demo:lock", async () => refreshOnce());
+ * ```
+ * @see RFC 9700 §4.14.2; https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/
+ */
+export function redisClusterLock(cluster: RedisClusterLike, options: RedisLockOptions = {}): Lock {
+  return lockOn(clusterClient(cluster, "redisClusterLock", "redisLock"), options);
+}
+
+/** Refuses a cluster client given to a single-server factory (its commands would not be routed to their slot). */
+export function singleServer(client: RedisClientLike, factory: string, instead: string): RedisClientLike {
+  if (isCluster(client)) {
+    throw new RedisStoreError("INVALID_OPTIONS", `${factory} was given a Redis Cluster client (createCluster): use ${instead}, which sends each command to the node of its key's slot`);
+  }
+  return client;
+}
+
+/** Refuses a single-server client given to a cluster factory; the store's client for the cluster otherwise. */
+export function clusterClient(cluster: RedisClusterLike, factory: string, instead: string): RedisClientLike {
+  if (!isCluster(cluster)) {
+    throw new RedisStoreError("INVALID_OPTIONS", `${factory} was given a client that is not a Redis Cluster client (createCluster() of the redis package): use ${instead} for a single Redis server`);
+  }
+  return overCluster(cluster);
+}
+
+/** The lock of {@link redisLock} and {@link redisClusterLock}, over a client that sends each command to its key's node. */
+export function lockOn(client: RedisClientLike, options: RedisLockOptions = {}): Lock {
+  const { onLeaseLost = (e: RedisStoreError) => console.warn(e.message) } = options;
+  const prefix = checkPrefix(options.prefix ?? "");
   const leaseMs = Math.ceil(positive("leaseMs", options.leaseMs ?? 10_000));
   const renewEveryMs = positive("renewEveryMs", options.renewEveryMs ?? Math.floor(leaseMs / 3));
   if (renewEveryMs >= leaseMs) throw new RedisStoreError("INVALID_OPTIONS", "renewEveryMs must be less than leaseMs");
@@ -247,7 +295,7 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
   };
 
   return async (name, task, wait) => {
-    const key = prefix + name;
+    const key = redisKey(prefix, name);
     const owner = newOwner();
     await acquire(key, owner, wait?.until);
     const { release, isHeld } = hold(key, owner);

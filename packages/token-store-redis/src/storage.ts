@@ -5,9 +5,10 @@
  */
 import type { Lock, TokenStorage } from "@tenant-integration/token-manager";
 import { processIdentity } from "@tenant-integration/token-manager/node";
-import { DEFAULT_COMMAND_TIMEOUT_MS, send, text, type RedisClientLike } from "./client.js";
+import { DEFAULT_COMMAND_TIMEOUT_MS, send, text, type RedisClientLike, type RedisClusterLike } from "./client.js";
 import { RedisStoreError } from "./errors.js";
-import { redisLock, type RedisLockOptions } from "./lock.js";
+import { checkPrefix, redisKey } from "./keys.js";
+import { clusterClient, lockOn, singleServer, type RedisLockOptions } from "./lock.js";
 
 /**
  * Options of {@link redisStorage}: the lock's, plus replica acknowledgement.
@@ -47,8 +48,9 @@ export interface RedisTokenStorage extends TokenStorage {
 /**
  * Stores the token manager's records in Redis, one string key per record, and brings the Redis
  * lock that makes one refresh out of many across every process sharing the Redis. Keys are the
- * manager's own, which already name the tenant origin and the client, after `prefix`:
- * `<prefix>tenant-integration:<origin>:<clientId>:tokens` (and `:pending`, `:lock`). Values are the
+ * manager's own names, which name the tenant origin and the client, with the session part in a
+ * hash tag, after `prefix`: `<prefix>tenant-integration:{<origin>:<clientId>}:tokens` (and `:pending`,
+ * `:intent`, `:lock`; the same keys as on a cluster, see {@link redisClusterStorage}). Values are the
  * manager's JSON strings, stored as they are and never logged.
  *
  * `get` is `GET`, `set` is `SET` (resolving once Redis acknowledged it, and with `replicas` once
@@ -59,7 +61,8 @@ export interface RedisTokenStorage extends TokenStorage {
  * `replicas.timeoutMs`), so a Redis that stops answering with its connections open fails a call
  * instead of blocking it for the whole outage.
  *
- * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option. Its methods reject with
+ * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option, a prefix holding `{` or
+ * `}`, or a Redis Cluster client (use {@link redisClusterStorage}). Its methods reject with
  * `COMMAND_FAILED` (cause: the client's error, or a `TimeoutError` when no reply came within
  * `commandTimeoutMs`), `UNEXPECTED_REPLY` or `REPLICATION_TIMEOUT`; the token manager turns those
  * into `STORAGE_FAILED`.
@@ -81,12 +84,43 @@ export interface RedisTokenStorage extends TokenStorage {
  * @see RFC 6749 §6, §10.4; RFC 9700 §4.14.2
  */
 export function redisStorage(client: RedisClientLike, options: RedisStorageOptions = {}): RedisTokenStorage {
-  const { prefix = "", replicas } = options;
+  return storageOn(singleServer(client, "redisStorage", "redisClusterStorage"), options);
+}
+
+/**
+ * {@link redisStorage} on a Redis Cluster (or Valkey cluster), with its {@link redisClusterLock}:
+ * the same keys, values and lock. The keys of one session share a hash tag
+ * (`tenant-integration:{<origin>:<clientId>}:<kind>`), so they live in one slot on one node; each
+ * command goes to that slot's primary (node-redis follows MOVED and ASK while a slot moves), and
+ * `replicas` (`WAIT`) is asked of the node that took the write.
+ *
+ * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option, a prefix holding `{`
+ * or `}`, or a client that is not a cluster client (use {@link redisStorage}). Its methods reject as
+ * {@link redisStorage}'s; a cluster that is down, or has no node serving the session's slot, is
+ * `COMMAND_FAILED` (the token manager's `STORAGE_FAILED`), and nothing stored is lost.
+ * @example
+ * ```ts
+ * import { createCluster } from "redis";
+ * import { redisClusterStorage } from "@tenant-integration/token-store-redis";
+ *
+ * const cluster = await createCluster({ rootNodes: [{ url: "redis://127.0.0.1:7000" }] }).connect();
+ * const storage = redisClusterStorage(cluster, { prefix: "billing-app:" });
+ * ```
+ * @see RFC 6749 §10.4; https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags
+ */
+export function redisClusterStorage(cluster: RedisClusterLike, options: RedisStorageOptions = {}): RedisTokenStorage {
+  return storageOn(clusterClient(cluster, "redisClusterStorage", "redisStorage"), options);
+}
+
+/** The storage of {@link redisStorage} and {@link redisClusterStorage}, over a client that sends each command to its key's node. */
+function storageOn(client: RedisClientLike, options: RedisStorageOptions): RedisTokenStorage {
+  const { replicas } = options;
+  const prefix = checkPrefix(options.prefix ?? "");
   if (replicas && !(Number.isInteger(replicas.count) && replicas.count >= 0 && Number.isInteger(replicas.timeoutMs) && replicas.timeoutMs > 0)) {
     throw new RedisStoreError("INVALID_OPTIONS", "replicas.count and replicas.timeoutMs must be integers, count >= 0 and timeoutMs > 0 (WAIT 0 would block forever)");
   }
-  const lock = redisLock(client, options);
-  // Checked by redisLock above.
+  const lock = lockOn(client, options);
+  // Checked by lockOn above.
   const timeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
 
   /** With `replicas`, waits for their acknowledgement of the write just made on this connection. */
@@ -103,19 +137,19 @@ export function redisStorage(client: RedisClientLike, options: RedisStorageOptio
     lock,
     processIdentity: processIdentity(),
     async get(name) {
-      const key = prefix + name;
+      const key = redisKey(prefix, name);
       const value = text(await send(client, ["GET", key], key, { timeoutMs }));
       if (value === undefined) throw new RedisStoreError("UNEXPECTED_REPLY", `GET of ${key} did not answer a string`);
       return value;
     },
     async set(name, value) {
-      const key = prefix + name;
+      const key = redisKey(prefix, name);
       const reply = text(await send(client, ["SET", key, value], key, { timeoutMs }));
       if (reply !== "OK") throw new RedisStoreError("UNEXPECTED_REPLY", `SET of ${key} was not acknowledged with OK`);
       await replicated(key);
     },
     async delete(name) {
-      const key = prefix + name;
+      const key = redisKey(prefix, name);
       await send(client, ["DEL", key], key, { timeoutMs });
       await replicated(key);
     },

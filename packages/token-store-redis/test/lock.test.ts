@@ -193,7 +193,7 @@ describe("redisLock", () => {
     expect(error).toMatchObject({
       name: "TokenManagerError",
       code: "STORAGE_FAILED",
-      message: "STORAGE_FAILED: Redis SET of tenant-integration:x:lock failed: the client is closed",
+      message: "STORAGE_FAILED: Redis SET of tenant-integration:{x}:lock failed: the client is closed",
       cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE", cause: new Error("The client is closed") },
     });
     expect(task).not.toHaveBeenCalled();

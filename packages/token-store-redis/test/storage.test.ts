@@ -21,21 +21,23 @@ describe("redisStorage", () => {
     await storage.set(key, '{"a":1}');
     // Acknowledged by Redis before set resolved: another connection sees it at once.
     const other = await connect();
-    expect(await other.get(`${prefix}${key}`)).toBe('{"a":1}');
-    expect(await other.pTTL(`${prefix}${key}`)).toBe(-1); // no expiry
+    // The session part in a hash tag (issue 31): the Redis key of the manager's name.
+    const redisKey = `${prefix}tenant-integration:{https://acme.tenant.test:demo}:tokens`;
+    expect(await other.get(redisKey)).toBe('{"a":1}');
+    expect(await other.pTTL(redisKey)).toBe(-1); // no expiry
     expect(await storage.get(key)).toBe('{"a":1}');
     await storage.delete(key);
     await storage.delete(key); // absent: still resolves
     expect(await storage.get(key)).toBeNull();
   });
 
-  it("keeps the token manager's keys, named by tenant origin and client id, after the prefix", async () => {
+  it("keeps the token manager's keys, named by tenant origin and client id in one hash tag, after the prefix", async () => {
     const client = await connect();
     const prefix = uniquePrefix();
     const sandbox = inProcessSandbox();
     const tm = managerFor(redisStorage(client, { prefix }), sandbox);
     await signIn(tm, sandbox);
-    expect((await client.keys(`${prefix}*`)).sort()).toEqual([`${prefix}tenant-integration:http://127.0.0.1:4020:fleet-demo:tokens`]);
+    expect((await client.keys(`${prefix}*`)).sort()).toEqual([`${prefix}tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens`]);
   });
 
   it("carries its lock, which the token manager uses (SET NX on the :lock key around a refresh)", async () => {
@@ -51,7 +53,7 @@ describe("redisStorage", () => {
     const tm2 = managerFor(redisStorage(spy, { prefix }), sandbox, clock);
     clock.offsetMs = 16 * 60_000;
     await tm2.getAccessToken();
-    expect(locked).toEqual([`${prefix}tenant-integration:http://127.0.0.1:4020:fleet-demo:lock`]);
+    expect(locked).toEqual([`${prefix}tenant-integration:{http://127.0.0.1:4020:fleet-demo}:lock`]);
   });
 
   it("never goes to Redis on the fresh-token path: the manager answers from memory", async () => {
@@ -98,11 +100,12 @@ describe("redisStorage", () => {
     const client = await connect();
     const prefix = uniquePrefix();
     const key = "tenant-integration:http://127.0.0.1:4020:fleet-demo:tokens";
+    const redisKey = `${prefix}tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens`;
     // A key of another type: Redis answers WRONGTYPE to GET.
-    await client.hSet(`${prefix}${key}`, "field", "x");
+    await client.hSet(redisKey, "field", "x");
     const storage = redisStorage(client, { prefix });
     const error = await storage.get(key).catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis GET of ${prefix}${key} failed: Redis answered an error (WRONGTYPE)` });
+    expect(error).toMatchObject({ name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis GET of ${redisKey} failed: Redis answered an error (WRONGTYPE)` });
     expect(String((error as Error).cause)).toMatch(/WRONGTYPE/);
 
     const stopped = redisStorage({ sendCommand: () => Promise.reject(new Error("The client is closed")) }, { prefix });
@@ -194,7 +197,7 @@ describe("redisStorage", () => {
     let stored: string | null = null;
     for (let i = 0; i < 100 && stored === null; i++) {
       expect(await tm.getAccessToken()).toBe(token);
-      stored = await client.get("tenant-integration:http://127.0.0.1:4020:fleet-demo:tokens").catch(() => null);
+      stored = await client.get("tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens").catch(() => null);
       if (stored === null) await new Promise((r) => setTimeout(r, 50));
     }
     const anotherProcess = managerFor(redisStorage(client), sandbox);

@@ -20,6 +20,8 @@ const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 /** Slack for the scheduler and a loaded CI machine: the bound is the promise, not a speed. */
 const MARGIN_MS = 3_000;
 const TOKENS = "tenant-integration:http://127.0.0.1:4020:fleet-demo:tokens";
+/** Its Redis key: the session part in a hash tag. */
+const TOKENS_KEY = "tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens";
 
 /** A redis-server of the test's own, killed (SIGKILL also ends a stopped one) when the test ends. */
 async function ownServer(): Promise<RunningRedis> {
@@ -114,7 +116,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
       error: {
         name: "TokenManagerError",
         code: "STORAGE_FAILED",
-        message: "STORAGE_FAILED: Redis SET of tenant-integration:x:lock got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)",
+        message: "STORAGE_FAILED: Redis SET of tenant-integration:{x}:lock got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)",
         cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE", cause: { name: "TimeoutError" } },
       },
     });
@@ -157,7 +159,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     hang(server);
     const results = await Promise.all([storage.get(TOKENS), storage.set(TOKENS, '{"refresh_token":"rt-secret"}'), storage.delete(TOKENS)].map((p) => settle(p, 300 + MARGIN_MS)));
     for (const [i, command] of ["GET", "SET", "DEL"].entries()) {
-      expect(results[i]).toMatchObject({ outcome: "rejected", error: { name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis ${command} of ${TOKENS} got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)` } });
+      expect(results[i]).toMatchObject({ outcome: "rejected", error: { name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis ${command} of ${TOKENS_KEY} got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)` } });
       expect(String((results[i] as { error: Error }).error) + JSON.stringify((results[i] as { error: Error }).error)).not.toContain("rt-secret");
     }
   });
@@ -171,7 +173,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     const reported: TokenManagerError[] = [];
     tm.on("storage-failed", ({ error }) => reported.push(error));
     await expect(signIn(tm, sandbox)).rejects.toMatchObject({ code: "STORAGE_FAILED" });
-    await client.del(TOKENS); // as if the write had been lost: only this process has the tokens now
+    await client.del(TOKENS_KEY); // as if the write had been lost: only this process has the tokens now
 
     hang(server);
     const token = await tm.getAccessToken(); // within a second of the failed write: from memory
@@ -184,7 +186,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     let stored: string | null = null;
     for (let i = 0; i < 100 && stored === null; i++) {
       expect(await tm.getAccessToken()).toBe(token);
-      stored = await client.get(TOKENS);
+      stored = await client.get(TOKENS_KEY);
       if (stored === null) await new Promise((r) => setTimeout(r, 100));
     }
     expect(JSON.parse(stored ?? "{}")).toMatchObject({ access_token: token });
@@ -212,7 +214,7 @@ describe("a Redis that refuses connections (killed)", () => {
     expect(locked).toMatchObject({ outcome: "rejected", error: { name: "TokenManagerError", code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } } });
     if ("disableOfflineQueue" in clientOptions) {
       // Said why, in the message: refused at once (the client offline, or its connection closing), not a silence.
-      expect((locked as { error: Error }).error.message).toMatch(/^STORAGE_FAILED: Redis SET of tenant-integration:x:lock failed: Redis could not be reached \((the client is offline, reconnecting|the connection closed)\)$/);
+      expect((locked as { error: Error }).error.message).toMatch(/^STORAGE_FAILED: Redis SET of tenant-integration:{x}:lock failed: Redis could not be reached \((the client is offline, reconnecting|the connection closed)\)$/);
     }
   });
 
@@ -229,7 +231,7 @@ describe("a Redis that refuses connections (killed)", () => {
     for (let i = 0; i < 100 && !client.isReady; i++) await new Promise((r) => setTimeout(r, 50));
     expect(client.isReady).toBe(true);
     await new Promise((r) => setTimeout(r, 200));
-    expect(await client.get(TOKENS)).toBeNull();
+    expect(await client.get(TOKENS_KEY)).toBeNull();
   });
 });
 

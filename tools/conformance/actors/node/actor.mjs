@@ -11,8 +11,8 @@
 import { createInterface } from "node:readline";
 import { createTokenManager, logSessionTo, memoryStorage } from "@tenant-integration/token-manager";
 import { fileStorage } from "@tenant-integration/token-manager/node";
-import { redisStorage } from "@tenant-integration/token-store-redis";
-import { createClient } from "redis";
+import { redisClusterStorage, redisStorage } from "@tenant-integration/token-store-redis";
+import { createClient, createCluster } from "redis";
 
 /** The header that names the actor on every request to the tenant, for the sandbox's ledger. */
 const ACTOR_HEADER = "Sandbox-Actor";
@@ -209,7 +209,7 @@ function armedStorage(inner, lock) {
 }
 
 /**
- * The storage of `config.storage`, connecting to Redis for `redis`. `manager.lockWaitMs` is the
+ * The storage of `config.storage`, connecting to Redis for `redis` (a cluster client for `redis-cluster`). `manager.lockWaitMs` is the
  * bounded wait of the storage's lock (`lockTimeoutMs` of fileStorage, `waitTimeoutMs` of
  * redisStorage); for memoryStorage it is the manager's `lockTimeoutMs` (see managerOptions).
  *
@@ -225,19 +225,22 @@ async function openStorage({ storage, manager = {} }) {
       ...(storage.staleMs === undefined ? {} : { staleMs: storage.staleMs }),
       ...(lockWaitMs === undefined ? {} : { lockTimeoutMs: lockWaitMs }),
     });
-  } else if (storage.kind === "redis") {
-    const client = createClient({ url: storage.url });
+  } else if (storage.kind === "redis" || storage.kind === "redis-cluster") {
+    const cluster = storage.kind === "redis-cluster";
+    // A cluster client starts from the nodes it is given and learns the slots from them.
+    const client = cluster ? createCluster({ rootNodes: storage.urls.map((url) => ({ url })) }) : createClient({ url: storage.url });
     // A Redis outage must not crash the process: the commands fail, and the manager reports them.
     client.on("error", (e) => process.stderr.write(`redis: ${e?.message ?? e}\n`));
     await client.connect();
     state.redis = client;
-    inner = redisStorage(client, {
+    const options = {
       prefix: storage.prefix ?? "",
       ...(storage.leaseMs === undefined ? {} : { leaseMs: storage.leaseMs }),
       ...(lockWaitMs === undefined ? {} : { waitTimeoutMs: lockWaitMs }),
       // The store's own warning (it names the key, never a value), as the kit's log line.
       onLeaseLost: (error) => say({ event: "log", level: "warning", message: String(error.message) }),
-    });
+    };
+    inner = cluster ? redisClusterStorage(client, options) : redisStorage(client, options);
   } else throw new ActorError("UNSUPPORTED", `the Node kit has no storage of kind ${JSON.stringify(storage.kind)}`);
   const lock = storage.lock === "none" ? noLock : inner.lock;
   state.hasLock = lock !== undefined;

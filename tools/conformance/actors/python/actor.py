@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn, TypeVar
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
@@ -400,6 +400,17 @@ def nothing() -> None:
     return None
 
 
+def redis_options(config: Config) -> dict[str, Any]:
+    """The options of a Redis storage (single server or cluster) from ``config.storage``."""
+    lease = seconds(config.storage.get("leaseMs"), "storage.leaseMs")
+    options: dict[str, Any] = {"prefix": str(config.storage.get("prefix", ""))}
+    if lease is not None:
+        options["lease"] = lease
+    if config.lock_wait is not None:
+        options["wait_timeout"] = config.lock_wait
+    return options
+
+
 def open_storage(config: Config) -> tuple[TokenStorage, Callable[[], None]]:
     """The storage of ``config.storage``, and what closes it. ``lockWaitMs`` is the storage lock's bounded
     wait (the Python manager has no such option: its storages do)."""
@@ -419,13 +430,17 @@ def open_storage(config: Config) -> tuple[TokenStorage, Callable[[], None]]:
         from tenant_integration.storage.redis import RedisStorage
 
         client = redis.Redis.from_url(str(spec["url"]), socket_timeout=5)
-        lease = seconds(spec.get("leaseMs"), "storage.leaseMs")
-        options: dict[str, Any] = {"prefix": str(spec.get("prefix", ""))}
-        if lease is not None:
-            options["lease"] = lease
-        if config.lock_wait is not None:
-            options["wait_timeout"] = config.lock_wait
-        return RedisStorage(client, **options), client.close
+        return RedisStorage(client, **redis_options(config)), client.close
+    if kind == "redis-cluster":
+        from redis.cluster import ClusterNode, RedisCluster
+
+        from tenant_integration.storage.redis import RedisClusterStorage
+
+        # The cluster's nodes are the client's seeds; it learns the slots from them.
+        seeds = [urlsplit(str(url)) for url in spec["urls"]]
+        nodes = [ClusterNode(seed.hostname, seed.port) for seed in seeds]  # type: ignore[no-untyped-call]
+        cluster = RedisCluster(startup_nodes=nodes, socket_timeout=5)
+        return RedisClusterStorage(cluster, **redis_options(config)), cluster.close
     raise ActorError("UNSUPPORTED", f"the Python kit has no storage of kind {kind!r}")
 
 

@@ -23,6 +23,9 @@ function storageConfig(run, env, dir) {
       return { kind: "file", path: join(dir, "state", "tokens.json"), ...(stale ? { staleMs: stale } : {}), ...lock };
     case "redis":
       return { kind: "redis", url: env.redisUrl, prefix: `conformance:${env.runNumber}:`, ...(stale ? { leaseMs: stale } : {}), ...lock };
+    case "redis-cluster":
+      // The cluster's nodes are the client's seeds; the run's keys share one hash slot (the kits' key scheme).
+      return { kind: "redis-cluster", urls: env.redisClusterUrls, prefix: `conformance:${env.runNumber}:`, ...(stale ? { leaseMs: stale } : {}), ...lock };
     default:
       return { kind: run.storage, ...lock };
   }
@@ -52,7 +55,7 @@ const START_BATCH = 10;
  * Runs one expanded run.
  *
  * @param {object} run from expand()
- * @param {{ sandbox: object, clientId: string, redirectUri: string, commands: object, redisUrl?: string,
+ * @param {{ sandbox: object, clientId: string, redirectUri: string, commands: object, redisUrl?: string, redisClusterUrls?: string[],
  *   redis?: { restart(): Promise<void> }, browser?: object, runNumber: number, noLock?: boolean }} env
  * @returns {Promise<object>} the run's result: passed, failures, refreshes per expiry, worst wait…
  */

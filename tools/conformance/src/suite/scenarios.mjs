@@ -15,11 +15,11 @@ export const SCENARIO_DIR = join(SPEC_DIR, "scenarios");
 
 /** The targets, and the storages each can run on. */
 export const TARGETS = {
-  node: ["memory", "file", "redis"],
-  python: ["memory", "file", "redis"],
-  "python-async": ["memory", "file", "redis"],
+  node: ["memory", "file", "redis", "redis-cluster"],
+  python: ["memory", "file", "redis", "redis-cluster"],
+  "python-async": ["memory", "file", "redis", "redis-cluster"],
   browser: ["web"],
-  go: ["memory", "file", "redis"],
+  go: ["memory", "file", "redis", "redis-cluster"],
 };
 
 /** Timing defaults (ms), for names a scenario does not set. */

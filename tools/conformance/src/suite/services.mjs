@@ -1,6 +1,6 @@
 // The services a run needs: the sandbox tenant as a process (its test clock, ledger, events and
-// faults over HTTP), and redis-server on a free loopback port. Every process started here is
-// stopped by the caller's close().
+// faults over HTTP), redis-server on a free loopback port, and a Redis Cluster of such servers.
+// Every process started here is stopped by the caller's close().
 import { spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -161,6 +161,67 @@ export async function startRedis({ command = "redis-server", appendonly = false,
       await kill();
     },
   };
+}
+
+/**
+ * Starts a Redis Cluster (issue 31): `primaries` redis-servers with `--cluster-enabled yes`, each on
+ * a free loopback port with a free bus port (`--cluster-port`), no persistence, joined by
+ * `redis-cli --cluster create` (redis-cli beside REDIS_SERVER_PATH, else on PATH); resolves once
+ * every node reports `cluster_state:ok` and knows the others. `urls` are the nodes' URLs, the seeds
+ * an actor's cluster client starts from.
+ */
+export async function startRedisCluster({ command = "redis-server", primaries = 3 } = {}) {
+  const { mkdtemp, rm } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const dir = await mkdtemp(join(tmpdir(), "conformance-cluster-"));
+  const cli = command.includes("/") ? join(command, "..", "redis-cli") : "redis-cli";
+  const ask = (port, ...args) => {
+    const run = spawnSync(cli, ["-h", "127.0.0.1", "-p", String(port), ...args], { encoding: "utf8", timeout: 30_000 });
+    if (run.status !== 0) throw new Error(`redis-cli ${args.join(" ")} failed (${run.status}): ${run.stderr}${run.stdout}`);
+    return run.stdout;
+  };
+  const nodes = [];
+  const close = async () => {
+    for (const node of nodes) node.child.kill("SIGCONT");
+    await Promise.all(nodes.map(({ child, exited }) => (child.exitCode === null && child.signalCode === null ? (child.kill("SIGKILL"), exited) : exited)));
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < primaries; i++) {
+      const port = await freePort();
+      const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--cluster-enabled", "yes", "--cluster-port", String(await freePort()), "--cluster-config-file", join(dir, `nodes-${port}.conf`), "--dir", dir];
+      const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      nodes.push({ port, child, exited });
+      let log = "";
+      await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`redis-server (cluster node) did not start within 15 s:\n${log}`)), 15_000);
+        const read = (chunk) => {
+          log += chunk;
+          if (log.includes("Ready to accept connections")) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        child.stdout.on("data", read);
+        child.stderr.on("data", read);
+        child.once("exit", (code) => {
+          clearTimeout(timer);
+          reject(new Error(`redis-server (cluster node) exited (${code}):\n${log}`));
+        });
+      });
+    }
+    ask(nodes[0].port, "--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`), "--cluster-replicas", "0", "--cluster-yes");
+    const deadline = Date.now() + 30_000;
+    while (!nodes.every((n) => /cluster_state:ok/.test(ask(n.port, "CLUSTER", "INFO")) && ask(n.port, "CLUSTER", "INFO").includes(`cluster_known_nodes:${nodes.length}`))) {
+      if (Date.now() > deadline) throw new Error(`the Redis Cluster did not become ready within 30 s:\n${ask(nodes[0].port, "CLUSTER", "NODES")}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { urls: nodes.map((n) => `redis://127.0.0.1:${n.port}`), close };
 }
 
 /**

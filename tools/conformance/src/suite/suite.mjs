@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { defaultCommands } from "./actor.mjs";
 import { runScenario } from "./run.mjs";
 import { expand, loadScenarios } from "./scenarios.mjs";
-import { findRedisServer, startRedis, startSandbox } from "./services.mjs";
+import { findRedisServer, startRedis, startRedisCluster, startSandbox } from "./services.mjs";
 
 export const CLIENT_ID = "conformance";
 /** The redirect URI of the Node and Python actors (RFC 8252 loopback; the sandbox auto-approves, nothing listens). */
@@ -40,7 +40,7 @@ export function survey({ commands = defaultCommands() } = {}) {
 export function plan({ geometry = "reduced", targets, redis, filter = () => true, dir }) {
   return loadScenarios(dir)
     .flatMap((scenario) => expand(scenario, { geometry, targets }))
-    .filter((run) => (redis || run.storage !== "redis") && filter(run));
+    .filter((run) => (redis || !run.storage.startsWith("redis")) && filter(run));
 }
 
 /**
@@ -61,6 +61,12 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
     if (runs.some((run) => run.storage === "redis")) {
       shared = await startRedis({ command: redis?.command });
       closers.push(() => shared.close());
+    }
+    // One Redis Cluster (three primaries) for the redis-cluster runs; each run has its own key prefix.
+    let cluster;
+    if (runs.some((run) => run.storage === "redis-cluster")) {
+      cluster = await startRedisCluster({ command: redis?.command });
+      closers.push(() => cluster.close());
     }
     const wantsBrowser = runs.some((run) => run.storage === "web");
     const opened = [];
@@ -117,6 +123,7 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
             redirectUri: REDIRECT_URI,
             commands,
             redisUrl: (own ?? shared)?.url,
+            redisClusterUrls: cluster?.urls,
             redis: own,
             browser: lane.browser,
             runNumber,

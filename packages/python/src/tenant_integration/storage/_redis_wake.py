@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import redis
+    import redis.cluster
     from redis.client import PubSub
 
 __all__ = ["ReleaseWatch", "announce_release", "released_channel", "watch_releases"]
@@ -22,10 +23,10 @@ def released_channel(key: str) -> str:
     return f"{key}:released"
 
 
-def announce_release(client: redis.Redis, key: str) -> None:
+def announce_release(client: redis.Redis | redis.cluster.RedisCluster, key: str) -> None:
     """``PUBLISH <key>:released ""`` (the message carries nothing), after this owner's own
     compare-and-``DEL`` deleted the key. A failure (an ACL denying ``PUBLISH``, Redis gone) is
-    ignored: the waiters poll."""
+    ignored: the waiters poll. On a cluster, a ``PUBLISH`` on any node reaches subscribers on every node."""
     with contextlib.suppress(Exception):
         client.publish(released_channel(key), "")
 
@@ -60,8 +61,9 @@ class ReleaseWatch:
                 pubsub.close()
 
 
-def watch_releases(client: redis.Redis, key: str, timeout: float) -> ReleaseWatch | None:
-    """Subscribes to the releases of the lock ``key`` (``client.pubsub()``: a connection of its own)
+def watch_releases(client: redis.Redis | redis.cluster.RedisCluster, key: str, timeout: float) -> ReleaseWatch | None:
+    """Subscribes to the releases of the lock ``key`` (``client.pubsub()``: a connection of its own; on
+    a ``RedisCluster``, to the node of the channel's slot)
     and returns once the subscription is confirmed, so that a retry made after it cannot miss a
     release. ``None`` when no subscription is to be had: the connection or the ``SUBSCRIBE`` failed
     (an ACL without it: ``NOPERM``), or no confirmation came within ``timeout`` seconds; the waiter

@@ -27,6 +27,13 @@ the TypeScript kit.
 subscribed there (``client.pubsub()``, one connection per waiting call, for the wait only) try again
 at once instead of at their next poll. See ``_redis_wake`` and ``spec/token-store/README.md``.
 
+**Keys and Redis Cluster** (issue 31): the Redis key of the manager's name
+``tenant-integration:<origin>:<client_id>:<kind>`` is ``<prefix>tenant-integration:{<origin>:<client_id>}:<kind>``
+(:func:`redis_key`): the hash tag keeps the keys of a session in one cluster slot, on one node, on
+a single server and a cluster alike, in every kit. :class:`RedisClusterStorage` and
+:class:`RedisClusterLock` take a ``redis.cluster.RedisCluster``; each command goes to the primary of
+its key's slot (redis-py follows ``MOVED`` and ``ASK``).
+
 See RFC 9700 §4.14.2 (refresh token rotation), RFC 6749 §6, §10.4.
 """
 
@@ -37,6 +44,7 @@ import inspect
 import logging
 import math
 import random
+import re
 import secrets
 import threading
 import time
@@ -52,9 +60,18 @@ from .errors import RedisStoreError, RedisStoreErrorCode, RedisStoreOptionsError
 
 if TYPE_CHECKING:
     import redis
+    import redis.cluster
     from redis.commands.core import Script
 
-__all__ = ["LockWaitEnded", "RedisLock", "RedisStorage", "Replicas"]
+__all__ = [
+    "LockWaitEnded",
+    "RedisClusterLock",
+    "RedisClusterStorage",
+    "RedisLock",
+    "RedisStorage",
+    "Replicas",
+    "redis_key",
+]
 
 T = TypeVar("T")
 
@@ -64,6 +81,41 @@ _log = logging.getLogger("tenant_integration.storage.redis")
 _RELEASE = 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0'
 #: Extends the lease only if the key still holds this owner's value (the TypeScript kit's script).
 _RENEW = 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0'
+
+
+#: The manager's names: ``tenant-integration:<origin>:<client_id>:<kind>``; the session part is everything between.
+_MANAGER_NAME = re.compile(r"tenant-integration:(.+):(tokens|pending|intent|lock)")
+
+
+def redis_key(prefix: str, name: str) -> str:
+    """The Redis key of the manager's ``name`` after ``prefix``, the session part in a hash tag:
+    ``<prefix>tenant-integration:{<origin>:<client_id>}:<kind>``. A cluster hashes only the text
+    between the first ``{`` and the next ``}``, so ``:tokens``, ``:pending``, ``:intent`` and ``:lock``
+    of one session share one slot. A name not of the manager's form is used as it is, after the
+    prefix. The same keys as ``redisKey`` of ``@tenant-integration/token-store-redis`` and the Go kit's.
+
+    Example:
+        >>> redis_key("billing:", "tenant-integration:https://acme.tenant.test:demo:tokens")
+        'billing:tenant-integration:{https://acme.tenant.test:demo}:tokens'
+
+    See https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags.
+    """
+    match = _MANAGER_NAME.fullmatch(name)
+    return f"{prefix}tenant-integration:{{{match[1]}}}:{match[2]}" if match else prefix + name
+
+
+def _check_prefix(prefix: object) -> str:
+    """Refuses a prefix holding ``{`` or ``}``: it would move the hash tag (a cluster takes the first
+    ``{``), so the keys of one session could hash to different slots."""
+    if not isinstance(prefix, str):
+        raise RedisStoreOptionsError("prefix", "must be a string")
+    if "{" in prefix or "}" in prefix:
+        raise RedisStoreOptionsError(
+            "prefix",
+            f"{prefix!r} holds '{{' or '}}': a brace would move the hash tag that keeps the keys of one "
+            "session in one Redis Cluster slot, and split the session across slots",
+        )
+    return prefix
 
 
 def _redis() -> object:
@@ -148,7 +200,8 @@ def _text(reply: object) -> str | None:
 class RedisLock:
     """A refresh lock on Redis: a lease that only its owner renews or releases, with a bounded wait.
 
-    Each call takes the key ``prefix + name`` with ``SET key owner NX PX lease`` (a random 128-bit
+    Each call takes the key of ``name`` after ``prefix`` (:func:`redis_key`:
+    ``<prefix>tenant-integration:{<origin>:<client_id>}:lock``) with ``SET key owner NX PX lease`` (a random 128-bit
     owner), retrying with exponential backoff and jitter until it gets it or ``wait_timeout`` runs
     out, and at once when the holder announces its release (``PUBLISH <key>:released``, heard on a
     connection of the waiter's own from ``client.pubsub()``, open for the wait only; where
@@ -158,8 +211,9 @@ class RedisLock:
     protocol and scripts as ``redisLock`` of ``@tenant-integration/token-store-redis``.
 
     Args:
-        client: a ``redis.Redis`` whose connections have a ``socket_timeout`` (see :class:`RedisStorage`).
-        prefix: put before the lock's name (default ``""``).
+        client: a ``redis.Redis`` whose connections have a ``socket_timeout`` (see :class:`RedisStorage`);
+            a ``redis.cluster.RedisCluster`` goes to :class:`RedisClusterLock`.
+        prefix: put before the lock's key (default ``""``); no ``{`` or ``}`` (it would move the hash tag).
         lease: seconds a lease lasts without renewal (default 10): how long a dead holder blocks the others.
         renew_every: seconds between renewals (default ``lease / 3``); less than ``lease``.
         wait_timeout: seconds to wait for a lock another owner holds, then ``LOCK_TIMEOUT`` (default 45:
@@ -171,7 +225,8 @@ class RedisLock:
             ``tenant_integration.storage.redis`` logger (a key name, never a value).
 
     Raises:
-        RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``).
+        RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``), a prefix
+            holding a brace, or a cluster client (use :class:`RedisClusterLock`).
         RedisStoreError: from a call: ``LOCK_TIMEOUT`` when the wait runs out.
         TokenManagerError: from a call: ``STORAGE_FAILED`` when Redis fails, or gives no answer within
             the client's ``socket_timeout``, while the lock is taken: the code a failed read or write
@@ -187,9 +242,12 @@ class RedisLock:
     See RFC 9700 §4.14.2; https://redis.io/docs/latest/develop/clients/patterns/distributed-locks/.
     """
 
+    #: Whether the client must be a ``redis.cluster.RedisCluster`` (:class:`RedisClusterLock`).
+    _cluster = False
+
     def __init__(
         self,
-        client: redis.Redis,
+        client: redis.Redis | redis.cluster.RedisCluster,
         *,
         prefix: str = "",
         lease: float = 10.0,
@@ -199,9 +257,9 @@ class RedisLock:
         max_retry_delay: float = 0.5,
         on_lease_lost: Callable[[RedisStoreError], None] | None = None,
     ) -> None:
-        self._socket_timeout = _check_client(client)
+        self._socket_timeout = _check_client(client, cluster=self._cluster, names=("RedisLock", "RedisClusterLock"))
         self._client = client
-        self._prefix = prefix
+        self._prefix = _check_prefix(prefix)
         # Whole milliseconds, as PX takes them (the TypeScript kit rounds the lease up too).
         self._lease_ms = math.ceil(_positive("lease", lease) * 1000)
         self._renew_every = _positive("renew_every", renew_every) if renew_every is not None else lease / 3
@@ -227,7 +285,7 @@ class RedisLock:
         once another process stored fresh ones, instead of each taking the lock in turn. It must not
         raise.
         """
-        key = self._prefix + name
+        key = redis_key(self._prefix, name)
         owner = secrets.token_hex(16)
         self._acquire(key, owner, until)
         holder = _Holder(self, key, owner)
@@ -257,7 +315,7 @@ class RedisLock:
 
         See RFC 9700 §4.14.2.
         """
-        key = self._prefix + name
+        key = redis_key(self._prefix, name)
         with self._owners_guard:
             owner = self._owners.get(key)
         if owner is None:
@@ -388,9 +446,17 @@ def _socket_timeout(client: object) -> object:
     redis-py 8, none in 5 to 7."""
     pool = getattr(client, "connection_pool", None)
     kwargs = getattr(pool, "connection_kwargs", None)
+    connection_class = getattr(pool, "connection_class", None)
+    cluster_kwargs = getattr(client, "get_connection_kwargs", None)
+    if pool is None and callable(cluster_kwargs):
+        # A RedisCluster: the keywords every node's connections get.
+        import redis.connection
+
+        kwargs = cluster_kwargs()
+        connection_class = kwargs.get("connection_class", redis.connection.Connection)
     if isinstance(kwargs, dict) and "socket_timeout" in kwargs:
         return kwargs["socket_timeout"]
-    for klass in getattr(getattr(pool, "connection_class", None), "__mro__", ()):
+    for klass in getattr(connection_class, "__mro__", ()):
         init = vars(klass).get("__init__")
         if init is None:
             continue
@@ -401,16 +467,39 @@ def _socket_timeout(client: object) -> object:
     return None
 
 
-def _check_client(client: object) -> float:
-    """Refuses what is not a synchronous ``redis.Redis`` with a ``socket_timeout``; returns that timeout."""
+def _check_client(client: object, *, cluster: bool, names: tuple[str, str]) -> float:
+    """Refuses what is not a synchronous ``redis.Redis`` (``cluster``: ``redis.cluster.RedisCluster``,
+    read from primaries only) with a ``socket_timeout``; returns that timeout. ``names``: the
+    single-server and the cluster class, for the message."""
     _redis()
     import redis.asyncio
+    import redis.cluster
 
-    if isinstance(client, redis.asyncio.Redis):
+    single_name, cluster_name = names
+    if isinstance(client, redis.asyncio.Redis | redis.asyncio.RedisCluster):
         raise RedisStoreOptionsError(
             "client",
-            "is an asyncio client: pass a redis.Redis "
+            f"is an asyncio client: pass a {'redis.cluster.RedisCluster' if cluster else 'redis.Redis'} "
             "(the storage is synchronous; AsyncTokenManager runs it in a thread)",
+        )
+    if not cluster and isinstance(client, redis.cluster.RedisCluster):
+        raise RedisStoreOptionsError(
+            "client",
+            f"is a redis.cluster.RedisCluster: use {cluster_name}, which sends each command to the node of "
+            "its key's slot",
+        )
+    if cluster and not isinstance(client, redis.cluster.RedisCluster):
+        raise RedisStoreOptionsError(
+            "client", f"must be a redis.cluster.RedisCluster: use {single_name} for a single Redis server"
+        )
+    if cluster and (
+        getattr(client, "read_from_replicas", False) or getattr(client, "load_balancing_strategy", None) is not None
+    ):
+        # A replica's copy may lag its primary: the lock's is_held and the refresh's re-read must see the last write.
+        raise RedisStoreOptionsError(
+            "client",
+            "reads from replicas (read_from_replicas or load_balancing_strategy): their copy may lag the "
+            "primary, and the lock and the refresh must read the last write; create it without either",
         )
     if not callable(getattr(client, "set", None)) or not callable(getattr(client, "register_script", None)):
         raise RedisStoreOptionsError("client", "must be a redis.Redis")
@@ -435,8 +524,9 @@ class RedisStorage:
     """Stores the token manager's records in Redis, one string key per record, and brings the Redis
     lock that makes one refresh out of many across every process (Python or TypeScript) sharing it.
 
-    Keys are the manager's own after ``prefix``: ``<prefix>tenant-integration:<origin>:<client_id>:tokens``
-    (and ``:pending``, and ``:lock`` for the lock); values are the manager's JSON strings, stored as
+    Keys are the manager's own names with the session part in a hash tag, after ``prefix``
+    (:func:`redis_key`): ``<prefix>tenant-integration:{<origin>:<client_id>}:tokens`` (and ``:pending``,
+    ``:intent``, and ``:lock`` for the lock); values are the manager's JSON strings, stored as
     they are and never logged. ``get`` is ``GET``, ``set`` is ``SET`` (returning once Redis, and with
     ``replicas`` that many replicas, acknowledged it), ``delete`` is ``DEL``. Keys have no expiry.
     The same keys, values and lock as ``redisStorage`` of ``@tenant-integration/token-store-redis``.
@@ -455,8 +545,10 @@ class RedisStorage:
 
     Raises:
         ImportError: when the ``redis`` package is not installed (naming the extra to install).
-        RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``), or a
-            client without a ``socket_timeout`` (``option`` is ``"client"``).
+        RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``), a prefix
+            holding ``{`` or ``}`` (it would split a session across cluster slots), a client without a
+            ``socket_timeout``, or a ``redis.cluster.RedisCluster`` (use :class:`RedisClusterStorage`;
+            ``option`` is ``"client"``).
         RedisStoreError: from the methods: ``COMMAND_FAILED`` (cause: redis-py's error; the message
             says which command on which key failed and why, never the value), ``UNEXPECTED_REPLY``,
             ``REPLICATION_TIMEOUT``; the token manager reports them as ``STORAGE_FAILED``.
@@ -470,9 +562,12 @@ class RedisStorage:
     See RFC 6749 §6, §10.4; RFC 9700 §4.14.2.
     """
 
+    #: The lock it brings: :class:`RedisClusterLock` for :class:`RedisClusterStorage`.
+    _lock_class: type[RedisLock] = RedisLock
+
     def __init__(
         self,
-        client: redis.Redis,
+        client: redis.Redis | redis.cluster.RedisCluster,
         *,
         prefix: str = "",
         lease: float = 10.0,
@@ -483,6 +578,7 @@ class RedisStorage:
         replicas: Replicas | tuple[int, float] | None = None,
         on_lease_lost: Callable[[RedisStoreError], None] | None = None,
     ) -> None:
+        _check_client(client, cluster=self._lock_class._cluster, names=("RedisStorage", "RedisClusterStorage"))
         if replicas is not None:
             count, timeout = (replicas.count, replicas.timeout) if isinstance(replicas, Replicas) else replicas
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
@@ -492,8 +588,8 @@ class RedisStorage:
                 raise RedisStoreOptionsError("replicas", "timeout must be at least 1 ms (WAIT 0 would block forever)")
         self._replicas = None if replicas is None else Replicas(count, float(timeout))
         self._client = client
-        self._prefix = prefix
-        self._lock = RedisLock(
+        self._prefix = _check_prefix(prefix)
+        self._lock = self._lock_class(
             client,
             prefix=prefix,
             lease=lease,
@@ -514,7 +610,14 @@ class RedisStorage:
             return
         count, timeout = self._replicas.count, self._replicas.timeout
         try:
-            acknowledged = int(self._client.wait(count, round(timeout * 1000)))
+            if self._lock_class._cluster:
+                # On the primary that took the write (redis-py would ask every primary and add up).
+                node = self._client.get_node_from_key(key)  # type: ignore[union-attr]
+                acknowledged = int(
+                    self._client.execute_command("WAIT", count, round(timeout * 1000), target_nodes=node)  # type: ignore[no-untyped-call]
+                )
+            else:
+                acknowledged = int(self._client.wait(count, round(timeout * 1000)))
         except Exception as e:
             if not _is_redis_error(e):
                 raise
@@ -531,7 +634,7 @@ class RedisStorage:
         Raises:
             RedisStoreError: ``COMMAND_FAILED``, ``UNEXPECTED_REPLY``.
         """
-        name = self._prefix + key
+        name = redis_key(self._prefix, key)
         try:
             reply: object = self._client.get(name)
         except Exception as e:
@@ -549,7 +652,7 @@ class RedisStorage:
         Raises:
             RedisStoreError: ``COMMAND_FAILED``, ``UNEXPECTED_REPLY``, ``REPLICATION_TIMEOUT``.
         """
-        name = self._prefix + key
+        name = redis_key(self._prefix, key)
         try:
             reply: object = self._client.set(name, value)
         except Exception as e:
@@ -566,7 +669,7 @@ class RedisStorage:
         Raises:
             RedisStoreError: ``COMMAND_FAILED``, ``REPLICATION_TIMEOUT``.
         """
-        name = self._prefix + key
+        name = redis_key(self._prefix, key)
         try:
             self._client.delete(name)
         except Exception as e:
@@ -574,3 +677,46 @@ class RedisStorage:
                 raise
             raise _failed("COMMAND_FAILED", "DEL", name, e) from e
         self._replicated("DEL", name)
+
+
+class RedisClusterLock(RedisLock):
+    """:class:`RedisLock` on a Redis Cluster (or a Valkey cluster): the same lock, over a
+    ``redis.cluster.RedisCluster`` reading from primaries only (its default). Each command goes to the
+    primary of the lock key's slot; waiters subscribe through ``client.pubsub()`` (a ``PUBLISH`` on any
+    node reaches them).
+
+    Raises:
+        RedisStoreOptionsError: at construction, as :class:`RedisLock`, and for a client that is not a
+            ``RedisCluster`` (use :class:`RedisLock`) or that reads from replicas.
+
+    Example:
+        >>> from redis.cluster import RedisCluster  # doctest: +SKIP
+        >>> lock = RedisClusterLock(RedisCluster.from_url("redis://127.0.0.1:7000"))  # doctest: +SKIP
+
+    See RFC 9700 §4.14.2; https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/.
+    """
+
+    _cluster = True
+
+
+class RedisClusterStorage(RedisStorage):
+    """:class:`RedisStorage` on a Redis Cluster (or a Valkey cluster), with its :class:`RedisClusterLock`:
+    the same keys, values and lock, interchangeable with ``redisClusterStorage`` of
+    ``@tenant-integration/token-store-redis``. The keys of a session share one hash tag, so one slot on
+    one primary; ``replicas`` (``WAIT``) is asked of that primary. A cluster that is down, or a primary
+    that stops answering, is ``COMMAND_FAILED`` (the manager's ``STORAGE_FAILED``), and nothing stored
+    is lost.
+
+    Raises:
+        RedisStoreOptionsError: at construction, as :class:`RedisStorage`, and for a client that is not
+            a ``redis.cluster.RedisCluster`` (use :class:`RedisStorage`) or that reads from replicas.
+
+    Example:
+        >>> from redis.cluster import RedisCluster  # doctest: +SKIP
+        >>> cluster = RedisCluster.from_url("redis://127.0.0.1:7000", socket_timeout=5)  # doctest: +SKIP
+        >>> storage = RedisClusterStorage(cluster, prefix="billing:")  # doctest: +SKIP
+
+    See RFC 6749 §10.4; https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags.
+    """
+
+    _lock_class = RedisClusterLock

@@ -1,0 +1,46 @@
+/**
+ * The Redis key of each of the token manager's names (issue 31): the session part wrapped in a hash
+ * tag, so that the keys of one session share one Redis Cluster hash slot. The scheme every kit
+ * speaks, in spec/token-store/README.md, "Redis keys: one hash slot per session".
+ */
+import { RedisStoreError } from "./errors.js";
+
+/** The manager's names: `tenant-integration:<origin>:<clientId>:<kind>`; the session part is everything between. */
+const MANAGER_NAME = /^tenant-integration:(.+):(tokens|pending|intent|lock)$/;
+
+/**
+ * The Redis key of the manager's `name` after `prefix`:
+ * `<prefix>tenant-integration:{<origin>:<clientId>}:<kind>`. A cluster hashes only the text between
+ * the first `{` and the next `}`, so `:tokens`, `:pending`, `:intent` and `:lock` of one session land
+ * in one slot, on one node. A name not of the manager's form (the manager never makes one) is used
+ * as it is, after the prefix. The same key on a single server and on a cluster.
+ *
+ * @example
+ * ```ts
+ * redisKey("billing:", "tenant-integration:https://acme.tenant.test:demo:tokens");
+ * // "billing:tenant-integration:{https://acme.tenant.test:demo}:tokens"
+ * ```
+ * @see https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags
+ */
+export function redisKey(prefix: string, name: string): string {
+  const match = MANAGER_NAME.exec(name);
+  return match ? `${prefix}tenant-integration:{${match[1]}}:${match[2]}` : prefix + name;
+}
+
+/**
+ * Checks the key prefix: a `{` or `}` in it would move the hash tag (a cluster takes the first `{`),
+ * so the keys of one session could hash to different slots and its scripts fail with CROSSSLOT or
+ * land on different nodes.
+ *
+ * @throws {@link RedisStoreError} `INVALID_OPTIONS` for a prefix that is not a string or holds a brace.
+ */
+export function checkPrefix(prefix: unknown): string {
+  if (typeof prefix !== "string") throw new RedisStoreError("INVALID_OPTIONS", "prefix must be a string");
+  if (/[{}]/.test(prefix)) {
+    throw new RedisStoreError(
+      "INVALID_OPTIONS",
+      `prefix ${JSON.stringify(prefix)} holds "{" or "}": a brace would move the hash tag that keeps the keys of one session in one Redis Cluster slot, and split the session across slots`,
+    );
+  }
+  return prefix;
+}
