@@ -37,8 +37,12 @@ export async function serveExampleWeb(options = {}) {
     throw new Error(`No build at ${root}: run \`pnpm --filter @tenant-integration/example-web build\` first`);
   }
   const metas = [
-    tenantUrl === undefined ? "" : `<meta name="tenant-integration:tenant-url" content="${escapeAttribute(String(tenantUrl))}" />`,
-    clientId === undefined ? "" : `<meta name="tenant-integration:client-id" content="${escapeAttribute(String(clientId))}" />`,
+    tenantUrl === undefined
+      ? ""
+      : `<meta name="tenant-integration:tenant-url" content="${escapeAttribute(String(tenantUrl))}" />`,
+    clientId === undefined
+      ? ""
+      : `<meta name="tenant-integration:client-id" content="${escapeAttribute(String(clientId))}" />`,
   ].join("");
   const html = index.replace("</head>", `${metas}</head>`);
 
@@ -70,7 +74,11 @@ export async function serveExampleWeb(options = {}) {
       }
     }
     // Any page path (/, /callback, …): the app decides what to show.
-    res.writeHead(200, { "Content-Type": TYPES[".html"], "Cache-Control": "no-store", "Referrer-Policy": "no-referrer" });
+    res.writeHead(200, {
+      "Content-Type": TYPES[".html"],
+      "Cache-Control": "no-store",
+      "Referrer-Policy": "no-referrer",
+    });
     res.end(req.method === "HEAD" ? undefined : html);
   });
   await new Promise((resolve, reject) => {

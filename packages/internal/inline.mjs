@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url";
 const sourceDir = join(dirname(fileURLToPath(import.meta.url)), "src");
 
 /** The header of a copy: where it comes from, and not to edit it. */
-const header = (file) => `// Generated from packages/internal/src/${file} by packages/internal/inline.mjs: do not edit here, edit that file.\n`;
+const header = (file) =>
+  `// Generated from packages/internal/src/${file} by packages/internal/inline.mjs: do not edit here, edit that file.\n`;
 
 /**
  * Brings `<packageDir>/src/internal/` in line with packages/internal/src: writes each copy whose
@@ -41,5 +42,7 @@ export function inline(packageDir) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const changed = inline(process.cwd());
   const where = relative(process.cwd(), join(process.cwd(), "src", "internal"));
-  console.log(changed.length === 0 ? `${where}/ is up to date` : `${where}/: ${changed.map((file) => basename(file)).join(", ")}`);
+  console.log(
+    changed.length === 0 ? `${where}/ is up to date` : `${where}/: ${changed.map((file) => basename(file)).join(", ")}`,
+  );
 }

@@ -66,24 +66,38 @@ export async function checkBreakingChanges({ specDir }) {
   const work = mkdtempSync(join(tmpdir(), "contract-baseline-"));
   try {
     // Extract the baseline's spec folder and bundle it with this checkout's Redocly.
-    const archive = execFileSync("git", ["archive", "--format=tar", baseline.rev, prefix], { cwd: repoRoot, maxBuffer: 64 * 1024 * 1024 });
+    const archive = execFileSync("git", ["archive", "--format=tar", baseline.rev, prefix], {
+      cwd: repoRoot,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     execFileSync("tar", ["-x", "-C", work], { input: archive });
     const oldRoot = join(work, prefix);
     const redocly = join(specDir, "node_modules", ".bin", "redocly");
-    const bundled = spawnSync(redocly, ["bundle", "openapi.yaml", "-o", join(work, "baseline.yaml")], { cwd: oldRoot, encoding: "utf8" });
-    if (bundled.status !== 0) return { ok: false, message: `Could not bundle the baseline contract (${baseline.why}):\n${bundled.stderr}` };
+    const bundled = spawnSync(redocly, ["bundle", "openapi.yaml", "-o", join(work, "baseline.yaml")], {
+      cwd: oldRoot,
+      encoding: "utf8",
+    });
+    if (bundled.status !== 0)
+      return { ok: false, message: `Could not bundle the baseline contract (${baseline.why}):\n${bundled.stderr}` };
 
     const optic = join(specDir, "node_modules", ".bin", "optic");
-    const diff = spawnSync(optic, ["diff", join(work, "baseline.yaml"), join(specDir, "dist", "openapi.yaml"), "--check"], {
-      cwd: specDir,
-      encoding: "utf8",
-      env: { ...process.env, OPTIC_TELEMETRY_DISABLED: "true", NO_COLOR: "1" },
-    });
+    const diff = spawnSync(
+      optic,
+      ["diff", join(work, "baseline.yaml"), join(specDir, "dist", "openapi.yaml"), "--check"],
+      {
+        cwd: specDir,
+        encoding: "utf8",
+        env: { ...process.env, OPTIC_TELEMETRY_DISABLED: "true", NO_COLOR: "1" },
+      },
+    );
     process.stdout.write(diff.stdout);
     process.stderr.write(diff.stderr);
     if (diff.status === 0) return { ok: true, message: `No breaking change against ${baseline.why}.` };
     if (hasMajorChangeset(repoRoot)) {
-      return { ok: true, message: `Breaking changes against ${baseline.why}, accompanied by a major changeset for ${PACKAGE}.` };
+      return {
+        ok: true,
+        message: `Breaking changes against ${baseline.why}, accompanied by a major changeset for ${PACKAGE}.`,
+      };
     }
     return {
       ok: false,

@@ -34,7 +34,8 @@ function* strings(node, at = "#") {
   if (typeof node === "string") yield [at, node];
   else if (Array.isArray(node)) for (const [i, item] of node.entries()) yield* strings(item, `${at}/${i}`);
   else if (node && typeof node === "object") {
-    for (const [key, value] of Object.entries(node)) yield* strings(value, `${at}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`);
+    for (const [key, value] of Object.entries(node))
+      yield* strings(value, `${at}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`);
   }
 }
 
@@ -45,19 +46,25 @@ function scopeDescriptions(contract, scopes) {
     const expected = `${area.replace(/-/g, " ")} area: ${access}`;
     if (!ACCESS.includes(access)) problems.push(`scope ${scope}: the access must be one of ${ACCESS.join(", ")}`);
     if (description !== expected) {
-      problems.push(`scope ${scope} is described as "${description}"; the description shows only its area and access: "${expected}"`);
+      problems.push(
+        `scope ${scope} is described as "${description}"; the description shows only its area and access: "${expected}"`,
+      );
     }
   }
   return problems;
 }
 
 // Phrases that grant a loopback redirect URI a port other than the registered one.
-const PORT_EXCEPTION = /RFC 8252 §7\.3|\b(?:any|random|variable|varying|other)\s+(?:loopback\s+)?port\b|\bport\b[^.]{0,30}\b(?:may|can|might)\s+(?:vary|differ|change)\b|\bvar(?:y|ies)\s+(?:its|the)\s+port\b|port-agnostic/i;
+const PORT_EXCEPTION =
+  /RFC 8252 §7\.3|\b(?:any|random|variable|varying|other)\s+(?:loopback\s+)?port\b|\bport\b[^.]{0,30}\b(?:may|can|might)\s+(?:vary|differ|change)\b|\bvar(?:y|ies)\s+(?:its|the)\s+port\b|port-agnostic/i;
 
 function noPortException(contract) {
   const problems = [];
   for (const [at, text] of strings(contract)) {
-    if (PORT_EXCEPTION.test(text)) problems.push(`${at} lets a redirect URI vary its port ("${text.match(PORT_EXCEPTION)[0]}"); the description requires an exact match`);
+    if (PORT_EXCEPTION.test(text))
+      problems.push(
+        `${at} lets a redirect URI vary its port ("${text.match(PORT_EXCEPTION)[0]}"); the description requires an exact match`,
+      );
   }
   return problems;
 }
@@ -65,8 +72,10 @@ function noPortException(contract) {
 function clientIdOptional(contract) {
   const problems = [];
   const why = {
-    RefreshTokenGrantRequest: "RFC 6749 §3.2.1 makes it optional outside an unauthenticated client's authorization_code request",
-    RevocationRequest: "the contract admits a revocation without it (the token names its client), though RFC 7009 §5 has a public client send it",
+    RefreshTokenGrantRequest:
+      "RFC 6749 §3.2.1 makes it optional outside an unauthenticated client's authorization_code request",
+    RevocationRequest:
+      "the contract admits a revocation without it (the token names its client), though RFC 7009 §5 has a public client send it",
   };
   for (const [name, reason] of Object.entries(why)) {
     const schema = contract.components?.schemas?.[name];
@@ -83,23 +92,29 @@ function scopeEnumeration(contract, scopes) {
   for (const [path, item] of Object.entries(contract.paths ?? {})) {
     for (const [method, op] of Object.entries(item)) {
       for (const parameter of (op.parameters ?? []).map((p) => deref(contract, p))) {
-        if (parameter?.name === "scope") targets.push([`${method.toUpperCase()} ${path} parameter scope`, deref(contract, parameter.schema)]);
+        if (parameter?.name === "scope")
+          targets.push([`${method.toUpperCase()} ${path} parameter scope`, deref(contract, parameter.schema)]);
       }
     }
   }
   const refresh = contract.components?.schemas?.RefreshTokenGrantRequest;
-  if (refresh?.properties?.scope) targets.push(["RefreshTokenGrantRequest.scope", deref(contract, refresh.properties.scope)]);
+  if (refresh?.properties?.scope)
+    targets.push(["RefreshTokenGrantRequest.scope", deref(contract, refresh.properties.scope)]);
   if (targets.length === 0) problems.push("no scope parameter or field found to check");
   for (const [where, schema] of targets) {
     if (!schema || (typeof schema.pattern !== "string" && !Array.isArray(schema.enum))) {
-      problems.push(`${where} accepts any string; enumerate the ${names.length} scope names or constrain them by pattern`);
+      problems.push(
+        `${where} accepts any string; enumerate the ${names.length} scope names or constrain them by pattern`,
+      );
       continue;
     }
-    const accepts = (value) => (Array.isArray(schema.enum) ? schema.enum.includes(value) : new RegExp(schema.pattern, "u").test(value));
+    const accepts = (value) =>
+      Array.isArray(schema.enum) ? schema.enum.includes(value) : new RegExp(schema.pattern, "u").test(value);
     const missing = names.filter((name) => !accepts(name));
     if (missing.length > 0) problems.push(`${where} rejects the scope names ${missing.join(", ")}`);
     for (const unknown of ["profile:write", "admin:read", "users:read:all", "*"]) {
-      if (!names.includes(unknown) && accepts(unknown)) problems.push(`${where} accepts the unknown scope "${unknown}"`);
+      if (!names.includes(unknown) && accepts(unknown))
+        problems.push(`${where} accepts the unknown scope "${unknown}"`);
     }
   }
   return problems;
@@ -111,7 +126,9 @@ function securityAsAlternatives(contract) {
     for (const [i, requirement] of (security ?? []).entries()) {
       const count = Object.values(requirement).reduce((sum, list) => sum + list.length, 0);
       if (count > 1) {
-        problems.push(`${where} security[${i}] lists ${count} scopes in one requirement object, which OpenAPI reads as "all of them"; give each accepted scope its own requirement object ("any one suffices", description §5.9)`);
+        problems.push(
+          `${where} security[${i}] lists ${count} scopes in one requirement object, which OpenAPI reads as "all of them"; give each accepted scope its own requirement object ("any one suffices", description §5.9)`,
+        );
       }
     }
   };

@@ -23,9 +23,15 @@ function step(title, command, args) {
   console.log(`✔ ${title}`);
 }
 
-step("Redocly lint (recommended-strict and the stricter rules of redocly.yaml)", bin("redocly"), ["lint", "openapi.yaml", "--format=codeframe"]);
+step("Redocly lint (recommended-strict and the stricter rules of redocly.yaml)", bin("redocly"), [
+  "lint",
+  "openapi.yaml",
+  "--format=codeframe",
+]);
 if (!existsSync(join(specDir, "dist", "openapi.yaml"))) {
-  console.error("dist/openapi.yaml is missing: run `pnpm --filter @tenant-integration/openapi bundle` (turbo's lint runs build first).");
+  console.error(
+    "dist/openapi.yaml is missing: run `pnpm --filter @tenant-integration/openapi bundle` (turbo's lint runs build first).",
+  );
   process.exit(1);
 }
 console.log("\n▶ The contract's own rules (scripts/contract-rules.mjs)");
@@ -37,7 +43,11 @@ if (violations.length > 0) {
 }
 console.log("✔ The contract's own rules");
 
-step("Spectral with the OWASP ruleset, warnings included", bin("spectral"), ["lint", "dist/openapi.yaml", "--fail-severity=warn"]);
+step("Spectral with the OWASP ruleset, warnings included", bin("spectral"), [
+  "lint",
+  "dist/openapi.yaml",
+  "--fail-severity=warn",
+]);
 
 console.log("\n▶ Breaking changes against the last release (optic)");
 const outcome = await checkBreakingChanges({ specDir });

@@ -18,7 +18,14 @@ const user = contract.paths["/api/v1/auth/user"].get;
 
 /** Follows a local `$ref` of the bundle to what it names. */
 const deref = (node: any): any =>
-  node?.$ref ? deref(node.$ref.slice(2).split("/").reduce((at: any, key: string) => at[key.replace(/~1/g, "/").replace(/~0/g, "~")], contract)) : node;
+  node?.$ref
+    ? deref(
+        node.$ref
+          .slice(2)
+          .split("/")
+          .reduce((at: any, key: string) => at[key.replace(/~1/g, "/").replace(/~0/g, "~")], contract),
+      )
+    : node;
 
 /** The markdown of the `## <title>` section of the guides. */
 const section = (title: string): string => {
@@ -29,7 +36,10 @@ const section = (title: string): string => {
 };
 
 /** Every object of the bundle that has a string `description`, with that description. */
-function describedNodes(node: unknown = contract, found: { node: any; text: string }[] = []): { node: any; text: string }[] {
+function describedNodes(
+  node: unknown = contract,
+  found: { node: any; text: string }[] = [],
+): { node: any; text: string }[] {
   if (Array.isArray(node)) node.forEach((item) => describedNodes(item, found));
   else if (node !== null && typeof node === "object") {
     for (const [key, value] of Object.entries(node)) {
@@ -49,7 +59,8 @@ const sentences = (text: string): string[] =>
     .filter(Boolean);
 
 /** A sentence is marked when it says it is assumed, or when the object it describes carries an x-assumption. */
-const MARK = /assum|not shown|description (shows no|does not show)|contract's (reading|choice|bound)|the kit's|x-assumption/i;
+const MARK =
+  /assum|not shown|description (shows no|does not show)|contract's (reading|choice|bound)|the kit's|x-assumption/i;
 
 /** The comments of a text's code blocks, consecutive `//` lines joined. */
 const comments = (text: string): string[] =>
@@ -57,14 +68,20 @@ const comments = (text: string): string[] =>
 
 describe("issue 19: contradictions of the service description", () => {
   it("calls tokens the only stateful things the description shows, never the only stateful things of the service", () => {
-    const claims = describedNodes().flatMap(({ text }) => sentences(text)).filter((s) => /only stateful things/.test(s));
+    const claims = describedNodes()
+      .flatMap(({ text }) => sentences(text))
+      .filter((s) => /only stateful things/.test(s));
     expect(claims.length).toBeGreaterThan(0);
     for (const claim of claims) expect(claim).toMatch(/only stateful things (the service description shows|shown)/);
   });
 
   it("says that a refresh may rotate the refresh token, and gives strict rotation as the sandbox's default and the kit's assumption", () => {
     const all = describedNodes().flatMap(({ text }) => sentences(text));
-    expect(all.filter((s) => /\bA refresh rotates\b|\brefresh(es)? with rotation\b|the old one is dead once/.test(s) && !MARK.test(s))).toEqual([]);
+    expect(
+      all.filter(
+        (s) => /\bA refresh rotates\b|\brefresh(es)? with rotation\b|the old one is dead once/.test(s) && !MARK.test(s),
+      ),
+    ).toEqual([]);
     const paragraph = section("More than one process").split("\n\n")[1]!;
     expect(paragraph).toMatch(/may rotate the refresh token/);
     expect(paragraph).toMatch(/whether the old one stays valid is not shown/);
@@ -77,13 +94,16 @@ describe("issue 19: misread RFCs", () => {
   it.each([
     ["TokenResponse", schemas.TokenResponse],
     ["RefreshTokenResponse", schemas.RefreshTokenResponse],
-  ])("makes %s.scope REQUIRED when the granted scope differs from the requested one (RFC 6749 §5.1, §3.3), not a 'may'", (_name, schema) => {
-    const scope = schema.properties.scope;
-    expect(scope.description).toMatch(/Present whenever/);
-    expect(scope.description).not.toMatch(/\bmay return\b/);
-    expect(scope["x-assumption"]).toMatch(/REQUIRED otherwise/);
-    expect(scope["x-assumption"]).toMatch(/§3\.3/);
-  });
+  ])(
+    "makes %s.scope REQUIRED when the granted scope differs from the requested one (RFC 6749 §5.1, §3.3), not a 'may'",
+    (_name, schema) => {
+      const scope = schema.properties.scope;
+      expect(scope.description).toMatch(/Present whenever/);
+      expect(scope.description).not.toMatch(/\bmay return\b/);
+      expect(scope["x-assumption"]).toMatch(/REQUIRED otherwise/);
+      expect(scope["x-assumption"]).toMatch(/§3\.3/);
+    },
+  );
 
   it("has the public client send client_id on revocation (RFC 7009 §5), citing RFC 6749 §2.3 and never §3.2.1", () => {
     const revocation = schemas.RevocationRequest;
@@ -118,7 +138,11 @@ describe("issue 19: inventions carry their mark", () => {
     ["the service has no discovery document", /discovery document/, null],
     ["the revocation endpoint takes the form body of RFC 7009", /form body of RFC 7009/, null],
     ["the code is single use", /single[- ]use/i, /single use/],
-    ["a revoked token is answered 401", /revoked token (is|are) (then )?answered 401|that token are answered 401/, /401/],
+    [
+      "a revoked token is answered 401",
+      /revoked token (is|are) (then )?answered 401|that token are answered 401/,
+      /401/,
+    ],
     ["the refresh response's scope field", /granted scopes, space-separated/, /scope/],
   ])("marks the sentence that says %s", (_what, words, subject) => {
     const found = describedNodes().flatMap(({ node, text }) =>
@@ -126,7 +150,9 @@ describe("issue 19: inventions carry their mark", () => {
         .filter((s) => words.test(squash(s)))
         .map((s) => ({
           sentence: squash(s),
-          marked: MARK.test(s) || (subject !== null && typeof node["x-assumption"] === "string" && subject.test(node["x-assumption"])),
+          marked:
+            MARK.test(s) ||
+            (subject !== null && typeof node["x-assumption"] === "string" && subject.test(node["x-assumption"])),
         })),
     );
     expect(found.length).toBeGreaterThan(0);
@@ -135,7 +161,9 @@ describe("issue 19: inventions carry their mark", () => {
 
   it("no longer says that a refresh response carries refresh_token only when it rotates, as if the description said so", () => {
     for (const { text } of describedNodes()) expect(text).not.toMatch(/present only when (it is )?rotated/);
-    expect(token.responses["200"]["x-assumption"]).toMatch(/leaves refresh_token out when it does not rotate is\s+assumed/);
+    expect(token.responses["200"]["x-assumption"]).toMatch(
+      /leaves refresh_token out when it does not rotate is\s+assumed/,
+    );
   });
 
   it("marks the scope parameter's 37-names rule where the parameter is described", () => {
@@ -162,7 +190,9 @@ describe("issue 19: false claims", () => {
   it("says in the quick start which package returns and which throws, not that neither throws", () => {
     const quickStart = section("Quick start");
     expect(quickStart).not.toMatch(/Neither throws/i);
-    expect(squash(quickStart)).toMatch(/The client never throws on an HTTP status: it returns `\{ data, error, response \}`/);
+    expect(squash(quickStart)).toMatch(
+      /The client never throws on an HTTP status: it returns `\{ data, error, response \}`/,
+    );
     expect(squash(quickStart)).toMatch(/The token manager throws: .*`OAuthResponseError`.*`SessionEndedError`/);
   });
 
@@ -174,13 +204,16 @@ describe("issue 19: false claims", () => {
     expect(new RegExp(challenge.schema.pattern).test("Bearer")).toBe(false);
     expect(new RegExp(challenge.schema.pattern).test(first.value)).toBe(true);
     for (const { text } of describedNodes()) expect(text).not.toMatch(/bare `?Bearer`? challenge/);
-    const row = section("Errors").split("\n").find((line) => line.startsWith("| the access token is expired"));
+    const row = section("Errors")
+      .split("\n")
+      .find((line) => line.startsWith("| the access token is expired"));
     expect(row).toContain(`\`${first.value}\``);
     expect(squash(contract.tags.find((t: any) => t.name === "Auth").description)).toContain(`\`${first.value}\``);
   });
 
   it("gives each operation examples of its own: the revoke 400 speaks of no code exchange, the token 400 of no revocation", () => {
-    const texts = (response: any) => JSON.stringify(Object.values(deref(response).content["application/json"].examples).map(deref));
+    const texts = (response: any) =>
+      JSON.stringify(Object.values(deref(response).content["application/json"].examples).map(deref));
     expect(texts(revoke.responses["400"])).not.toMatch(/code_verifier|grant|authorization code/i);
     expect(texts(token.responses["400"])).not.toMatch(/revo|token_type_hint/i);
   });
@@ -203,11 +236,15 @@ describe("issue 19: false claims", () => {
       for (const [method, op] of Object.entries(item)) walk(op, `${method.toUpperCase()} ${path}`, new Set());
     }
     expect(users.size).toBeGreaterThan(10);
-    expect([...users].filter(([, ops]) => ops.size > 1).map(([ref, ops]) => `${ref}: ${[...ops].join(", ")}`)).toEqual([]);
+    expect([...users].filter(([, ops]) => ops.size > 1).map(([ref, ops]) => `${ref}: ${[...ops].join(", ")}`)).toEqual(
+      [],
+    );
   });
 
   it("puts first the examples a mock should serve: invalid_request for a malformed token request, the no-token 401", () => {
-    const [tokenError] = Object.values<any>(deref(token.responses["400"]).content["application/json"].examples).map(deref);
+    const [tokenError] = Object.values<any>(deref(token.responses["400"]).content["application/json"].examples).map(
+      deref,
+    );
     expect(tokenError.value.error).toBe("invalid_request");
     expect(tokenError.description).toMatch(/form body a general OAuth library sends/);
     const unauthorized = responses.Unauthorized;

@@ -13,13 +13,19 @@ const specDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 let repo: string;
 let spec: string;
 const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "pipe" });
-const bundle = () => execFileSync(join(specDir, "node_modules", ".bin", "redocly"), ["bundle", "openapi.yaml", "-o", "dist/openapi.yaml"], { cwd: spec, stdio: "pipe" });
+const bundle = () =>
+  execFileSync(
+    join(specDir, "node_modules", ".bin", "redocly"),
+    ["bundle", "openapi.yaml", "-o", "dist/openapi.yaml"],
+    { cwd: spec, stdio: "pipe" },
+  );
 
 beforeAll(() => {
   repo = mkdtempSync(join(tmpdir(), "breaking-"));
   spec = join(repo, "spec");
   mkdirSync(spec);
-  for (const entry of ["openapi.yaml", "redocly.yaml", "paths", "components"]) cpSync(join(specDir, entry), join(spec, entry), { recursive: true });
+  for (const entry of ["openapi.yaml", "redocly.yaml", "paths", "components"])
+    cpSync(join(specDir, entry), join(spec, entry), { recursive: true });
   symlinkSync(join(specDir, "node_modules"), join(spec, "node_modules"));
   writeFileSync(join(repo, ".gitignore"), "dist/\nnode_modules\n");
   git("init", "-q", "-b", "main");
@@ -42,14 +48,22 @@ describe("the breaking-change check", () => {
 
   it("fails when a response field clients rely on is removed, and passes with a major changeset", async () => {
     const file = join(spec, "components", "schemas", "TokenResponse.yaml");
-    writeFileSync(file, readFileSync(file, "utf8").replace("  expires_in:\n    $ref: ExpiresIn.yaml\n", "").replace("  - expires_in\n", ""));
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8")
+        .replace("  expires_in:\n    $ref: ExpiresIn.yaml\n", "")
+        .replace("  - expires_in\n", ""),
+    );
     bundle();
     const broken = await checkBreakingChanges({ specDir: spec });
     expect(broken.ok).toBe(false);
     expect(broken.message).toMatch(/Breaking changes against the parent commit/);
 
     mkdirSync(join(repo, ".changeset"), { recursive: true });
-    writeFileSync(join(repo, ".changeset", "drop.md"), '---\n"@tenant-integration/openapi": major\n---\n\nDrop expires_in.\n');
+    writeFileSync(
+      join(repo, ".changeset", "drop.md"),
+      '---\n"@tenant-integration/openapi": major\n---\n\nDrop expires_in.\n',
+    );
     expect(hasMajorChangeset(repo)).toBe(true);
     const accepted = await checkBreakingChanges({ specDir: spec });
     expect(accepted).toMatchObject({ ok: true });
@@ -57,7 +71,10 @@ describe("the breaking-change check", () => {
   }, 60_000);
 
   it("does not take a minor changeset for a major one", () => {
-    writeFileSync(join(repo, ".changeset", "drop.md"), '---\n"@tenant-integration/openapi": minor\n---\n\nDrop expires_in.\n');
+    writeFileSync(
+      join(repo, ".changeset", "drop.md"),
+      '---\n"@tenant-integration/openapi": minor\n---\n\nDrop expires_in.\n',
+    );
     expect(hasMajorChangeset(repo)).toBe(false);
   });
 });

@@ -39,18 +39,27 @@ describe("the contract's own rules", () => {
   });
 
   it("refuse a scope parameter that accepts any scope-token (regression: the RFC 6749 §3.3 grammar alone)", () => {
-    const problems = planted((c) => (c.components.schemas.ScopeList.pattern = "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+( [\\x21\\x23-\\x5B\\x5D-\\x7E]+)*$"));
+    const problems = planted(
+      (c) =>
+        (c.components.schemas.ScopeList.pattern = "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+( [\\x21\\x23-\\x5B\\x5D-\\x7E]+)*$"),
+    );
     expect(problems).toContain('GET /oauth/authorize parameter scope accepts the unknown scope "profile:write"');
     expect(problems).toContain('RefreshTokenGrantRequest.scope accepts the unknown scope "profile:write"');
   });
 
   it("refuse a refresh scope field with no constraint, and one that drops a name", () => {
-    expect(planted((c) => (c.components.schemas.RefreshTokenGrantRequest.properties.scope = { type: "string" }))).toEqual([
-      expect.stringMatching(/^RefreshTokenGrantRequest.scope accepts any string/),
-    ]);
-    expect(planted((c) => (c.components.schemas.ScopeList.pattern = c.components.schemas.ScopeList.pattern.replaceAll("|realtime:connect", "")))).toContain(
-      "GET /oauth/authorize parameter scope rejects the scope names realtime:connect",
-    );
+    expect(
+      planted((c) => (c.components.schemas.RefreshTokenGrantRequest.properties.scope = { type: "string" })),
+    ).toEqual([expect.stringMatching(/^RefreshTokenGrantRequest.scope accepts any string/)]);
+    expect(
+      planted(
+        (c) =>
+          (c.components.schemas.ScopeList.pattern = c.components.schemas.ScopeList.pattern.replaceAll(
+            "|realtime:connect",
+            "",
+          )),
+      ),
+    ).toContain("GET /oauth/authorize parameter scope rejects the scope names realtime:connect");
   });
 
   it("refuse two scopes in one security requirement object, and take them as two objects", () => {
@@ -58,7 +67,9 @@ describe("the contract's own rules", () => {
     expect(planted((c) => (user(c).security = [{ tenantOAuth: ["profile:read", "users:read"] }]))).toEqual([
       expect.stringMatching(/^GET \/api\/v1\/auth\/user security\[0\] lists 2 scopes in one requirement object/),
     ]);
-    expect(planted((c) => (user(c).security = [{ tenantOAuth: ["profile:read"] }, { tenantOAuth: ["users:read"] }]))).toEqual([]);
+    expect(
+      planted((c) => (user(c).security = [{ tenantOAuth: ["profile:read"] }, { tenantOAuth: ["users:read"] }])),
+    ).toEqual([]);
   });
 });
 

@@ -9,7 +9,14 @@ const contract = JSON.parse(readFileSync(require.resolve("@tenant-integration/op
 const schemas = contract.components.schemas;
 /** Follows a local `$ref` of the bundle (`#/components/...`) to what it names. */
 const deref = (node: { $ref?: string } & Record<string, any>): any =>
-  node.$ref ? deref(node.$ref.slice(2).split("/").reduce((at: any, key: string) => at[key.replace(/~1/g, "/").replace(/~0/g, "~")], contract)) : node;
+  node.$ref
+    ? deref(
+        node.$ref
+          .slice(2)
+          .split("/")
+          .reduce((at: any, key: string) => at[key.replace(/~1/g, "/").replace(/~0/g, "~")], contract),
+      )
+    : node;
 const scheme = contract.components.securitySchemes.tenantOAuth;
 const authorize = contract.paths["/oauth/authorize"].get;
 const token = contract.paths["/oauth/token"].post;
@@ -20,27 +27,41 @@ const param = (name: string) => parameters.find((p: { name: string }) => p.name 
 
 const SCOPES = [
   "profile:read",
-  "users:read", "users:write",
-  "contacts:read", "contacts:write",
-  "tickets:read", "tickets:write",
-  "files:read", "files:write",
-  "settings:read", "settings:write",
-  "custom-fields:read", "custom-fields:write",
-  "math-scripts:read", "math-scripts:write",
-  "policy-groups:read", "policy-groups:write",
-  "products:read", "products:write",
+  "users:read",
+  "users:write",
+  "contacts:read",
+  "contacts:write",
+  "tickets:read",
+  "tickets:write",
+  "files:read",
+  "files:write",
+  "settings:read",
+  "settings:write",
+  "custom-fields:read",
+  "custom-fields:write",
+  "math-scripts:read",
+  "math-scripts:write",
+  "policy-groups:read",
+  "policy-groups:write",
+  "products:read",
+  "products:write",
   "projects:read",
   "devices:read",
   "contracts:read",
   "contract-options:read",
   "record-types:read",
-  "mail-messages:read", "mail-messages:write",
-  "ticket-filters:read", "ticket-filters:write",
-  "providers:read", "providers:write",
+  "mail-messages:read",
+  "mail-messages:write",
+  "ticket-filters:read",
+  "ticket-filters:write",
+  "providers:read",
+  "providers:write",
   "schemas:read",
   "table-layouts:read",
-  "text-templates:read", "text-templates:write",
-  "transfers:read", "transfers:write",
+  "text-templates:read",
+  "text-templates:write",
+  "transfers:read",
+  "transfers:write",
   "realtime:connect",
 ];
 
@@ -101,9 +122,15 @@ describe("the contract states every fact of the service description", () => {
   });
 
   it("requires state, and marks every parameter it requires beyond the description as an assumption", () => {
-    expect(parameters.map((p: { name: string }) => p.name).sort()).toEqual(
-      ["client_id", "code_challenge", "code_challenge_method", "redirect_uri", "response_type", "scope", "state"],
-    );
+    expect(parameters.map((p: { name: string }) => p.name).sort()).toEqual([
+      "client_id",
+      "code_challenge",
+      "code_challenge_method",
+      "redirect_uri",
+      "response_type",
+      "scope",
+      "state",
+    ]);
     expect(param("state").required).toBe(true);
     for (const name of ["client_id", "redirect_uri", "code_challenge"]) {
       expect(param(name).required, name).toBe(true);
@@ -112,7 +139,9 @@ describe("the contract states every fact of the service description", () => {
     expect(param("scope").required).toBe(false);
     expect(param("scope")["x-assumption"]).toMatch(/not shown/);
     expect(param("redirect_uri").description).toMatch(/exactly match/);
-    expect(new RegExp(param("code_challenge").schema.pattern).test("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")).toBe(true);
+    expect(new RegExp(param("code_challenge").schema.pattern).test("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")).toBe(
+      true,
+    );
   });
 
   it("redirects back with code and the unchanged state", () => {
@@ -129,9 +158,13 @@ describe("the contract states every fact of the service description", () => {
     const body = schemas.TokenRequest;
     expect(body.discriminator.propertyName).toBe("grant_type");
     expect(Object.keys(body.discriminator.mapping).sort()).toEqual(["authorization_code", "refresh_token"]);
-    expect(schemas.AuthorizationCodeGrantRequest.required.sort()).toEqual(
-      ["client_id", "code", "code_verifier", "grant_type", "redirect_uri"],
-    );
+    expect(schemas.AuthorizationCodeGrantRequest.required.sort()).toEqual([
+      "client_id",
+      "code",
+      "code_verifier",
+      "grant_type",
+      "redirect_uri",
+    ]);
     expect(schemas.AuthorizationCodeGrantRequest["x-assumption"]).toMatch(/RFC 6749 §4\.1\.3.*RFC 7636 §4\.5/s);
     for (const grant of [schemas.AuthorizationCodeGrantRequest, schemas.RefreshTokenGrantRequest]) {
       expect(Object.keys(grant.properties)).not.toContain("client_secret");
@@ -152,7 +185,14 @@ describe("the contract states every fact of the service description", () => {
       const pattern = new RegExp(schema.pattern);
       for (const scope of SCOPES) expect(pattern.test(scope), scope).toBe(true);
       expect(pattern.test(SCOPES.join(" "))).toBe(true);
-      for (const bad of ["profile:write", "admin:read", "profile:read  tickets:read", " profile:read", "profile:read,tickets:read", ""]) {
+      for (const bad of [
+        "profile:write",
+        "admin:read",
+        "profile:read  tickets:read",
+        " profile:read",
+        "profile:read,tickets:read",
+        "",
+      ]) {
         expect(pattern.test(bad), bad).toBe(false);
       }
     }
@@ -172,11 +212,17 @@ describe("the contract states every fact of the service description", () => {
   it("states the version fact: the /api/v1 prefix, apart from info.version", () => {
     expect(contract.info.description).toMatch(/path prefix carries the version of the API: `\/api\/v1`/);
     expect(contract.info.description).toMatch(/`info\.version` is the version of the contract document/);
-    for (const path of Object.keys(contract.paths).filter((p) => !p.startsWith("/oauth/"))) expect(path).toMatch(/^\/api\/v1\//);
+    for (const path of Object.keys(contract.paths).filter((p) => !p.startsWith("/oauth/")))
+      expect(path).toMatch(/^\/api\/v1\//);
   });
 
   it("states the token response fields, the 15-minute and 30-day lifetimes and rotation", () => {
-    expect(schemas.TokenResponse.required.sort()).toEqual(["access_token", "expires_in", "refresh_token", "token_type"]);
+    expect(schemas.TokenResponse.required.sort()).toEqual([
+      "access_token",
+      "expires_in",
+      "refresh_token",
+      "token_type",
+    ]);
     expect(schemas.AccessToken["x-lifetime-seconds"]).toBe(15 * 60);
     expect(schemas.RefreshToken["x-lifetime-seconds"]).toBe(30 * 24 * 60 * 60);
     expect(scheme["x-token-lifetimes"]).toEqual({ access_token_seconds: 900, refresh_token_seconds: 2592000 });
@@ -236,14 +282,17 @@ describe("the limits an independent fuzzer checks answers against", () => {
   const matches = (pattern: string, value: string) => new RegExp(pattern).test(value);
 
   it("takes token_type as Bearer in any casing and nothing else (RFC 6749 §5.1, RFC 6750 §4)", () => {
-    for (const value of ["Bearer", "bearer", "BEARER"]) expect(matches(schemas.TokenType.pattern, value), value).toBe(true);
-    for (const value of ["Bearer ", "MAC", "DPoP", ""]) expect(matches(schemas.TokenType.pattern, value), value).toBe(false);
+    for (const value of ["Bearer", "bearer", "BEARER"])
+      expect(matches(schemas.TokenType.pattern, value), value).toBe(true);
+    for (const value of ["Bearer ", "MAC", "DPoP", ""])
+      expect(matches(schemas.TokenType.pattern, value), value).toBe(false);
   });
 
   it("takes the access token as an RFC 6750 §2.1 b64token, marked as the contract's assumption", () => {
     expect(matches(schemas.AccessToken.pattern, "at_2YotnFZFEjr1zCsicMWpAA")).toBe(true);
     expect(matches(schemas.AccessToken.pattern, "abc+/=")).toBe(true);
-    for (const value of ["a b", "a\"b", "=abc", "a,b"]) expect(matches(schemas.AccessToken.pattern, value), value).toBe(false);
+    for (const value of ["a b", 'a"b', "=abc", "a,b"])
+      expect(matches(schemas.AccessToken.pattern, value), value).toBe(false);
     expect(schemas.AccessToken["x-assumption"]).toMatch(/RFC 6750 §2\.1/);
   });
 
@@ -251,7 +300,8 @@ describe("the limits an independent fuzzer checks answers against", () => {
     const { error, error_description: description } = schemas.OAuthError.properties;
     expect(matches(error.pattern, "invalid_grant")).toBe(true);
     expect(matches(description.pattern, "The code was already used.")).toBe(true);
-    for (const bad of ['say "x"', "a\\b", "é", "line\nbreak"]) expect(matches(description.pattern, bad), bad).toBe(false);
+    for (const bad of ['say "x"', "a\\b", "é", "line\nbreak"])
+      expect(matches(description.pattern, bad), bad).toBe(false);
   });
 
   it("requires a 401 challenge with at least one auth-param and a 403 challenge naming insufficient_scope (RFC 6750 §3)", () => {

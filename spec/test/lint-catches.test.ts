@@ -18,13 +18,18 @@ afterEach(() => {
 function lintWith(file: string, edit: (text: string) => string) {
   const dir = mkdtempSync(join(tmpdir(), "planted-"));
   copies.push(dir);
-  for (const entry of ["openapi.yaml", "redocly.yaml", "paths", "components"]) cpSync(join(specDir, entry), join(dir, entry), { recursive: true });
+  for (const entry of ["openapi.yaml", "redocly.yaml", "paths", "components"])
+    cpSync(join(specDir, entry), join(dir, entry), { recursive: true });
   const target = join(dir, file);
   const before = readFileSync(target, "utf8");
   const after = edit(before);
   expect(after, "the planted edit changed nothing").not.toBe(before);
   writeFileSync(target, after);
-  const run = spawnSync(redocly, ["lint", "openapi.yaml", "--format=stylish"], { cwd: dir, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+  const run = spawnSync(redocly, ["lint", "openapi.yaml", "--format=stylish"], {
+    cwd: dir,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
   return { status: run.status, output: `${run.stdout}\n${run.stderr}` };
 }
 
@@ -34,19 +39,25 @@ describe("pnpm lint catches a planted contract error", () => {
   });
 
   it("names an example of the wrong type", () => {
-    const { status, output } = lintWith("components/examples/TokenIssued.yaml", (t) => t.replace("expires_in: 900", 'expires_in: "soon"'));
+    const { status, output } = lintWith("components/examples/TokenIssued.yaml", (t) =>
+      t.replace("expires_in: 900", 'expires_in: "soon"'),
+    );
     expect(status).not.toBe(0);
     expect(output).toMatch(/expires_in.*must be integer/);
   });
 
   it("names an undefined scope", () => {
-    const { status, output } = lintWith("paths/api_v1_auth_user.yaml", (t) => t.replace("- profile:read", "- profile:write"));
+    const { status, output } = lintWith("paths/api_v1_auth_user.yaml", (t) =>
+      t.replace("- profile:read", "- profile:write"),
+    );
     expect(status).not.toBe(0);
     expect(output).toMatch(/profile:write.*not defined/);
   });
 
   it("names a required field that was removed from the schema", () => {
-    const { status, output } = lintWith("components/schemas/AuthorizationCodeGrantRequest.yaml", (t) => t.replace(/\n  code_verifier:\n    \$ref: CodeVerifier.yaml\n/, "\n"));
+    const { status, output } = lintWith("components/schemas/AuthorizationCodeGrantRequest.yaml", (t) =>
+      t.replace(/\n  code_verifier:\n    \$ref: CodeVerifier.yaml\n/, "\n"),
+    );
     expect(status).not.toBe(0);
     expect(output).toMatch(/code_verifier/);
   });

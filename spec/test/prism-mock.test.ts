@@ -38,7 +38,10 @@ describe("GET /oauth/authorize", () => {
   });
 
   it("rejects code_challenge_method=plain and a short challenge, naming both", async () => {
-    const res = await fetch(`${prism.url}/oauth/authorize?${authorizeQuery({ code_challenge_method: "plain", code_challenge: "short" })}`, { redirect: "manual" });
+    const res = await fetch(
+      `${prism.url}/oauth/authorize?${authorizeQuery({ code_challenge_method: "plain", code_challenge: "short" })}`,
+      { redirect: "manual" },
+    );
     expect(res.status).toBe(400);
     const named = violations(res).map((v) => v.location.join("."));
     expect(named).toContain("request.query.code_challenge_method");
@@ -46,7 +49,9 @@ describe("GET /oauth/authorize", () => {
   });
 
   it("rejects a scope name the service does not have, naming the scope parameter", async () => {
-    const res = await fetch(`${prism.url}/oauth/authorize?${authorizeQuery({ scope: "profile:read profile:write" })}`, { redirect: "manual" });
+    const res = await fetch(`${prism.url}/oauth/authorize?${authorizeQuery({ scope: "profile:read profile:write" })}`, {
+      redirect: "manual",
+    });
     expect(res.status).toBe(400);
     expect(violations(res).map((v) => v.location.join("."))).toContain("request.query.scope");
   });
@@ -56,7 +61,11 @@ describe("GET /oauth/authorize", () => {
     query.delete("state");
     const res = await fetch(`${prism.url}/oauth/authorize?${query}`, { redirect: "manual" });
     expect(res.status).toBe(400);
-    expect(violations(res).map((v) => v.message).join("\n")).toMatch(/state/);
+    expect(
+      violations(res)
+        .map((v) => v.message)
+        .join("\n"),
+    ).toMatch(/state/);
   });
 });
 
@@ -65,7 +74,13 @@ describe("POST /oauth/token", () => {
     const res = await fetch(`${prism.url}/oauth/token`, {
       method: "POST",
       headers: json,
-      body: JSON.stringify({ grant_type: "authorization_code", client_id: "demo", redirect_uri: "http://127.0.0.1:53682/callback", code: "SplxlOBeZQQYbYS6WxSbIA", code_verifier: VERIFIER }),
+      body: JSON.stringify({
+        grant_type: "authorization_code",
+        client_id: "demo",
+        redirect_uri: "http://127.0.0.1:53682/callback",
+        code: "SplxlOBeZQQYbYS6WxSbIA",
+        code_verifier: VERIFIER,
+      }),
     });
     expect(violations(res)).toEqual([]);
     expect(res.status).toBe(200);
@@ -77,7 +92,11 @@ describe("POST /oauth/token", () => {
     const res = await fetch(`${prism.url}/oauth/token`, {
       method: "POST",
       headers: json,
-      body: JSON.stringify({ grant_type: "refresh_token", refresh_token: "rt_tGzv3JOkF0XG5Qx2TlKWIA", client_id: "demo" }),
+      body: JSON.stringify({
+        grant_type: "refresh_token",
+        refresh_token: "rt_tGzv3JOkF0XG5Qx2TlKWIA",
+        client_id: "demo",
+      }),
     });
     expect(violations(res)).toEqual([]);
     expect(res.status).toBe(200);
@@ -98,21 +117,33 @@ describe("POST /oauth/token", () => {
     const res = await fetch(`${prism.url}/oauth/token`, {
       method: "POST",
       headers: json,
-      body: JSON.stringify({ grant_type: "authorization_code", client_id: "demo", redirect_uri: "http://127.0.0.1:53682/callback", code: "c", code_verifier: VERIFIER }),
+      body: JSON.stringify({
+        grant_type: "authorization_code",
+        client_id: "demo",
+        redirect_uri: "http://127.0.0.1:53682/callback",
+        code: "c",
+        code_verifier: VERIFIER,
+      }),
     });
     const byGrant = contract.paths["/oauth/token"].post.responses["200"]["x-response-schema-by-grant-type"];
     expect(schemaErrors(byGrant.authorization_code, await res.json())).toEqual([]);
     // The refresh shape alone would let a code exchange without refresh_token through; the named one does not.
-    expect(schemaErrors(byGrant.authorization_code, { access_token: "a", token_type: "Bearer", expires_in: 900 })).toEqual([
-      "(root) must have required property 'refresh_token'",
-    ]);
+    expect(
+      schemaErrors(byGrant.authorization_code, { access_token: "a", token_type: "Bearer", expires_in: 900 }),
+    ).toEqual(["(root) must have required property 'refresh_token'"]);
   });
 
   it("answers the form body of a general OAuth library with the contract's first example, invalid_request (not invalid_grant)", async () => {
     const res = await fetch(`${prism.url}/oauth/token`, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
-      body: new URLSearchParams({ grant_type: "authorization_code", client_id: "demo", redirect_uri: "http://127.0.0.1:53682/callback", code: "c", code_verifier: VERIFIER }),
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        client_id: "demo",
+        redirect_uri: "http://127.0.0.1:53682/callback",
+        code: "c",
+        code_verifier: VERIFIER,
+      }),
     });
     expect(res.status).toBe(400);
     expect((await res.json()).error).toBe("invalid_request");
@@ -122,7 +153,13 @@ describe("POST /oauth/token", () => {
     const res = await fetch(`${prism.url}/oauth/token`, {
       method: "POST",
       headers: json,
-      body: JSON.stringify({ grant_type: "authorization_code", client_id: "demo", redirect_uri: "http://127.0.0.1:53682/callback", code: "c", code_verifier: "x".repeat(42) }),
+      body: JSON.stringify({
+        grant_type: "authorization_code",
+        client_id: "demo",
+        redirect_uri: "http://127.0.0.1:53682/callback",
+        code: "c",
+        code_verifier: "x".repeat(42),
+      }),
     });
     expect(res.status).toBe(400);
     expect(violations(res).map((v) => v.location.join("."))).toContain("request.body.code_verifier");
@@ -135,7 +172,11 @@ describe("POST /oauth/revoke", () => {
     const res = await fetch(`${prism.url}/oauth/revoke`, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ token: "at_2YotnFZFEjr1zCsicMWpAA", token_type_hint: "access_token", client_id: "demo" }),
+      body: new URLSearchParams({
+        token: "at_2YotnFZFEjr1zCsicMWpAA",
+        token_type_hint: "access_token",
+        client_id: "demo",
+      }),
     });
     expect(violations(res)).toEqual([]);
     expect(res.status).toBe(200);
@@ -143,10 +184,18 @@ describe("POST /oauth/revoke", () => {
 
   it("revokes without client_id (the contract admits it, though RFC 7009 §5 has a public client send it), and rejects an extra field that is not one string (it would encode as a repeated parameter)", async () => {
     const form = { "Content-Type": "application/x-www-form-urlencoded" };
-    const ok = await fetch(`${prism.url}/oauth/revoke`, { method: "POST", headers: form, body: new URLSearchParams({ token: "at_2YotnFZFEjr1zCsicMWpAA" }) });
+    const ok = await fetch(`${prism.url}/oauth/revoke`, {
+      method: "POST",
+      headers: form,
+      body: new URLSearchParams({ token: "at_2YotnFZFEjr1zCsicMWpAA" }),
+    });
     expect(violations(ok)).toEqual([]);
     expect(ok.status).toBe(200);
-    const repeated = await fetch(`${prism.url}/oauth/revoke`, { method: "POST", headers: json, body: JSON.stringify({ token: "at_x", extra: ["a", "b"] }) });
+    const repeated = await fetch(`${prism.url}/oauth/revoke`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ token: "at_x", extra: ["a", "b"] }),
+    });
     expect(repeated.status).toBe(400);
     expect(violations(repeated).map((v) => v.location.join("."))).toContain("request.body.extra");
   });
@@ -162,15 +211,25 @@ describe("POST /oauth/revoke", () => {
   });
 
   it("rejects a request without the token", async () => {
-    const res = await fetch(`${prism.url}/oauth/revoke`, { method: "POST", headers: json, body: JSON.stringify({ client_id: "demo" }) });
+    const res = await fetch(`${prism.url}/oauth/revoke`, {
+      method: "POST",
+      headers: json,
+      body: JSON.stringify({ client_id: "demo" }),
+    });
     expect(res.status).toBe(400);
-    expect(violations(res).map((v) => v.message).join("\n")).toMatch(/token/);
+    expect(
+      violations(res)
+        .map((v) => v.message)
+        .join("\n"),
+    ).toMatch(/token/);
   });
 });
 
 describe("GET /api/v1/auth/user", () => {
   it("returns an open user object for a bearer token", async () => {
-    const res = await fetch(`${prism.url}/api/v1/auth/user`, { headers: { Authorization: "Bearer at_2YotnFZFEjr1zCsicMWpAA", Accept: "application/json" } });
+    const res = await fetch(`${prism.url}/api/v1/auth/user`, {
+      headers: { Authorization: "Bearer at_2YotnFZFEjr1zCsicMWpAA", Accept: "application/json" },
+    });
     expect(violations(res)).toEqual([]);
     expect(res.status).toBe(200);
     expect(schemaErrors("#/components/schemas/User", await res.json())).toEqual([]);
@@ -179,7 +238,11 @@ describe("GET /api/v1/auth/user", () => {
   it("answers 401 with a bearer challenge when the token is missing", async () => {
     const res = await fetch(`${prism.url}/api/v1/auth/user`, { headers: { Accept: "application/json" } });
     expect(res.status).toBe(401);
-    expect(violations(res).map((v) => v.message).join("\n")).toMatch(/security/i);
+    expect(
+      violations(res)
+        .map((v) => v.message)
+        .join("\n"),
+    ).toMatch(/security/i);
     expect(res.headers.get("www-authenticate")).toMatch(/^Bearer /);
     // The contract's first example is the no-token challenge: no error code (RFC 6750 §3.1).
     expect(res.headers.get("www-authenticate")).not.toMatch(/error=/);

@@ -49,7 +49,11 @@ async function worker(url, file) {
     for (const waiter of waiting.splice(0)) waiter({ ok: false, exited: code });
   });
   const next = () =>
-    lines.length ? Promise.resolve(lines.shift()) : gone ? Promise.resolve({ ok: false, exited: true }) : new Promise((resolve) => waiting.push(resolve));
+    lines.length
+      ? Promise.resolve(lines.shift())
+      : gone
+        ? Promise.resolve({ ok: false, exited: true })
+        : new Promise((resolve) => waiting.push(resolve));
   const ready = await next();
   if (ready.ok === false) throw new Error(`a bench worker exited before it was ready (${JSON.stringify(ready)})`);
   return { proc, next, exited, go: (offsetMs) => proc.stdin.write(`${JSON.stringify({ offsetMs })}\n`) };
@@ -60,7 +64,12 @@ async function worker(url, file) {
  * files, a clock to move past expiry, and sign-in into a token file.
  */
 async function benchTenant(sandboxOptions = {}) {
-  const running = await startSandbox({ clients: [{ id: CLIENT, redirectUris: [REDIRECT] }], autoApprove: true, testClock: true, ...sandboxOptions });
+  const running = await startSandbox({
+    clients: [{ id: CLIENT, redirectUris: [REDIRECT] }],
+    autoApprove: true,
+    testClock: true,
+    ...sandboxOptions,
+  });
   const dir = mkdtempSync(join(tmpdir(), "bench-file-storage-"));
   const tenant = {
     running,
@@ -70,10 +79,19 @@ async function benchTenant(sandboxOptions = {}) {
       running.sandbox.clock.advance(LATER_SECONDS);
       tenant.offsetMs += LATER_SECONDS * 1000;
     },
-    refreshes: () => running.sandbox.events().filter((e) => e.grantType === "refresh_token" && e.outcome === "ok").length,
+    refreshes: () =>
+      running.sandbox.events().filter((e) => e.grantType === "refresh_token" && e.outcome === "ok").length,
     /** A manager in this process on `storage`, its clock following the sandbox's. */
     manager: (storage, fetch) =>
-      createTokenManager({ baseUrl: running.url, clientId: CLIENT, redirectUri: REDIRECT, scopes: ["profile:read"], storage, now: () => Date.now() + tenant.offsetMs, ...(fetch ? { fetch } : {}) }),
+      createTokenManager({
+        baseUrl: running.url,
+        clientId: CLIENT,
+        redirectUri: REDIRECT,
+        scopes: ["profile:read"],
+        storage,
+        now: () => Date.now() + tenant.offsetMs,
+        ...(fetch ? { fetch } : {}),
+      }),
     async signIn(file) {
       const tm = tenant.manager(fileStorage(file));
       const { url } = await tm.beginAuthorization();
@@ -117,7 +135,8 @@ async function randomKills(tenant, kills) {
     w.proc.kill("SIGKILL");
     await w.exited;
     // The killed holder is known dead: remove its lock at once instead of waiting for it to go stale.
-    for (const name of readdirSync(dir)) if (name.endsWith(".lock")) rmSync(join(dir, name), { recursive: true, force: true });
+    for (const name of readdirSync(dir))
+      if (name.endsWith(".lock")) rmSync(join(dir, name), { recursive: true, force: true });
     try {
       await tenant.manager(fileStorage(killFile)).getAccessToken();
     } catch (e) {
@@ -183,13 +202,25 @@ async function fleets(tenant, rounds) {
     for (const w of [...one, ...twenty]) w.proc.kill();
   }
   const sorted = [...ratios].sort((a, b) => a - b);
-  return { one: median(walls.one), twenty: median(walls.twenty), ratio: median(ratios), low: sorted[0], high: sorted.at(-1), extra };
+  return {
+    one: median(walls.one),
+    twenty: median(walls.twenty),
+    ratio: median(ratios),
+    low: sorted[0],
+    high: sorted.at(-1),
+    extra,
+  };
 }
 
 /** The rows of {@link fleets}: 1 process, 20 processes, and their ratio (goal of issue 20: at most 5×). */
 function fleetRows({ one, twenty, ratio, low, high, extra }, rounds) {
   return [
-    { metric: "fileStorage: 1 process refreshing after expiry (spawned, released)", value: `${one.toFixed(1)} ms until it holds a token (median of ${rounds})`, goal: "", met: null },
+    {
+      metric: "fileStorage: 1 process refreshing after expiry (spawned, released)",
+      value: `${one.toFixed(1)} ms until it holds a token (median of ${rounds})`,
+      goal: "",
+      met: null,
+    },
     {
       metric: "fileStorage: 20 processes released together after expiry",
       value: `${twenty.toFixed(1)} ms until all 20 hold a token (median of ${rounds}), ${extra} extra refreshes`,
@@ -285,5 +316,8 @@ export async function fileStorageFigures() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes("--fleet")) {
-  for (const row of await fileFleetFigures()) console.log(`${row.metric}: ${row.value}${row.goal ? ` (goal: ${row.goal}${row.met === false ? ", missed" : ""})` : ""}`);
+  for (const row of await fileFleetFigures())
+    console.log(
+      `${row.metric}: ${row.value}${row.goal ? ` (goal: ${row.goal}${row.met === false ? ", missed" : ""})` : ""}`,
+    );
 }

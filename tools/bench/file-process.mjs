@@ -11,7 +11,14 @@ const print = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 
 createInterface({ input: process.stdin }).on("line", (line) => {
   const { offsetMs } = JSON.parse(line);
-  const tm = createTokenManager({ baseUrl, clientId, redirectUri, scopes: ["profile:read"], storage: fileStorage(file), now: () => Date.now() + offsetMs });
+  const tm = createTokenManager({
+    baseUrl,
+    clientId,
+    redirectUri,
+    scopes: ["profile:read"],
+    storage: fileStorage(file),
+    now: () => Date.now() + offsetMs,
+  });
   tm.getAccessToken().then(
     () => print({ ok: true }),
     (e) => print({ error: e?.code ?? String(e) }),

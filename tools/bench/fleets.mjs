@@ -18,13 +18,26 @@ const LABELS = { node: "TypeScript", python: "Python", mixed: "TypeScript and Py
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** The kit of each of `size` processes: all of `target`, or TypeScript and Python in turn for "mixed". */
-const kitsOf = (target, size) => Array.from({ length: size }, (_, i) => (target === "mixed" ? (i % 2 ? "python" : "node") : target));
+const kitsOf = (target, size) =>
+  Array.from({ length: size }, (_, i) => (target === "mixed" ? (i % 2 ? "python" : "node") : target));
 
 /** `size` ready actors of `target` sharing `storage`, signed in by the first; each has called once (warm). */
 async function fleetOf(tenant, target, storage, size, name) {
-  const config = { tenant: tenant.url, clientId: CLIENT_ID, redirectUri: REDIRECT_URI, scopes: ["profile:read"], storage, clockOffsetMs: tenant.offsetMs, manager: {} };
+  const config = {
+    tenant: tenant.url,
+    clientId: CLIENT_ID,
+    redirectUri: REDIRECT_URI,
+    scopes: ["profile:read"],
+    storage,
+    clockOffsetMs: tenant.offsetMs,
+    manager: {},
+  };
   const commands = defaultCommands();
-  const actors = await Promise.all(kitsOf(target, size).map((kit, i) => startActor({ name: `${name}${i}`, target: kit, config, command: commands[kit], step: () => "warm-up" })));
+  const actors = await Promise.all(
+    kitsOf(target, size).map((kit, i) =>
+      startActor({ name: `${name}${i}`, target: kit, config, command: commands[kit], step: () => "warm-up" }),
+    ),
+  );
   const answer = await actors[0].request("sign-in");
   if (!answer.ok) throw new Error(`sign-in failed: ${answer.error.code}`);
   for (const actor of actors) await actor.request("call");
@@ -48,16 +61,27 @@ export async function fleet(target, storage) {
   const metric = `${FLEET} ${LABELS[target]} processes on ${storage === "file" ? "one token file" : "one Redis"} all hold a token after expiry`;
   const goal = `1 refresh per expiry; within 5× one process`;
   const commands = defaultCommands();
-  if (!kitsOf(target, 2).every((kit) => commands[kit])) return [{ metric, value: "left out: the repository's Python venv is missing (node tools/python/venv.mjs)", goal, met: null }];
+  if (!kitsOf(target, 2).every((kit) => commands[kit]))
+    return [
+      {
+        metric,
+        value: "left out: the repository's Python venv is missing (node tools/python/venv.mjs)",
+        goal,
+        met: null,
+      },
+    ];
   const server = storage === "redis" ? findRedisServer() : undefined;
-  if (storage === "redis" && !server) return [{ metric, value: "left out: redis-server is not installed", goal, met: null }];
+  if (storage === "redis" && !server)
+    return [{ metric, value: "left out: redis-server is not installed", goal, met: null }];
 
   const dir = mkdtempSync(join(tmpdir(), "bench-fleet-"));
   const tenant = await startSandbox([{ id: CLIENT_ID, redirectUris: [REDIRECT_URI] }]);
   const redis = server ? await startRedis({ command: server.command }) : undefined;
   const fleets = [];
   const storageFor = (name) =>
-    storage === "file" ? { kind: "file", path: join(dir, name, "tokens.json") } : { kind: "redis", url: redis.url, prefix: `bench-${name}:` };
+    storage === "file"
+      ? { kind: "file", path: join(dir, name, "tokens.json") }
+      : { kind: "redis", url: redis.url, prefix: `bench-${name}:` };
   try {
     const many = await fleetOf(tenant, target, storageFor("many"), FLEET, "m");
     fleets.push(many);
@@ -68,14 +92,20 @@ export async function fleet(target, storage) {
     // One untimed round first: no timed round pays a process's first refresh.
     for (let round = 0; round <= ROUNDS; round++) {
       await tenant.advance(EXPIRE_SECONDS);
-      for (const [name, actors] of [["many", many], ["one", one]]) {
+      for (const [name, actors] of [
+        ["many", many],
+        ["one", one],
+      ]) {
         await Promise.all(actors.map((actor) => actor.request("clock", { offsetMs: tenant.offsetMs })));
         await tenant.reset();
         const start = performance.now();
         const answers = await Promise.all(actors.map((actor) => actor.request("call")));
         const wall = performance.now() - start;
         const failed = answers.find((answer) => !answer.ok || answer.result.status !== 200);
-        if (failed) throw new Error(`a process of the ${name} fleet did not get the user: ${JSON.stringify(failed.error ?? failed.result)}`);
+        if (failed)
+          throw new Error(
+            `a process of the ${name} fleet did not get the user: ${JSON.stringify(failed.error ?? failed.result)}`,
+          );
         if (round === 0) continue;
         walls[name].push(wall);
         if (name === "many") counts.push(await refreshes(tenant));
@@ -103,7 +133,12 @@ export async function fleet(target, storage) {
  * storage across processes") on a token file.
  */
 export async function fleets() {
-  return [...(await fleet("node", "redis")), ...(await fleet("python", "redis")), ...(await fleet("mixed", "redis")), ...(await fleet("python", "file"))];
+  return [
+    ...(await fleet("node", "redis")),
+    ...(await fleet("python", "redis")),
+    ...(await fleet("mixed", "redis")),
+    ...(await fleet("python", "file")),
+  ];
 }
 
 // `node tools/bench/fleets.mjs` prints the rows alone.

@@ -78,14 +78,25 @@ const row = (storageName, samples) => ({
 
 /** The bench rows: the window with fileStorage, and with redisStorage when redis-server is installed. */
 export async function refreshWindow() {
-  const running = await startSandbox({ port: 0, host: "127.0.0.1", clients: [{ id: CLIENT, redirectUris: [REDIRECT] }], autoApprove: true, testClock: true });
+  const running = await startSandbox({
+    port: 0,
+    host: "127.0.0.1",
+    clients: [{ id: CLIENT, redirectUris: [REDIRECT] }],
+    autoApprove: true,
+    testClock: true,
+  });
   const dir = mkdtempSync(join(tmpdir(), "bench-window-"));
   const rows = [];
   try {
     rows.push(row("fileStorage", await windows(running, fileStorage(join(dir, "tokens.json")))));
     const server = findRedisServer();
     if (!server) {
-      rows.push({ metric: "refresh window, redisStorage", value: "left out: redis-server is not installed", goal: "reported", met: null });
+      rows.push({
+        metric: "refresh window, redisStorage",
+        value: "left out: redis-server is not installed",
+        goal: "reported",
+        met: null,
+      });
       return rows;
     }
     const redis = await startRedisServer({ command: server.command });

@@ -21,7 +21,8 @@ async function settledHeap() {
 }
 
 const WARM_UP_SIGN_INS = 2_000;
-const newSandbox = (createSandbox) => createSandbox({ clients: [{ id: "bench", redirectUris: [REDIRECT_URI] }], autoApprove: true });
+const newSandbox = (createSandbox) =>
+  createSandbox({ clients: [{ id: "bench", redirectUris: [REDIRECT_URI] }], autoApprove: true });
 
 async function measure() {
   const { createSandbox } = await import("@tenant-integration/sandbox");
@@ -59,9 +60,26 @@ async function signInAndRefresh(sandbox) {
   });
   const authorize = await sandbox.app.request(`/oauth/authorize?${query}`);
   const code = new URL(authorize.headers.get("location")).searchParams.get("code");
-  const post = (body) => sandbox.app.request("/oauth/token", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  const tokens = await (await post({ grant_type: "authorization_code", client_id: "bench", redirect_uri: REDIRECT_URI, code, code_verifier: verifier })).json();
-  const refreshed = await post({ grant_type: "refresh_token", client_id: "bench", refresh_token: tokens.refresh_token });
+  const post = (body) =>
+    sandbox.app.request("/oauth/token", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const tokens = await (
+    await post({
+      grant_type: "authorization_code",
+      client_id: "bench",
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    })
+  ).json();
+  const refreshed = await post({
+    grant_type: "refresh_token",
+    client_id: "bench",
+    refresh_token: tokens.refresh_token,
+  });
   if (refreshed.status !== 200) throw new Error(`refresh answered ${refreshed.status}`);
 }
 
@@ -69,7 +87,9 @@ const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 
 export async function sandboxHeap() {
   const output = await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "child"], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "child"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.on("data", (chunk) => (out += chunk));
     child.on("error", reject);

@@ -38,7 +38,11 @@ function linkedMap(file, text) {
 /** `map`, read from `fromDir`, with its sources made relative to `toDir`; forward slashes on every platform. */
 function relocate(map, fromDir, toDir) {
   const sourceRoot = map.sourceRoot ?? "";
-  const sources = map.sources.map((source) => relative(toDir, resolve(fromDir, sourceRoot, source)).split("\\").join("/"));
+  const sources = map.sources.map((source) =>
+    relative(toDir, resolve(fromDir, sourceRoot, source))
+      .split("\\")
+      .join("/"),
+  );
   return { ...map, sourceRoot: "", sources };
 }
 
@@ -59,7 +63,10 @@ for (const file of files(dist)) {
     const input = linked?.map.mappings ? linked : undefined;
     // esbuild composes an inline input map with its own, so the result maps CJS lines to the .ts.
     const inlined = input
-      ? source.replace(mapComment, `//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(input.map)).toString("base64")}`)
+      ? source.replace(
+          mapComment,
+          `//# sourceMappingURL=data:application/json;base64,${Buffer.from(JSON.stringify(input.map)).toString("base64")}`,
+        )
       : withoutMapComment(source);
     const { code, map } = await transform(inlined, {
       format: "cjs",
@@ -85,7 +92,10 @@ for (const file of files(dist)) {
     const input = linkedMap(file, source);
     mkdirSync(dirname(target), { recursive: true });
     if (input) {
-      writeFileSync(join(dirname(target), basename(input.path)), JSON.stringify(relocate(input.map, dirname(input.path), dirname(target))));
+      writeFileSync(
+        join(dirname(target), basename(input.path)),
+        JSON.stringify(relocate(input.map, dirname(input.path), dirname(target))),
+      );
       copyFileSync(file, target);
     } else {
       writeFileSync(target, withoutMapComment(source));

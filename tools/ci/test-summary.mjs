@@ -19,7 +19,11 @@ export function summarize(text) {
   const runs = [];
   const goTests = new GoTests();
   for (const line of log.split("\n")) {
-    const tests = /^(?:(\S+):\s+)?\s*Tests\s+(.*)\(\d+\)\s*$/.exec(line) ?? schemathesisSummary(line) ?? goSummary(line) ?? pytestSummary(line);
+    const tests =
+      /^(?:(\S+):\s+)?\s*Tests\s+(.*)\(\d+\)\s*$/.exec(line) ??
+      schemathesisSummary(line) ??
+      goSummary(line) ??
+      pytestSummary(line);
     if (tests) runs.push(tests);
     else goTests.read(line);
   }
@@ -45,9 +49,15 @@ export function summarize(text) {
  * A line with nothing but warnings or deselected tests counts no run.
  */
 function pytestSummary(line) {
-  const match = /^(?:(\S+):\s+)?=*\s*((?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected|warnings?)(?:, )?)+) in [\d.]+s\b/.exec(line);
+  const match =
+    /^(?:(\S+):\s+)?=*\s*((?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected|warnings?)(?:, )?)+) in [\d.]+s\b/.exec(
+      line,
+    );
   if (!match) return null;
-  const counts = match[2].replace(/(\d+) errors?/g, "$1 failed").replace(/\d+ (?:xfailed|xpassed|deselected|warnings?)(?:, )?/g, "").replace(/, $/, "");
+  const counts = match[2]
+    .replace(/(\d+) errors?/g, "$1 failed")
+    .replace(/\d+ (?:xfailed|xpassed|deselected|warnings?)(?:, )?/g, "")
+    .replace(/, $/, "");
   return counts === "" ? null : [line, match[1], counts];
 }
 
@@ -66,7 +76,11 @@ function schemathesisSummary(line) {
   const skipped = count(/(\d+) skipped/);
   const failed = withFailures + errored;
   const passed = Number(match[2]) - failed - skipped;
-  return [line, match[1], `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""} (Schemathesis test cases)`];
+  return [
+    line,
+    match[1],
+    `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""} (Schemathesis test cases)`,
+  ];
 }
 
 /** The closing line of packages/go/scripts/test.mjs, behind turbo's task prefix. */
@@ -95,7 +109,8 @@ class GoTests {
     } catch {
       return;
     }
-    if (event.Test && ["pass", "fail", "skip"].includes(event.Action)) this.#note(json[1], event.Package ?? "", event.Test, event.Action);
+    if (event.Test && ["pass", "fail", "skip"].includes(event.Action))
+      this.#note(json[1], event.Package ?? "", event.Test, event.Action);
   }
 
   #note(task, pkg, test, outcome) {
@@ -110,7 +125,11 @@ class GoTests {
       const leaves = names.filter((name) => !names.some((other) => other.startsWith(`${name}/`)));
       const count = (kind) => leaves.filter((name) => outcomes.get(name) === kind).length;
       const skipped = count("skip");
-      return [task, task === "(no task prefix)" ? undefined : task, `${count("pass")} passed, ${count("fail")} failed${skipped ? `, ${skipped} skipped` : ""} (go test)`];
+      return [
+        task,
+        task === "(no task prefix)" ? undefined : task,
+        `${count("pass")} passed, ${count("fail")} failed${skipped ? `, ${skipped} skipped` : ""} (go test)`,
+      ];
     });
   }
 }

@@ -20,9 +20,14 @@ export const treeUrl = (dir) => `https://github.com/tenant-integration/sdk/tree/
  * with its folder relative to the root (forward slashes) and its manifest.
  */
 export function publishedPackages() {
-  const listed = JSON.parse(execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" }));
+  const listed = JSON.parse(
+    execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" }),
+  );
   return listed
-    .map(({ path }) => ({ dir: relative(root, path).split("\\").join("/"), manifest: JSON.parse(readFileSync(join(path, "package.json"), "utf8")) }))
+    .map(({ path }) => ({
+      dir: relative(root, path).split("\\").join("/"),
+      manifest: JSON.parse(readFileSync(join(path, "package.json"), "utf8")),
+    }))
     .filter(({ dir, manifest }) => dir !== "" && !manifest.private)
     .sort((a, b) => a.dir.localeCompare(b.dir));
 }
@@ -37,16 +42,23 @@ export function publishProblems(dir, manifest) {
   const problems = [];
   const expect = (ok, message) => ok || problems.push(message);
   expect(manifest.repository?.type === "git", `repository.type must be "git"`);
-  expect(manifest.repository?.url === repositoryUrl, `repository.url must be "${repositoryUrl}" (npm provenance answers E422 otherwise)`);
+  expect(
+    manifest.repository?.url === repositoryUrl,
+    `repository.url must be "${repositoryUrl}" (npm provenance answers E422 otherwise)`,
+  );
   expect(manifest.repository?.directory === dir, `repository.directory must be "${dir}"`);
   expect(manifest.homepage === `${treeUrl(dir)}#readme`, `homepage must be "${treeUrl(dir)}#readme"`);
   const bugs = typeof manifest.bugs === "string" ? manifest.bugs : manifest.bugs?.url;
   expect(bugs === issuesUrl, `bugs must be "${issuesUrl}"`);
   expect(manifest.license === "MIT", `license must be "MIT" (the root LICENSE)`);
   const license = join(root, dir, "LICENSE");
-  expect(existsSync(license) && readFileSync(license, "utf8") === readFileSync(join(root, "LICENSE"), "utf8"), `${dir}/LICENSE must be a copy of the root LICENSE`);
+  expect(
+    existsSync(license) && readFileSync(license, "utf8") === readFileSync(join(root, "LICENSE"), "utf8"),
+    `${dir}/LICENSE must be a copy of the root LICENSE`,
+  );
   expect(Array.isArray(manifest.files), `files must be an allow-list`);
-  for (const file of ["README.md", "LICENSE", "CHANGELOG.md"]) expect(manifest.files?.includes(file) ?? false, `files must list ${file}`);
+  for (const file of ["README.md", "LICENSE", "CHANGELOG.md"])
+    expect(manifest.files?.includes(file) ?? false, `files must list ${file}`);
   expect(manifest.publishConfig?.access === "public", `publishConfig.access must be "public"`);
   expect(manifest.publishConfig?.provenance === true, `publishConfig.provenance must be true`);
   return problems;

@@ -20,6 +20,10 @@ export declare function freePort(): Promise<number>;
  * Starts `prism mock <bundle>`, or `prism proxy <bundle> <upstream> --errors` when `upstream` is
  * given, on a free loopback port, and resolves once it answers.
  */
-export declare function startPrism(options: { bundle: string; upstream?: string; timeoutMs?: number }): Promise<RunningPrism>;
+export declare function startPrism(options: {
+  bundle: string;
+  upstream?: string;
+  timeoutMs?: number;
+}): Promise<RunningPrism>;
 /** The violations in a Prism answer's `sl-violations` header ([] when none). */
 export declare function violations(response: Response): PrismViolation[];

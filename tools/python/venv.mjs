@@ -42,7 +42,9 @@ function run(command, args, what, quiet) {
 
 function systemPython() {
   for (const candidate of [process.env.PYTHON, "python3.11", "python3"].filter(Boolean)) {
-    const probe = spawnSync(candidate, ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"], { encoding: "utf8" });
+    const probe = spawnSync(candidate, ["-c", "import sys; print('%d.%d' % sys.version_info[:2])"], {
+      encoding: "utf8",
+    });
     if (probe.status !== 0) continue;
     const [major, minor] = probe.stdout.trim().split(".").map(Number);
     if (major === 3 && minor >= 11) return candidate;
@@ -64,7 +66,8 @@ export async function ensureVenv({ quiet = false } = {}) {
       break;
     } catch (e) {
       if (e.code !== "EEXIST") throw e;
-      if (Date.now() - statSync(busyDir, { throwIfNoEntry: false })?.mtimeMs > 600_000) rmSync(busyDir, { recursive: true, force: true });
+      if (Date.now() - statSync(busyDir, { throwIfNoEntry: false })?.mtimeMs > 600_000)
+        rmSync(busyDir, { recursive: true, force: true });
       await sleep(500);
       if (fresh(wanted)) return python;
     }
@@ -73,8 +76,38 @@ export async function ensureVenv({ quiet = false } = {}) {
     if (fresh(wanted)) return python;
     rmSync(stampFile, { force: true });
     if (!existsSync(python)) run(systemPython(), ["-m", "venv", venvDir], `creating ${venvDir}`, quiet);
-    run(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes", "--no-deps", "-r", lockFile], "installing tools/python/requirements.lock (pinned, hash-checked)", quiet);
-    run(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps", "--no-build-isolation", "-e", sdkDir], "installing packages/python (editable)", quiet);
+    run(
+      python,
+      [
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--require-hashes",
+        "--no-deps",
+        "-r",
+        lockFile,
+      ],
+      "installing tools/python/requirements.lock (pinned, hash-checked)",
+      quiet,
+    );
+    run(
+      python,
+      [
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--no-build-isolation",
+        "-e",
+        sdkDir,
+      ],
+      "installing packages/python (editable)",
+      quiet,
+    );
     writeFileSync(stampFile, wanted);
     return python;
   } finally {

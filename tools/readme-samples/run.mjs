@@ -8,7 +8,9 @@ import ts from "typescript";
 
 /** A TypeScript sample as an ES module (types erased, nothing checked: see typeCheckSamples). */
 export function toJavaScript(source) {
-  return ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
+  return ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  }).outputText;
 }
 
 const PRELOAD = "clock-offset.preload.mjs";
@@ -22,7 +24,10 @@ export function programDirectory(packageRoot, prefix = "readme-program-") {
   mkdirSync(cache, { recursive: true });
   const dir = mkdtempSync(join(cache, prefix));
   // The machine's clock moved forward by CLOCK_OFFSET_MS: the same user, running the program later.
-  writeFileSync(join(dir, PRELOAD), "const now = Date.now;\nconst offset = Number(process.env.CLOCK_OFFSET_MS) || 0;\nDate.now = () => now() + offset;\n");
+  writeFileSync(
+    join(dir, PRELOAD),
+    "const now = Date.now;\nconst offset = Number(process.env.CLOCK_OFFSET_MS) || 0;\nDate.now = () => now() + offset;\n",
+  );
   return dir;
 }
 
@@ -73,7 +78,8 @@ export async function runProgram({ dir, name, source, env = {}, clockOffsetMs = 
 export async function approveInBrowser(url) {
   const authorize = await fetch(url, { redirect: "manual" });
   const location = authorize.headers.get("location");
-  if (authorize.status !== 302 || !location) throw new Error(`authorize answered ${authorize.status}, not a 302 redirect`);
+  if (authorize.status !== 302 || !location)
+    throw new Error(`authorize answered ${authorize.status}, not a 302 redirect`);
   const callback = await fetch(location);
   if (!callback.ok) throw new Error(`the redirect URI answered ${callback.status}`);
   return callback;

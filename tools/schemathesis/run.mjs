@@ -77,11 +77,18 @@ export async function signIn(url, scope = "profile:read") {
   });
   const redirect = await fetch(`${url}/oauth/authorize?${query}`, { redirect: "manual" });
   const code = new URL(redirect.headers.get("location") ?? "http://invalid/").searchParams.get("code");
-  if (redirect.status !== 302 || !code) throw new Error(`sign-in: the authorize endpoint answered ${redirect.status} without a code`);
+  if (redirect.status !== 302 || !code)
+    throw new Error(`sign-in: the authorize endpoint answered ${redirect.status} without a code`);
   const response = await fetch(`${url}/oauth/token`, {
     method: "POST",
     headers: { "Content-Type": "application/json", Accept: "application/json" },
-    body: JSON.stringify({ grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URIS[0], code, code_verifier: verifier }),
+    body: JSON.stringify({
+      grant_type: "authorization_code",
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URIS[0],
+      code,
+      code_verifier: verifier,
+    }),
   });
   if (response.status !== 200) throw new Error(`sign-in: the token endpoint answered ${response.status}`);
   return (await response.json()).access_token;
@@ -99,7 +106,11 @@ function st(args, env, { cwd, echo }) {
   // hooks.py adds the contract's grant-type rule for token responses to the checks.
   const hooks = { SCHEMATHESIS_HOOKS: "hooks", PYTHONPATH: [here, process.env.PYTHONPATH].filter(Boolean).join(":") };
   return new Promise((resolve, reject) => {
-    const child = spawn(schemathesisPath(), args, { cwd, env: { ...process.env, ...hooks, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(schemathesisPath(), args, {
+      cwd,
+      env: { ...process.env, ...hooks, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let text = "";
     const take = (chunk) => {
       text += chunk;
@@ -145,21 +156,40 @@ export async function runSchemathesis(profile, { echo = true } = {}) {
   try {
     const token = await signIn(sandbox.url);
     const common = [
-      "--url", sandbox.url,
-      "--seed", String(profile.seed),
-      "--max-examples", String(profile.maxExamples),
-      "--checks", "all",
-      "--workers", "1",
+      "--url",
+      sandbox.url,
+      "--seed",
+      String(profile.seed),
+      "--max-examples",
+      String(profile.maxExamples),
+      "--checks",
+      "all",
+      "--workers",
+      "1",
       "--no-color",
-      "--generation-database", "none",
-      "--report", "junit,ndjson",
-      "--report-dir", work,
+      "--generation-database",
+      "none",
+      "--report",
+      "junit,ndjson",
+      "--report-dir",
+      work,
     ];
     const config = ["--config-file", join(here, "schemathesis.toml")];
     const signedIn = await st([...config, "run", schema, ...common], { ST_BEARER_TOKEN: token }, { cwd: work, echo });
     await revoke(sandbox.url, token);
     const revoked = await st(
-      [...config, "run", schema, ...common, "--include-path", "/api/v1/auth/user", "--phases", "examples,coverage,fuzzing", "--warnings", "off"],
+      [
+        ...config,
+        "run",
+        schema,
+        ...common,
+        "--include-path",
+        "/api/v1/auth/user",
+        "--phases",
+        "examples,coverage,fuzzing",
+        "--warnings",
+        "off",
+      ],
       { ST_BEARER_TOKEN: token },
       { cwd: work, echo },
     );

@@ -89,12 +89,21 @@ async function serveStatic(dir, port) {
       return;
     }
     readFile(file).then(
-      (body) => res.writeHead(200, { "Content-Type": MIME[extname(file)] ?? "application/octet-stream", "Cache-Control": "no-cache" }).end(body),
+      (body) =>
+        res
+          .writeHead(200, {
+            "Content-Type": MIME[extname(file)] ?? "application/octet-stream",
+            "Cache-Control": "no-cache",
+          })
+          .end(body),
       () => res.writeHead(404).end("not found"),
     );
   });
   const actual = await listen(server, port);
-  return { url: `http://${HOST}:${actual}/`, stop: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
+  return {
+    url: `http://${HOST}:${actual}/`,
+    stop: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
 }
 
 /** Listens on `port`, or on a free port when it is taken; resolves with the port. */
@@ -149,7 +158,11 @@ process.on("SIGHUP", () => void stopAll(0));
 
 /** Starts a child in its own process group, so stopping it stops its children too. */
 async function startChild(service, port) {
-  const child = spawn(service.command, service.args(port), { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(service.command, service.args(port), {
+    cwd: root,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const exited = new Promise((resolve) => child.once("exit", resolve));
   const signal = (sig) => {
     try {

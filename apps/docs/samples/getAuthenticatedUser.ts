@@ -1,7 +1,4 @@
-import {
-  createTenantClient,
-  ForbiddenError,
-} from "@tenant-integration/client";
+import { createTenantClient, ForbiddenError } from "@tenant-integration/client";
 import { createTokenManager } from "@tenant-integration/token-manager";
 import { waitForCallback } from "@tenant-integration/token-manager/node";
 

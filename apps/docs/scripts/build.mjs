@@ -27,13 +27,22 @@ const docsDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(join(docsDir, "package.json"));
 const contract = JSON.parse(readFileSync(require.resolve("@tenant-integration/openapi/openapi.json"), "utf8"));
 // The conformance suite's last recorded run (pnpm conformance), for the "Conformance" page.
-const conformance = JSON.parse(readFileSync(require.resolve("@tenant-integration/conformance/results/last-run.json"), "utf8"));
+const conformance = JSON.parse(
+  readFileSync(require.resolve("@tenant-integration/conformance/results/last-run.json"), "utf8"),
+);
 const work = mkdtempSync(join(tmpdir(), "docs-build-"));
 const bundle = join(work, "openapi.json");
 // Each operation's TypeScript, Python, Go and curl samples (samples/<operationId>.ts|.py|.go|.sh) as x-codeSamples.
 // Then the "Conformance" page and the "Changelog" page (scripts/changelog.mjs), both about the kit.
 const repoRoot = join(docsDir, "..", "..");
-writeFileSync(bundle, JSON.stringify(withChangelog(withConformance(prepareForReaders(withCodeSamples(contract)), conformance), repoRoot), null, 2));
+writeFileSync(
+  bundle,
+  JSON.stringify(
+    withChangelog(withConformance(prepareForReaders(withCodeSamples(contract)), conformance), repoRoot),
+    null,
+    2,
+  ),
+);
 const output = join(docsDir, "dist", "index.html");
 mkdirSync(dirname(output), { recursive: true });
 const redocly = join(docsDir, "node_modules", ".bin", "redocly");
@@ -62,7 +71,12 @@ const result = spawnSync(
 );
 rmSync(work, { recursive: true, force: true });
 // Keep the useful lines, drop the Node 20 deprecation box.
-process.stdout.write(result.stdout.split("\n").filter((line) => !/[║╔╚]/.test(line)).join("\n"));
+process.stdout.write(
+  result.stdout
+    .split("\n")
+    .filter((line) => !/[║╔╚]/.test(line))
+    .join("\n"),
+);
 if (result.status !== 0) {
   console.error(`redocly build-docs failed (exit ${result.status})`);
   process.exit(1);

@@ -21,7 +21,9 @@ export function pendingChangesets(root) {
     .map((file) => {
       const text = readFileSync(join(dir, file), "utf8");
       const [, front = "", notes = ""] = /^---\n([\s\S]*?)\n---\n([\s\S]*)$/.exec(text) ?? [];
-      const bumps = [...front.matchAll(/^["']?([^"'\s:]+)["']?\s*:\s*(major|minor|patch)\s*$/gm)].map(([, name, bump]) => ({ name, bump }));
+      const bumps = [...front.matchAll(/^["']?([^"'\s:]+)["']?\s*:\s*(major|minor|patch)\s*$/gm)].map(
+        ([, name, bump]) => ({ name, bump }),
+      );
       return { file, bumps, notes: notes.trim() };
     });
 }
@@ -31,11 +33,15 @@ export function releasedChangelogs(root) {
   const dirs = [join(root, "spec"), ...readdirSync(join(root, "packages")).map((name) => join(root, "packages", name))];
   return dirs
     .filter((dir) => existsSync(join(dir, "CHANGELOG.md")) && existsSync(join(dir, "package.json")))
-    .map((dir) => ({ name: JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).name, changelog: readFileSync(join(dir, "CHANGELOG.md"), "utf8") }));
+    .map((dir) => ({
+      name: JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).name,
+      changelog: readFileSync(join(dir, "CHANGELOG.md"), "utf8"),
+    }));
 }
 
 /** Markdown headings moved `levels` down, so that a file's `#` stays under the page's own. */
-const demote = (markdown, levels) => markdown.replace(/^(#{1,6}) /gm, (_, hashes) => `${"#".repeat(Math.min(6, hashes.length + levels))} `);
+const demote = (markdown, levels) =>
+  markdown.replace(/^(#{1,6}) /gm, (_, hashes) => `${"#".repeat(Math.min(6, hashes.length + levels))} `);
 
 /** The page's Markdown. */
 export function changelogPage({ released, pending }) {
@@ -49,7 +55,8 @@ export function changelogPage({ released, pending }) {
     );
   } else {
     parts.push("## Released");
-    for (const { name, changelog } of released) parts.push(`### ${name}`, demote(changelog.replace(/^# .*\n/, ""), 3).trim());
+    for (const { name, changelog } of released)
+      parts.push(`### ${name}`, demote(changelog.replace(/^# .*\n/, ""), 3).trim());
   }
   parts.push(`## Unreleased (${pending.length} pending changesets)`);
   if (pending.length === 0) parts.push("No pending changes.");
@@ -66,6 +73,11 @@ export function changelogPage({ released, pending }) {
 
 /** A copy of `contract` with the "Changelog" page (a trait tag, after the others). */
 export function withChangelog(contract, root) {
-  const tag = { name: "Changelog", "x-displayName": "Changelog", "x-traitTag": true, description: changelogPage({ released: releasedChangelogs(root), pending: pendingChangesets(root) }) };
+  const tag = {
+    name: "Changelog",
+    "x-displayName": "Changelog",
+    "x-traitTag": true,
+    description: changelogPage({ released: releasedChangelogs(root), pending: pendingChangesets(root) }),
+  };
   return { ...contract, tags: [...(contract.tags ?? []), tag] };
 }

@@ -73,7 +73,15 @@ export function conformancePage(report) {
     ...rows,
     "",
     ...(failures.length > 0
-      ? ["Failed runs:", "", ...failures.map((result) => `- \`${result.scenario}\` on ${result.storage} (${result.mix}): ${result.failures[0]?.split("\n")[0] ?? ""}`), ""]
+      ? [
+          "Failed runs:",
+          "",
+          ...failures.map(
+            (result) =>
+              `- \`${result.scenario}\` on ${result.storage} (${result.mix}): ${result.failures[0]?.split("\n")[0] ?? ""}`,
+          ),
+          "",
+        ]
       : []),
     "### The scenarios",
     "",
@@ -96,6 +104,11 @@ export function conformancePage(report) {
  * @param {object} report tools/conformance/results/last-run.json
  */
 export function withConformance(contract, report) {
-  const tag = { name: "Conformance", "x-displayName": "Conformance", "x-traitTag": true, description: conformancePage(report) };
+  const tag = {
+    name: "Conformance",
+    "x-displayName": "Conformance",
+    "x-traitTag": true,
+    description: conformancePage(report),
+  };
   return { ...contract, tags: [...(contract.tags ?? []), tag] };
 }

@@ -27,7 +27,8 @@ const STYLE =
   `.title{font-weight:600}` +
   `</style>`;
 
-const escapeXml = (text) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+const escapeXml = (text) =>
+  text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** Splits `text` into lines of at most `max` characters, at spaces. */
 export function wrap(text, max) {
@@ -46,12 +47,13 @@ export function wrap(text, max) {
 /** A `<text>` of one or more lines, centred on x (or starting at x), the first baseline at y. */
 function textBlock(lines, x, y, anchor = "middle", className = "") {
   const cls = className ? ` class="${className}"` : "";
-  const spans = lines.map((line, i) => `<tspan x="${x}" dy="${i === 0 ? 0 : LINE}">${escapeXml(line)}</tspan>`).join("");
+  const spans = lines
+    .map((line, i) => `<tspan x="${x}" dy="${i === 0 ? 0 : LINE}">${escapeXml(line)}</tspan>`)
+    .join("");
   return `<text x="${x}" y="${y}" text-anchor="${anchor}"${cls}>${spans}</text>`;
 }
 
-const arrowHead = (x, y, direction) =>
-  `<path class="head" d="M${x} ${y} l${-10 * direction} -5 v10 z"/>`;
+const arrowHead = (x, y, direction) => `<path class="head" d="M${x} ${y} l${-10 * direction} -5 v10 z"/>`;
 
 function svg(width, height, title, body) {
   return (
@@ -63,7 +65,10 @@ function svg(width, height, title, body) {
 
 /** Parses a sequence source: its participants, and its messages in order. */
 export function parseSequence(source) {
-  const lines = source.split("\n").map((line) => line.trim()).filter(Boolean);
+  const lines = source
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
   const header = lines.shift() ?? "";
   const match = /^participants:\s*(.+)$/.exec(header);
   if (!match) throw new Error(`a sequence starts with "participants: A | B | C", not "${header}"`);
@@ -72,7 +77,8 @@ export function parseSequence(source) {
     const m = /^(.+?)\s*->\s*(.+?):\s*(.+)$/.exec(line);
     if (!m) throw new Error(`not a message ("From -> To: text"): "${line}"`);
     const [from, to] = [participants.indexOf(m[1]), participants.indexOf(m[2])];
-    if (from === -1 || to === -1) throw new Error(`unknown participant in "${line}" (participants: ${participants.join(", ")})`);
+    if (from === -1 || to === -1)
+      throw new Error(`unknown participant in "${line}" (participants: ${participants.join(", ")})`);
     return { from, to, text: m[3] };
   });
   return { participants, messages };
@@ -105,7 +111,9 @@ export function renderSequence(source, title = "Sequence diagram") {
       const [x1, x2] = [x(message.from), x(message.to)];
       const direction = Math.sign(x2 - x1);
       body += textBlock(lines, (x1 + x2) / 2, y + FONT, "middle");
-      body += `<line class="arrow" x1="${x1}" y1="${arrowY}" x2="${x2 - 2 * direction}" y2="${arrowY}"/>` + arrowHead(x2, arrowY, direction);
+      body +=
+        `<line class="arrow" x1="${x1}" y1="${arrowY}" x2="${x2 - 2 * direction}" y2="${arrowY}"/>` +
+        arrowHead(x2, arrowY, direction);
       y = arrowY + 18;
     }
   }
@@ -124,7 +132,10 @@ export function renderSequence(source, title = "Sequence diagram") {
 /** Parses a states source: groups, each with a title, an initial state and its transitions. */
 export function parseStates(source) {
   const groups = [];
-  for (const line of source.split("\n").map((l) => l.trim()).filter(Boolean)) {
+  for (const line of source
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)) {
     const transition = /^(.+?)\s*->\s*(.+?):\s*(.+)$/.exec(line);
     const initial = /^(.+?):\s*(.+)$/.exec(line);
     if (transition) {
@@ -140,7 +151,10 @@ export function parseStates(source) {
   for (const group of groups) {
     if (!group.initial) throw new Error(`group "${group.title}" has no initial state ("issued: <state>")`);
     for (const t of group.transitions) {
-      if (t.from !== group.initial.state) throw new Error(`"${t.from} -> ${t.to}": only transitions out of the initial state "${group.initial.state}" are drawn`);
+      if (t.from !== group.initial.state)
+        throw new Error(
+          `"${t.from} -> ${t.to}": only transitions out of the initial state "${group.initial.state}" are drawn`,
+        );
     }
   }
   return groups;
@@ -171,7 +185,9 @@ export function renderStates(source, title = "State diagram") {
     // The initial state: a filled dot, an arrow labelled with what creates it, the state's box.
     body += `<circle cx="${startX}" cy="${sourceY}" r="6" class="head"/>`;
     body += textBlock([group.initial.text], (startX + sourceX) / 2, sourceY - 8, "middle");
-    body += `<line class="arrow" x1="${startX + 6}" y1="${sourceY}" x2="${sourceX - 2}" y2="${sourceY}"/>` + arrowHead(sourceX, sourceY, 1);
+    body +=
+      `<line class="arrow" x1="${startX + 6}" y1="${sourceY}" x2="${sourceX - 2}" y2="${sourceY}"/>` +
+      arrowHead(sourceX, sourceY, 1);
     body += `<rect class="box" x="${sourceX}" y="${sourceY - boxHeight / 2}" width="${sourceWidth}" height="${boxHeight}" rx="18"/>`;
     body += textBlock([group.initial.state], sourceX + sourceWidth / 2, sourceY + 5, "middle", "title");
     const outX = sourceX + sourceWidth;
@@ -179,7 +195,8 @@ export function renderStates(source, title = "State diagram") {
     for (const [row, transition] of group.transitions.entries()) {
       const ty = centre(row);
       // Out of the source box, down or up to the target's row, then across with the label on top.
-      body += `<path class="arrow" d="M${outX} ${sourceY} H${bendX} V${ty} H${targetX - 2}"/>` + arrowHead(targetX, ty, 1);
+      body +=
+        `<path class="arrow" d="M${outX} ${sourceY} H${bendX} V${ty} H${targetX - 2}"/>` + arrowHead(targetX, ty, 1);
       body += textBlock([transition.text], (bendX + targetX) / 2, ty - 8, "middle");
       body += `<rect class="box" x="${targetX}" y="${ty - boxHeight / 2}" width="${boxWidth(transition.to)}" height="${boxHeight}" rx="18"/>`;
       body += textBlock([transition.to], targetX + boxWidth(transition.to) / 2, ty + 5, "middle", "title");
@@ -197,8 +214,11 @@ const RENDERERS = { sequence: renderSequence, states: renderStates };
  * after the language: ```` ```states Token lifecycle ````.
  */
 export function renderDiagrams(markdown) {
-  return markdown.replace(/^```(sequence|states)[^\S\n]*([^\n]*)\n([\s\S]*?)^```[^\S\n]*$/gm, (_block, kind, title, source) => {
-    const fallback = kind === "sequence" ? "Sequence diagram" : "State diagram";
-    return `<div class="diagram diagram-${kind}">${RENDERERS[kind](source, title.trim() || fallback)}</div>`;
-  });
+  return markdown.replace(
+    /^```(sequence|states)[^\S\n]*([^\n]*)\n([\s\S]*?)^```[^\S\n]*$/gm,
+    (_block, kind, title, source) => {
+      const fallback = kind === "sequence" ? "Sequence diagram" : "State diagram";
+      return `<div class="diagram diagram-${kind}">${RENDERERS[kind](source, title.trim() || fallback)}</div>`;
+    },
+  );
 }

@@ -18,7 +18,9 @@ export { ASSUMPTION_LABEL, assumptionText };
 
 function markAssumptions(node) {
   // Redoc shows a server's description as plain text, everything else as markdown.
-  appendAssumptions(node, (assumption, object) => ("url" in object ? `${ASSUMPTION_LABEL} ${assumption.trim()}` : assumptionText(assumption)));
+  appendAssumptions(node, (assumption, object) =>
+    "url" in object ? `${ASSUMPTION_LABEL} ${assumption.trim()}` : assumptionText(assumption),
+  );
 }
 
 /** The node a local `$ref` names, followed until it is no reference. */
@@ -73,7 +75,11 @@ export const plainText = (markdown) => markdown.replace(/`([^`]*)`/g, "$1").repl
 /** Every server object of the contract: the root's, each path's and each operation's. */
 function servers(contract) {
   const items = Object.values(contract.paths ?? {});
-  return [contract.servers, ...items.map((item) => item?.servers), ...items.flatMap((item) => Object.values(item ?? {}).map((op) => op?.servers))]
+  return [
+    contract.servers,
+    ...items.map((item) => item?.servers),
+    ...items.flatMap((item) => Object.values(item ?? {}).map((op) => op?.servers)),
+  ]
     .filter(Array.isArray)
     .flat();
 }
@@ -91,11 +97,14 @@ export function prepareForReaders(contract) {
   }
   for (const target of targets) markBodyAssumptions(copy, target);
   const parameters = new Set(
-    Object.values(copy.paths ?? {}).flatMap((item) => Object.values(item).flatMap((operation) => (operation?.parameters ?? []).map((p) => resolve(copy, p)))),
+    Object.values(copy.paths ?? {}).flatMap((item) =>
+      Object.values(item).flatMap((operation) => (operation?.parameters ?? []).map((p) => resolve(copy, p))),
+    ),
   );
   for (const parameter of parameters) markParameterSchemaAssumptions(copy, parameter);
   markAssumptions(copy);
-  for (const server of servers(copy)) if (typeof server.description === "string") server.description = plainText(server.description);
+  for (const server of servers(copy))
+    if (typeof server.description === "string") server.description = plainText(server.description);
   copy.info.description = renderDiagrams(copy.info.description);
   return copy;
 }

@@ -27,7 +27,11 @@ let home: string;
 beforeEach(async () => {
   // The reader's sandbox and callback, on free ports rather than the guide's fixed ones.
   redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
-  sandbox = await startSandbox({ port: 0, clients: [{ id: "demo-cli", redirectUris: [redirectUri] }], autoApprove: true });
+  sandbox = await startSandbox({
+    port: 0,
+    clients: [{ id: "demo-cli", redirectUris: [redirectUri] }],
+    autoApprove: true,
+  });
   dir = programDirectory(docsDir, "oauth4webapi-");
   home = mkdtempSync(join(tmpdir(), "oauth4webapi-home-"));
 });
@@ -41,10 +45,17 @@ afterEach(async () => {
 /** Runs the guide's program (or a changed copy) against the sandbox, the browser approving at once. */
 function run(source: string) {
   const pointed = source.replaceAll(TENANT, sandbox.url).replaceAll(REDIRECT, redirectUri);
-  return runProgram({ dir, name: "oauth4webapi", source: toJavaScript(pointed), env: { HOME: home }, openAuthorizeUrl: approveInBrowser });
+  return runProgram({
+    dir,
+    name: "oauth4webapi",
+    source: toJavaScript(pointed),
+    env: { HOME: home },
+    openAuthorizeUrl: approveInBrowser,
+  });
 }
 
-const outcomes = () => sandbox.sandbox.events().map((event) => [event.endpoint, event.grantType, event.outcome, event.detail]);
+const outcomes = () =>
+  sandbox.sandbox.events().map((event) => [event.endpoint, event.grantType, event.outcome, event.detail]);
 
 describe("the guide's oauth4webapi recipe", () => {
   it("is one TypeScript program with the customFetch adapter, and compiles", () => {

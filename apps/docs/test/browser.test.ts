@@ -69,7 +69,15 @@ afterAll(async () => {
 
 describe("the reference in Chromium", () => {
   it("renders the guides with their sidebar sections", async () => {
-    for (const heading of ["Quick start", "Token lifecycle", "Scopes", "Errors", "Using another OAuth library", "What the service description leaves open", "Packages"]) {
+    for (const heading of [
+      "Quick start",
+      "Token lifecycle",
+      "Scopes",
+      "Errors",
+      "Using another OAuth library",
+      "What the service description leaves open",
+      "Packages",
+    ]) {
       expect(await sidebarLink(heading).count(), heading).toBeGreaterThan(0);
       expect(await guideHeading(heading).count(), heading).toBe(1);
     }
@@ -93,7 +101,9 @@ describe("the reference in Chromium", () => {
       for (const op of ops) {
         // The operation's heading, then its request box, which reads "<METHOD> <path>".
         await page.getByText(op.summary, { exact: true }).filter({ visible: true }).first().waitFor();
-        const endpoint = page.locator("button").filter({ visible: true, hasText: new RegExp(`^${op.method}\\s*${op.path}$`, "i") });
+        const endpoint = page
+          .locator("button")
+          .filter({ visible: true, hasText: new RegExp(`^${op.method}\\s*${op.path}$`, "i") });
         await endpoint.first().waitFor();
         expect(await visibleCount(op.summary), op.summary).toBeGreaterThan(0);
         expect(await endpoint.count(), `${op.method} ${op.path}`).toBeGreaterThan(0);
@@ -106,7 +116,9 @@ describe("the reference in Chromium", () => {
     await page.getByText("Search", { exact: false }).filter({ visible: true }).first().click();
     const input = page.getByPlaceholder("Search docs...");
     await input.fill("/oauth/token");
-    const hit = page.locator("[data-component-name='Search/SearchItem']").filter({ hasText: "Exchange a code, or refresh the access token" });
+    const hit = page
+      .locator("[data-component-name='Search/SearchItem']")
+      .filter({ hasText: "Exchange a code, or refresh the access token" });
     await hit.first().waitFor({ state: "visible" });
     expect(await hit.first().textContent()).toContain("/oauth/token");
     await page.screenshot({ path: join(screenshots, "search-oauth-token.png") });

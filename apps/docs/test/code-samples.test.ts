@@ -35,7 +35,8 @@ interface Operation {
 const operations: Operation[] = Object.entries(contract.paths).flatMap(([path, item]) =>
   Object.values(item).map((operation) => ({ ...(operation as unknown as Omit<Operation, "path">), path })),
 );
-const sample = (operationId: string, extension: string): string => readFileSync(join(samplesDir, `${operationId}.${extension}`), "utf8").trimEnd();
+const sample = (operationId: string, extension: string): string =>
+  readFileSync(join(samplesDir, `${operationId}.${extension}`), "utf8").trimEnd();
 
 describe("the code samples of the reference", () => {
   it("are injected as x-codeSamples on every operation, TypeScript, Python, Go then curl, from samples/", () => {
@@ -60,15 +61,20 @@ describe("the code samples of the reference", () => {
       cpSync(samplesDir, dir, { recursive: true });
       rmSync(join(dir, "revokeToken.py"));
       writeFileSync(join(dir, "deleteEverything.ts"), "export {};\n");
-      expect(() => withCodeSamples(contract, dir)).toThrow(/samples\/revokeToken\.py is missing[\s\S]*samples\/deleteEverything\.ts names no operation/);
+      expect(() => withCodeSamples(contract, dir)).toThrow(
+        /samples\/revokeToken\.py is missing[\s\S]*samples\/deleteEverything\.ts names no operation/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it.each(operations.map(({ operationId }) => [operationId]))("%s: the TypeScript sample compiles against the built packages", (operationId) => {
-    expect(typecheckSnippet("code-samples", operationId, sample(operationId, "ts"))).toBe("");
-  });
+  it.each(operations.map(({ operationId }) => [operationId]))(
+    "%s: the TypeScript sample compiles against the built packages",
+    (operationId) => {
+      expect(typecheckSnippet("code-samples", operationId, sample(operationId, "ts"))).toBe("");
+    },
+  );
 
   it("a TypeScript sample that stops compiling is caught", () => {
     const broken = sample("getAuthenticatedUser", "ts").replace("auth: tm", "authStrategy: tm");
@@ -91,8 +97,13 @@ describe("the built reference, in Chromium", () => {
   });
 
   /** The lines of a sample, each with its spaces collapsed, as the panel's text must hold them. */
-  const lines = (source: string): string[] => source.split("\n").map((line) => line.replace(/\s+/g, " ").trim()).filter((line) => line !== "");
-  const panelText = async (panel: ReturnType<Page["locator"]>): Promise<string> => (await panel.innerText()).replace(/\s+/g, " ");
+  const lines = (source: string): string[] =>
+    source
+      .split("\n")
+      .map((line) => line.replace(/\s+/g, " ").trim())
+      .filter((line) => line !== "");
+  const panelText = async (panel: ReturnType<Page["locator"]>): Promise<string> =>
+    (await panel.innerText()).replace(/\s+/g, " ");
 
   it.each(operations.map((operation) => [operation.operationId, operation] as const))(
     "%s shows its TypeScript sample first, and its Python and Go samples from the language menu",
@@ -132,7 +143,11 @@ describe("the built reference, in Chromium", () => {
           .filter({ has: page.getByText(operation.path, { exact: true }) })
           .filter({ has: page.getByText("Go", { exact: true }) })
           // Its last line that is more than closing braces.
-          .filter({ hasText: lines(sample(operationId, "go")).filter((line) => /\w/.test(line)).at(-1)! })
+          .filter({
+            hasText: lines(sample(operationId, "go"))
+              .filter((line) => /\w/.test(line))
+              .at(-1)!,
+          })
           .last();
         await expect.poll(() => goPanel.isVisible()).toBe(true);
         const go = await panelText(goPanel);

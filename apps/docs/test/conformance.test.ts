@@ -20,7 +20,9 @@ const result = (scenario: string, storage: string, mix: string, passed = true) =
   refreshes: passed ? 2 : 3,
   expiries: 2,
   worstWaitMs: 120,
-  failures: passed ? [] : ["single-redemption: refresh token sha256:0123456789ab… (family fam_x) was presented 2 times: by a0, by a3"],
+  failures: passed
+    ? []
+    : ["single-redemption: refresh token sha256:0123456789ab… (family fam_x) was presented 2 times: by a0, by a3"],
 });
 
 const REPORT = {
@@ -43,7 +45,9 @@ describe("the Conformance page", () => {
   const page: string = conformancePage(REPORT);
 
   it("counts each target's runs per scenario and storage, and adds up refreshes against expiries", () => {
-    expect(page).toContain("| `holder-paused` | file | TypeScript ✓ 2/2, Python ✓ 1/1, mixed **✗ 0/1** | 9 / 8 | 120 ms |");
+    expect(page).toContain(
+      "| `holder-paused` | file | TypeScript ✓ 2/2, Python ✓ 1/1, mixed **✗ 0/1** | 9 / 8 | 120 ms |",
+    );
   });
 
   it("says when and at which geometry the run was made, and what passed", () => {
@@ -67,7 +71,9 @@ describe("the Conformance page", () => {
 
 describe("the built site", () => {
   it("shows the last recorded run of the suite", () => {
-    const recorded = JSON.parse(readFileSync(require.resolve("@tenant-integration/conformance/results/last-run.json"), "utf8"));
+    const recorded = JSON.parse(
+      readFileSync(require.resolve("@tenant-integration/conformance/results/last-run.json"), "utf8"),
+    );
     const html = readFileSync(join(here, "..", "dist", "index.html"), "utf8");
     expect(html).toContain(`${recorded.passed} runs passed, ${recorded.failed} failed`);
     expect(html).toContain("pnpm conformance");

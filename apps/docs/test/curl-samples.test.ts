@@ -22,7 +22,8 @@ import { contract } from "./support/contract.js";
 const docsDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const run = promisify(execFile);
 const sample = (file: string): string => readFileSync(join(samplesDir, file), "utf8");
-const server = (contract as unknown as { servers: { url: string; variables: Record<string, { default: string }> }[] }).servers[0]!;
+const server = (contract as unknown as { servers: { url: string; variables: Record<string, { default: string }> }[] })
+  .servers[0]!;
 /** The contract's one server with its default host: the host every sample must name. */
 const CONTRACT_HOST = server.url.replace("{tenant_host}", server.variables["tenant_host"]!.default);
 const CLIENT_ID = "demo-integration";
@@ -42,12 +43,22 @@ async function authorizeWithCurl(): Promise<{ code: string; state: string; verif
   const location = /^302 (\S+)$/m.exec(stdout)?.[1];
   expect(location, stdout).toBeDefined();
   const query = new URL(location!).searchParams;
-  return { code: query.get("code")!, state: query.get("state")!, verifier: /^verifier=(\S+)$/m.exec(stdout)![1]!, stdout };
+  return {
+    code: query.get("code")!,
+    state: query.get("state")!,
+    verifier: /^verifier=(\S+)$/m.exec(stdout)![1]!,
+    stdout,
+  };
 }
 
 /** The JSON objects a sample printed, one after the other. */
 const jsonObjects = (stdout: string): Record<string, unknown>[] =>
-  JSON.parse(`[${stdout.trim().replace(/}\s*(\d{3}\s*)?{/g, "},{").replace(/\s*\d{3}\s*$/, "")}]`) as Record<string, unknown>[];
+  JSON.parse(
+    `[${stdout
+      .trim()
+      .replace(/}\s*(\d{3}\s*)?{/g, "},{")
+      .replace(/\s*\d{3}\s*$/, "")}]`,
+  ) as Record<string, unknown>[];
 
 let sandbox: RunningSandbox;
 
@@ -64,7 +75,9 @@ describe("the samples of the reference", () => {
     for (const extension of ["ts", "py", "sh"]) {
       for (const operationId of ["authorize", "exchangeToken", "getAuthenticatedUser", "revokeToken"]) {
         const source = sample(`${operationId}.${extension}`);
-        const hosts = [...source.matchAll(/https?:\/\/[^/"\s:]+(?::\d+)?/g)].map(([url]) => url).filter((url) => !url.startsWith("http://127.0.0.1"));
+        const hosts = [...source.matchAll(/https?:\/\/[^/"\s:]+(?::\d+)?/g)]
+          .map(([url]) => url)
+          .filter((url) => !url.startsWith("http://127.0.0.1"));
         expect(new Set(hosts), `${operationId}.${extension}`).toEqual(new Set([CONTRACT_HOST]));
       }
     }
@@ -83,8 +96,17 @@ describe("the curl samples, against the sandbox", () => {
     const signIn = await authorizeWithCurl();
     // The refresh token of another sign-in, as the reader's from an earlier exchange.
     const earlier = await authorizeWithCurl();
-    const [issued] = jsonObjects(await curlSample(sample("exchangeToken.sh").split("# grant_type=refresh_token")[0]!, { "<CODE>": earlier.code, "<CODE_VERIFIER>": earlier.verifier }));
-    const stdout = await curlSample(sample("exchangeToken.sh"), { "<CODE>": signIn.code, "<CODE_VERIFIER>": signIn.verifier, "<REFRESH_TOKEN>": String(issued!["refresh_token"]) });
+    const [issued] = jsonObjects(
+      await curlSample(sample("exchangeToken.sh").split("# grant_type=refresh_token")[0]!, {
+        "<CODE>": earlier.code,
+        "<CODE_VERIFIER>": earlier.verifier,
+      }),
+    );
+    const stdout = await curlSample(sample("exchangeToken.sh"), {
+      "<CODE>": signIn.code,
+      "<CODE_VERIFIER>": signIn.verifier,
+      "<REFRESH_TOKEN>": String(issued!["refresh_token"]),
+    });
     const [exchanged, refreshed] = jsonObjects(stdout);
     expect(exchanged).toMatchObject({ token_type: "Bearer", expires_in: 900 });
     expect(Object.keys(exchanged!)).toEqual(expect.arrayContaining(["access_token", "refresh_token"]));
@@ -94,28 +116,48 @@ describe("the curl samples, against the sandbox", () => {
 
   it("exchangeToken.sh without its JSON Content-Type fails: the check would catch a broken sample", async () => {
     const { code, verifier } = await authorizeWithCurl();
-    const broken = sample("exchangeToken.sh").replaceAll('-H "Content-Type: application/json"', '-H "Content-Type: text/plain"');
-    await expect(curlSample(broken, { "<CODE>": code, "<CODE_VERIFIER>": verifier, "<REFRESH_TOKEN>": "x" })).rejects.toMatchObject({ code: 22 });
+    const broken = sample("exchangeToken.sh").replaceAll(
+      '-H "Content-Type: application/json"',
+      '-H "Content-Type: text/plain"',
+    );
+    await expect(
+      curlSample(broken, { "<CODE>": code, "<CODE_VERIFIER>": verifier, "<REFRESH_TOKEN>": "x" }),
+    ).rejects.toMatchObject({ code: 22 });
   });
 
   it("getAuthenticatedUser.sh and revokeToken.sh: read the user with the access token, revoke it, and the token no longer reads", async () => {
     const { code, verifier } = await authorizeWithCurl();
-    const [tokens] = jsonObjects(await curlSample(sample("exchangeToken.sh").split("# grant_type=refresh_token")[0]!, { "<CODE>": code, "<CODE_VERIFIER>": verifier }));
+    const [tokens] = jsonObjects(
+      await curlSample(sample("exchangeToken.sh").split("# grant_type=refresh_token")[0]!, {
+        "<CODE>": code,
+        "<CODE_VERIFIER>": verifier,
+      }),
+    );
     const accessToken = String(tokens!["access_token"]);
-    const user = JSON.parse(await curlSample(sample("getAuthenticatedUser.sh"), { "<ACCESS_TOKEN>": accessToken })) as Record<string, unknown>;
+    const user = JSON.parse(
+      await curlSample(sample("getAuthenticatedUser.sh"), { "<ACCESS_TOKEN>": accessToken }),
+    ) as Record<string, unknown>;
     expect(user["name"]).toBe(DEMO_USER["name"]);
     expect((await curlSample(sample("revokeToken.sh"), { "<ACCESS_TOKEN>": accessToken })).trim()).toBe("200");
-    await expect(curlSample(sample("getAuthenticatedUser.sh"), { "<ACCESS_TOKEN>": accessToken })).rejects.toMatchObject({ code: 22 });
+    await expect(
+      curlSample(sample("getAuthenticatedUser.sh"), { "<ACCESS_TOKEN>": accessToken }),
+    ).rejects.toMatchObject({ code: 22 });
   });
 });
 
 describe("the get-user samples sign in first, against the sandbox", () => {
   it("getAuthenticatedUser.ts: signs in through the loopback redirect, then prints the user (no NOT_SIGNED_IN)", async () => {
     const redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
-    const own = await startSandbox({ port: 0, autoApprove: true, clients: [{ id: CLIENT_ID, redirectUris: [redirectUri] }] });
+    const own = await startSandbox({
+      port: 0,
+      autoApprove: true,
+      clients: [{ id: CLIENT_ID, redirectUris: [redirectUri] }],
+    });
     const dir = programDirectory(docsDir, "get-user-sample-");
     try {
-      const source = toJavaScript(sample("getAuthenticatedUser.ts").replaceAll(CONTRACT_HOST, own.url).replaceAll(REDIRECT, redirectUri));
+      const source = toJavaScript(
+        sample("getAuthenticatedUser.ts").replaceAll(CONTRACT_HOST, own.url).replaceAll(REDIRECT, redirectUri),
+      );
       const result = await runProgram({ dir, name: "get-user", source, openAuthorizeUrl: approveInBrowser });
       expect(result.stderr).toBe("");
       expect(result.code).toBe(0);
@@ -129,7 +171,9 @@ describe("the get-user samples sign in first, against the sandbox", () => {
 
   it("getAuthenticatedUser.py: signs in with the pasted callback URL, then prints the user (no NOT_SIGNED_IN)", async () => {
     const python = (await ensureVenv({ quiet: true })) as string;
-    const child = spawn(python, ["-c", sample("getAuthenticatedUser.py").replaceAll(CONTRACT_HOST, sandbox.url)], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(python, ["-c", sample("getAuthenticatedUser.py").replaceAll(CONTRACT_HOST, sandbox.url)], {
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     let answered = false;
@@ -141,7 +185,9 @@ describe("the get-user samples sign in first, against the sandbox", () => {
         answered = true;
         // The person's browser: the tenant approves at once and sends it to the redirect URI,
         // where nothing listens; the person pastes that URL.
-        void fetch(url, { redirect: "manual" }).then((response) => child.stdin.end(`${response.headers.get("location")}\n`));
+        void fetch(url, { redirect: "manual" }).then((response) =>
+          child.stdin.end(`${response.headers.get("location")}\n`),
+        );
       }
     });
     const code = await new Promise((resolve) => child.on("close", resolve));

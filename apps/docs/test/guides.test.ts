@@ -11,7 +11,9 @@ import { typecheckSnippet } from "./support/typecheck.js";
 
 /** The sources of the fenced diagram blocks (```` ```states <title> ````) of a guide section. */
 const diagramSources = (markdown: string, kind: "sequence" | "states"): string[] =>
-  [...markdown.matchAll(new RegExp("^```" + kind + "[^\\n]*\\n([\\s\\S]*?)^```$", "gm"))].map((match) => match[1] ?? "");
+  [...markdown.matchAll(new RegExp("^```" + kind + "[^\\n]*\\n([\\s\\S]*?)^```$", "gm"))].map(
+    (match) => match[1] ?? "",
+  );
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const REPOSITORY = "https://github.com/tenant-integration/sdk";
@@ -68,9 +70,19 @@ describe("the token lifecycle guide", () => {
     const [source] = diagramSources(lifecycle, "states");
     expect(source).toBeDefined();
     const groups = parseStates(source!);
-    expect(groups.map((g: { title: string }) => g.title)).toEqual(["access token (15 minutes)", "refresh token (30 days)"]);
-    const moves = groups.flatMap((g: { transitions: { to: string; text: string }[] }) => g.transitions.map((t) => `${t.to}: ${t.text}`));
-    expect(moves).toEqual(["expired: 15 minutes pass", "revoked: POST /oauth/revoke", "expired: 30 days pass", "replaced by a new refresh token: refresh_token grant rotates it"]);
+    expect(groups.map((g: { title: string }) => g.title)).toEqual([
+      "access token (15 minutes)",
+      "refresh token (30 days)",
+    ]);
+    const moves = groups.flatMap((g: { transitions: { to: string; text: string }[] }) =>
+      g.transitions.map((t) => `${t.to}: ${t.text}`),
+    );
+    expect(moves).toEqual([
+      "expired: 15 minutes pass",
+      "revoked: POST /oauth/revoke",
+      "expired: 30 days pass",
+      "replaced by a new refresh token: refresh_token grant rotates it",
+    ]);
     expect(lifecycle).not.toMatch(/```text/);
   });
 
@@ -88,7 +100,8 @@ describe("the sign-in guide", () => {
     const { participants, messages } = parseSequence(source!);
     expect(participants).toEqual(["Browser", "Integration", "Tenant"]);
     const text = messages.map((m: { text: string }) => m.text).join("\n");
-    for (const step of ["GET /oauth/authorize", "POST /oauth/token", "code_verifier", "state", "Authorization: Bearer"]) expect(text).toContain(step);
+    for (const step of ["GET /oauth/authorize", "POST /oauth/token", "code_verifier", "state", "Authorization: Bearer"])
+      expect(text).toContain(step);
   });
 });
 
@@ -96,7 +109,9 @@ describe("the errors guide", () => {
   const errors = section("Errors");
 
   it("marks every row the description does not state as assumed, with the RFC", () => {
-    const rows = errors.split("\n").filter((line) => line.startsWith("| ") && !line.startsWith("| when") && !line.startsWith("|---"));
+    const rows = errors
+      .split("\n")
+      .filter((line) => line.startsWith("| ") && !line.startsWith("| when") && !line.startsWith("|---"));
     expect(rows.length).toBeGreaterThanOrEqual(7);
     for (const row of rows) expect(row, row).toMatch(/\| (description §7|assumed \(RFC \d+ §[^|]*) \|/);
   });
@@ -110,12 +125,17 @@ describe("the errors guide", () => {
     expect(errors).toContain(text);
   });
 
-  it.each(["invalid_request", "invalid_client", "invalid_grant", "unauthorized_client", "unsupported_grant_type", "invalid_scope", "unsupported_token_type"])(
-    "explains the OAuth error code %s",
-    (code) => {
-      expect(errors).toMatch(new RegExp(`^- \`${code}\`: \\S`, "m"));
-    },
-  );
+  it.each([
+    "invalid_request",
+    "invalid_client",
+    "invalid_grant",
+    "unauthorized_client",
+    "unsupported_grant_type",
+    "invalid_scope",
+    "unsupported_token_type",
+  ])("explains the OAuth error code %s", (code) => {
+    expect(errors).toMatch(new RegExp(`^- \`${code}\`: \\S`, "m"));
+  });
 });
 
 describe("the packages guide", () => {

@@ -31,11 +31,17 @@ async function readableText(): Promise<string> {
   const seen: string[] = [await page.locator("body").innerText()];
   const collect = async () => seen.push(await page.locator("body").innerText());
   for (const tag of contract.tags.map((t) => t.name)) {
-    await page.locator("a[href^='/']").filter({ visible: true, hasText: new RegExp(`^${tag}$`) }).first().click();
+    await page
+      .locator("a[href^='/']")
+      .filter({ visible: true, hasText: new RegExp(`^${tag}$`) })
+      .first()
+      .click();
     await page.locator("[role='tab']").first().waitFor();
     await collect();
     const tabs = page.locator("[role='tab']").filter({ visible: true });
-    const panels = page.locator("[data-component-name='Panel/Panel'] > button, button[data-component-name='Panel/Panel']").filter({ visible: true });
+    const panels = page
+      .locator("[data-component-name='Panel/Panel'] > button, button[data-component-name='Panel/Panel']")
+      .filter({ visible: true });
     for (let i = 0; i < (await tabs.count()); i++) {
       await tabs.nth(i).click();
       await collect();
@@ -62,7 +68,11 @@ beforeAll(async () => {
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(server.url, { waitUntil: "load" });
-  await page.locator("h2").filter({ hasText: /^Quick start$/ }).first().waitFor();
+  await page
+    .locator("h2")
+    .filter({ hasText: /^Quick start$/ })
+    .first()
+    .waitFor();
 }, 60_000);
 
 afterAll(async () => {
@@ -93,37 +103,60 @@ describe("the guide diagrams", () => {
     await page.goto(server.url, { waitUntil: "load" });
     await diagrams().first().waitFor();
     const labels = await diagrams().evaluateAll((svgs) => svgs.map((svg) => svg.getAttribute("aria-label")));
-    expect(labels).toEqual(["Sign-in with PKCE: browser, integration, tenant", "Token lifecycle: access token and refresh token"]);
+    expect(labels).toEqual([
+      "Sign-in with PKCE: browser, integration, tenant",
+      "Token lifecycle: access token and refresh token",
+    ]);
     const sequence = squash((await diagrams().nth(0).textContent()) ?? "");
-    for (const step of ["Browser", "Integration", "Tenant", "GET /oauth/authorize", "POST /oauth/token", "code_verifier"]) expect(sequence).toContain(step);
+    for (const step of [
+      "Browser",
+      "Integration",
+      "Tenant",
+      "GET /oauth/authorize",
+      "POST /oauth/token",
+      "code_verifier",
+    ])
+      expect(sequence).toContain(step);
     const lifecycle = squash((await diagrams().nth(1).textContent()) ?? "");
-    for (const part of ["active", "expired", "revoked", "replaced by a new refresh token", "15 minutes pass", "30 days pass", "POST /oauth/revoke", "refresh_token grant rotates it"]) {
+    for (const part of [
+      "active",
+      "expired",
+      "revoked",
+      "replaced by a new refresh token",
+      "15 minutes pass",
+      "30 days pass",
+      "POST /oauth/revoke",
+      "refresh_token grant rotates it",
+    ]) {
       expect(lifecycle).toContain(part);
     }
   });
 
-  it.each(["light", "dark"])("renders them with a size and text in the page's own colour in the %s theme", async (theme) => {
-    await page.evaluate((mode) => {
-      document.documentElement.classList.remove("light", "dark");
-      document.documentElement.classList.add(mode);
-    }, theme);
-    for (let i = 0; i < 2; i++) {
-      const diagram = diagrams().nth(i);
-      await diagram.scrollIntoViewIfNeeded();
-      const box = await diagram.boundingBox();
-      expect(box?.width).toBeGreaterThan(300);
-      expect(box?.height).toBeGreaterThan(150);
-      // Text and lines take currentColor: the colour of the text around the diagram, whatever the theme.
-      const colours = await diagram.evaluate((svg) => ({
-        text: getComputedStyle(svg.querySelector("text")!).fill,
-        page: getComputedStyle(svg.parentElement!).color,
-        background: getComputedStyle(document.body).backgroundColor,
-      }));
-      expect(colours.text).toBe(colours.page);
-      textColour[theme] = colours.text;
-      await diagram.screenshot({ path: join(screenshots, `diagram-${i}-${theme}.png`) });
-    }
-    // The dark theme really changed the text colour, and the diagrams followed it.
-    if (theme === "dark") expect(textColour["dark"]).not.toBe(textColour["light"]);
-  });
+  it.each(["light", "dark"])(
+    "renders them with a size and text in the page's own colour in the %s theme",
+    async (theme) => {
+      await page.evaluate((mode) => {
+        document.documentElement.classList.remove("light", "dark");
+        document.documentElement.classList.add(mode);
+      }, theme);
+      for (let i = 0; i < 2; i++) {
+        const diagram = diagrams().nth(i);
+        await diagram.scrollIntoViewIfNeeded();
+        const box = await diagram.boundingBox();
+        expect(box?.width).toBeGreaterThan(300);
+        expect(box?.height).toBeGreaterThan(150);
+        // Text and lines take currentColor: the colour of the text around the diagram, whatever the theme.
+        const colours = await diagram.evaluate((svg) => ({
+          text: getComputedStyle(svg.querySelector("text")!).fill,
+          page: getComputedStyle(svg.parentElement!).color,
+          background: getComputedStyle(document.body).backgroundColor,
+        }));
+        expect(colours.text).toBe(colours.page);
+        textColour[theme] = colours.text;
+        await diagram.screenshot({ path: join(screenshots, `diagram-${i}-${theme}.png`) });
+      }
+      // The dark theme really changed the text colour, and the diagrams followed it.
+      if (theme === "dark") expect(textColour["dark"]).not.toBe(textColour["light"]);
+    },
+  );
 });

@@ -32,7 +32,10 @@ async function navigateTo(op: OperationDetails): Promise<Locator> {
   await page.goto(server.url, { waitUntil: "load" });
   const tagLink = page.locator(`a[href='/${op.tag.toLowerCase()}']`).filter({ visible: true }).first();
   await tagLink.click();
-  const entry = page.locator(`a[href='#/${op.tag.toLowerCase()}/${op.operationId.toLowerCase()}']`).filter({ visible: true, hasText: op.summary }).first();
+  const entry = page
+    .locator(`a[href='#/${op.tag.toLowerCase()}/${op.operationId.toLowerCase()}']`)
+    .filter({ visible: true, hasText: op.summary })
+    .first();
   await entry.click();
   await page.waitForURL(new RegExp(`#/${op.tag.toLowerCase()}/${op.operationId.toLowerCase()}$`));
   const section = page.locator(`[data-section-id='/${op.tag.toLowerCase()}/${op.operationId.toLowerCase()}']`);
@@ -58,7 +61,9 @@ async function readableText(section: Locator): Promise<string> {
     }
   }
   // The response samples' status buttons (right panel), each showing its example and label.
-  const sampleButtons = section.locator(".panel-response-samples button[type='button']").filter({ visible: true, hasText: /^\d{3}$/ });
+  const sampleButtons = section
+    .locator(".panel-response-samples button[type='button']")
+    .filter({ visible: true, hasText: /^\d{3}$/ });
   for (let i = 0; i < (await sampleButtons.count()); i++) {
     await sampleButtons.nth(i).click();
     seen.push(await section.innerText());
@@ -67,7 +72,13 @@ async function readableText(section: Locator): Promise<string> {
   const menus = section.locator("[data-testid='middle-panel'] button[aria-haspopup='menu']").filter({ visible: true });
   for (let i = 0; i < (await menus.count()); i++) {
     await menus.nth(i).click();
-    seen.push(await page.locator("[role='menu']").filter({ visible: true }).allInnerTexts().then((texts) => texts.join("\n")));
+    seen.push(
+      await page
+        .locator("[role='menu']")
+        .filter({ visible: true })
+        .allInnerTexts()
+        .then((texts) => texts.join("\n")),
+    );
     await page.keyboard.press("Escape");
   }
   return squash(seen.join("\n"));
@@ -90,7 +101,9 @@ const operations = operationDetails();
 describe("each operation's section, reached through the sidebar", () => {
   it("covers every operation of the contract", () => {
     expect(operations.map((op) => `${op.method} ${op.path}`).sort()).toEqual(
-      Object.entries(contract.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`)).sort(),
+      Object.entries(contract.paths)
+        .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
+        .sort(),
     );
   });
 
@@ -105,7 +118,9 @@ describe("each operation's section, reached through the sidebar", () => {
 
     it("shows every assumption of the operation, its parameters, body, responses, headers and schemas", () => {
       expect(op.assumptions.length).toBeGreaterThan(0);
-      const missing = op.assumptions.filter(({ text: assumption }) => !text.includes(`${ASSUMPTION_LABEL} ${squash(assumption)}`));
+      const missing = op.assumptions.filter(
+        ({ text: assumption }) => !text.includes(`${ASSUMPTION_LABEL} ${squash(assumption)}`),
+      );
       expect(missing.map(({ pointer }) => pointer)).toEqual([]);
     });
 
@@ -121,7 +136,8 @@ describe("each operation's section, reached through the sidebar", () => {
       for (const response of op.responses) {
         expect(text, response.status).toMatch(new RegExp(`(^|\\s)${response.status}(\\s|$)`));
         expect(text, `${response.status} description`).toContain(response.descriptionStart);
-        if (response.exampleLabel !== null) expect(text, `${response.status} example label`).toContain(response.exampleLabel);
+        if (response.exampleLabel !== null)
+          expect(text, `${response.status} example label`).toContain(response.exampleLabel);
       }
     });
   });

@@ -30,7 +30,8 @@ function parts(snippet: string) {
   const cut = (from: string, to?: string): string => {
     const start = snippet.indexOf(from);
     const end = to === undefined ? snippet.length : snippet.indexOf(to);
-    if (start === -1 || end === -1) throw new Error(`the browser snippet no longer has the comment ${start === -1 ? from : to}`);
+    if (start === -1 || end === -1)
+      throw new Error(`the browser snippet no longer has the comment ${start === -1 ? from : to}`);
     return snippet.slice(start, end);
   };
   const signIn = snippet.indexOf('// "Sign in"');
@@ -43,7 +44,9 @@ function parts(snippet: string) {
 
 /** The app both tabs load: the sign-in page at `/` (on `window.signIn()`), the callback page at `/callback`. */
 function program(snippet: string, tenant: string, redirectUri: string): string {
-  const { setup, signIn, callback } = parts(snippet.replaceAll(SNIPPET_TENANT, tenant).replaceAll(SNIPPET_REDIRECT, redirectUri));
+  const { setup, signIn, callback } = parts(
+    snippet.replaceAll(SNIPPET_TENANT, tenant).replaceAll(SNIPPET_REDIRECT, redirectUri),
+  );
   return toJavaScript(`${setup}
 if (location.pathname === "/callback") {
   try {
@@ -97,7 +100,9 @@ describe("the quick start's browser snippet", () => {
       page.on("pageerror", (error) => pageErrors.push(String(error)));
 
       await page.goto(`${app.url}/`);
-      await page.waitForFunction(() => typeof (window as { signIn?: unknown }).signIn === "function", undefined, { polling: 50 });
+      await page.waitForFunction(() => typeof (window as { signIn?: unknown }).signIn === "function", undefined, {
+        polling: 50,
+      });
       tabs.push(page);
     }
     // Hold every tab at the tenant's authorize endpoint until all tabs are there, so that the tabs
@@ -116,14 +121,18 @@ describe("the quick start's browser snippet", () => {
         await route.continue();
       },
     );
-    await Promise.all(tabs.map((page) => page.evaluate(() => void (window as unknown as { signIn(): Promise<void> }).signIn())));
+    await Promise.all(
+      tabs.map((page) => page.evaluate(() => void (window as unknown as { signIn(): Promise<void> }).signIn())),
+    );
     await back;
     for (const release of held) release();
 
     const outcomes = await Promise.all(
       tabs.map(async (page) => {
         // Polled on a timer: a tab in the background gets no animation frames.
-        await page.waitForFunction(() => (window as { __outcome?: string }).__outcome !== undefined, undefined, { polling: 50 });
+        await page.waitForFunction(() => (window as { __outcome?: string }).__outcome !== undefined, undefined, {
+          polling: 50,
+        });
         return page.evaluate(() => ({
           outcome: (window as { __outcome?: string }).__outcome,
           printed: (window as unknown as { __console: unknown[][] }).__console,
@@ -132,7 +141,11 @@ describe("the quick start's browser snippet", () => {
       }),
     );
     expect(outcomes).toEqual(
-      tabs.map(() => ({ outcome: "done", printed: [["log", expect.objectContaining({ name: DEMO_USER["name"] })]], pendingInLocalStorage: [] })),
+      tabs.map(() => ({
+        outcome: "done",
+        printed: [["log", expect.objectContaining({ name: DEMO_USER["name"] })]],
+        pendingInLocalStorage: [],
+      })),
     );
     const exchanges = sandbox.sandbox.events().filter((event) => event.grantType === "authorization_code");
     expect(exchanges.map((event) => event.outcome)).toEqual(tabs.map(() => "ok"));

@@ -38,7 +38,8 @@ describe("the quick start", () => {
     const guide = section("Quick start");
     expect(guide).toMatch(/sandbox serves plain `http` on the\s+loopback interface only/);
     expect(guide).toMatch(/`https:\/\/<tenant_host>` \(the contract's one server is https only\)/);
-    for (const snippet of codeBlocks(guide, "ts")) expect(snippet).toContain('"http://127.0.0.1:4020"; // the local sandbox; a real tenant: https://<tenant_host>');
+    for (const snippet of codeBlocks(guide, "ts"))
+      expect(snippet).toContain('"http://127.0.0.1:4020"; // the local sandbox; a real tenant: https://<tenant_host>');
   });
 
   it("starts the sandbox with the clients the snippets use", () => {
@@ -55,19 +56,35 @@ describe("the quick start", () => {
     expect(snippet).toContain(`"${redirect}"`);
     // The reader's sandbox, on free ports rather than the snippet's fixed ones (other tests use them).
     const redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
-    const sandbox = await startSandbox({ port: 0, clients: [{ id: "demo-cli", redirectUris: [redirectUri] }], autoApprove: true });
+    const sandbox = await startSandbox({
+      port: 0,
+      clients: [{ id: "demo-cli", redirectUris: [redirectUri] }],
+      autoApprove: true,
+    });
     const dir = programDirectory(docsDir, "quick-start-");
     const home = mkdtempSync(join(tmpdir(), "quick-start-home-"));
     try {
       const source = toJavaScript(snippet.replaceAll(tenant, sandbox.url).replaceAll(redirect, redirectUri));
-      const run = await runProgram({ dir, name: "quick-start", source, env: { HOME: home }, openAuthorizeUrl: approveInBrowser });
+      const run = await runProgram({
+        dir,
+        name: "quick-start",
+        source,
+        env: { HOME: home },
+        openAuthorizeUrl: approveInBrowser,
+      });
       expect(run.stderr).toBe("");
       expect(run.code).toBe(0);
       expect(run.openedAuthorizeUrl).toBe(true);
       expect(run.stdout).toContain(String(DEMO_USER["name"]));
       expect(run.stdout).not.toContain("failed:");
       // The second run reads the token file: no browser, no sign-in, the same user.
-      const again = await runProgram({ dir, name: "quick-start", source, env: { HOME: home }, openAuthorizeUrl: approveInBrowser });
+      const again = await runProgram({
+        dir,
+        name: "quick-start",
+        source,
+        env: { HOME: home },
+        openAuthorizeUrl: approveInBrowser,
+      });
       expect(again.stderr).toBe("");
       expect(again.code).toBe(0);
       expect(again.openedAuthorizeUrl, again.stdout).toBe(false);

@@ -31,14 +31,20 @@ interface Operation {
   hasBody: boolean;
 }
 const operations: Operation[] = Object.entries(contract.paths).flatMap(([path, item]) =>
-  Object.values(item as unknown as Record<string, { operationId: string; tags: string[]; requestBody?: unknown }>).map((op) => ({
-    operationId: op.operationId,
-    path,
-    tag: op.tags[0]!,
-    hasBody: op.requestBody !== undefined,
-  })),
+  Object.values(item as unknown as Record<string, { operationId: string; tags: string[]; requestBody?: unknown }>).map(
+    (op) => ({
+      operationId: op.operationId,
+      path,
+      tag: op.tags[0]!,
+      hasBody: op.requestBody !== undefined,
+    }),
+  ),
 );
-const lines = (source: string): string[] => source.split("\n").map((line) => line.replace(/\s+/g, " ").trim()).filter((line) => line !== "");
+const lines = (source: string): string[] =>
+  source
+    .split("\n")
+    .map((line) => line.replace(/\s+/g, " ").trim())
+    .filter((line) => line !== "");
 
 describe("the reference in Chromium", () => {
   let server: StaticServer;
@@ -82,7 +88,9 @@ describe("the reference in Chromium", () => {
     async (operationId, operation) => {
       await open(`#/${operation.tag.toLowerCase()}/${operationId.toLowerCase()}`);
       try {
-        const [firstTs] = lines(readFileSync(join(samplesDir, `${operationId}.ts`), "utf8")).filter((line) => !line.startsWith("//"));
+        const [firstTs] = lines(readFileSync(join(samplesDir, `${operationId}.ts`), "utf8")).filter(
+          (line) => !line.startsWith("//"),
+        );
         const menu = await languageMenu(operation, "TypeScript", firstTs!);
         expect(menu).toEqual(["TypeScript", "Python", "Go", "curl", ...(operation.hasBody ? ["Payload"] : [])]);
         await page.getByRole("menuitem").filter({ visible: true }).getByText("curl", { exact: true }).click();
@@ -104,10 +112,16 @@ describe("the reference in Chromium", () => {
       await languageMenu(token, "TypeScript", "createTokenManager");
       await page.getByRole("menuitem").filter({ visible: true }).getByText("Payload", { exact: true }).click();
       const panel = panelOf(token.path, "Payload", "grant_type");
-      await expect.poll(async () => (await panel.innerText()).includes('"grant_type": "authorization_code"')).toBe(true);
+      await expect
+        .poll(async () => (await panel.innerText()).includes('"grant_type": "authorization_code"'))
+        .toBe(true);
       expect(await panel.innerText()).toContain('"code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"');
       await panel.getByText("Exchange a code", { exact: true }).click();
-      await page.getByRole("menuitem").filter({ visible: true }).getByText("Refresh the access token", { exact: true }).click();
+      await page
+        .getByRole("menuitem")
+        .filter({ visible: true })
+        .getByText("Refresh the access token", { exact: true })
+        .click();
       await expect.poll(async () => (await panel.innerText()).includes('"grant_type": "refresh_token"')).toBe(true);
       expect(await panel.innerText()).toContain('"refresh_token": "rt_tGzv3JOkF0XG5Qx2TlKWIA"');
       await page.screenshot({ path: join(screenshots, "refresh-payload.png") });
@@ -136,7 +150,11 @@ describe("the reference in Chromium", () => {
   it("shows the Servers box as plain text, without markdown backticks", async () => {
     await open();
     try {
-      const box = page.locator("div").filter({ has: page.getByText("Servers", { exact: true }) }).filter({ hasText: "One tenant." }).last();
+      const box = page
+        .locator("div")
+        .filter({ has: page.getByText("Servers", { exact: true }) })
+        .filter({ hasText: "One tenant." })
+        .last();
       await expect.poll(() => box.isVisible()).toBe(true);
       const text = await box.innerText();
       expect(text).toContain("start with /api/v1, whose v1 is the API version");
@@ -151,10 +169,14 @@ describe("the reference in Chromium", () => {
     try {
       const wrappers = page.locator(".md-table-wrapper");
       await expect.poll(() => wrappers.count()).toBeGreaterThan(4);
-      await page.getByText("The table of section 3 of the service description", { exact: false }).scrollIntoViewIfNeeded();
+      await page
+        .getByText("The table of section 3 of the service description", { exact: false })
+        .scrollIntoViewIfNeeded();
       await page.screenshot({ path: join(screenshots, "token-lifecycle-table.png") });
       const overflowing = await wrappers.evaluateAll((all) =>
-        all.filter((wrapper) => wrapper.scrollWidth > wrapper.clientWidth + 1).map((wrapper) => `${wrapper.textContent?.slice(0, 40)}: ${wrapper.scrollWidth} > ${wrapper.clientWidth}`),
+        all
+          .filter((wrapper) => wrapper.scrollWidth > wrapper.clientWidth + 1)
+          .map((wrapper) => `${wrapper.textContent?.slice(0, 40)}: ${wrapper.scrollWidth} > ${wrapper.clientWidth}`),
       );
       expect(overflowing).toEqual([]);
     } finally {
@@ -167,11 +189,18 @@ describe("the reference in Chromium", () => {
     try {
       const released = releasedChangelogs(repoRoot) as unknown[];
       const pending = pendingChangesets(repoRoot) as { file: string }[];
-      const body = page.locator("h2").filter({ hasText: `Unreleased (${pending.length} pending changesets)` }).first();
+      const body = page
+        .locator("h2")
+        .filter({ hasText: `Unreleased (${pending.length} pending changesets)` })
+        .first();
       await expect.poll(() => body.isVisible()).toBe(true);
       await page.screenshot({ path: join(screenshots, "changelog.png") });
-      if (released.length === 0) await expect.poll(() => page.getByText("Nothing is released yet.", { exact: true }).first().isVisible()).toBe(true);
-      for (const { file } of pending) expect(await page.getByText(file, { exact: true }).count(), file).toBeGreaterThan(0);
+      if (released.length === 0)
+        await expect
+          .poll(() => page.getByText("Nothing is released yet.", { exact: true }).first().isVisible())
+          .toBe(true);
+      for (const { file } of pending)
+        expect(await page.getByText(file, { exact: true }).count(), file).toBeGreaterThan(0);
     } finally {
       await page.close();
     }
@@ -180,7 +209,8 @@ describe("the reference in Chromium", () => {
 
 describe("the error code catalogue of the guides", () => {
   /** The codes of the first column of the catalogue's tables. */
-  const catalogueCodes = (): Set<string> => new Set([...section("Error code catalogue").matchAll(/^\| `([A-Za-z_]+)` \|/gm)].map(([, code]) => code!));
+  const catalogueCodes = (): Set<string> =>
+    new Set([...section("Error code catalogue").matchAll(/^\| `([A-Za-z_]+)` \|/gm)].map(([, code]) => code!));
   const read = (path: string): string => readFileSync(join(repoRoot, path), "utf8");
   /** The string literals of a TypeScript union or a Python Literal named `name` in `path`. */
   const union = (path: string, name: string): string[] => {
@@ -209,7 +239,9 @@ describe("the error code catalogue of the guides", () => {
 
   it("lists every code of the Python client's errors, and the OAuth error codes of the guides' Errors section", () => {
     const listed = catalogueCodes();
-    const python = [...read("packages/python/src/tenant_integration/client_errors.py").matchAll(/``([A-Z_]{4,})``/g)].map(([, code]) => code!);
+    const python = [
+      ...read("packages/python/src/tenant_integration/client_errors.py").matchAll(/``([A-Z_]{4,})``/g),
+    ].map(([, code]) => code!);
     expect(python.length).toBeGreaterThan(8);
     expect(python.filter((code) => !listed.has(code))).toEqual([]);
     const oauth = [...section("Errors").matchAll(/^- `([a-z_]+)`:/gm)].map(([, code]) => code!);
@@ -218,7 +250,11 @@ describe("the error code catalogue of the guides", () => {
   });
 
   it("lists no code the kits do not have", () => {
-    const known = new Set([...KIT_CODES.flatMap(([path, name]) => union(path, name)), ...[...section("Errors").matchAll(/^- `([a-z_]+)`:/gm)].map(([, code]) => code!), "access_denied"]);
+    const known = new Set([
+      ...KIT_CODES.flatMap(([path, name]) => union(path, name)),
+      ...[...section("Errors").matchAll(/^- `([a-z_]+)`:/gm)].map(([, code]) => code!),
+      "access_denied",
+    ]);
     expect([...catalogueCodes()].filter((code) => !known.has(code))).toEqual([]);
   });
 });
@@ -231,7 +267,9 @@ describe("`pnpm start`", () => {
       ["ts", /clientId: "([^"]+)"/, /const redirectUri = "([^"]+)"/],
       ["python", /client_id="([^"]+)"/, /redirect_uri="([^"]+)"/],
     ] as const) {
-      for (const block of codeBlocks(guide, language).filter((code) => /demo-cli|client_id=/.test(code) && !code.includes("localStorage"))) {
+      for (const block of codeBlocks(guide, language).filter(
+        (code) => /demo-cli|client_id=/.test(code) && !code.includes("localStorage"),
+      )) {
         const client = `id=${id.exec(block)![1]},redirect=${redirect.exec(block)![1]}`;
         expect(start, `${language}: ${client}`).toContain(client);
       }

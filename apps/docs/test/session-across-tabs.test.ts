@@ -78,7 +78,8 @@ beforeEach(async () => {
     const page = await context.newPage();
     const tenantRequests: string[] = [];
     page.on("request", (request) => {
-      if (request.url().startsWith(sandbox.url)) tenantRequests.push(`${request.method()} ${new URL(request.url()).pathname}`);
+      if (request.url().startsWith(sandbox.url))
+        tenantRequests.push(`${request.method()} ${new URL(request.url()).pathname}`);
     });
     page.on("pageerror", (error) => pageErrors.push(String(error)));
     await page.goto(`${app.url}/`);
@@ -96,17 +97,25 @@ afterEach(async () => {
 async function signIn(page: Page): Promise<void> {
   const url = await page.evaluate(() => (window as unknown as TabWindow).tm.beginAuthorization().then((r) => r.url));
   const callback = (await fetch(url, { redirect: "manual" })).headers.get("location") ?? "";
-  await page.evaluate((callbackUrl) => (window as unknown as TabWindow).tm.completeAuthorization(callbackUrl).then(() => undefined), callback);
+  await page.evaluate(
+    (callbackUrl) => (window as unknown as TabWindow).tm.completeAuthorization(callbackUrl).then(() => undefined),
+    callback,
+  );
 }
 
 /** Waits (on a timer: a background tab gets no animation frames) until the tab has seen `count` events, and returns them. */
 async function eventsOf(page: Page, count: number): Promise<unknown[]> {
-  await page.waitForFunction((n) => (window as unknown as { events: unknown[] }).events.length >= n, count, { polling: 50 });
+  await page.waitForFunction((n) => (window as unknown as { events: unknown[] }).events.length >= n, count, {
+    polling: 50,
+  });
   return page.evaluate(() => (window as unknown as TabWindow).events);
 }
 
 const ask = (page: Page) =>
-  page.evaluate(async () => ({ signedIn: await (window as unknown as TabWindow).tm.isSignedIn(), session: await (window as unknown as TabWindow).tm.getSession() }));
+  page.evaluate(async () => ({
+    signedIn: await (window as unknown as TabWindow).tm.isSignedIn(),
+    session: await (window as unknown as TabWindow).tm.getSession(),
+  }));
 
 /** The tab's getAccessToken(): the token, or the code it failed with. */
 interface Outcome {
@@ -130,7 +139,10 @@ describe("two tabs sharing webStorage(localStorage)", () => {
     const [event] = await eventsOf(b.page, 1);
     expect(event).toEqual(["signed-in", { expiresAt: expect.any(Number), scope: "profile:read", otherTab: true }]);
     expect(await eventsOf(a.page, 1)).toEqual([["signed-in", expect.objectContaining({ otherTab: false })]]);
-    expect(await ask(b.page)).toEqual({ signedIn: true, session: { expiresAt: expect.any(Number), scope: "profile:read" } });
+    expect(await ask(b.page)).toEqual({
+      signedIn: true,
+      session: { expiresAt: expect.any(Number), scope: "profile:read" },
+    });
     expect((await tokenOrCode(b.page)).token).toMatch(/.+/);
     expect(b.tenantRequests).toEqual([]);
   });

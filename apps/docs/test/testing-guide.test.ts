@@ -27,7 +27,11 @@ describe("the guide's Testing your integration section", () => {
     const run = await runVitest({ dir, name: "guide-vitest", source: vitestSample });
     expect(run.stdout + run.stderr).toMatch(/Tests\s+3 passed \(3\)/);
     expect(run.code).toBe(0);
-    const mutated = await runVitest({ dir, name: "guide-vitest-mutated", source: vitestSample.replace("toHaveLength(1)", "toHaveLength(0)") });
+    const mutated = await runVitest({
+      dir,
+      name: "guide-vitest-mutated",
+      source: vitestSample.replace("toHaveLength(1)", "toHaveLength(0)"),
+    });
     expect(mutated.stdout + mutated.stderr).toMatch(/1 failed/);
     expect(mutated.code).not.toBe(0);
   }, 120_000);
@@ -37,7 +41,11 @@ describe("the guide's Testing your integration section", () => {
     // node:test reports in TAP (`# pass 3`) on Node 20 without a terminal, in its spec format (`ℹ pass 3`) on Node 24.
     expect(run.stdout).toMatch(/^(# |ℹ )pass 3$/m);
     expect(run.code).toBe(0);
-    const mutated = await runProgram({ dir, name: "guide-node-test-mutated", source: toJavaScript(nodeTestSample.replace('"NOT_SIGNED_IN"', '"SESSION_ENDED"')) });
+    const mutated = await runProgram({
+      dir,
+      name: "guide-node-test-mutated",
+      source: toJavaScript(nodeTestSample.replace('"NOT_SIGNED_IN"', '"SESSION_ENDED"')),
+    });
     expect(mutated.stdout).toMatch(/^(# |ℹ )fail 1$/m);
     expect(mutated.code).not.toBe(0);
   }, 60_000);

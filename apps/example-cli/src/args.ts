@@ -83,7 +83,8 @@ export function parseCommand(argv: readonly string[]): Command {
   const { values, positionals } = parsed;
   if (values.help === true || positionals.length === 0 || positionals[0] === "help") return { kind: "help" };
   const [name, ...rest] = positionals;
-  if (name !== "login" && name !== "whoami" && name !== "logout") throw new UsageError(`unknown command "${name}" (commands: login, whoami, logout)`);
+  if (name !== "login" && name !== "whoami" && name !== "logout")
+    throw new UsageError(`unknown command "${name}" (commands: login, whoami, logout)`);
   if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
   const loginOnly = (["scopes", "port", "no-open", "timeout"] as const).filter((flag) => values[flag] !== undefined);
   if (name !== "login" && loginOnly.length > 0) throw new UsageError(`--${loginOnly[0]} is an option of login only`);
@@ -92,8 +93,10 @@ export function parseCommand(argv: readonly string[]): Command {
   const scopes = (values.scopes ?? "profile:read").split(/\s+/).filter((scope) => scope !== "");
   if (scopes.length === 0) throw new UsageError("--scopes needs at least one scope");
   const timeoutSeconds = values.timeout === undefined ? 300 : Number(values.timeout);
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new UsageError("--timeout must be a positive number of seconds");
-  if (values.tenant !== undefined && !URL.canParse(values.tenant)) throw new UsageError(`--tenant "${values.tenant}" is not a URL`);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0)
+    throw new UsageError("--timeout must be a positive number of seconds");
+  if (values.tenant !== undefined && !URL.canParse(values.tenant))
+    throw new UsageError(`--tenant "${values.tenant}" is not a URL`);
   if (values["client-id"] === "") throw new UsageError("--client-id must not be empty");
   const port = values.port === undefined ? undefined : parsePort(values.port, "--port");
 
@@ -117,6 +120,7 @@ export function parseCommand(argv: readonly string[]): Command {
  */
 export function parsePort(text: string, source: string): number {
   const port = Number(text);
-  if (!/^[0-9]+$/.test(text) || port < 1 || port > 65535) throw new UsageError(`${source} must be a port number from 1 to 65535`);
+  if (!/^[0-9]+$/.test(text) || port < 1 || port > 65535)
+    throw new UsageError(`${source} must be a port number from 1 to 65535`);
   return port;
 }

@@ -54,8 +54,15 @@ function tokenManager(s: Settings, redirectUri: string, scopes: string[] = ["pro
   });
 }
 
-async function login(command: RunCommand, s: Settings, out: (line: string) => void, env: NodeJS.ProcessEnv): Promise<void> {
-  const fromEnv = env["TENANT_REDIRECT_PORT"] ? parsePort(env["TENANT_REDIRECT_PORT"], "TENANT_REDIRECT_PORT") : undefined;
+async function login(
+  command: RunCommand,
+  s: Settings,
+  out: (line: string) => void,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
+  const fromEnv = env["TENANT_REDIRECT_PORT"]
+    ? parsePort(env["TENANT_REDIRECT_PORT"], "TENANT_REDIRECT_PORT")
+    : undefined;
   // Exactly the registered redirect URI, port included: the tenant does not accept another port.
   const redirectUri = `http://127.0.0.1:${command.port ?? fromEnv ?? DEFAULT_REDIRECT_PORT}/callback`;
   const tm = tokenManager(s, redirectUri, command.scopes);
@@ -64,7 +71,9 @@ async function login(command: RunCommand, s: Settings, out: (line: string) => vo
     message: "Done. You can close this window and return to the terminal.",
   }).catch((error: unknown) => {
     if ((error as { code?: unknown } | null)?.code !== "CALLBACK_PORT_IN_USE") throw error;
-    throw new Failure(`${redirectUri} is in use by another program. Free its port, or register another port and pass --port.`);
+    throw new Failure(
+      `${redirectUri} is in use by another program. Free its port, or register another port and pass --port.`,
+    );
   });
   try {
     const { url } = await tm.beginAuthorization();
@@ -98,7 +107,8 @@ async function whoami(command: RunCommand, s: Settings, out: (line: string) => v
     return;
   }
   out(`Signed in to ${s.tenantUrl} as client ${s.clientId}:`);
-  for (const [key, value] of Object.entries(data)) out(`  ${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`);
+  for (const [key, value] of Object.entries(data))
+    out(`  ${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`);
 }
 
 async function logout(s: Settings, out: (line: string) => void): Promise<void> {
@@ -112,7 +122,11 @@ async function logout(s: Settings, out: (line: string) => void): Promise<void> {
   }
   await removeIfEmpty(s.file);
   await forgetLastLogin(s.dir, s);
-  out(revoked ? `Signed out of ${s.tenantUrl}: the token was revoked and the stored tokens removed.` : `Not signed in to ${s.tenantUrl}; nothing to revoke. Stored tokens removed.`);
+  out(
+    revoked
+      ? `Signed out of ${s.tenantUrl}: the token was revoked and the stored tokens removed.`
+      : `Not signed in to ${s.tenantUrl}; nothing to revoke. Stored tokens removed.`,
+  );
 }
 
 function code(error: unknown): string | undefined {
@@ -128,9 +142,13 @@ function explain(error: unknown, s: Settings | undefined): Failure {
   const message = error instanceof Error ? error.message : String(error);
   switch (code(error)) {
     case "NOT_SIGNED_IN":
-      return new Failure(`Not signed in to ${where}${s === undefined ? "" : ` as client ${s.clientId}`}. Run \`tenant login\` first.`);
+      return new Failure(
+        `Not signed in to ${where}${s === undefined ? "" : ` as client ${s.clientId}`}. Run \`tenant login\` first.`,
+      );
     case "SESSION_ENDED":
-      return new Failure(`Your session with ${where} has ended (the refresh token was refused). Run \`tenant login\` again.`);
+      return new Failure(
+        `Your session with ${where} has ended (the refresh token was refused). Run \`tenant login\` again.`,
+      );
     case "INVALID_OPTIONS":
       return new Failure(`Invalid tenant or client: ${message}`, 2);
     case "INVALID_CALLBACK":
@@ -139,11 +157,16 @@ function explain(error: unknown, s: Settings | undefined): Failure {
     case "STATE_MISMATCH":
     case "STATE_MISSING":
     case "NO_PENDING_SIGN_IN":
-      return new Failure("The browser came back with a response that does not belong to this login; nothing was exchanged. Run `tenant login` again.");
+      return new Failure(
+        "The browser came back with a response that does not belong to this login; nothing was exchanged. Run `tenant login` again.",
+      );
     case "AUTHORIZATION_DENIED":
       return new Failure("The sign-in was denied in the browser.");
     case "REDIRECT_URI_REFUSED":
-      return new Failure(`${where} does not accept this redirect URI (${message}). Register it for the client, or pass the registered port with --port.`, 2);
+      return new Failure(
+        `${where} does not accept this redirect URI (${message}). Register it for the client, or pass the registered port with --port.`,
+        2,
+      );
     case "TRANSIENT":
     case "NETWORK_ERROR":
     case "TIMEOUT":

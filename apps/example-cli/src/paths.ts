@@ -34,7 +34,9 @@ const lastLoginFile = (dir: string) => join(dir, "last-login.json");
 export async function readLastLogin(dir: string): Promise<LastLogin | undefined> {
   try {
     const value = JSON.parse(await readFile(lastLoginFile(dir), "utf8")) as Partial<LastLogin>;
-    return typeof value.tenantUrl === "string" && typeof value.clientId === "string" ? { tenantUrl: value.tenantUrl, clientId: value.clientId } : undefined;
+    return typeof value.tenantUrl === "string" && typeof value.clientId === "string"
+      ? { tenantUrl: value.tenantUrl, clientId: value.clientId }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -49,7 +51,8 @@ export async function writeLastLogin(dir: string, login: LastLogin): Promise<voi
 /** Forgets the last login if it was this tenant and client. */
 export async function forgetLastLogin(dir: string, login: LastLogin): Promise<void> {
   const last = await readLastLogin(dir);
-  if (last?.tenantUrl === login.tenantUrl && last.clientId === login.clientId) await rm(lastLoginFile(dir), { force: true });
+  if (last?.tenantUrl === login.tenantUrl && last.clientId === login.clientId)
+    await rm(lastLoginFile(dir), { force: true });
 }
 
 /** Removes the token file when nothing is left in it (the token manager leaves `{}`). */

@@ -33,7 +33,8 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   await sandbox.close();
   await rm(configDir, { recursive: true, force: true });
 });
@@ -48,7 +49,13 @@ interface Run {
 /** Starts the CLI; it is killed after 30 s at the latest, and in afterEach. */
 function tenant(args: string[], env: NodeJS.ProcessEnv = {}): Run {
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PATH: process.env["PATH"], HOME: configDir, TENANT_CONFIG_DIR: configDir, TENANT_REDIRECT_PORT: String(redirectPort), ...env },
+    env: {
+      PATH: process.env["PATH"],
+      HOME: configDir,
+      TENANT_CONFIG_DIR: configDir,
+      TENANT_REDIRECT_PORT: String(redirectPort),
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -122,7 +129,18 @@ describe("tenant login", () => {
   it("stops at once, before any browser, when the tenant does not know the redirect URI (another port)", async () => {
     const otherPort = await freePort();
     // A wait far longer than the test: only the tenant's error page can end it this early.
-    const run = tenant(["login", "--no-open", "--port", String(otherPort), "--tenant", sandbox.url, "--client-id", CLIENT_ID, "--timeout", "300"]);
+    const run = tenant([
+      "login",
+      "--no-open",
+      "--port",
+      String(otherPort),
+      "--tenant",
+      sandbox.url,
+      "--client-id",
+      CLIENT_ID,
+      "--timeout",
+      "300",
+    ]);
     expect(await run.exit).toBe(2);
     expect(run.stderr()).toContain("does not accept this redirect URI");
     expect(run.stderr()).toContain(`http://127.0.0.1:${otherPort}/callback`);
@@ -145,15 +163,22 @@ describe("tenant login", () => {
     expect((await stat(tokenFile())).mode & 0o777).toBe(0o600);
     expect((await stat(configDir)).mode & 0o777).toBe(0o700);
     const stored = JSON.parse(await readFile(tokenFile(), "utf8")) as Record<string, string>;
-    const tokens = JSON.parse(Object.entries(stored).find(([key]) => key.endsWith(":tokens"))?.[1] ?? "{}") as Record<string, string>;
+    const tokens = JSON.parse(Object.entries(stored).find(([key]) => key.endsWith(":tokens"))?.[1] ?? "{}") as Record<
+      string,
+      string
+    >;
     expect(tokens["refresh_token"]).toMatch(/.+/);
     expect(run.stdout() + run.stderr()).not.toContain(tokens["refresh_token"]);
     expect(run.stdout() + run.stderr()).not.toContain(tokens["access_token"]);
-    expect(sandbox.sandbox.events().map((event) => [event.grantType, event.outcome])).toEqual([["authorization_code", "ok"]]);
+    expect(sandbox.sandbox.events().map((event) => [event.grantType, event.outcome])).toEqual([
+      ["authorization_code", "ok"],
+    ]);
   });
 
   it("still prints the URL and completes when no browser opener exists", async () => {
-    const run = tenant(["login", "--tenant", sandbox.url, "--client-id", CLIENT_ID, "--timeout", "30"], { PATH: join(configDir, "no-such-bin") });
+    const run = tenant(["login", "--tenant", sandbox.url, "--client-id", CLIENT_ID, "--timeout", "30"], {
+      PATH: join(configDir, "no-such-bin"),
+    });
     await approveInBrowser(await authorizeUrl(run));
     expect(await run.exit).toBe(0);
     expect(run.stdout()).not.toContain("Opening your browser");
@@ -245,7 +270,7 @@ describe("tenant usage", () => {
     ["an unknown command", ["frobnicate"], 'unknown command "frobnicate"'],
     ["an unknown flag", ["whoami", "--colour"], "--colour"],
     ["a login flag on whoami", ["whoami", "--no-open"], "--no-open is an option of login only"],
-    ["a tenant that is not a URL", ["whoami", "--tenant", "nope"], 'is not a URL'],
+    ["a tenant that is not a URL", ["whoami", "--tenant", "nope"], "is not a URL"],
     ["a tenant over plain http to another host", ["whoami", "--tenant", "http://tenant.example"], "Invalid tenant"],
   ])("exits 2 on %s, with a message", async (_name, args, message) => {
     const run = tenant(args);

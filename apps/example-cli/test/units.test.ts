@@ -4,7 +4,20 @@ import { configDir, tokenFile } from "../src/paths.js";
 
 describe("parseCommand", () => {
   it("reads login with its flags, splitting scopes on spaces", () => {
-    expect(parseCommand(["login", "--tenant", "https://acme.tenant.example", "--client-id", "x", "--scopes", "profile:read  tickets:read", "--no-open", "--timeout", "60"])).toEqual({
+    expect(
+      parseCommand([
+        "login",
+        "--tenant",
+        "https://acme.tenant.example",
+        "--client-id",
+        "x",
+        "--scopes",
+        "profile:read  tickets:read",
+        "--no-open",
+        "--timeout",
+        "60",
+      ]),
+    ).toEqual({
       kind: "login",
       tenant: "https://acme.tenant.example",
       clientId: "x",
@@ -18,7 +31,8 @@ describe("parseCommand", () => {
   it("reads --port for login only, as a port number", () => {
     expect(parseCommand(["login", "--port", "8123"])).toMatchObject({ port: 8123 });
     expect(parseCommand(["login"])).not.toHaveProperty("port");
-    for (const bad of ["0", "65536", "80x", "1.5"]) expect(() => parseCommand(["login", "--port", bad])).toThrow(/--port must be a port number/);
+    for (const bad of ["0", "65536", "80x", "1.5"])
+      expect(() => parseCommand(["login", "--port", bad])).toThrow(/--port must be a port number/);
     expect(() => parseCommand(["whoami", "--port", "8123"])).toThrow(/--port is an option of login only/);
   });
 
@@ -27,7 +41,8 @@ describe("parseCommand", () => {
   });
 
   it("treats no command, help and --help as the help", () => {
-    for (const argv of [[], ["help"], ["--help"], ["whoami", "-h"]]) expect(parseCommand(argv)).toEqual({ kind: "help" });
+    for (const argv of [[], ["help"], ["--help"], ["whoami", "-h"]])
+      expect(parseCommand(argv)).toEqual({ kind: "help" });
   });
 
   it("refuses a zero timeout, empty scopes and a second positional argument", () => {

@@ -32,7 +32,11 @@ document.querySelector('[data-testid="tenant-url"]')!.textContent = config.tenan
 type State = "loading" | "signed-out" | "signed-in" | "error";
 
 /** Creates an element; text goes through textContent, never innerHTML. */
-function h(tag: string, props: { testid?: string; text?: string; onclick?: () => void } = {}, ...children: Node[]): HTMLElement {
+function h(
+  tag: string,
+  props: { testid?: string; text?: string; onclick?: () => void } = {},
+  ...children: Node[]
+): HTMLElement {
   const element = document.createElement(tag);
   if (props.testid !== undefined) element.dataset["testid"] = props.testid;
   if (props.text !== undefined) element.textContent = props.text;

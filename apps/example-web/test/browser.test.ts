@@ -54,9 +54,14 @@ describe("example web app", () => {
     await signIn(stack, page, "02");
 
     expect(await page.getByTestId("user-name").innerText()).toBe("Ada Lovelace");
-    expect(JSON.parse(await page.getByTestId("user").innerText())).toMatchObject({ name: "Ada Lovelace", email: "ada@example.org" });
+    expect(JSON.parse(await page.getByTestId("user").innerText())).toMatchObject({
+      name: "Ada Lovelace",
+      email: "ada@example.org",
+    });
     expect(page.url()).toBe(`${stack.web.url}/`); // code and state are gone from the address bar
-    expect(stack.tokenEvents().map((event) => [event.grantType, event.outcome])).toEqual([["authorization_code", "ok"]]);
+    expect(stack.tokenEvents().map((event) => [event.grantType, event.outcome])).toEqual([
+      ["authorization_code", "ok"],
+    ]);
     await stack.screenshot(page, "03-signed-in");
     expect(stack.pageErrors).toEqual([]);
   });
@@ -82,7 +87,8 @@ describe("example web app", () => {
     const page = await stack.newPage();
     await signIn(stack, page);
     const accessToken = await storedAccessToken(page);
-    const userWith = (token: string) => fetch(`${stack.sandbox.url}/api/v1/auth/user`, { headers: { authorization: `Bearer ${token}` } });
+    const userWith = (token: string) =>
+      fetch(`${stack.sandbox.url}/api/v1/auth/user`, { headers: { authorization: `Bearer ${token}` } });
     expect((await userWith(accessToken)).status).toBe(200);
 
     await page.getByTestId("sign-out").click();
@@ -118,7 +124,8 @@ describe("example web app", () => {
       // really contend (and do not merely run one after the other).
       let locksDuringRefresh: { held: number; pending: number } | undefined;
       await stack.context.route(`${stack.sandbox.url}/oauth/token`, async (route) => {
-        if (route.request().method() === "POST" && locksDuringRefresh === undefined) locksDuringRefresh = await waitForPendingLocks(first, tabs - 1);
+        if (route.request().method() === "POST" && locksDuringRefresh === undefined)
+          locksDuringRefresh = await waitForPendingLocks(first, tabs - 1);
         await route.continue();
       });
 
@@ -170,7 +177,9 @@ describe("example web app", () => {
     expect(await settledState(page)).toBe("error");
     expect(await page.getByTestId("error-code").innerText()).toBe("STATE_MISMATCH");
     expect(await page.getByTestId("error-message").innerText()).toContain("state mismatch");
-    const callbacks = requests.filter((url) => url.startsWith(`${stack.web.url}/callback?`)).map((url) => new URL(url).searchParams);
+    const callbacks = requests
+      .filter((url) => url.startsWith(`${stack.web.url}/callback?`))
+      .map((url) => new URL(url).searchParams);
     expect(callbacks).toHaveLength(1);
     expect(callbacks[0]?.get("state")).toBe(tampered);
     expect(callbacks[0]?.get("code")).toMatch(/.+/);

@@ -37,7 +37,12 @@ const auth = { Authorization: `Bearer ${TOKEN}` };
 const withEmptyMiddleware = createClient({ baseUrl, fetch: stub });
 withEmptyMiddleware.use({ onRequest() {} });
 const tenant = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: stub });
-const tenantTimeout = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: stub, timeout: timeoutAfter(30_000) });
+const tenantTimeout = createTenantClient({
+  baseUrl,
+  auth: staticToken(TOKEN),
+  fetch: stub,
+  timeout: timeoutAfter(30_000),
+});
 
 /**
  * Bare, with the header and what a timeout costs on its own: an AbortController, a timer, and a
@@ -76,7 +81,9 @@ for (let r = 0; r < ROUNDS; r++) {
   for (const [name, run] of Object.entries(contenders)) rounds[name].push(await round(run, CALLS));
 }
 
-console.log(`Per-call overhead (GET /api/v1/auth/user, stub fetch; median of ${ROUNDS} interleaved rounds x ${CALLS} calls)`);
+console.log(
+  `Per-call overhead (GET /api/v1/auth/user, stub fetch; median of ${ROUNDS} interleaved rounds x ${CALLS} calls)`,
+);
 for (const clock of ["cpu", "wall"]) {
   const m = (name) => median(rounds[name].map((x) => x[clock]));
   const spread = (name, against) => {
@@ -86,8 +93,12 @@ for (const clock of ["cpu", "wall"]) {
   console.log(`  ${clock === "cpu" ? "CPU time (primary on a shared machine)" : "wall clock"}:`);
   console.log(`    bare openapi-fetch                     : ${m("bare").toFixed(2)} µs/call`);
   console.log(`    bare + Authorization header per call   : ${m("bareAuth").toFixed(2)} µs/call`);
-  console.log(`    bare + header + a timeout signal       : ${m("bareAuthTimeout").toFixed(2)} µs/call (${pct(m("bareAuthTimeout"), m("bareAuth")).toFixed(1)} % over bare + header)`);
-  console.log(`    openapi-fetch + 1 empty middleware     : ${m("empty").toFixed(2)} µs/call (${pct(m("empty"), m("bare")).toFixed(1)} % over bare)`);
+  console.log(
+    `    bare + header + a timeout signal       : ${m("bareAuthTimeout").toFixed(2)} µs/call (${pct(m("bareAuthTimeout"), m("bareAuth")).toFixed(1)} % over bare + header)`,
+  );
+  console.log(
+    `    openapi-fetch + 1 empty middleware     : ${m("empty").toFixed(2)} µs/call (${pct(m("empty"), m("bare")).toFixed(1)} % over bare)`,
+  );
   console.log(`    tenant client                          : ${m("tenant").toFixed(2)} µs/call`);
   console.log(`    tenant client, timeoutAfter(30 s)      : ${m("tenantTimeout").toFixed(2)} µs/call`);
   const comparisons = [
@@ -97,7 +108,9 @@ for (const clock of ["cpu", "wall"]) {
   ];
   for (const [ours, against, label] of comparisons) {
     const o = pct(m(ours), m(against));
-    console.log(`    overhead, ${label}: ${o.toFixed(1)} % (per-round spread ${spread(ours, against)})   goal <= 10 %   ${o <= 10 ? "met" : "NOT met"}`);
+    console.log(
+      `    overhead, ${label}: ${o.toFixed(1)} % (per-round spread ${spread(ours, against)})   goal <= 10 %   ${o <= 10 ? "met" : "NOT met"}`,
+    );
   }
 }
 
@@ -131,7 +144,11 @@ console.log("");
 console.log("Browser bundle (esbuild, minified, gzip -9)");
 console.log(`  client + openapi-fetch               : ${kb(clientOnly.min)} min, ${kb(clientOnly.gz)} gzipped`);
 if (withTokenManager) {
-  console.log(`  client + token manager + openapi-fetch: ${kb(kit.min)} min, ${kb(kit.gz)} gzipped (the size goal is the typical-app ratio of the root \`pnpm bench\`)`);
+  console.log(
+    `  client + token manager + openapi-fetch: ${kb(kit.min)} min, ${kb(kit.gz)} gzipped (the size goal is the typical-app ratio of the root \`pnpm bench\`)`,
+  );
 } else {
-  console.log("  @tenant-integration/token-manager has no dist/ yet: the kit figure above is client + openapi-fetch only");
+  console.log(
+    "  @tenant-integration/token-manager has no dist/ yet: the kit figure above is client + openapi-fetch only",
+  );
 }

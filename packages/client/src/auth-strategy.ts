@@ -49,7 +49,8 @@ export interface AuthStrategy {
  * @see RFC 6750 §2.1
  */
 export function staticToken(token: string): AuthStrategy {
-  if (typeof token !== "string" || token.length === 0) throw new TenantClientError("INVALID_OPTIONS", "Invalid staticToken: the token must be a non-empty string");
+  if (typeof token !== "string" || token.length === 0)
+    throw new TenantClientError("INVALID_OPTIONS", "Invalid staticToken: the token must be a non-empty string");
   // one promise for every call: the client's middleware then adds the header without awaiting
   const resolved = Promise.resolve(token);
   return { getAccessToken: () => resolved };

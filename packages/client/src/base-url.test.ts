@@ -46,13 +46,20 @@ describe("apiPrefix (the client's base URL check)", () => {
     expect(error).toBeInstanceOf(TenantClientError);
     expect(error?.name).toBe("TenantClientError");
     expect(error?.code).toBe("INVALID_OPTIONS");
-    expect(error?.message).toBe("Invalid baseUrl: no path allowed: give the tenant's origin, e.g. https://acme.tenant.example");
+    expect(error?.message).toBe(
+      "Invalid baseUrl: no path allowed: give the tenant's origin, e.g. https://acme.tenant.example",
+    );
   });
 
   it("refuses every URL the token manager refuses, with the same code and the same reason", () => {
     const tokenManager = (baseUrl: string): unknown => {
       try {
-        createTokenManager({ baseUrl, clientId: "c", redirectUri: "http://127.0.0.1:53682/callback", scopes: ["profile:read"] });
+        createTokenManager({
+          baseUrl,
+          clientId: "c",
+          redirectUri: "http://127.0.0.1:53682/callback",
+          scopes: ["profile:read"],
+        });
       } catch (e) {
         const { code, message } = e as { code: string; message: string };
         return { code, reason: message.replace(/^INVALID_OPTIONS: baseUrl: /, "") };
@@ -77,17 +84,25 @@ describe("apiPrefix (the client's base URL check)", () => {
     expect(() => createTenantClient({ baseUrl: "http://acme.tenant.example", auth: staticToken("at_1") })).toThrow(
       expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS" }),
     );
-    expect(() => bearerMiddleware({ baseUrl: "https://acme.example/api/v1", auth: staticToken("at_1") })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
+    expect(() => bearerMiddleware({ baseUrl: "https://acme.example/api/v1", auth: staticToken("at_1") })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS" }),
+    );
   });
 });
 
 describe("inScope", () => {
   const prefix = "https://acme.tenant.example/api/v1";
   it("takes /api/v1 and what is below it, with a query or fragment", () => {
-    for (const url of [prefix, `${prefix}/`, `${prefix}/auth/user`, `${prefix}?a=1`, `${prefix}#x`]) expect(inScope(url, prefix), url).toBe(true);
+    for (const url of [prefix, `${prefix}/`, `${prefix}/auth/user`, `${prefix}?a=1`, `${prefix}#x`])
+      expect(inScope(url, prefix), url).toBe(true);
   });
   it("refuses /api/v10, other paths, other origins and look-alike hosts", () => {
-    for (const url of [`${prefix}0`, "https://acme.tenant.example/oauth/token", "https://evil.example/api/v1", "https://acme.tenant.example.evil.example/api/v1"]) {
+    for (const url of [
+      `${prefix}0`,
+      "https://acme.tenant.example/oauth/token",
+      "https://evil.example/api/v1",
+      "https://acme.tenant.example.evil.example/api/v1",
+    ]) {
       expect(inScope(url, prefix), url).toBe(false);
     }
     expect(inScope(prefix, undefined)).toBe(false);

@@ -10,7 +10,11 @@ import { unauthorizedRetryMiddleware } from "./middleware/unauthorized-retry.js"
 import { fakeFetch, json } from "./test-support/fake-fetch.js";
 
 const baseUrl = "https://acme.tenant.example";
-const client: TenantClient = createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch: fakeFetch(json(200, {})) });
+const client: TenantClient = createTenantClient({
+  baseUrl,
+  auth: staticToken("at_1"),
+  fetch: fakeFetch(json(200, {})),
+});
 
 describe("types of the tenant client", () => {
   it("types data and error of a contract operation, with ForbiddenError in the error union", async () => {
@@ -25,7 +29,9 @@ describe("types of the tenant client", () => {
     const { data } = await client.POST("/oauth/token", {
       body: { grant_type: "refresh_token", refresh_token: "rt_1", client_id: "demo" },
     });
-    expectTypeOf(data).toEqualTypeOf<components["schemas"]["TokenResponse"] | components["schemas"]["RefreshTokenResponse"] | undefined>();
+    expectTypeOf(data).toEqualTypeOf<
+      components["schemas"]["TokenResponse"] | components["schemas"]["RefreshTokenResponse"] | undefined
+    >();
     expect(data).toEqual({});
   });
 
@@ -39,7 +45,9 @@ describe("types of the tenant client", () => {
       // @ts-expect-error a wrong grant_type
       void client.POST("/oauth/token", { body: { grant_type: "password", client_id: "x" } });
       // @ts-expect-error a missing required field of the authorization code grant
-      void client.POST("/oauth/token", { body: { grant_type: "authorization_code", client_id: "x", code: "c", redirect_uri: "https://a" } });
+      void client.POST("/oauth/token", {
+        body: { grant_type: "authorization_code", client_id: "x", code: "c", redirect_uri: "https://a" },
+      });
       // @ts-expect-error the authorize query is required
       void client.GET("/oauth/authorize");
       // @ts-expect-error the escape hatch only takes /api/v1 paths
@@ -74,7 +82,11 @@ describe("types of the tenant client", () => {
   it("exports middleware usable with a plain createClient", () => {
     const plain = createClient<paths>({ baseUrl });
     const auth = staticToken("at_1");
-    plain.use(unauthorizedRetryMiddleware({ baseUrl, auth }), retryMiddleware({ retries: 1 }), bearerMiddleware({ baseUrl, auth }));
+    plain.use(
+      unauthorizedRetryMiddleware({ baseUrl, auth }),
+      retryMiddleware({ retries: 1 }),
+      bearerMiddleware({ baseUrl, auth }),
+    );
     expectTypeOf(plain.GET).toBeFunction();
     expect(typeof plain.GET).toBe("function");
   });

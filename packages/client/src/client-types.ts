@@ -33,15 +33,16 @@ type IsErrorStatus<Status> = StatusText<Status> extends `4${string}` | `5${strin
  * ```
  * @see RFC 9110 §15 (status codes)
  */
-export type HttpErrorFor<Status, Body> = StatusText<Status> extends "401"
-  ? UnauthorizedError<Body>
-  : StatusText<Status> extends "403"
-    ? ForbiddenError<Body>
-    : StatusText<Status> extends "429"
-      ? RateLimitError<Body>
-      : StatusText<Status> extends `5${string}`
-        ? ServerError<Body>
-        : HttpError<Body>;
+export type HttpErrorFor<Status, Body> =
+  StatusText<Status> extends "401"
+    ? UnauthorizedError<Body>
+    : StatusText<Status> extends "403"
+      ? ForbiddenError<Body>
+      : StatusText<Status> extends "429"
+        ? RateLimitError<Body>
+        : StatusText<Status> extends `5${string}`
+          ? ServerError<Body>
+          : HttpError<Body>;
 
 /** An error response object with its content replaced by the error class (the body is kept as `body`). */
 type ErrorResponseObject<Status, R> = R extends { content: infer C }
@@ -55,7 +56,9 @@ type ErrorResponseObject<Status, R> = R extends { content: infer C }
  */
 export type TenantResponses<Responses> = {
   [S in keyof Responses]: IsErrorStatus<S> extends true ? ErrorResponseObject<S, Responses[S]> : Responses[S];
-} & ("default" extends keyof Responses ? {} : { default: { headers: { [name: string]: unknown }; content: { "*/*": HttpError<unknown> } } });
+} & ("default" extends keyof Responses
+  ? {}
+  : { default: { headers: { [name: string]: unknown }; content: { "*/*": HttpError<unknown> } } });
 
 /** An operation with {@link TenantResponses}. */
 export type TenantOperation<Operation> = {

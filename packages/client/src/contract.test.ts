@@ -40,7 +40,13 @@ describe("contract: every operation through the client against Prism", () => {
 
   it("exchanges an authorization code (authorization_code grant)", async () => {
     const { data, response } = await client.POST("/oauth/token", {
-      body: { grant_type: "authorization_code", client_id: "demo-integration", redirect_uri: "https://app.example/callback", code: "SplxlOBeZQQYbYS6WxSbIA", code_verifier: CODE_VERIFIER },
+      body: {
+        grant_type: "authorization_code",
+        client_id: "demo-integration",
+        redirect_uri: "https://app.example/callback",
+        code: "SplxlOBeZQQYbYS6WxSbIA",
+        code_verifier: CODE_VERIFIER,
+      },
     });
     expect(violations(response)).toBeNull();
     expect(response.status).toBe(200);
@@ -139,7 +145,13 @@ describe("contract: every operation through the client against Prism", () => {
 
   it("sees a violation reported when a body breaks the contract (the check is live)", async () => {
     const { response } = await client.POST("/oauth/token", {
-      body: { grant_type: "authorization_code", client_id: "demo-integration", redirect_uri: "https://app.example/callback", code: "x", code_verifier: "short" },
+      body: {
+        grant_type: "authorization_code",
+        client_id: "demo-integration",
+        redirect_uri: "https://app.example/callback",
+        code: "x",
+        code_verifier: "short",
+      },
     });
     expect(violations(response)).not.toBeNull();
   });

@@ -2,7 +2,14 @@ import { inspect } from "node:util";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { staticToken } from "./auth-strategy.js";
 import { createTenantClient } from "./create-tenant-client.js";
-import { ForbiddenError, HttpError, InsufficientScopeError, NetworkError, PathOutsideApiError, TenantClientError } from "./errors.js";
+import {
+  ForbiddenError,
+  HttpError,
+  InsufficientScopeError,
+  NetworkError,
+  PathOutsideApiError,
+  TenantClientError,
+} from "./errors.js";
 import { fakeFetch, json } from "./test-support/fake-fetch.js";
 import type { FetchLike } from "./internal/fetch-like.js";
 import type { Middleware } from "openapi-fetch";
@@ -17,13 +24,25 @@ function client(fetch: FetchLike) {
 /** Everything a careless logger could print about a value. */
 function everyRendering(value: unknown): string {
   const e = value as { message?: unknown; stack?: unknown; cause?: unknown };
-  return [String(value), JSON.stringify(value), inspect(value, { depth: 10 }), e.message, e.stack, inspect(e.cause, { depth: 10 }), JSON.stringify(e.cause)].join("\n");
+  return [
+    String(value),
+    JSON.stringify(value),
+    inspect(value, { depth: 10 }),
+    e.message,
+    e.stack,
+    inspect(e.cause, { depth: 10 }),
+    JSON.stringify(e.cause),
+  ].join("\n");
 }
 
 describe("403 as a typed error value", () => {
   it("returns an InsufficientScopeError naming the required scope, with the body", async () => {
     const fetch = fakeFetch(
-      json(403, { error: "insufficient_scope" }, { "www-authenticate": 'Bearer error="insufficient_scope", scope="profile:read"' }),
+      json(
+        403,
+        { error: "insufficient_scope" },
+        { "www-authenticate": 'Bearer error="insufficient_scope", scope="profile:read"' },
+      ),
     );
     const { data, error, response } = await client(fetch).GET("/api/v1/auth/user");
     expect(data).toBeUndefined();
@@ -50,7 +69,9 @@ describe("403 as a typed error value", () => {
   });
 
   it("returns the same error value from the escape hatch", async () => {
-    const fetch = fakeFetch(json(403, {}, { "www-authenticate": 'Bearer error="insufficient_scope", scope="tickets:read"' }));
+    const fetch = fakeFetch(
+      json(403, {}, { "www-authenticate": 'Bearer error="insufficient_scope", scope="tickets:read"' }),
+    );
     const { error } = await client(fetch).raw.GET("/api/v1/tickets");
     expect((error as ForbiddenError).requiredScope).toEqual(["tickets:read"]);
   });
@@ -82,7 +103,9 @@ describe("the escape hatch: client.raw", () => {
 
   it("refuses an OAuth path without sending anything", async () => {
     const fetch = fakeFetch(json(200, {}));
-    await expect(client(fetch).raw.POST("/oauth/token" as "/api/v1/x", { body: {} })).rejects.toBeInstanceOf(PathOutsideApiError);
+    await expect(client(fetch).raw.POST("/oauth/token" as "/api/v1/x", { body: {} })).rejects.toBeInstanceOf(
+      PathOutsideApiError,
+    );
     expect(fetch.calls).toHaveLength(0);
   });
 
@@ -90,13 +113,17 @@ describe("the escape hatch: client.raw", () => {
     const fetch = fakeFetch(json(200, {}));
     const c = client(fetch);
     await expect(c.raw.GET("/api/v1/../../oauth/revoke")).rejects.toBeInstanceOf(PathOutsideApiError);
-    await expect(c.raw.GET("/api/v1/{id}", { params: { path: { id: ".." } } })).rejects.toBeInstanceOf(PathOutsideApiError);
+    await expect(c.raw.GET("/api/v1/{id}", { params: { path: { id: ".." } } })).rejects.toBeInstanceOf(
+      PathOutsideApiError,
+    );
     expect(fetch.calls).toHaveLength(0);
   });
 
   it("refuses another origin given as a per-request base URL", async () => {
     const fetch = fakeFetch(json(200, {}));
-    const failure = await client(fetch).raw.GET("/api/v1/tickets", { baseUrl: "https://evil.example" }).catch((e: unknown) => e);
+    const failure = await client(fetch)
+      .raw.GET("/api/v1/tickets", { baseUrl: "https://evil.example" })
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(PathOutsideApiError);
     expect((failure as PathOutsideApiError).code).toBe("PATH_OUTSIDE_API");
     expect(fetch.calls).toHaveLength(0);
@@ -111,7 +138,9 @@ describe("the escape hatch: client.raw", () => {
 describe("network failures", () => {
   it("throw a NetworkError with code NETWORK_ERROR and the cause", async () => {
     const cause = Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } });
-    const failure = await client(fakeFetch(cause)).GET("/api/v1/auth/user").catch((e: unknown) => e);
+    const failure = await client(fakeFetch(cause))
+      .GET("/api/v1/auth/user")
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(NetworkError);
     expect(failure).toBeInstanceOf(TenantClientError);
     const error = failure as NetworkError;
@@ -126,12 +155,16 @@ describe("network failures", () => {
     const controller = new AbortController();
     controller.abort();
     const abort = new DOMException("This operation was aborted", "AbortError");
-    const failure = await client(fakeFetch(abort)).GET("/api/v1/auth/user", { signal: controller.signal }).catch((e: unknown) => e);
+    const failure = await client(fakeFetch(abort))
+      .GET("/api/v1/auth/user", { signal: controller.signal })
+      .catch((e: unknown) => e);
     expect((failure as NetworkError).code).toBe("ABORTED");
   });
 
   it("say TIMEOUT for a TimeoutError", async () => {
-    const failure = await client(fakeFetch(new DOMException("timed out", "TimeoutError"))).GET("/api/v1/auth/user").catch((e: unknown) => e);
+    const failure = await client(fakeFetch(new DOMException("timed out", "TimeoutError")))
+      .GET("/api/v1/auth/user")
+      .catch((e: unknown) => e);
     expect((failure as NetworkError).code).toBe("TIMEOUT");
   });
 
@@ -139,7 +172,9 @@ describe("network failures", () => {
     let n = 1;
     const auth = { getAccessToken: async () => `at_${n}`, onUnauthorized: () => void n++ };
     const fetch = fakeFetch(json(401, {}), new TypeError("fetch failed"));
-    const failure = await createTenantClient({ baseUrl, auth, fetch }).GET("/api/v1/auth/user").catch((e: unknown) => e);
+    const failure = await createTenantClient({ baseUrl, auth, fetch })
+      .GET("/api/v1/auth/user")
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(NetworkError);
   });
 });
@@ -147,21 +182,29 @@ describe("network failures", () => {
 describe("no token in any error", () => {
   it("redacts a token that a failing fetch put in its error", async () => {
     const leaky = new Error(`connect failed for Authorization: Bearer ${TOKEN}`);
-    const failure = await client(fakeFetch(leaky)).GET("/api/v1/auth/user").catch((e: unknown) => e);
+    const failure = await client(fakeFetch(leaky))
+      .GET("/api/v1/auth/user")
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(NetworkError);
     expect(everyRendering(failure)).not.toContain(TOKEN);
     expect((failure as NetworkError).cause).toBeInstanceOf(Error);
-    expect(((failure as NetworkError).cause as Error).message).toBe("connect failed for Authorization: Bearer [redacted]");
+    expect(((failure as NetworkError).cause as Error).message).toBe(
+      "connect failed for Authorization: Bearer [redacted]",
+    );
   });
 
   it("keeps a cause that does not mention the token unchanged", async () => {
     const cause = new TypeError("fetch failed");
-    const failure = await client(fakeFetch(cause)).GET("/api/v1/auth/user").catch((e: unknown) => e);
+    const failure = await client(fakeFetch(cause))
+      .GET("/api/v1/auth/user")
+      .catch((e: unknown) => e);
     expect((failure as NetworkError).cause).toBe(cause);
   });
 
   it("keeps the token out of a ForbiddenError", async () => {
-    const fetch = fakeFetch(json(403, { seen: "x" }, { "www-authenticate": 'Bearer error="insufficient_scope", scope="profile:read"' }));
+    const fetch = fakeFetch(
+      json(403, { seen: "x" }, { "www-authenticate": 'Bearer error="insufficient_scope", scope="profile:read"' }),
+    );
     const { error } = await client(fetch).GET("/api/v1/auth/user");
     expect(everyRendering(error)).not.toContain(TOKEN);
   });
@@ -183,7 +226,12 @@ describe("no token in any error", () => {
     const tenant = createTenantClient({ baseUrl, auth, fetch });
     const codes: unknown[] = [];
     for (let call = 0; call < 5; call++) {
-      codes.push(await tenant.GET("/api/v1/auth/user").then(({ response }) => response.status, (e: TenantClientError) => e.code));
+      codes.push(
+        await tenant.GET("/api/v1/auth/user").then(
+          ({ response }) => response.status,
+          (e: TenantClientError) => e.code,
+        ),
+      );
     }
     expect(codes).toEqual([200, "INVALID_TOKEN", 200, "INVALID_TOKEN", "INVALID_TOKEN"]);
     expect(fetch.calls).toHaveLength(2);
@@ -216,7 +264,9 @@ describe("no token in any error", () => {
 describe("createTenantClient options", () => {
   it("sends Accept: application/json by default and merges extra headers", async () => {
     const fetch = fakeFetch(json(200, {}));
-    await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, headers: { "X-Integration": "demo" } }).GET("/api/v1/auth/user");
+    await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, headers: { "X-Integration": "demo" } }).GET(
+      "/api/v1/auth/user",
+    );
     expect(fetch.calls[0]?.headers.get("accept")).toBe("application/json");
     expect(fetch.calls[0]?.headers.get("x-integration")).toBe("demo");
   });
@@ -259,7 +309,19 @@ describe("createTenantClient options", () => {
     await c.raw.GET("/api/v1/x", { middleware: [step("raw call")] });
     c.use(step("later use"));
     await c.GET("/api/v1/auth/user");
-    expect(order).toEqual(["options", "use", "options", "use", "call", "options", "use", "raw call", "options", "use", "later use"]);
+    expect(order).toEqual([
+      "options",
+      "use",
+      "options",
+      "use",
+      "call",
+      "options",
+      "use",
+      "raw call",
+      "options",
+      "use",
+      "later use",
+    ]);
     expect(fetch.calls.map((x) => x.headers.get("authorization"))).toEqual(Array(4).fill(`Bearer ${TOKEN}`));
   });
 
@@ -287,16 +349,24 @@ describe("createTenantClient options", () => {
   });
 
   it("refuses an empty staticToken with INVALID_OPTIONS", () => {
-    expect(() => staticToken("")).toThrow(expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS" }));
+    expect(() => staticToken("")).toThrow(
+      expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS" }),
+    );
   });
 
   it("refuses an auth option without getAccessToken", () => {
-    expect(() => createTenantClient({ baseUrl, auth: {} as never })).toThrow(expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS" }));
+    expect(() => createTenantClient({ baseUrl, auth: {} as never })).toThrow(
+      expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS" }),
+    );
   });
 
   it("passes strategy errors to the caller unchanged", async () => {
     class LoginRequired extends Error {}
-    const failure = await createTenantClient({ baseUrl, auth: { getAccessToken: () => Promise.reject(new LoginRequired("log in")) }, fetch: fakeFetch(json(200, {})) })
+    const failure = await createTenantClient({
+      baseUrl,
+      auth: { getAccessToken: () => Promise.reject(new LoginRequired("log in")) },
+      fetch: fakeFetch(json(200, {})),
+    })
       .GET("/api/v1/auth/user")
       .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(LoginRequired);

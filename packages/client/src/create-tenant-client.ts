@@ -113,11 +113,19 @@ interface CallInit {
 export function createTenantClient(options: TenantClientOptions): TenantClient {
   const { auth } = options;
   const prefix = apiPrefix(options.baseUrl);
-  if (typeof auth?.getAccessToken !== "function") throw new TenantClientError("INVALID_OPTIONS", "Invalid auth: it needs a getAccessToken() method");
+  if (typeof auth?.getAccessToken !== "function")
+    throw new TenantClientError("INVALID_OPTIONS", "Invalid auth: it needs a getAccessToken() method");
   const defaultTimeout = timeoutOf(options, "");
   const { logger: log, onRetry } = options;
   const retry = options.retry || undefined;
-  const builtIn = coreMiddleware({ prefix, auth, retry, onRetry, log, parts: { bearer: true, unauthorized: true, network: true } });
+  const builtIn = coreMiddleware({
+    prefix,
+    auth,
+    retry,
+    onRetry,
+    log,
+    parts: { bearer: true, unauthorized: true, network: true },
+  });
   const baseUrl = prefix.slice(0, -"/api/v1".length);
 
   const config = {
@@ -185,13 +193,23 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
     // The serialized body is kept for a replay (after a 401, or a retry), unless middleware of the
     // caller may replace the request first.
     if (init?.body !== undefined && !callerMiddleware && !init.middleware?.length) {
-      callInit = { ...callInit, bodySerializer: keepingBody((init.bodySerializer as typeof defaultBodySerializer | undefined) ?? defaultBodySerializer) };
+      callInit = {
+        ...callInit,
+        bodySerializer: keepingBody(
+          (init.bodySerializer as typeof defaultBodySerializer | undefined) ?? defaultBodySerializer,
+        ),
+      };
     }
     // `raw`'s guard, like the token, judges the URL after the call's own middleware
     const own = raw || (init?.middleware?.length ?? 0) > 0;
-    if (own) callInit = { ...callInit, middleware: [...(init?.middleware ?? []), ...(raw ? [outsideApiGuard] : []), builtIn] };
+    if (own)
+      callInit = { ...callInit, middleware: [...(init?.middleware ?? []), ...(raw ? [outsideApiGuard] : []), builtIn] };
     try {
-      const result = await (own ? withCallMiddleware : client).request(method as "get", url as "/api/v1/{path}", callInit as never);
+      const result = await (own ? withCallMiddleware : client).request(
+        method as "get",
+        url as "/api/v1/{path}",
+        callInit as never,
+      );
       const { response } = result;
       if (response.ok) return result;
       return { error: httpErrorFrom(response, result.error, tokensSentFor.get(response) ?? [], Date.now()), response };
@@ -217,7 +235,10 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
   }
 
   const typed = typedClient(false) as unknown as TypedClient<TenantPaths>;
-  return Object.assign(typed, { raw: typedClient(true) as unknown as TypedClient<WithErrorClasses<RawPaths>>, baseUrl });
+  return Object.assign(typed, {
+    raw: typedClient(true) as unknown as TypedClient<WithErrorClasses<RawPaths>>,
+    baseUrl,
+  });
 }
 
 /**
@@ -228,6 +249,7 @@ export function createTenantClient(options: TenantClientOptions): TenantClient {
  */
 function timeoutOf(holder: { timeout?: unknown }, where: string): CallTimeout | false | undefined {
   const { timeout } = holder;
-  if (timeout === undefined || timeout === false || typeof (timeout as CallTimeout | null)?.start === "function") return timeout as CallTimeout | false | undefined;
+  if (timeout === undefined || timeout === false || typeof (timeout as CallTimeout | null)?.start === "function")
+    return timeout as CallTimeout | false | undefined;
   throw new TenantClientError("INVALID_OPTIONS", `Invalid timeout${where}: pass timeoutAfter(ms), or false`);
 }

@@ -70,7 +70,8 @@ describe("the fetch option", () => {
     expectTypeOf<typeof fetch>().toMatchTypeOf<FetchLike>();
     expectTypeOf<typeof fetch>().toMatchTypeOf<NonNullable<TenantClientOptions["fetch"]>>();
     // the shape the sandbox's fetch has: (input, init?) like the global one
-    const sandboxShaped: (input: string | URL | Request, init?: RequestInit) => Promise<Response> = async () => json(200, {});
+    const sandboxShaped: (input: string | URL | Request, init?: RequestInit) => Promise<Response> = async () =>
+      json(200, {});
     const options: TenantClientOptions = { baseUrl, auth: staticToken("at_1"), fetch: sandboxShaped };
     const withGlobal: TenantClientOptions = { baseUrl, auth: staticToken("at_1"), fetch };
     expect(createTenantClient(options).baseUrl).toBe(baseUrl);
@@ -100,7 +101,8 @@ describe("types re-exported for users", () => {
 
 describe("augmenting TenantUser (each program compiled on its own, as an app would be)", () => {
   const root = fileURLToPath(new URL("..", import.meta.url));
-  const compile = (source: string) => typeCheckSamples({ root, samples: [source], paths: { "@tenant-integration/client": ["./src/index.ts"] } });
+  const compile = (source: string) =>
+    typeCheckSamples({ root, samples: [source], paths: { "@tenant-integration/client": ["./src/index.ts"] } });
   const header = `
 import { createTenantClient, staticToken } from "@tenant-integration/client";
 const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken("t") });
@@ -137,7 +139,9 @@ export {};
 `;
     expect(compile(plain)).toEqual([]);
     // and the check is live: the same line without the expectation fails
-    expect(compile(plain.replace("// @ts-expect-error not declared: unknown", "")).join("\n")).toContain("not assignable to type 'string'");
+    expect(compile(plain.replace("// @ts-expect-error not declared: unknown", "")).join("\n")).toContain(
+      "not assignable to type 'string'",
+    );
   }, 60_000);
 });
 

@@ -121,7 +121,12 @@ export class HttpError<Body = unknown> extends TenantClientError {
    * @param message - the message (default `HTTP <status>`)
    * @param name - the class name
    */
-  constructor(init: HttpErrorInit<Body>, code: TenantClientErrorCode = "HTTP_ERROR", message = `HTTP ${init.status}`, name = "HttpError") {
+  constructor(
+    init: HttpErrorInit<Body>,
+    code: TenantClientErrorCode = "HTTP_ERROR",
+    message = `HTTP ${init.status}`,
+    name = "HttpError",
+  ) {
     super(code, message, undefined, name);
     this.status = init.status;
     this.body = init.body;
@@ -171,7 +176,12 @@ export class ForbiddenError<Body = unknown> extends HttpError<Body> {
     code: "FORBIDDEN" | "INSUFFICIENT_SCOPE" = "FORBIDDEN",
     name = "ForbiddenError",
   ) {
-    super(init, code, requiredScope.length > 0 ? `403 Forbidden: needs ${requiredScope.join(" or ")}` : "403 Forbidden", name);
+    super(
+      init,
+      code,
+      requiredScope.length > 0 ? `403 Forbidden: needs ${requiredScope.join(" or ")}` : "403 Forbidden",
+      name,
+    );
   }
 }
 
@@ -215,7 +225,12 @@ export class RateLimitError<Body = unknown> extends HttpError<Body> {
     init: HttpErrorInit<Body>,
     readonly retryAfterMs: number | undefined,
   ) {
-    super(init, "RATE_LIMITED", retryAfterMs === undefined ? "429 Too Many Requests" : `429 Too Many Requests: retry after ${retryAfterMs} ms`, "RateLimitError");
+    super(
+      init,
+      "RATE_LIMITED",
+      retryAfterMs === undefined ? "429 Too Many Requests" : `429 Too Many Requests: retry after ${retryAfterMs} ms`,
+      "RateLimitError",
+    );
   }
 }
 
@@ -245,7 +260,12 @@ export class ServerError<Body = unknown> extends HttpError<Body> {
  * @param secrets - the token(s) the request carried
  * @param now - the time in ms since the epoch, to read a `Retry-After` date
  */
-export function httpErrorFrom(response: Response, body: unknown, secrets: readonly (string | undefined)[], now: number): HttpError {
+export function httpErrorFrom(
+  response: Response,
+  body: unknown,
+  secrets: readonly (string | undefined)[],
+  now: number,
+): HttpError {
   const forms = formsOf(secrets);
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
@@ -258,7 +278,9 @@ export function httpErrorFrom(response: Response, body: unknown, secrets: readon
     case 403: {
       const challenge = bearerChallenge(response.headers.get("www-authenticate"));
       const scope = challenge?.["scope"]?.split(/[ \t]+/).filter((s) => s.length > 0) ?? [];
-      return challenge?.["error"] === "insufficient_scope" ? new InsufficientScopeError(init, scope) : new ForbiddenError(init, scope);
+      return challenge?.["error"] === "insufficient_scope"
+        ? new InsufficientScopeError(init, scope)
+        : new ForbiddenError(init, scope);
     }
     case 429:
       return new RateLimitError(init, parseRetryAfter(response.headers.get("retry-after"), now));
@@ -307,9 +329,15 @@ export class NetworkError extends TenantClientError {
     name = "NetworkError",
   ) {
     const url = redactText(request.url.replace(/[?#][^]*/, ""), formsOf(secrets));
-    const aborted = (cause as Error | null)?.name === "AbortError" || (request instanceof Request && request.signal.aborted);
+    const aborted =
+      (cause as Error | null)?.name === "AbortError" || (request instanceof Request && request.signal.aborted);
     const resolved = code ?? (aborted ? "ABORTED" : "NETWORK_ERROR");
-    super(resolved, `${request.method} ${url} ${resolved === "TIMEOUT" ? "timed out" : "failed"}`, redact(cause, secrets), name);
+    super(
+      resolved,
+      `${request.method} ${url} ${resolved === "TIMEOUT" ? "timed out" : "failed"}`,
+      redact(cause, secrets),
+      name,
+    );
     this.method = request.method;
     this.url = url;
   }

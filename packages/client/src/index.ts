@@ -11,8 +11,17 @@ export { staticToken, type AuthStrategy } from "./auth-strategy.js";
 export type { FetchLike } from "./internal/fetch-like.js";
 export { logTo, type ClientLogger, type Logger, type LogLevel, type LogEvent } from "./logger.js";
 export { bearerMiddleware, type BearerMiddlewareOptions } from "./middleware/bearer.js";
-export { unauthorizedRetryMiddleware, type UnauthorizedRetryMiddlewareOptions } from "./middleware/unauthorized-retry.js";
-export { retryMiddleware, retryPolicy, type RetryInfo, type RetryOptions, type RetryPolicy } from "./middleware/retry.js";
+export {
+  unauthorizedRetryMiddleware,
+  type UnauthorizedRetryMiddlewareOptions,
+} from "./middleware/unauthorized-retry.js";
+export {
+  retryMiddleware,
+  retryPolicy,
+  type RetryInfo,
+  type RetryOptions,
+  type RetryPolicy,
+} from "./middleware/retry.js";
 export { timeoutAfter, type CallTimeout } from "./timeout.js";
 export { networkErrorMiddleware } from "./middleware/network-error.js";
 export {

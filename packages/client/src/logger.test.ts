@@ -93,7 +93,14 @@ async function exercise(logger: Logger, level: LogLevel = "debug"): Promise<void
     json(200, { ok: BODY_CANARY }), // call 2 after the refresh
     new TypeError(`fetch failed for ${TOKEN}`), // call 3: network error, not retried (POST)
   );
-  const options: TenantClientOptions = { baseUrl, auth: rotating(), fetch: answers, retry: retryPolicy(noWait), logger: logTo(logger, level), headers: { "x-custom": HEADER_CANARY } };
+  const options: TenantClientOptions = {
+    baseUrl,
+    auth: rotating(),
+    fetch: answers,
+    retry: retryPolicy(noWait),
+    logger: logTo(logger, level),
+    headers: { "x-custom": HEADER_CANARY },
+  };
   const client = createTenantClient(options);
   await client.raw.GET("/api/v1/tickets", { params: { query: { q: QUERY_CANARY } } });
   await client.raw.PUT("/api/v1/tickets/{id}", { params: { path: { id: 1 } }, body: { secret: BODY_CANARY } });
@@ -101,7 +108,10 @@ async function exercise(logger: Logger, level: LogLevel = "debug"): Promise<void
   // the session ends: the strategy fails after a 401
   const ended = createTenantClient({
     baseUrl,
-    auth: { getAccessToken: async () => TOKEN, onUnauthorized: () => Promise.reject(new TenantClientError("INVALID_TOKEN", "session over")) },
+    auth: {
+      getAccessToken: async () => TOKEN,
+      onUnauthorized: () => Promise.reject(new TenantClientError("INVALID_TOKEN", "session over")),
+    },
     fetch: fakeFetch(json(401, {})),
     logger: logTo(logger, level),
   });
@@ -127,7 +137,13 @@ describe("logger", () => {
   it("writes one info line per attempt with method, path, status, durationMs and attempt", async () => {
     const logger = consoleLike();
     const fetch = fakeFetch(json(503, {}), json(200, {}));
-    await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, retry: retryPolicy(noWait), logger: logTo(logger) }).GET("/api/v1/auth/user");
+    await createTenantClient({
+      baseUrl,
+      auth: staticToken(TOKEN),
+      fetch,
+      retry: retryPolicy(noWait),
+      logger: logTo(logger),
+    }).GET("/api/v1/auth/user");
     const requests = logger.lines.filter((l) => l.level === "info");
     expect(requests.map((l) => ({ ...l.fields, durationMs: typeof l.fields["durationMs"] }))).toEqual([
       { method: "GET", path: "/api/v1/auth/user", status: 503, durationMs: "number", attempt: 1 },
@@ -139,26 +155,42 @@ describe("logger", () => {
   it("warns when a retry is scheduled, with the status or error and the delay", async () => {
     const logger = consoleLike();
     const fetch = fakeFetch(json(429, {}, { "retry-after": "2" }), new TypeError("fetch failed"), json(200, {}));
-    await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch, retry: retryPolicy({ ...noWait, retries: 3 }), logger: logTo(logger) }).GET("/api/v1/auth/user");
+    await createTenantClient({
+      baseUrl,
+      auth: staticToken(TOKEN),
+      fetch,
+      retry: retryPolicy({ ...noWait, retries: 3 }),
+      logger: logTo(logger),
+    }).GET("/api/v1/auth/user");
     const warnings = logger.lines.filter((l) => l.level === "warn").map((l) => l.fields);
     expect(warnings).toEqual([
       { method: "GET", path: "/api/v1/auth/user", status: 429, error: undefined, delayMs: 2000, attempt: 2 },
       { method: "GET", path: "/api/v1/auth/user", status: undefined, error: "NETWORK_ERROR", delayMs: 450, attempt: 3 },
     ]);
     const errors = logger.lines.filter((l) => l.level === "error").map((l) => l.fields);
-    expect(errors).toEqual([expect.objectContaining({ method: "GET", error: "NetworkError", code: "NETWORK_ERROR", attempt: 2 })]);
+    expect(errors).toEqual([
+      expect.objectContaining({ method: "GET", error: "NetworkError", code: "NETWORK_ERROR", attempt: 2 }),
+    ]);
   });
 
   it("logs a refresh-and-retry after 401 (info) and a session end (warn)", async () => {
     const logger = consoleLike();
-    await createTenantClient({ baseUrl, auth: rotating(), fetch: fakeFetch(json(401, {}), json(200, {})), logger: logTo(logger) }).GET("/api/v1/auth/user");
+    await createTenantClient({
+      baseUrl,
+      auth: rotating(),
+      fetch: fakeFetch(json(401, {}), json(200, {})),
+      logger: logTo(logger),
+    }).GET("/api/v1/auth/user");
     const messages = logger.lines.map((l) => `${l.level} ${l.message}`);
     expect(messages).toContain("info GET /api/v1/auth/user 401: refreshing the token through the auth strategy");
     expect(messages).toContain("info GET /api/v1/auth/user: token refreshed, sending again");
     expect(messages.filter((m) => m.startsWith("info GET /api/v1/auth/user 200"))).toHaveLength(1);
 
     const ended = consoleLike();
-    const auth = { getAccessToken: async () => TOKEN, onUnauthorized: () => Promise.reject(new TenantClientError("INVALID_TOKEN", "x")) };
+    const auth = {
+      getAccessToken: async () => TOKEN,
+      onUnauthorized: () => Promise.reject(new TenantClientError("INVALID_TOKEN", "x")),
+    };
     await createTenantClient({ baseUrl, auth, fetch: fakeFetch(json(401, {})), logger: logTo(ended) })
       .GET("/api/v1/auth/user")
       .catch(() => undefined);
@@ -179,7 +211,12 @@ describe("logger", () => {
     await exercise(silent, "silent");
     expect(silent.lines).toEqual([]);
     const byDefault = consoleLike();
-    await createTenantClient({ baseUrl, auth: rotating(), fetch: fakeFetch(json(200, {})), logger: logTo(byDefault) }).GET("/api/v1/auth/user");
+    await createTenantClient({
+      baseUrl,
+      auth: rotating(),
+      fetch: fakeFetch(json(200, {})),
+      logger: logTo(byDefault),
+    }).GET("/api/v1/auth/user");
     expect(byDefault.lines.map((l) => l.level)).toEqual(["info"]);
   });
 
@@ -189,12 +226,19 @@ describe("logger", () => {
         throw new Error("disk full");
       },
     };
-    const { data } = await createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: fakeFetch(json(200, { id: 1 })), logger: logTo(throwing) }).GET("/api/v1/auth/user");
+    const { data } = await createTenantClient({
+      baseUrl,
+      auth: staticToken(TOKEN),
+      fetch: fakeFetch(json(200, { id: 1 })),
+      logger: logTo(throwing),
+    }).GET("/api/v1/auth/user");
     expect(data).toEqual({ id: 1 });
   });
 
   it("refuses an unknown logLevel with INVALID_OPTIONS", () => {
-    expect(() => logTo(console, "verbose" as LogLevel)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("logLevel") }));
+    expect(() => logTo(console, "verbose" as LogLevel)).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("logLevel") }),
+    );
   });
 
   it("takes only a logger made by logTo (types)", () => {

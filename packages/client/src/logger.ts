@@ -5,7 +5,15 @@
  * @packageDocumentation
  */
 import { TenantClientError } from "./errors.js";
-import { isLogLevel, lineWriter, type LineLevel, type Logger, type LogLevel, type LogLine, type LogLines } from "./internal/logger.js";
+import {
+  isLogLevel,
+  lineWriter,
+  type LineLevel,
+  type Logger,
+  type LogLevel,
+  type LogLine,
+  type LogLines,
+} from "./internal/logger.js";
 
 export type { Logger, LogLevel };
 
@@ -44,7 +52,10 @@ interface Reported {
  * A line about a request: the fields get its `method` and `path` (without query) first, and the
  * message starts with them, followed by `tail`.
  */
-function about(level: LineLevel, tail: (fields: Fields) => string): readonly [LineLevel, (reported: Reported) => LogLine] {
+function about(
+  level: LineLevel,
+  tail: (fields: Fields) => string,
+): readonly [LineLevel, (reported: Reported) => LogLine] {
   const line = ({ request, fields }: Reported): LogLine => {
     const { method } = request;
     const path = new URL(request.url).pathname;
@@ -58,9 +69,19 @@ const LINES: LogLines<LogEvent, Reported> = {
   token: about("debug", () => ": asking the auth strategy for a token"),
   "keep-copy": about("debug", () => ": keeping a copy of the request body for a possible retry"),
   "stream-body": about("debug", () => ": the request body is a stream; it will not be sent again"),
-  answered: about("info", (f) => ` ${String(f["status"])} ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`),
-  failed: about("error", (f) => ` failed: ${String(f["code"])} after ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`),
-  retry: about("warn", (f) => ` ${String(f["status"] ?? f["error"])}: retry in ${String(f["delayMs"])}ms (attempt ${String(f["attempt"])})`),
+  answered: about(
+    "info",
+    (f) => ` ${String(f["status"])} ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`,
+  ),
+  failed: about(
+    "error",
+    (f) => ` failed: ${String(f["code"])} after ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`,
+  ),
+  retry: about(
+    "warn",
+    (f) =>
+      ` ${String(f["status"] ?? f["error"])}: retry in ${String(f["delayMs"])}ms (attempt ${String(f["attempt"])})`,
+  ),
   refreshing: about("info", () => " 401: refreshing the token through the auth strategy"),
   "session-ended": about("warn", () => ": session ended, the auth strategy could not give a new token"),
   "no-new-token": about("warn", () => " 401: the auth strategy has no new token; returning the 401"),
@@ -87,7 +108,8 @@ const LINES: LogLines<LogEvent, Reported> = {
  * @see RFC 6750 §5.1 (tokens must not leak through logs), RFC 5424 §6.2.1 (severity levels)
  */
 export function logTo(logger: Logger, level: LogLevel = "info"): ClientLogger {
-  if (!isLogLevel(level)) throw new TenantClientError("INVALID_OPTIONS", "Invalid logLevel: use debug, info, warn, error or silent");
+  if (!isLogLevel(level))
+    throw new TenantClientError("INVALID_OPTIONS", "Invalid logLevel: use debug, info, warn, error or silent");
   const write = lineWriter(logger, level, LINES);
   return (event, request, fields) => write(event, { request, fields });
 }

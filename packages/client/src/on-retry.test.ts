@@ -44,7 +44,13 @@ describe("onRetry", () => {
   it("reports a retried network failure with its NetworkError", async () => {
     const infos: RetryInfo[] = [];
     const fetch = fakeFetch(new TypeError("fetch failed"), json(200, { ok: true }));
-    const client = createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch, retry: retryPolicy(noWait), onRetry: (info) => void infos.push(info) });
+    const client = createTenantClient({
+      baseUrl,
+      auth: staticToken("at_1"),
+      fetch,
+      retry: retryPolicy(noWait),
+      onRetry: (info) => void infos.push(info),
+    });
     const { data } = await client.GET("/api/v1/auth/user");
     expect(data).toEqual({ ok: true });
     expect(infos).toHaveLength(1);
@@ -57,15 +63,27 @@ describe("onRetry", () => {
     let n = 1;
     const auth = { getAccessToken: async () => `at_${n}`, onUnauthorized: () => void n++ };
     const fetch = fakeFetch(new TypeError("fetch failed"), json(401, {}), json(200, { ok: true }));
-    const { data } = await createTenantClient({ baseUrl, auth, fetch, retry: retryPolicy(noWait) }).GET("/api/v1/auth/user");
+    const { data } = await createTenantClient({ baseUrl, auth, fetch, retry: retryPolicy(noWait) }).GET(
+      "/api/v1/auth/user",
+    );
     expect(data).toEqual({ ok: true });
-    expect(fetch.calls.map((c) => c.headers.get("authorization"))).toEqual(["Bearer at_1", "Bearer at_1", "Bearer at_2"]);
+    expect(fetch.calls.map((c) => c.headers.get("authorization"))).toEqual([
+      "Bearer at_1",
+      "Bearer at_1",
+      "Bearer at_2",
+    ]);
   });
 
   it("throws the last NetworkError when every attempt failed on the network", async () => {
     const infos: RetryInfo[] = [];
     const fetch = fakeFetch(new TypeError("fetch failed"));
-    const client = createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch, retry: retryPolicy({ ...noWait, retries: 2 }), onRetry: (info) => void infos.push(info) });
+    const client = createTenantClient({
+      baseUrl,
+      auth: staticToken("at_1"),
+      fetch,
+      retry: retryPolicy({ ...noWait, retries: 2 }),
+      onRetry: (info) => void infos.push(info),
+    });
     const failure = await client.GET("/api/v1/auth/user").catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(NetworkError);
     expect(fetch.calls).toHaveLength(3);
@@ -75,7 +93,13 @@ describe("onRetry", () => {
   it("is not called for a POST, which is never retried", async () => {
     const infos: RetryInfo[] = [];
     const fetch = fakeFetch(json(503, {}), json(200, {}));
-    const client = createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch, retry: retryPolicy(noWait), onRetry: (info) => void infos.push(info) });
+    const client = createTenantClient({
+      baseUrl,
+      auth: staticToken("at_1"),
+      fetch,
+      retry: retryPolicy(noWait),
+      onRetry: (info) => void infos.push(info),
+    });
     await client.raw.POST("/api/v1/tickets", { body: {} });
     expect(fetch.calls).toHaveLength(1);
     expect(infos).toEqual([]);
@@ -84,7 +108,12 @@ describe("onRetry", () => {
   it("is taken from the policy's onRetry too, on the client and on a standalone retryMiddleware", async () => {
     const infos: RetryInfo[] = [];
     const onRetry = (info: RetryInfo) => void infos.push(info);
-    await createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch: fakeFetch(json(502, {}), json(200, {})), retry: retryPolicy({ ...noWait, onRetry }) }).GET("/api/v1/auth/user");
+    await createTenantClient({
+      baseUrl,
+      auth: staticToken("at_1"),
+      fetch: fakeFetch(json(502, {}), json(200, {})),
+      retry: retryPolicy({ ...noWait, onRetry }),
+    }).GET("/api/v1/auth/user");
     const plain = createClient<paths>({ baseUrl, fetch: fakeFetch(json(502, {}), json(200, {})) });
     plain.use(retryMiddleware({ ...noWait, onRetry }));
     await plain.GET("/api/v1/auth/user");

@@ -25,11 +25,17 @@ async function modulesShipped(contents: string): Promise<string[]> {
     .map(([path]) => path);
 }
 
-const OPT_IN = { retryPolicy: "src/middleware/retry.ts", timeoutAfter: "src/timeout.ts", logTo: "src/logger.ts" } as const;
+const OPT_IN = {
+  retryPolicy: "src/middleware/retry.ts",
+  timeoutAfter: "src/timeout.ts",
+  logTo: "src/logger.ts",
+} as const;
 
 describe("opt-in features of the client", () => {
   it("ship none of their code in an app that does not import them", async () => {
-    const shipped = await modulesShipped(`import { createTenantClient, staticToken } from "./index.ts"; export const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken("t") });`);
+    const shipped = await modulesShipped(
+      `import { createTenantClient, staticToken } from "./index.ts"; export const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken("t") });`,
+    );
     expect(shipped).toContain("src/create-tenant-client.ts");
     for (const module of Object.values(OPT_IN)) expect(shipped).not.toContain(module);
     // nor the logging rules shared with the token manager
@@ -40,7 +46,8 @@ describe("opt-in features of the client", () => {
     for (const [factory, module] of Object.entries(OPT_IN)) {
       const shipped = await modulesShipped(`export { createTenantClient, staticToken, ${factory} } from "./index.ts";`);
       expect(shipped, factory).toContain(module);
-      for (const other of Object.values(OPT_IN).filter((m) => m !== module)) expect(shipped, `${factory} brings ${other}`).not.toContain(other);
+      for (const other of Object.values(OPT_IN).filter((m) => m !== module))
+        expect(shipped, `${factory} brings ${other}`).not.toContain(other);
     }
   });
 });

@@ -19,13 +19,26 @@ describe("NetworkError through the client: the cause chain is scrubbed", () => {
     const hidden = new Error("socket closed");
     Object.defineProperty(hidden, "sentHeaders", { value: `authorization: Bearer ${TOKEN}`, enumerable: false });
     const failure = Object.assign(new TypeError("fetch failed"), {
-      cause: new AggregateError([hidden, new Error("retry", { cause: new Error(`GET /x?t=${encodeURIComponent(TOKEN)}`) })], "connect failed"),
+      cause: new AggregateError(
+        [hidden, new Error("retry", { cause: new Error(`GET /x?t=${encodeURIComponent(TOKEN)}`) })],
+        "connect failed",
+      ),
     });
-    const client = createTenantClient({ baseUrl: "https://acme.tenant.example", auth: staticToken(TOKEN), fetch: fakeFetch(failure), retry: false });
+    const client = createTenantClient({
+      baseUrl: "https://acme.tenant.example",
+      auth: staticToken(TOKEN),
+      fetch: fakeFetch(failure),
+      retry: false,
+    });
     const error = await client.GET("/api/v1/auth/user").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NetworkError);
     // every way a careless logger could print it
-    const printed = [String(error), JSON.stringify(error), inspect(error, { depth: 50, showHidden: true }), (error as Error).stack].join("\n");
+    const printed = [
+      String(error),
+      JSON.stringify(error),
+      inspect(error, { depth: 50, showHidden: true }),
+      (error as Error).stack,
+    ].join("\n");
     expect(printed).not.toContain(TOKEN);
     expect(printed).not.toContain(encodeURIComponent(TOKEN));
     expect(printed).toContain("fetch failed");

@@ -47,7 +47,9 @@ function gated(): { fetch: FetchLike; release: () => void } {
   const gate = new Promise<void>((resolve) => (release = resolve));
   const fetch: FetchLike = async (input) => {
     const { signal } = input as Request;
-    const aborted = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
+    const aborted = new Promise<never>((_, reject) =>
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true }),
+    );
     await Promise.race([gate, aborted]);
     return json(200, { ok: true });
   };
@@ -74,7 +76,12 @@ describe("timeout: timeoutAfter(ms)", () => {
     const failure = await client.GET("/api/v1/auth/user").catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(TimeoutError);
     expect(failure).toBeInstanceOf(NetworkError);
-    expect(failure).toMatchObject({ name: "TimeoutError", code: "TIMEOUT", method: "GET", url: `${baseUrl}/api/v1/auth/user` });
+    expect(failure).toMatchObject({
+      name: "TimeoutError",
+      code: "TIMEOUT",
+      method: "GET",
+      url: `${baseUrl}/api/v1/auth/user`,
+    });
     expect(String(failure)).not.toContain(TOKEN);
   });
 
@@ -98,7 +105,12 @@ describe("timeout: timeoutAfter(ms)", () => {
   it("keeps the caller's signal working next to the timeout: an abort is ABORTED, not TIMEOUT", async () => {
     const controller = new AbortController();
     // with a timeout as well, so that the two signals are combined
-    const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch: hanging, timeout: timeoutAfter(60_000) });
+    const client = createTenantClient({
+      baseUrl,
+      auth: staticToken(TOKEN),
+      fetch: hanging,
+      timeout: timeoutAfter(60_000),
+    });
     const pending = client.GET("/api/v1/auth/user", { signal: controller.signal });
     controller.abort();
     const failure = await pending.catch((e: unknown) => e);
@@ -111,7 +123,11 @@ describe("timeout: timeoutAfter(ms)", () => {
     // 2^31 ms would overflow the timer and fire at once; Infinity is no limit: leave the timeout out
     for (const ms of [0, -1, Number.NaN, Infinity, 2 ** 31, "1000" as unknown as number]) {
       expect(() => timeoutAfter(ms), String(ms)).toThrow(
-        expect.objectContaining({ name: "TenantClientError", code: "INVALID_OPTIONS", message: expect.stringContaining(`timeoutAfter(${String(ms)})`) }),
+        expect.objectContaining({
+          name: "TenantClientError",
+          code: "INVALID_OPTIONS",
+          message: expect.stringContaining(`timeoutAfter(${String(ms)})`),
+        }),
       );
     }
     expect(timeoutAfter(2 ** 31 - 1).ms).toBe(2 ** 31 - 1);
@@ -119,8 +135,14 @@ describe("timeout: timeoutAfter(ms)", () => {
 
   it("refuses a timeout not made by timeoutAfter, client-wide or per request, before anything is sent", async () => {
     for (const timeout of [5_000, true, null, { ms: 5_000 }]) {
-      expect(() => createTenantClient({ baseUrl, auth: staticToken(TOKEN), timeout: timeout as never }), String(timeout)).toThrow(
-        expect.objectContaining({ code: "INVALID_OPTIONS", message: "Invalid timeout: pass timeoutAfter(ms), or false" }),
+      expect(
+        () => createTenantClient({ baseUrl, auth: staticToken(TOKEN), timeout: timeout as never }),
+        String(timeout),
+      ).toThrow(
+        expect.objectContaining({
+          code: "INVALID_OPTIONS",
+          message: "Invalid timeout: pass timeoutAfter(ms), or false",
+        }),
       );
     }
     const sent = vi.fn(hanging);

@@ -55,13 +55,19 @@ export interface RunningTimeout {
  */
 export function timeoutAfter(ms: number): CallTimeout {
   if (!(typeof ms === "number" && ms > 0 && ms <= MAX_TIMER_MS)) {
-    throw new TenantClientError("INVALID_OPTIONS", `Invalid timeoutAfter(${String(ms)}): a positive number of ms up to ${MAX_TIMER_MS}; for none, give no timeout`);
+    throw new TenantClientError(
+      "INVALID_OPTIONS",
+      `Invalid timeoutAfter(${String(ms)}): a positive number of ms up to ${MAX_TIMER_MS}; for none, give no timeout`,
+    );
   }
   return {
     ms,
     start(signal) {
       const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError")), ms);
+      const timer = setTimeout(
+        () => controller.abort(new DOMException(`timed out after ${ms} ms`, "TimeoutError")),
+        ms,
+      );
       return {
         signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal,
         thrown(failure, line) {

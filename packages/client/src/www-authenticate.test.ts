@@ -18,7 +18,9 @@ describe("bearerChallenge (RFC 6750 §3)", () => {
 
   it("reads quoted strings with commas and escapes", () => {
     expect(
-      bearerChallenge('Bearer realm="tenant, api", error="insufficient_scope", error_description="needs \\"profile:read\\", sorry"'),
+      bearerChallenge(
+        'Bearer realm="tenant, api", error="insufficient_scope", error_description="needs \\"profile:read\\", sorry"',
+      ),
     ).toEqual({ realm: "tenant, api", error: "insufficient_scope", error_description: 'needs "profile:read", sorry' });
   });
 
@@ -30,7 +32,9 @@ describe("bearerChallenge (RFC 6750 §3)", () => {
   });
 
   it("finds the Bearer challenge among several and stops at the next one", () => {
-    expect(bearerChallenge('Basic realm="x", Bearer error="insufficient_scope", scope="a b", DPoP algs="ES256"')).toEqual({
+    expect(
+      bearerChallenge('Basic realm="x", Bearer error="insufficient_scope", scope="a b", DPoP algs="ES256"'),
+    ).toEqual({
       error: "insufficient_scope",
       scope: "a b",
     });

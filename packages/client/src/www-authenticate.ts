@@ -10,7 +10,9 @@
  */
 export function bearerChallenge(header: string | null): Record<string, string> | undefined {
   let params: Record<string, string> | undefined;
-  for (const [, name, quoted, bare] of (header ?? "").matchAll(/([\w!#$%&'*+.^`|~-]+)(?:[ \t]*=[ \t]*(?:"((?:[^"\\]|\\[^])*)"?|([^\s,"]*)))?/g)) {
+  for (const [, name, quoted, bare] of (header ?? "").matchAll(
+    /([\w!#$%&'*+.^`|~-]+)(?:[ \t]*=[ \t]*(?:"((?:[^"\\]|\\[^])*)"?|([^\s,"]*)))?/g,
+  )) {
     if (quoted === undefined && bare === undefined) {
       if (params) break; // the next challenge
       if (/^bearer$/i.test(name!)) params = {};

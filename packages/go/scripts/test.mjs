@@ -13,7 +13,10 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const extra = process.argv.slice(2);
 const race = extra.includes("-short") ? [] : ["-race"];
-const child = spawn("go", ["test", ...race, "-json", ...extra, "./..."], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+const child = spawn("go", ["test", ...race, "-json", ...extra, "./..."], {
+  cwd: root,
+  stdio: ["ignore", "pipe", "inherit"],
+});
 
 const outcomes = new Map(); // "pkg\0Test" -> pass | fail | skip
 const output = new Map(); // "pkg\0Test" -> lines, kept until the test passes
@@ -54,7 +57,10 @@ const names = [...outcomes.keys()];
 const leaves = names.filter((name) => !names.some((other) => other.startsWith(`${name}/`)));
 const count = (kind) => leaves.filter((name) => outcomes.get(name) === kind).length;
 // A package that failed with no failing test (it did not build, it panicked before a test) counts once.
-const silentFailures = [...packages].filter(([pkg, state]) => state === "fail" && !leaves.some((name) => name.startsWith(`${pkg}\0`) && outcomes.get(name) === "fail")).length;
+const silentFailures = [...packages].filter(
+  ([pkg, state]) =>
+    state === "fail" && !leaves.some((name) => name.startsWith(`${pkg}\0`) && outcomes.get(name) === "fail"),
+).length;
 const failed = count("fail") + silentFailures + (broken && silentFailures === 0 ? 1 : 0);
 console.log(`go test: ${count("pass")} passed, ${failed} failed, ${count("skip")} skipped (${packages.size} packages)`);
 process.exit(code !== 0 || failed > 0 || packages.size === 0 ? 1 : 0);

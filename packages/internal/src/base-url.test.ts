@@ -45,7 +45,10 @@ describe("tenantOrigin (the base URL rule of both kits)", () => {
     // regression (issue 20): a path, /api/v1 above all, failed late with a bare 404
     ["https://acme.tenant.test/api/v1", "no path allowed: give the tenant's origin, e.g. https://acme.tenant.example"],
     ["https://acme.tenant.test/api/v1/", "no path allowed: give the tenant's origin, e.g. https://acme.tenant.example"],
-    ["https://acme.tenant.test:8443/tenant/", "no path allowed: give the tenant's origin, e.g. https://acme.tenant.example"],
+    [
+      "https://acme.tenant.test:8443/tenant/",
+      "no path allowed: give the tenant's origin, e.g. https://acme.tenant.example",
+    ],
   ])("refuses %s: %s", (input, why) => {
     expect(reason(input)).toBe(why);
   });
@@ -58,6 +61,8 @@ describe("tenantOrigin (the base URL rule of both kits)", () => {
 describe("isLoopback", () => {
   it("knows the loopback names of RFC 8252 §8.3, as the URL parser writes them", () => {
     expect(["localhost", "127.0.0.1", "127.1.2.3", "[::1]"].every(isLoopback)).toBe(true);
-    expect(["localhost.evil.test", "128.0.0.1", "0.0.0.0", "::1", "127.0.0.1.evil.test", "127.0.0.1000"].some(isLoopback)).toBe(false);
+    expect(
+      ["localhost.evil.test", "128.0.0.1", "0.0.0.0", "::1", "127.0.0.1.evil.test", "127.0.0.1000"].some(isLoopback),
+    ).toBe(false);
   });
 });

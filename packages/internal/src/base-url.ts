@@ -31,7 +31,8 @@ export const isLoopback = (hostname: string): boolean => /^(localhost|\[::1\]|12
  */
 function refusal(url: URL | undefined): string | undefined {
   if (!url) return "not an absolute URL";
-  if (url.protocol === "http:" && !isLoopback(url.hostname)) return "http is allowed only to loopback (localhost, 127.0.0.0/8, [::1])";
+  if (url.protocol === "http:" && !isLoopback(url.hostname))
+    return "http is allowed only to loopback (localhost, 127.0.0.0/8, [::1])";
   if (url.protocol !== "https:" && url.protocol !== "http:") return `${url.protocol} is not https`;
   if (url.username || url.password) return "no credentials allowed";
   // An empty "?" or "#" leaves search and hash empty, but still makes href longer than origin + path.

@@ -16,7 +16,13 @@ function recording() {
     function (this: Recorder, fields: Record<string, unknown>, message: string): void {
       this.lines.push(`${level} ${JSON.stringify(fields)} ${message}`);
     };
-  return { lines: [] as string[], debug: method("debug"), info: method("info"), warn: method("warn"), error: method("error") };
+  return {
+    lines: [] as string[],
+    debug: method("debug"),
+    info: method("info"),
+    warn: method("warn"),
+    error: method("error"),
+  };
 }
 
 const everyEvent = (write: (event: Event, input: { n: number }) => void): void => {

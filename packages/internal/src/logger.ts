@@ -83,7 +83,11 @@ export function isLogLevel(level: unknown): level is LogLevel {
  * ```
  * @see RFC 5424 §6.2.1
  */
-export function lineWriter<Event extends string, Input>(logger: Logger, level: LogLevel, lines: LogLines<Event, Input>): (event: Event, input: Input) => void {
+export function lineWriter<Event extends string, Input>(
+  logger: Logger,
+  level: LogLevel,
+  lines: LogLines<Event, Input>,
+): (event: Event, input: Input) => void {
   const threshold = LEVELS.indexOf(level);
   return (event, input) => {
     const [name, line] = lines[event];

@@ -6,7 +6,18 @@
  */
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { formsOf, MAX_DEPTH, MIN_SECRET_PREFIX, mentions, redact, REDACTED, sanitize, scrub, secretForms, TOO_DEEP } from "./redact.js";
+import {
+  formsOf,
+  MAX_DEPTH,
+  MIN_SECRET_PREFIX,
+  mentions,
+  redact,
+  REDACTED,
+  sanitize,
+  scrub,
+  secretForms,
+  TOO_DEEP,
+} from "./redact.js";
 
 /** Canary secrets with every character that encodings treat differently: + / = space " \ ' ! ( ) * and more. */
 const CANARIES = [
@@ -75,7 +86,9 @@ describe("scrub: the canary matrix of forms and cuts", () => {
 
 describe("scrub", () => {
   it("replaces every occurrence of every secret, and skips empty or absent ones", () => {
-    expect(scrub("a at_1 b at_1 rt_2", ["at_1", "rt_2", "", undefined])).toBe(`a ${REDACTED} b ${REDACTED} ${REDACTED}`);
+    expect(scrub("a at_1 b at_1 rt_2", ["at_1", "rt_2", "", undefined])).toBe(
+      `a ${REDACTED} b ${REDACTED} ${REDACTED}`,
+    );
     expect(scrub("nothing here", [])).toBe("nothing here");
   });
 
@@ -86,7 +99,9 @@ describe("scrub", () => {
 
   it(`keeps a start shorter than ${MIN_SECRET_PREFIX} characters, and a short secret is removed only whole`, () => {
     const secret = "abcdefghijklmnop";
-    expect(scrub(`x ${secret.slice(0, MIN_SECRET_PREFIX - 1)} y`, [secret])).toBe(`x ${secret.slice(0, MIN_SECRET_PREFIX - 1)} y`);
+    expect(scrub(`x ${secret.slice(0, MIN_SECRET_PREFIX - 1)} y`, [secret])).toBe(
+      `x ${secret.slice(0, MIN_SECRET_PREFIX - 1)} y`,
+    );
     expect(scrub("code abc and abcd", ["abcd"])).toBe(`code abc and ${REDACTED}`);
     expect(mentions(`x ${secret.slice(0, MIN_SECRET_PREFIX - 1)} y`, formsOf([secret]))).toBe(false);
   });
@@ -129,14 +144,20 @@ describe("redact: forms, depths and hiding places", () => {
 
     it(`removes a canary from non-enumerable properties (${JSON.stringify(token)})`, () => {
       const error = new Error("request failed");
-      Object.defineProperty(error, "request", { value: { headers: { authorization: `Bearer ${token}` } }, enumerable: false });
+      Object.defineProperty(error, "request", {
+        value: { headers: { authorization: `Bearer ${token}` } },
+        enumerable: false,
+      });
       const copy = redact(error, [token]);
       expect(everyRendering(copy)).not.toContain(token);
       expect(Object.getOwnPropertyDescriptor(copy, "request")?.enumerable).toBe(false);
     });
 
     it(`removes a canary from AggregateError.errors and their causes (${JSON.stringify(token)})`, () => {
-      const aggregate = new AggregateError([new Error("first"), new Error("second", { cause: new Error(`q=${encodeURIComponent(token)}`) })], "all failed");
+      const aggregate = new AggregateError(
+        [new Error("first"), new Error("second", { cause: new Error(`q=${encodeURIComponent(token)}`) })],
+        "all failed",
+      );
       const copy = redact(new Error("outer", { cause: aggregate }), [token]);
       expect(everyRendering(copy)).not.toContain(encodeURIComponent(token));
       const copiedAggregate = (copy as Error).cause as AggregateError;
@@ -216,7 +237,9 @@ describe("redact: forms, depths and hiding places", () => {
 describe("sanitize", () => {
   it("copies name and message of an error and its cause chain without the secrets or other fields", () => {
     const inner = Object.assign(new Error("refresh_token=rt_9 refused"), { body: "rt_9" });
-    const outer = Object.assign(new TypeError("fetch failed for at_9", { cause: inner }), { request: { body: "rt_9" } });
+    const outer = Object.assign(new TypeError("fetch failed for at_9", { cause: inner }), {
+      request: { body: "rt_9" },
+    });
     const clean = sanitize(outer, ["rt_9", "at_9"]);
     expect(clean.name).toBe("TypeError");
     expect(clean.message).toBe(`fetch failed for ${REDACTED}`);
@@ -228,7 +251,10 @@ describe("sanitize", () => {
   it("keeps a string code at every depth, so callers can branch on the cause (FILE_CORRUPT, EROFS)", () => {
     const inner = Object.assign(new Error("read-only file system"), { code: "EROFS", path: "/secret/rt_9" });
     const outer = Object.assign(new Error("cannot write", { cause: inner }), { code: "IO_FAILED" });
-    const clean = sanitize(outer, ["rt_9"]) as Error & { code?: string; cause: Error & { code?: string; path?: string } };
+    const clean = sanitize(outer, ["rt_9"]) as Error & {
+      code?: string;
+      cause: Error & { code?: string; path?: string };
+    };
     expect(clean.code).toBe("IO_FAILED");
     expect(clean.cause.code).toBe("EROFS");
     expect(clean.cause.path).toBeUndefined();
@@ -241,7 +267,8 @@ describe("sanitize", () => {
       const e = new Error(`level ${level}: ${level % 2 ? secret : JSON.stringify(secret)}`);
       // A cause defined by hand, non-enumerable as native ones are.
       Object.defineProperty(e, "cause", { value: deep, enumerable: false });
-      deep = level === 15 ? new AggregateError([new Error(`first ${secret}`), e], `${secret.slice(0, 12)}… and more`) : e;
+      deep =
+        level === 15 ? new AggregateError([new Error(`first ${secret}`), e], `${secret.slice(0, 12)}… and more`) : e;
     }
     const clean = sanitize(deep, [secret]);
     const printed = inspect(clean, { depth: Infinity, showHidden: true });
@@ -275,6 +302,8 @@ describe("sanitize", () => {
   it("handles non-errors", () => {
     expect(sanitize("oops at_1", ["at_1"]).message).toBe(`oops ${REDACTED}`);
     expect(sanitize(undefined, []).message).toBe("undefined");
-    expect(sanitize({ message: "m at_1", cause: "c at_1" }, ["at_1"]).cause).toMatchObject({ message: `c ${REDACTED}` });
+    expect(sanitize({ message: "m at_1", cause: "c at_1" }, ["at_1"]).cause).toMatchObject({
+      message: `c ${REDACTED}`,
+    });
   });
 });

@@ -231,7 +231,8 @@ function copy(value: unknown, forms: readonly string[], depth: number, copies: M
 
   // Errors become plain Error / AggregateError copies: a copy with the original prototype could
   // break on getters that read internal slots (DOMException), and printing one must never throw.
-  const out: object = value instanceof AggregateError ? new AggregateError([]) : value instanceof Error ? new Error() : {};
+  const out: object =
+    value instanceof AggregateError ? new AggregateError([]) : value instanceof Error ? new Error() : {};
   copies.set(value, out);
   for (const [key, v] of parts(value)) {
     if (v === undefined && !Object.prototype.hasOwnProperty.call(value, key)) continue;
@@ -279,7 +280,9 @@ function sanitizeOnce(error: unknown, forms: readonly string[], seen: Set<unknow
   const message = redactText(String(e.message ?? error), forms);
   // `cause` (and `errors`) passed to the constructors stay non-enumerable, as on native errors.
   const options = (cause && { cause }) as ErrorOptions;
-  const out = Array.isArray(e.errors) ? new AggregateError(e.errors.flatMap(copyOf), message, options) : new Error(message, options);
+  const out = Array.isArray(e.errors)
+    ? new AggregateError(e.errors.flatMap(copyOf), message, options)
+    : new Error(message, options);
   out.name = redactText(String(e.name ?? "Error"), forms);
   // A stable error code (FileStorageError's FILE_CORRUPT, a system error's EROFS) lets callers branch
   // on the cause; other fields are not copied, since any of them could hold a secret.

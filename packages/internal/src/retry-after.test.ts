@@ -22,6 +22,7 @@ describe("parseRetryAfter (RFC 9110 §10.2.3)", () => {
   });
 
   it("ignores absent, negative, fractional and unreadable values, and dates Date.parse reads that are not HTTP dates", () => {
-    for (const value of [null, "", "-1", "1.5", "soon", "2025-01-01", "5 May 2025", "1 Jan"]) expect(parseRetryAfter(value, NOW), String(value)).toBeUndefined();
+    for (const value of [null, "", "-1", "1.5", "soon", "2025-01-01", "5 May 2025", "1 Jan"])
+      expect(parseRetryAfter(value, NOW), String(value)).toBeUndefined();
   });
 });

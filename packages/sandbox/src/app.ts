@@ -143,7 +143,8 @@ export type FetchLike = (input: string | URL | Request, init?: RequestInit) => P
  * as Hono does for a GET route.
  */
 function getOnly(route: (c: Context) => Response | Promise<Response>) {
-  return (c: Context): Response | Promise<Response> => (c.req.method === "GET" || c.req.method === "HEAD" ? route(c) : methodNotAllowed(["GET"]));
+  return (c: Context): Response | Promise<Response> =>
+    c.req.method === "GET" || c.req.method === "HEAD" ? route(c) : methodNotAllowed(["GET"]);
 }
 
 /** The socket of a request served by `@hono/node-server` (its bindings hold the Node request), if any. */
@@ -153,7 +154,22 @@ function nodeSocket(env: unknown): { destroy(): void } | undefined {
 }
 
 /** The option names of a `RequestInit`, to tell one from a server's second argument. */
-const REQUEST_INIT_KEYS = ["method", "headers", "body", "redirect", "signal", "credentials", "mode", "cache", "referrer", "referrerPolicy", "integrity", "keepalive", "duplex", "priority"];
+const REQUEST_INIT_KEYS = [
+  "method",
+  "headers",
+  "body",
+  "redirect",
+  "signal",
+  "credentials",
+  "mode",
+  "cache",
+  "referrer",
+  "referrerPolicy",
+  "integrity",
+  "keepalive",
+  "duplex",
+  "priority",
+];
 
 /**
  * Whether `init`, the second argument given with a Request, is a fetch `RequestInit` (override the
@@ -190,7 +206,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
  *
  * @internal
  */
-export function buildSandbox(options: SandboxOptions, persistence?: Persistence): { sandbox: Sandbox; snapshot(): SandboxSnapshot } {
+export function buildSandbox(
+  options: SandboxOptions,
+  persistence?: Persistence,
+): { sandbox: Sandbox; snapshot(): SandboxSnapshot } {
   const grace = options.rotationGraceSeconds ?? 0;
   if (!Number.isInteger(grace) || grace < 0 || grace > MAX_ROTATION_GRACE_SECONDS) {
     throw new RangeError(`rotationGraceSeconds must be an integer from 0 to ${MAX_ROTATION_GRACE_SECONDS}`);
@@ -234,7 +253,10 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
   /** An unexpected error (a bug in the sandbox), reported to `onError` and answered with 500. */
   const serverError = (error: unknown): Response => {
     options.onError?.(error);
-    return Response.json({ error: "server_error", error_description: "The sandbox failed; this is a bug." }, { status: 500 });
+    return Response.json(
+      { error: "server_error", error_description: "The sandbox failed; this is a bug." },
+      { status: 500 },
+    );
   };
   const testClock = options.testClock ?? false;
   const faults = new Faults();
@@ -280,7 +302,12 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
   };
 
   /** What a fault that caught the request answers; `route` answers it normally. */
-  const faulted = (fault: Fault, request: Request, env: unknown, route: () => Response | Promise<Response>): Response | Promise<Response> => {
+  const faulted = (
+    fault: Fault,
+    request: Request,
+    env: unknown,
+    route: () => Response | Promise<Response>,
+  ): Response | Promise<Response> => {
     const socket = nodeSocket(env);
     switch (fault.kind) {
       case "status":
@@ -329,7 +356,9 @@ export function buildSandbox(options: SandboxOptions, persistence?: Persistence)
     const answer = fault === undefined ? route() : faulted(fault, request, env, route);
     if (origin === undefined) return answer;
     const allowed = origin;
-    return answer instanceof Promise ? answer.then((response) => browsers.allow(response, allowed)) : browsers.allow(answer, allowed);
+    return answer instanceof Promise
+      ? answer.then((response) => browsers.allow(response, allowed))
+      : browsers.allow(answer, allowed);
   };
 
   const app = new Hono();

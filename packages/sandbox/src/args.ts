@@ -136,12 +136,15 @@ export function parseCommand(argv: readonly string[]): Command {
     port = Number(values.port);
   }
   if (values.host !== undefined && values.host.trim() === "") throw new UsageError("--host must not be empty");
-  if (values["state-file"] !== undefined && values["state-file"] === "") throw new UsageError("--state-file must not be empty");
+  if (values["state-file"] !== undefined && values["state-file"] === "")
+    throw new UsageError("--state-file must not be empty");
   let rotationGraceSeconds: number | undefined;
   const grace = values["rotation-grace"];
   if (grace !== undefined) {
     if (!/^\d{1,4}$/.test(grace) || Number(grace) > MAX_ROTATION_GRACE_SECONDS) {
-      throw new UsageError(`--rotation-grace must be a whole number of seconds from 0 to ${MAX_ROTATION_GRACE_SECONDS}, not "${grace}"`);
+      throw new UsageError(
+        `--rotation-grace must be a whole number of seconds from 0 to ${MAX_ROTATION_GRACE_SECONDS}, not "${grace}"`,
+      );
     }
     rotationGraceSeconds = Number(grace);
   }

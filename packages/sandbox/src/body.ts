@@ -49,7 +49,8 @@ export async function readBody(request: Request, accepted: readonly BodyEncoding
   if (encoding === "form") {
     const body: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const [name, value] of new URLSearchParams(text)) {
-      if (Object.hasOwn(body, name)) throw new BadRequestError(`The parameter ${name.slice(0, 64)} is given more than once.`);
+      if (Object.hasOwn(body, name))
+        throw new BadRequestError(`The parameter ${name.slice(0, 64)} is given more than once.`);
       body[name] = value;
     }
     return body;

@@ -25,7 +25,9 @@ async function loadConfig(path: string): Promise<SandboxConfig> {
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    throw new UsageError(`--config ${path}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+    throw new UsageError(
+      `--config ${path}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+    );
   }
   let json: unknown;
   try {
@@ -43,7 +45,10 @@ async function loadConfig(path: string): Promise<SandboxConfig> {
 
 function describe(client: ClientRegistration): string {
   const scopes = client.scopes === undefined ? "any" : client.scopes.join(" ");
-  const native = client.native === true ? "\n    native: loopback redirect URIs without a port accept any port (not known service behaviour)" : "";
+  const native =
+    client.native === true
+      ? "\n    native: loopback redirect URIs without a port accept any port (not known service behaviour)"
+      : "";
   return `  ${client.id}\n    redirect URIs: ${client.redirectUris.join("  ")}\n    scopes: ${scopes}${native}`;
 }
 
@@ -87,7 +92,11 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       ...(config.user === undefined ? {} : { user: config.user }),
       ...(config.defaultScopes === undefined ? {} : { defaultScopes: config.defaultScopes }),
       onError: (error) =>
-        process.stderr.write(error instanceof StateFileError ? `tenant-sandbox: ${error.message}\n` : `tenant-sandbox: internal error: ${String(error)}\n`),
+        process.stderr.write(
+          error instanceof StateFileError
+            ? `tenant-sandbox: ${error.message}\n`
+            : `tenant-sandbox: internal error: ${String(error)}\n`,
+        ),
       // Nothing else runs in this process, so the adapter may use its faster globals.
       fastGlobals: true,
     };
@@ -99,7 +108,9 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
         process.stderr.write(`tenant-sandbox: ${error.message}\n`);
         return 1;
       }
-      process.stderr.write(`tenant-sandbox: cannot listen on ${options.host ?? ""}:${options.port ?? ""}: ${(error as Error).message}\n`);
+      process.stderr.write(
+        `tenant-sandbox: cannot listen on ${options.host ?? ""}:${options.port ?? ""}: ${(error as Error).message}\n`,
+      );
       return 1;
     }
     if (command.json) {
@@ -108,11 +119,18 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       );
     } else {
       process.stdout.write(`tenant-sandbox listening on ${running.url}\n`);
-      process.stdout.write(clients.length === 0 ? "clients: none (add --client)\n" : `clients:\n${clients.map(describe).join("\n")}\n`);
-      process.stdout.write(`auto-approve: ${options.autoApprove === true ? "on" : "off"}, test clock: ${options.testClock === true ? "on" : "off"}\n`);
-      process.stdout.write(`state: ${stateFile === undefined ? "in memory only" : `kept in ${stateFile}`}, rotation grace: ${rotationGraceSeconds ?? 0} s\n`);
+      process.stdout.write(
+        clients.length === 0 ? "clients: none (add --client)\n" : `clients:\n${clients.map(describe).join("\n")}\n`,
+      );
+      process.stdout.write(
+        `auto-approve: ${options.autoApprove === true ? "on" : "off"}, test clock: ${options.testClock === true ? "on" : "off"}\n`,
+      );
+      process.stdout.write(
+        `state: ${stateFile === undefined ? "in memory only" : `kept in ${stateFile}`}, rotation grace: ${rotationGraceSeconds ?? 0} s\n`,
+      );
     }
-    if (clients.length === 0) process.stderr.write("tenant-sandbox: no clients registered; every authorization request will be refused\n");
+    if (clients.length === 0)
+      process.stderr.write("tenant-sandbox: no clients registered; every authorization request will be refused\n");
     const stop = (): void => {
       running.close().then(
         () => process.exit(0),

@@ -202,7 +202,10 @@ export class ClientRegistry {
    */
   hasRedirectUri(client: ClientRegistration, redirectUri: string): boolean {
     if (client.redirectUris.includes(redirectUri)) return true;
-    return client.native === true && client.redirectUris.some((registered) => matchesAnyLoopbackPort(registered, redirectUri));
+    return (
+      client.native === true &&
+      client.redirectUris.some((registered) => matchesAnyLoopbackPort(registered, redirectUri))
+    );
   }
 
   /**

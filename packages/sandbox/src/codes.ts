@@ -117,7 +117,8 @@ export class CodeStore {
   sweep(familyLives: (familyId: string) => boolean): void {
     const now = this.#clock.now();
     for (const [code, record] of this.#codes) {
-      const needed = record.used && record.familyId !== undefined ? familyLives(record.familyId) : now < record.expiresAt;
+      const needed =
+        record.used && record.familyId !== undefined ? familyLives(record.familyId) : now < record.expiresAt;
       if (!needed) this.#codes.delete(code);
     }
   }
@@ -126,7 +127,12 @@ export class CodeStore {
   snapshot(): CodeSnapshot {
     return [...this.#codes].map(([code, record]) =>
       record.used
-        ? { code, expiresAt: record.expiresAt, used: true as const, ...(record.familyId === undefined ? {} : { familyId: record.familyId }) }
+        ? {
+            code,
+            expiresAt: record.expiresAt,
+            used: true as const,
+            ...(record.familyId === undefined ? {} : { familyId: record.familyId }),
+          }
         : { code, ...record },
     );
   }
@@ -135,7 +141,12 @@ export class CodeStore {
   restore(snapshot: CodeSnapshot): void {
     for (const entry of snapshot) {
       const { code, ...record } = entry;
-      this.#codes.set(code, record.used ? { expiresAt: record.expiresAt, used: true, familyId: record.familyId } : { ...record, scopes: [...record.scopes] });
+      this.#codes.set(
+        code,
+        record.used
+          ? { expiresAt: record.expiresAt, used: true, familyId: record.familyId }
+          : { ...record, scopes: [...record.scopes] },
+      );
     }
   }
 }

@@ -25,7 +25,19 @@ export interface SandboxConfig {
   allowedHosts?: string[];
 }
 
-const FIELDS = ["$schema", "port", "host", "autoApprove", "testClock", "clients", "user", "defaultScopes", "stateFile", "rotationGraceSeconds", "allowedHosts"];
+const FIELDS = [
+  "$schema",
+  "port",
+  "host",
+  "autoApprove",
+  "testClock",
+  "clients",
+  "user",
+  "defaultScopes",
+  "stateFile",
+  "rotationGraceSeconds",
+  "allowedHosts",
+];
 const CLIENT_FIELDS = ["id", "redirectUris", "scopes", "native"];
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -49,10 +61,22 @@ function stringList(value: unknown, what: string): string[] {
 export function parseConfig(input: unknown): SandboxConfig {
   if (!isObject(input)) throw new ClientConfigError("the config must be a JSON object");
   for (const key of Object.keys(input)) {
-    if (!FIELDS.includes(key)) throw new ClientConfigError(`unknown config field "${key}" (fields: ${FIELDS.slice(1).join(", ")})`);
+    if (!FIELDS.includes(key))
+      throw new ClientConfigError(`unknown config field "${key}" (fields: ${FIELDS.slice(1).join(", ")})`);
   }
   const config: SandboxConfig = {};
-  const { port, host, autoApprove, testClock, clients, user, defaultScopes, stateFile, rotationGraceSeconds, allowedHosts } = input;
+  const {
+    port,
+    host,
+    autoApprove,
+    testClock,
+    clients,
+    user,
+    defaultScopes,
+    stateFile,
+    rotationGraceSeconds,
+    allowedHosts,
+  } = input;
   if (port !== undefined) {
     if (typeof port !== "number" || !Number.isInteger(port) || port < 0 || port > 65535) {
       throw new ClientConfigError("port must be an integer from 0 to 65535");
@@ -76,12 +100,17 @@ export function parseConfig(input: unknown): SandboxConfig {
     config.clients = clients.map((client: unknown, index) => {
       if (!isObject(client)) throw new ClientConfigError(`clients[${index}] must be an object`);
       for (const key of Object.keys(client)) {
-        if (!CLIENT_FIELDS.includes(key)) throw new ClientConfigError(`clients[${index}]: unknown field "${key}" (fields: ${CLIENT_FIELDS.join(", ")})`);
+        if (!CLIENT_FIELDS.includes(key))
+          throw new ClientConfigError(
+            `clients[${index}]: unknown field "${key}" (fields: ${CLIENT_FIELDS.join(", ")})`,
+          );
       }
       if (typeof client["id"] !== "string") throw new ClientConfigError(`clients[${index}].id must be a string`);
-      const scopes = client["scopes"] === undefined ? undefined : stringList(client["scopes"], `clients[${index}].scopes`);
+      const scopes =
+        client["scopes"] === undefined ? undefined : stringList(client["scopes"], `clients[${index}].scopes`);
       const native = client["native"];
-      if (native !== undefined && typeof native !== "boolean") throw new ClientConfigError(`clients[${index}].native must be true or false`);
+      if (native !== undefined && typeof native !== "boolean")
+        throw new ClientConfigError(`clients[${index}].native must be true or false`);
       return validateClient({
         id: client["id"],
         redirectUris: stringList(client["redirectUris"], `clients[${index}].redirectUris`),
@@ -101,11 +130,17 @@ export function parseConfig(input: unknown): SandboxConfig {
     config.defaultScopes = list;
   }
   if (stateFile !== undefined) {
-    if (typeof stateFile !== "string" || stateFile === "") throw new ClientConfigError("stateFile must be a non-empty string (a path)");
+    if (typeof stateFile !== "string" || stateFile === "")
+      throw new ClientConfigError("stateFile must be a non-empty string (a path)");
     config.stateFile = stateFile;
   }
   if (rotationGraceSeconds !== undefined) {
-    if (typeof rotationGraceSeconds !== "number" || !Number.isInteger(rotationGraceSeconds) || rotationGraceSeconds < 0 || rotationGraceSeconds > MAX_ROTATION_GRACE_SECONDS) {
+    if (
+      typeof rotationGraceSeconds !== "number" ||
+      !Number.isInteger(rotationGraceSeconds) ||
+      rotationGraceSeconds < 0 ||
+      rotationGraceSeconds > MAX_ROTATION_GRACE_SECONDS
+    ) {
       throw new ClientConfigError(`rotationGraceSeconds must be an integer from 0 to ${MAX_ROTATION_GRACE_SECONDS}`);
     }
     config.rotationGraceSeconds = rotationGraceSeconds;
@@ -115,7 +150,8 @@ export function parseConfig(input: unknown): SandboxConfig {
       try {
         return normalizeHostname(name);
       } catch (error) {
-        if (error instanceof HostConfigError) throw new ClientConfigError(`allowedHosts: ${error.message}`, { cause: error });
+        if (error instanceof HostConfigError)
+          throw new ClientConfigError(`allowedHosts: ${error.message}`, { cause: error });
         throw error;
       }
     });

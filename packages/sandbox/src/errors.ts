@@ -40,7 +40,10 @@ export class BadRequestError extends Error {
  * @see RFC 6749 §5.2
  */
 export function oauthError(error: OAuthErrorCode, description: string, status = 400): Response {
-  return Response.json({ error, error_description: safeDescription(description) }, { status, headers: NO_STORE_HEADERS });
+  return Response.json(
+    { error, error_description: safeDescription(description) },
+    { status, headers: NO_STORE_HEADERS },
+  );
 }
 
 /**

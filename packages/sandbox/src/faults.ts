@@ -92,13 +92,17 @@ const isWhole = (value: unknown, min: number, max: number): value is number =>
  * @example parseFault({ route: "/oauth/token", kind: "status", status: 429, retryAfter: 2 }, 1)
  */
 export function parseFault(input: unknown, id: number): Fault {
-  if (typeof input !== "object" || input === null || Array.isArray(input)) throw new FaultConfigError("A fault is a JSON object.");
+  if (typeof input !== "object" || input === null || Array.isArray(input))
+    throw new FaultConfigError("A fault is a JSON object.");
   const spec = input as Record<string, unknown>;
   const unknown = Object.keys(spec).find((key) => !SPEC_KEYS.has(key));
-  if (unknown !== undefined) throw new FaultConfigError(`Unknown field "${unknown.slice(0, 64)}"; a fault has ${[...SPEC_KEYS].join(", ")}.`);
+  if (unknown !== undefined)
+    throw new FaultConfigError(`Unknown field "${unknown.slice(0, 64)}"; a fault has ${[...SPEC_KEYS].join(", ")}.`);
   const { route, method, kind } = spec;
   if (typeof route !== "string" || !route.startsWith("/") || /[?#\s]/.test(route) || route.length > 1024) {
-    throw new FaultConfigError("route must be a path starting with /, without a query (e.g. /api/v1/auth/user or /api/v1/*).");
+    throw new FaultConfigError(
+      "route must be a path starting with /, without a query (e.g. /api/v1/auth/user or /api/v1/*).",
+    );
   }
   if (route === "/__sandbox" || route.startsWith("/__sandbox/") || route === "/*") {
     throw new FaultConfigError("route must not cover /__sandbox/: the test routes stay reachable.");
@@ -106,15 +110,18 @@ export function parseFault(input: unknown, id: number): Fault {
   if (method !== undefined && (typeof method !== "string" || !/^[A-Za-z]{1,16}$/.test(method))) {
     throw new FaultConfigError("method must be an HTTP method such as GET or POST.");
   }
-  if (typeof kind !== "string" || !KINDS.includes(kind as FaultKind)) throw new FaultConfigError(`kind must be one of ${KINDS.join(", ")}.`);
+  if (typeof kind !== "string" || !KINDS.includes(kind as FaultKind))
+    throw new FaultConfigError(`kind must be one of ${KINDS.join(", ")}.`);
   const onlyFor = (field: string, owner: FaultKind): void => {
-    if (spec[field] !== undefined && kind !== owner) throw new FaultConfigError(`${field} applies only to kind "${owner}".`);
+    if (spec[field] !== undefined && kind !== owner)
+      throw new FaultConfigError(`${field} applies only to kind "${owner}".`);
   };
   onlyFor("status", "status");
   onlyFor("retryAfter", "status");
   onlyFor("delayMs", "slow");
   const status = spec["status"] ?? (kind === "status" ? 503 : undefined);
-  if (status !== undefined && !isWhole(status, 400, 599)) throw new FaultConfigError("status must be an integer from 400 to 599.");
+  if (status !== undefined && !isWhole(status, 400, 599))
+    throw new FaultConfigError("status must be an integer from 400 to 599.");
   const retryAfter = spec["retryAfter"];
   if (retryAfter !== undefined && !isWhole(retryAfter, 0, MAX_RETRY_AFTER_SECONDS)) {
     throw new FaultConfigError(`retryAfter must be a whole number of seconds from 0 to ${MAX_RETRY_AFTER_SECONDS}.`);
@@ -124,7 +131,8 @@ export function parseFault(input: unknown, id: number): Fault {
     throw new FaultConfigError(`delayMs must be an integer from 1 to ${MAX_FAULT_DELAY_MS} for kind "slow".`);
   }
   const count = spec["count"] ?? 1;
-  if (!isWhole(count, 1, MAX_FAULT_COUNT)) throw new FaultConfigError(`count must be an integer from 1 to ${MAX_FAULT_COUNT}.`);
+  if (!isWhole(count, 1, MAX_FAULT_COUNT))
+    throw new FaultConfigError(`count must be an integer from 1 to ${MAX_FAULT_COUNT}.`);
   return {
     id,
     route,
@@ -151,10 +159,12 @@ export function parseFaultSpec(text: string): FaultSpec {
   for (const part of text.split(",")) {
     if (part.trim() === "") continue;
     const equals = part.indexOf("=");
-    if (equals <= 0) throw new FaultConfigError(`"${part.slice(0, 64)}" is not key=value (keys: ${[...SPEC_KEYS].join(", ")})`);
+    if (equals <= 0)
+      throw new FaultConfigError(`"${part.slice(0, 64)}" is not key=value (keys: ${[...SPEC_KEYS].join(", ")})`);
     const key = part.slice(0, equals).trim();
     const value = part.slice(equals + 1).trim();
-    if (NUMERIC_KEYS.has(key) && !/^\d{1,9}$/.test(value)) throw new FaultConfigError(`${key} must be a whole number, not "${value.slice(0, 64)}"`);
+    if (NUMERIC_KEYS.has(key) && !/^\d{1,9}$/.test(value))
+      throw new FaultConfigError(`${key} must be a whole number, not "${value.slice(0, 64)}"`);
     spec[key] = NUMERIC_KEYS.has(key) ? Number(value) : value;
   }
   parseFault(spec, 0);
@@ -186,7 +196,8 @@ export class Faults {
    */
   add(spec: FaultSpec): Fault {
     const fault = parseFault(spec, this.#nextId);
-    if (this.#faults.length >= MAX_FAULTS) throw new FaultConfigError(`At most ${MAX_FAULTS} faults are held at once; clear some first.`);
+    if (this.#faults.length >= MAX_FAULTS)
+      throw new FaultConfigError(`At most ${MAX_FAULTS} faults are held at once; clear some first.`);
     this.#nextId++;
     this.#faults.push(fault);
     return fault;
@@ -211,7 +222,9 @@ export class Faults {
    */
   take(method: string, path: string): Fault | undefined {
     if (this.#faults.length === 0) return undefined;
-    const index = this.#faults.findIndex((fault) => (fault.method === null || fault.method === method) && covers(fault.route, path));
+    const index = this.#faults.findIndex(
+      (fault) => (fault.method === null || fault.method === method) && covers(fault.route, path),
+    );
     if (index < 0) return undefined;
     const fault = this.#faults[index]!;
     const remaining = fault.remaining - 1;
@@ -229,10 +242,14 @@ export class Faults {
  */
 export function faultResponse(fault: Fault): Response {
   const status = fault.status ?? 503;
-  const error = status === 429 || status === 503 ? "temporarily_unavailable" : status >= 500 ? "server_error" : "invalid_request";
+  const error =
+    status === 429 || status === 503 ? "temporarily_unavailable" : status >= 500 ? "server_error" : "invalid_request";
   const headers: Record<string, string> = { "Cache-Control": "no-store" };
   if (fault.retryAfter !== null) headers["Retry-After"] = String(fault.retryAfter);
-  return Response.json({ error, error_description: `Fault ${fault.id} injected by the sandbox: ${status}.` }, { status, headers });
+  return Response.json(
+    { error, error_description: `Fault ${fault.id} injected by the sandbox: ${status}.` },
+    { status, headers },
+  );
 }
 
 /**

@@ -81,7 +81,8 @@ export function hostCheck(allowedHosts: readonly string[]): (url: string) => Res
     return Response.json(
       {
         error: "misdirected_request",
-        error_description: "This sandbox does not answer for that host name. Use a loopback name, or add the name to allowedHosts (--allowed-host).",
+        error_description:
+          "This sandbox does not answer for that host name. Use a loopback name, or add the name to allowedHosts (--allowed-host).",
       },
       { status: 421, headers: { "Cache-Control": "no-store" } },
     );

@@ -35,7 +35,8 @@ export const HTML_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "Content-Type": "text/html; charset=utf-8",
   "Cache-Control": "no-store",
   "X-Frame-Options": "DENY",
-  "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  "Content-Security-Policy":
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
   "Referrer-Policy": "no-referrer",
 });
 
@@ -107,6 +108,9 @@ export function htmlResponse(html: string, status: number, formRedirectTo?: stri
   const target = new URL(formRedirectTo);
   // An http(s) redirect URI is allowed by its origin; a private-use scheme (RFC 8252 §7.1) by its scheme.
   const source = target.protocol === "http:" || target.protocol === "https:" ? target.origin : target.protocol;
-  const csp = (HTML_HEADERS["Content-Security-Policy"] ?? "").replace("form-action 'self'", `form-action 'self' ${source}`);
+  const csp = (HTML_HEADERS["Content-Security-Policy"] ?? "").replace(
+    "form-action 'self'",
+    `form-action 'self' ${source}`,
+  );
   return new Response(html, { status, headers: { ...HTML_HEADERS, "Content-Security-Policy": csp } });
 }

@@ -8,10 +8,21 @@
  */
 export { createSandbox, type FetchLike, type Sandbox, type SandboxOptions } from "./app.js";
 export { startSandbox, type RunningSandbox, type StartOptions } from "./start.js";
-export { ClientConfigError, ClientRegistry, parseClientSpec, validateClient, type ClientRegistration } from "./clients.js";
+export {
+  ClientConfigError,
+  ClientRegistry,
+  parseClientSpec,
+  validateClient,
+  type ClientRegistration,
+} from "./clients.js";
 export { createClock, MAX_ADVANCE_SECONDS, type Clock, type ClockOptions } from "./clock.js";
 export { CODE_LIFETIME_SECONDS } from "./codes.js";
-export { ACCESS_TOKEN_LIFETIME_SECONDS, MAX_ROTATION_GRACE_SECONDS, REFRESH_TOKEN_LIFETIME_SECONDS, type IssuedTokens } from "./tokens.js";
+export {
+  ACCESS_TOKEN_LIFETIME_SECONDS,
+  MAX_ROTATION_GRACE_SECONDS,
+  REFRESH_TOKEN_LIFETIME_SECONDS,
+  type IssuedTokens,
+} from "./tokens.js";
 export { HostConfigError, isLoopbackHostname } from "./hosts.js";
 export { StateFileError, type StateFileErrorCode } from "./state-file.js";
 export { EVENT_RETENTION_SECONDS, MAX_EVENTS, type SandboxEvent } from "./events.js";

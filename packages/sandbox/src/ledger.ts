@@ -143,7 +143,11 @@ export interface PresentationInput {
 type LedgerRecord =
   | { readonly kind: "issued"; readonly time: number; readonly family: string }
   | { readonly kind: "revoked"; readonly time: number; readonly family: string; readonly by: FamilyRevokedBy }
-  | ({ readonly kind: "presented"; readonly time: number; readonly presentation: LedgerPresentation } & PresentationInput);
+  | ({
+      readonly kind: "presented";
+      readonly time: number;
+      readonly presentation: LedgerPresentation;
+    } & PresentationInput);
 
 /** Reading and clearing the ledger: `sandbox.ledger`. */
 export type SandboxLedger = Pick<RefreshLedger, "list" | "clear">;
@@ -213,7 +217,10 @@ export class RefreshLedger {
 
   /** The ledger grouped by refresh token, with the reuses and the families; fresh objects on every call. */
   list(): LedgerView {
-    const tokens = new Map<string, { fingerprint: string; family: string | null; presentations: LedgerPresentation[] }>();
+    const tokens = new Map<
+      string,
+      { fingerprint: string; family: string | null; presentations: LedgerPresentation[] }
+    >();
     const families = new Map<string, { id: string; revoked: boolean; revokedBy: FamilyRevokedBy | null }>();
     const reuses: LedgerReuse[] = [];
     const familyOf = (id: string) => {

@@ -18,7 +18,11 @@ export function redirectTo(redirectUri: string, params: Readonly<Record<string, 
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined) query.append(name, name === "error_description" ? safeDescription(value) : value);
   }
-  const separator = redirectUri.includes("?") ? (redirectUri.endsWith("?") || redirectUri.endsWith("&") ? "" : "&") : "?";
+  const separator = redirectUri.includes("?")
+    ? redirectUri.endsWith("?") || redirectUri.endsWith("&")
+      ? ""
+      : "&"
+    : "?";
   return new Response(null, {
     status: 302,
     headers: { Location: `${redirectUri}${separator}${query.toString()}`, "Cache-Control": "no-store" },

@@ -32,7 +32,8 @@ export class SnapshotFormatError extends Error {
 type Json = Record<string, unknown>;
 
 function object(value: unknown, where: string): Json {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new SnapshotFormatError(`${where} must be an object`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new SnapshotFormatError(`${where} must be an object`);
   return value as Json;
 }
 
@@ -55,7 +56,12 @@ function strings(value: unknown, where: string): string[] {
   return list(value, where).map((item, index) => text(item, `${where}[${index}]`));
 }
 
-function optional<T>(record: Json, key: string, read: (value: unknown, where: string) => T, where: string): { [key: string]: T } {
+function optional<T>(
+  record: Json,
+  key: string,
+  read: (value: unknown, where: string) => T,
+  where: string,
+): { [key: string]: T } {
   return record[key] === undefined ? {} : { [key]: read(record[key], `${where}.${key}`) };
 }
 
@@ -70,7 +76,10 @@ function optional<T>(record: Json, key: string, read: (value: unknown, where: st
 export function parseSnapshot(input: unknown): SandboxSnapshot {
   const root = object(input, "the state");
   if (root["format"] !== "tenant-sandbox-state") throw new SnapshotFormatError('format must be "tenant-sandbox-state"');
-  if (root["version"] !== SNAPSHOT_VERSION) throw new SnapshotFormatError(`version ${String(root["version"])} is not supported (this sandbox reads ${SNAPSHOT_VERSION})`);
+  if (root["version"] !== SNAPSHOT_VERSION)
+    throw new SnapshotFormatError(
+      `version ${String(root["version"])} is not supported (this sandbox reads ${SNAPSHOT_VERSION})`,
+    );
   const clockOffsetSeconds = time(root["clockOffsetSeconds"], "clockOffsetSeconds");
   if (clockOffsetSeconds < 0) throw new SnapshotFormatError("clockOffsetSeconds must not be negative");
   const clients = list(root["clients"], "clients").map((item, index) => {
@@ -91,7 +100,10 @@ export function parseSnapshot(input: unknown): SandboxSnapshot {
   const codes = list(root["codes"], "codes").map((item, index) => {
     const where = `codes[${index}]`;
     const code = object(item, where);
-    const base = { code: text(code["code"], `${where}.code`), expiresAt: time(code["expiresAt"], `${where}.expiresAt`) };
+    const base = {
+      code: text(code["code"], `${where}.code`),
+      expiresAt: time(code["expiresAt"], `${where}.expiresAt`),
+    };
     if (code["used"] === true) return { ...base, used: true as const, ...optional(code, "familyId", text, where) };
     if (code["used"] !== false) throw new SnapshotFormatError(`${where}.used must be true or false`);
     return {
@@ -108,7 +120,12 @@ export function parseSnapshot(input: unknown): SandboxSnapshot {
     const where = `tokens.families[${index}]`;
     const family = object(item, where);
     if (typeof family["revoked"] !== "boolean") throw new SnapshotFormatError(`${where}.revoked must be true or false`);
-    return { id: text(family["id"], `${where}.id`), clientId: text(family["clientId"], `${where}.clientId`), scopes: strings(family["scopes"], `${where}.scopes`), revoked: family["revoked"] };
+    return {
+      id: text(family["id"], `${where}.id`),
+      clientId: text(family["clientId"], `${where}.clientId`),
+      scopes: strings(family["scopes"], `${where}.scopes`),
+      revoked: family["revoked"],
+    };
   });
   const accessTokens = list(tokens["accessTokens"], "tokens.accessTokens").map((item, index) => {
     const where = `tokens.accessTokens[${index}]`;
@@ -131,5 +148,12 @@ export function parseSnapshot(input: unknown): SandboxSnapshot {
       ...optional(record, "successor", text, where),
     };
   });
-  return { format: "tenant-sandbox-state", version: SNAPSHOT_VERSION, clockOffsetSeconds, clients, codes, tokens: { families, accessTokens, refreshTokens } };
+  return {
+    format: "tenant-sandbox-state",
+    version: SNAPSHOT_VERSION,
+    clockOffsetSeconds,
+    clients,
+    codes,
+    tokens: { families, accessTokens, refreshTokens },
+  };
 }

@@ -67,14 +67,20 @@ export interface RunningSandbox {
  */
 export async function startSandbox(options: StartOptions = {}): Promise<RunningSandbox> {
   const host = options.host ?? "127.0.0.1";
-  const sandboxOptions: SandboxOptions = { ...options, allowedHosts: [...(options.allowedHosts ?? []), ...hostsOfListenAddress(host)] };
+  const sandboxOptions: SandboxOptions = {
+    ...options,
+    allowedHosts: [...(options.allowedHosts ?? []), ...hostsOfListenAddress(host)],
+  };
   let writer: StateFileWriter | undefined;
   let sandbox: Sandbox;
   if (options.stateFile === undefined) {
     sandbox = buildSandbox(sandboxOptions).sandbox;
   } else {
     const restore = await readStateFile(options.stateFile);
-    const built = buildSandbox(sandboxOptions, { ...(restore === undefined ? {} : { restore }), onChange: () => writer?.schedule() });
+    const built = buildSandbox(sandboxOptions, {
+      ...(restore === undefined ? {} : { restore }),
+      onChange: () => writer?.schedule(),
+    });
     sandbox = built.sandbox;
     writer = new StateFileWriter(options.stateFile, built.snapshot, (error) => options.onError?.(error));
     // Write once before listening: a file that cannot be written stops the start, not a later request.
@@ -83,7 +89,12 @@ export async function startSandbox(options: StartOptions = {}): Promise<RunningS
   return new Promise((resolve, reject) => {
     // Unless asked, keep the process's own Request and Response (see `fastGlobals`).
     // The app itself, typed as node-server's handler: it receives node-server's bindings as `env`.
-    const server = serve({ fetch: sandbox.app.fetch, port: options.port ?? 0, hostname: host, overrideGlobalObjects: options.fastGlobals === true }) as Server;
+    const server = serve({
+      fetch: sandbox.app.fetch,
+      port: options.port ?? 0,
+      hostname: host,
+      overrideGlobalObjects: options.fastGlobals === true,
+    }) as Server;
     const onError = (error: Error): void => {
       server.close();
       sandbox.close();

@@ -57,19 +57,34 @@ export async function readStateFile(path: string): Promise<SandboxSnapshot | und
     text = await readFile(path, "utf8");
   } catch (error) {
     if (errnoCode(error) === "ENOENT") return undefined;
-    throw new StateFileError("state_file_unreadable", path, `cannot read the state file ${path} (${errnoCode(error)})`, { cause: error });
+    throw new StateFileError(
+      "state_file_unreadable",
+      path,
+      `cannot read the state file ${path} (${errnoCode(error)})`,
+      { cause: error },
+    );
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new StateFileError("state_file_corrupt", path, `the state file ${path} is not valid JSON; it was left as it is`, { cause: error });
+    throw new StateFileError(
+      "state_file_corrupt",
+      path,
+      `the state file ${path} is not valid JSON; it was left as it is`,
+      { cause: error },
+    );
   }
   try {
     return parseSnapshot(json);
   } catch (error) {
     if (!(error instanceof SnapshotFormatError)) throw error;
-    throw new StateFileError("state_file_corrupt", path, `the state file ${path} is not a sandbox state (${error.message}); it was left as it is`, { cause: error });
+    throw new StateFileError(
+      "state_file_corrupt",
+      path,
+      `the state file ${path} is not a sandbox state (${error.message}); it was left as it is`,
+      { cause: error },
+    );
   }
 }
 
@@ -94,7 +109,12 @@ export async function writeStateFileAtomically(path: string, text: string): Prom
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
-    throw new StateFileError("state_file_write_failed", path, `cannot write the state file ${path} (${errnoCode(error)})`, { cause: error });
+    throw new StateFileError(
+      "state_file_write_failed",
+      path,
+      `cannot write the state file ${path} (${errnoCode(error)})`,
+      { cause: error },
+    );
   }
   // Make the rename itself durable. Not every platform can fsync a directory (Windows): then the
   // rename is as durable as that file system makes it.

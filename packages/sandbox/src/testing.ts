@@ -46,7 +46,10 @@ export interface TestTenantOptions {
   /** More sandbox options (`user`, `defaultScopes`, `onError`, more `clients`…). */
   readonly sandbox?: Omit<SandboxOptions, "autoApprove" | "now">;
   /** More token manager options (`storage`, `logger: logSessionTo(console)`, `refreshLeewayMs`, `retry`…). */
-  readonly tokenManager?: Omit<Partial<TokenManagerOptions>, "baseUrl" | "clientId" | "redirectUri" | "scopes" | "fetch" | "now">;
+  readonly tokenManager?: Omit<
+    Partial<TokenManagerOptions>,
+    "baseUrl" | "clientId" | "redirectUri" | "scopes" | "fetch" | "now"
+  >;
   /** More client options (`retry: retryPolicy()`, `timeout: timeoutAfter(ms)`, `logger: logTo(console)`, `headers`, `middleware`). */
   readonly client?: Omit<TenantClientOptions, "baseUrl" | "auth" | "fetch">;
   /**
@@ -184,7 +187,8 @@ export async function createTestTenant(options: TestTenantOptions = {}): Promise
     const location = answer.headers.get("location");
     const callback = location === null ? undefined : new URL(location, url);
     if (answer.status !== 302 || !callback?.searchParams.has("code")) {
-      const reason = callback?.searchParams.get("error_description") ?? callback?.searchParams.get("error") ?? (await answer.text());
+      const reason =
+        callback?.searchParams.get("error_description") ?? callback?.searchParams.get("error") ?? (await answer.text());
       throw new TestTenantError(`The sandbox did not approve the sign-in (HTTP ${answer.status}): ${reason}`);
     }
     return tokenManager.completeAuthorization(callback);
@@ -209,7 +213,10 @@ function tenantLock(): Lock {
   let tail: Promise<unknown> = Promise.resolve();
   return (_name, task) => {
     // In one process nothing else can take the lock: the task runs without a HeldLock to check.
-    const run = tail.then(() => task(), () => task());
+    const run = tail.then(
+      () => task(),
+      () => task(),
+    );
     tail = run.catch(() => undefined);
     return run;
   };

@@ -32,7 +32,12 @@ export interface IssuedTokens {
 
 /** What the resource server learns about an access token. */
 export type AccessTokenState =
-  | { readonly state: "active"; readonly clientId: string; readonly scopes: readonly string[]; readonly expiresAt: number }
+  | {
+      readonly state: "active";
+      readonly clientId: string;
+      readonly scopes: readonly string[];
+      readonly expiresAt: number;
+    }
   | { readonly state: "expired" | "revoked" | "unknown" };
 
 /** The outcome of a refresh token grant; `grace` tells a replay answered within the rotation grace period. */
@@ -43,8 +48,18 @@ export type RefreshOutcome =
 
 /** The stored form of the tokens, for the state file. Times are epoch milliseconds of the sandbox clock. */
 export interface TokenSnapshot {
-  readonly families: readonly { readonly id: string; readonly clientId: string; readonly scopes: readonly string[]; readonly revoked: boolean }[];
-  readonly accessTokens: readonly { readonly token: string; readonly family: string; readonly scopes: readonly string[]; readonly expiresAt: number }[];
+  readonly families: readonly {
+    readonly id: string;
+    readonly clientId: string;
+    readonly scopes: readonly string[];
+    readonly revoked: boolean;
+  }[];
+  readonly accessTokens: readonly {
+    readonly token: string;
+    readonly family: string;
+    readonly scopes: readonly string[];
+    readonly expiresAt: number;
+  }[];
   readonly refreshTokens: readonly {
     readonly token: string;
     readonly family: string;
@@ -115,7 +130,13 @@ export class TokenStore {
    * @see RFC 6749 §5.1
    */
   issue(clientId: string, scopes: readonly string[]): IssuedTokens {
-    const family: Family = { id: randomToken("fam_", 16), clientId, scopes: [...scopes], revoked: false, liveTokens: 0 };
+    const family: Family = {
+      id: randomToken("fam_", 16),
+      clientId,
+      scopes: [...scopes],
+      revoked: false,
+      liveTokens: 0,
+    };
     this.#families.set(family.id, family);
     const tokens = this.#issueInto(family, family.scopes);
     this.#onChange();
@@ -161,7 +182,13 @@ export class TokenStore {
       return {
         kind: "ok",
         grace: true,
-        tokens: { accessToken, refreshToken: successor, expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS, scopes, familyId: family.id },
+        tokens: {
+          accessToken,
+          refreshToken: successor,
+          expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
+          scopes,
+          familyId: family.id,
+        },
       };
     }
     const tokens = this.#issueInto(family, scopes);
@@ -264,7 +291,11 @@ export class TokenStore {
     }
     for (const [token, record] of this.#refresh) {
       if (now >= record.expiresAt) this.#evictRefresh(token, record);
-      else if (record.successor !== undefined && record.rotatedAt !== undefined && now >= record.rotatedAt + this.#graceMs) {
+      else if (
+        record.successor !== undefined &&
+        record.rotatedAt !== undefined &&
+        now >= record.rotatedAt + this.#graceMs
+      ) {
         record.successor = undefined;
       }
     }
@@ -283,8 +314,18 @@ export class TokenStore {
   /** Every record, for the state file. */
   snapshot(): TokenSnapshot {
     return {
-      families: [...this.#families.values()].map(({ id, clientId, scopes, revoked }) => ({ id, clientId, scopes, revoked })),
-      accessTokens: [...this.#access].map(([token, record]) => ({ token, family: record.family.id, scopes: record.scopes, expiresAt: record.expiresAt })),
+      families: [...this.#families.values()].map(({ id, clientId, scopes, revoked }) => ({
+        id,
+        clientId,
+        scopes,
+        revoked,
+      })),
+      accessTokens: [...this.#access].map(([token, record]) => ({
+        token,
+        family: record.family.id,
+        scopes: record.scopes,
+        expiresAt: record.expiresAt,
+      })),
       refreshTokens: [...this.#refresh].map(([token, record]) => ({
         token,
         family: record.family.id,
@@ -324,7 +365,8 @@ export class TokenStore {
    * the grace period, or the successor was itself rotated or is gone (the chain moved on).
    */
   #graceSuccessor(record: RefreshRecord, now: number): string | undefined {
-    if (record.successor === undefined || record.rotatedAt === undefined || now >= record.rotatedAt + this.#graceMs) return undefined;
+    if (record.successor === undefined || record.rotatedAt === undefined || now >= record.rotatedAt + this.#graceMs)
+      return undefined;
     const next = this.#refresh.get(record.successor);
     if (next === undefined || next.rotatedAt !== undefined || now >= next.expiresAt) return undefined;
     return record.successor;

@@ -9,7 +9,11 @@ describe("test routes", () => {
     ["DELETE", "/__sandbox/events"],
   ])("%s %s does not exist without the test clock (404)", async (method, path) => {
     const sandbox = testSandbox({ testClock: false });
-    const response = await sandbox.app.request(path, { method, headers: { "content-type": "application/json" }, ...(method === "POST" ? { body: '{"advanceSeconds":1000}' } : {}) });
+    const response = await sandbox.app.request(path, {
+      method,
+      headers: { "content-type": "application/json" },
+      ...(method === "POST" ? { body: '{"advanceSeconds":1000}' } : {}),
+    });
     expect(response.status).toBe(404);
     expect(await response.json()).toMatchObject({ error: "not_found" });
   });
@@ -18,7 +22,11 @@ describe("test routes", () => {
     const sandbox = testSandbox({ now: () => Date.parse("2030-01-01T00:00:00Z") });
     const response = await postJson(sandbox, "/__sandbox/clock", { advanceSeconds: 901 });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ now: "2030-01-01T00:15:01.000Z", epochMs: Date.parse("2030-01-01T00:15:01Z"), offsetSeconds: 901 });
+    expect(await response.json()).toEqual({
+      now: "2030-01-01T00:15:01.000Z",
+      epochMs: Date.parse("2030-01-01T00:15:01Z"),
+      offsetSeconds: 901,
+    });
     expect(await (await sandbox.app.request("/__sandbox/clock")).json()).toMatchObject({ offsetSeconds: 901 });
   });
 
@@ -26,7 +34,9 @@ describe("test routes", () => {
     const sandbox = testSandbox();
     const tokens = await signIn(sandbox);
     await postJson(sandbox, "/__sandbox/clock", { advanceSeconds: 900 });
-    const response = await sandbox.app.request("/api/v1/auth/user", { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const response = await sandbox.app.request("/api/v1/auth/user", {
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
     expect(response.status).toBe(401);
   });
 
@@ -54,11 +64,41 @@ describe("test routes", () => {
     expect(text).not.toContain(tokens.access_token);
     expect(text).not.toContain(tokens.refresh_token);
     const { events } = JSON.parse(text) as { events: Array<Record<string, unknown>> };
-    expect(events.map(({ endpoint, grantType, outcome, detail, clientId, status }) => ({ endpoint, grantType, outcome, detail, clientId, status }))).toEqual([
-      { endpoint: "token", grantType: "authorization_code", outcome: "ok", detail: null, clientId: CLIENT_ID, status: 200 },
+    expect(
+      events.map(({ endpoint, grantType, outcome, detail, clientId, status }) => ({
+        endpoint,
+        grantType,
+        outcome,
+        detail,
+        clientId,
+        status,
+      })),
+    ).toEqual([
+      {
+        endpoint: "token",
+        grantType: "authorization_code",
+        outcome: "ok",
+        detail: null,
+        clientId: CLIENT_ID,
+        status: 200,
+      },
       { endpoint: "token", grantType: "refresh_token", outcome: "ok", detail: null, clientId: CLIENT_ID, status: 200 },
-      { endpoint: "token", grantType: "refresh_token", outcome: "invalid_grant", detail: "refresh_token_reused", clientId: CLIENT_ID, status: 400 },
-      { endpoint: "revoke", grantType: null, outcome: "ok", detail: "already_revoked", clientId: CLIENT_ID, status: 200 },
+      {
+        endpoint: "token",
+        grantType: "refresh_token",
+        outcome: "invalid_grant",
+        detail: "refresh_token_reused",
+        clientId: CLIENT_ID,
+        status: 400,
+      },
+      {
+        endpoint: "revoke",
+        grantType: null,
+        outcome: "ok",
+        detail: "already_revoked",
+        clientId: CLIENT_ID,
+        status: 200,
+      },
     ]);
     expect(events[0]?.["time"]).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(sandbox.events()).toHaveLength(4);
@@ -75,7 +115,10 @@ describe("test routes", () => {
     const sandbox = testSandbox({ testClock: false });
     const tokens = await signIn(sandbox);
     sandbox.clock.advance(900);
-    expect((await sandbox.app.request("/api/v1/auth/user", { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(401);
+    expect(
+      (await sandbox.app.request("/api/v1/auth/user", { headers: { authorization: `Bearer ${tokens.access_token}` } }))
+        .status,
+    ).toBe(401);
     expect(sandbox.events()).toHaveLength(1);
     expect(sandbox.clearEvents()).toBe(1);
   });

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { authorizeQuery, CLIENT_ID, LIMITED_CLIENT_ID, locationParams, OTHER_REDIRECT_URI, pkce, REDIRECT_URI, testSandbox } from "./helpers.js";
+import {
+  authorizeQuery,
+  CLIENT_ID,
+  LIMITED_CLIENT_ID,
+  locationParams,
+  OTHER_REDIRECT_URI,
+  pkce,
+  REDIRECT_URI,
+  testSandbox,
+} from "./helpers.js";
 
 describe("GET /oauth/authorize: client and redirect_uri errors are pages, never redirects", () => {
   const sandbox = testSandbox();

@@ -3,16 +3,38 @@ import { CLIENT_ID, postJson, REDIRECT_URI, testSandbox } from "./helpers.js";
 
 const sandbox = testSandbox();
 
-async function tokenWith(body: string, contentType = "application/json"): Promise<{ status: number; body: Record<string, unknown>; cacheControl: string | null }> {
-  const response = await sandbox.app.request("/oauth/token", { method: "POST", headers: { "content-type": contentType }, body });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown>, cacheControl: response.headers.get("cache-control") };
+async function tokenWith(
+  body: string,
+  contentType = "application/json",
+): Promise<{ status: number; body: Record<string, unknown>; cacheControl: string | null }> {
+  const response = await sandbox.app.request("/oauth/token", {
+    method: "POST",
+    headers: { "content-type": contentType },
+    body,
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown>,
+    cacheControl: response.headers.get("cache-control"),
+  };
 }
 
 describe("malformed requests to POST /oauth/token get 400 with an RFC 6749 §5.2 body", () => {
-  const valid = { grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code: "x", code_verifier: "a".repeat(43) };
+  const valid = {
+    grant_type: "authorization_code",
+    client_id: CLIENT_ID,
+    redirect_uri: REDIRECT_URI,
+    code: "x",
+    code_verifier: "a".repeat(43),
+  };
 
   it.each([
-    ["a form body (the contract takes JSON)", "grant_type=refresh_token&refresh_token=x&client_id=demo", "application/x-www-form-urlencoded", "invalid_request"],
+    [
+      "a form body (the contract takes JSON)",
+      "grant_type=refresh_token&refresh_token=x&client_id=demo",
+      "application/x-www-form-urlencoded",
+      "invalid_request",
+    ],
     ["text/plain", JSON.stringify(valid), "text/plain", "invalid_request"],
     ["no content type", JSON.stringify(valid), "", "invalid_request"],
     ["JSON that does not parse", '{"grant_type":', "application/json", "invalid_request"],
@@ -22,15 +44,45 @@ describe("malformed requests to POST /oauth/token get 400 with an RFC 6749 §5.2
     ["a JSON string", '"grant_type"', "application/json", "invalid_request"],
     ["a missing grant_type", JSON.stringify({ client_id: CLIENT_ID }), "application/json", "invalid_request"],
     ["a numeric grant_type", JSON.stringify({ grant_type: 1 }), "application/json", "invalid_request"],
-    ["an unknown grant_type", JSON.stringify({ grant_type: "password", client_id: CLIENT_ID }), "application/json", "unsupported_grant_type"],
-    ["client_credentials", JSON.stringify({ grant_type: "client_credentials" }), "application/json", "unsupported_grant_type"],
+    [
+      "an unknown grant_type",
+      JSON.stringify({ grant_type: "password", client_id: CLIENT_ID }),
+      "application/json",
+      "unsupported_grant_type",
+    ],
+    [
+      "client_credentials",
+      JSON.stringify({ grant_type: "client_credentials" }),
+      "application/json",
+      "unsupported_grant_type",
+    ],
     ["a missing code", JSON.stringify({ ...valid, code: undefined }), "application/json", "invalid_request"],
     ["an object as code", JSON.stringify({ ...valid, code: { $ne: null } }), "application/json", "invalid_request"],
     ["null as redirect_uri", JSON.stringify({ ...valid, redirect_uri: null }), "application/json", "invalid_request"],
-    ["an array as client_id", JSON.stringify({ ...valid, client_id: [CLIENT_ID] }), "application/json", "invalid_request"],
-    ["a refresh without refresh_token", JSON.stringify({ grant_type: "refresh_token", client_id: CLIENT_ID }), "application/json", "invalid_request"],
-    ["a refresh with a numeric scope", JSON.stringify({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: "x", scope: 3 }), "application/json", "invalid_request"],
-    ["a refresh with a malformed scope", JSON.stringify({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: "x", scope: " a" }), "application/json", "invalid_scope"],
+    [
+      "an array as client_id",
+      JSON.stringify({ ...valid, client_id: [CLIENT_ID] }),
+      "application/json",
+      "invalid_request",
+    ],
+    [
+      "a refresh without refresh_token",
+      JSON.stringify({ grant_type: "refresh_token", client_id: CLIENT_ID }),
+      "application/json",
+      "invalid_request",
+    ],
+    [
+      "a refresh with a numeric scope",
+      JSON.stringify({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: "x", scope: 3 }),
+      "application/json",
+      "invalid_request",
+    ],
+    [
+      "a refresh with a malformed scope",
+      JSON.stringify({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: "x", scope: " a" }),
+      "application/json",
+      "invalid_scope",
+    ],
   ])("%s → %s", async (_name, body, contentType, error) => {
     const result = await tokenWith(body, contentType);
     expect(result.status).toBe(400);
@@ -58,8 +110,15 @@ describe("malformed requests to POST /oauth/token get 400 with an RFC 6749 §5.2
     });
     const body = (await response.json()) as { error_description: string };
     expect(body.error_description).toMatch(/^[\x20\x21\x23-\x5B\x5D-\x7E]*$/);
-    const scoped = await postJson(sandbox, "/oauth/token", { grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: "x", scope: 'a"é\\' });
-    expect(((await scoped.json()) as { error_description: string }).error_description).toMatch(/^[\x20\x21\x23-\x5B\x5D-\x7E]*$/);
+    const scoped = await postJson(sandbox, "/oauth/token", {
+      grant_type: "refresh_token",
+      client_id: CLIENT_ID,
+      refresh_token: "x",
+      scope: 'a"é\\',
+    });
+    expect(((await scoped.json()) as { error_description: string }).error_description).toMatch(
+      /^[\x20\x21\x23-\x5B\x5D-\x7E]*$/,
+    );
   });
 });
 

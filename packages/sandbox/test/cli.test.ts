@@ -44,10 +44,14 @@ function start(args: string[]): Promise<{ child: ChildProcess; output: () => str
 describe("parseCommand", () => {
   it("reads repeated --client with several redirect URIs and a scope allow-list", () => {
     const command = parseCommand([
-      "--port", "0",
-      "--client", "id=a,redirect=http://127.0.0.1:1/cb|http://localhost:1/cb,redirect=myapp:/cb,scopes=profile:read|tickets:read",
-      "--client", "id=b,redirect=https://b.example/cb",
-      "--auto-approve", "--test-clock",
+      "--port",
+      "0",
+      "--client",
+      "id=a,redirect=http://127.0.0.1:1/cb|http://localhost:1/cb,redirect=myapp:/cb,scopes=profile:read|tickets:read",
+      "--client",
+      "id=b,redirect=https://b.example/cb",
+      "--auto-approve",
+      "--test-clock",
     ]);
     expect(command).toEqual({
       kind: "run",
@@ -56,15 +60,33 @@ describe("parseCommand", () => {
       autoApprove: true,
       testClock: true,
       clients: [
-        { id: "a", redirectUris: ["http://127.0.0.1:1/cb", "http://localhost:1/cb", "myapp:/cb"], scopes: ["profile:read", "tickets:read"] },
+        {
+          id: "a",
+          redirectUris: ["http://127.0.0.1:1/cb", "http://localhost:1/cb", "myapp:/cb"],
+          scopes: ["profile:read", "tickets:read"],
+        },
         { id: "b", redirectUris: ["https://b.example/cb"] },
       ],
     });
   });
 
   it("reads --state-file, --rotation-grace and repeated --allowed-host", () => {
-    const command = parseCommand(["--state-file", "state.json", "--rotation-grace", "30", "--allowed-host", "Tenant.Test", "--allowed-host", "::1"]);
-    expect(command).toMatchObject({ kind: "run", stateFile: "state.json", rotationGraceSeconds: 30, allowedHosts: ["tenant.test", "[::1]"] });
+    const command = parseCommand([
+      "--state-file",
+      "state.json",
+      "--rotation-grace",
+      "30",
+      "--allowed-host",
+      "Tenant.Test",
+      "--allowed-host",
+      "::1",
+    ]);
+    expect(command).toMatchObject({
+      kind: "run",
+      stateFile: "state.json",
+      rotationGraceSeconds: 30,
+      allowedHosts: ["tenant.test", "[::1]"],
+    });
   });
 
   it.each([
@@ -95,7 +117,20 @@ describe("tenant-sandbox", () => {
   it("--help prints every flag and exits 0", async () => {
     const result = await run(["--help"]);
     expect(result.code).toBe(0);
-    for (const flag of ["--port", "--host", "--client", "--config", "--auto-approve", "--test-clock", "--state-file", "--rotation-grace", "--allowed-host", "--json", "--help", "--version"]) {
+    for (const flag of [
+      "--port",
+      "--host",
+      "--client",
+      "--config",
+      "--auto-approve",
+      "--test-clock",
+      "--state-file",
+      "--rotation-grace",
+      "--allowed-host",
+      "--json",
+      "--help",
+      "--version",
+    ]) {
       expect(result.stdout).toContain(flag);
     }
   });
@@ -116,7 +151,13 @@ describe("tenant-sandbox", () => {
   });
 
   it("--port 0 picks a free port, prints the URL and the clients, and serves", async () => {
-    const { child, output } = await start(["--port", "0", "--auto-approve", "--client", "id=demo,redirect=http://localhost:5173/callback"]);
+    const { child, output } = await start([
+      "--port",
+      "0",
+      "--auto-approve",
+      "--client",
+      "id=demo,redirect=http://localhost:5173/callback",
+    ]);
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1];
     expect(url).toBeDefined();
     expect(output()).toContain("demo");
@@ -130,7 +171,13 @@ describe("tenant-sandbox", () => {
   });
 
   it("registers a native client from --client ...,native whose loopback redirect URI accepts any port", async () => {
-    const { output } = await start(["--port", "0", "--auto-approve", "--client", "id=cli,redirect=http://127.0.0.1/callback,native"]);
+    const { output } = await start([
+      "--port",
+      "0",
+      "--auto-approve",
+      "--client",
+      "id=cli,redirect=http://127.0.0.1/callback,native",
+    ]);
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1] ?? "";
     expect(output()).toContain("native: loopback redirect URIs without a port accept any port");
     const query = new URLSearchParams({
@@ -152,10 +199,19 @@ describe("tenant-sandbox", () => {
     const path = join(dir, "sandbox.json");
     await writeFile(
       path,
-      JSON.stringify({ port: 0, testClock: true, clients: [{ id: "cfg", redirectUris: ["http://127.0.0.1:9/cb"], scopes: ["profile:read"] }], user: { id: "u-9" } }),
+      JSON.stringify({
+        port: 0,
+        testClock: true,
+        clients: [{ id: "cfg", redirectUris: ["http://127.0.0.1:9/cb"], scopes: ["profile:read"] }],
+        user: { id: "u-9" },
+      }),
     );
     const { output } = await start(["--config", path, "--json"]);
-    const info = JSON.parse(output().split("\n")[0] ?? "") as { url: string; clients: Array<{ id: string }>; testClock: boolean };
+    const info = JSON.parse(output().split("\n")[0] ?? "") as {
+      url: string;
+      clients: Array<{ id: string }>;
+      testClock: boolean;
+    };
     expect(info.clients.map((client) => client.id)).toEqual(["cfg"]);
     expect(info.testClock).toBe(true);
     expect((await fetch(`${info.url}/__sandbox/clock`)).status).toBe(200);

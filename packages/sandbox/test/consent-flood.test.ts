@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import { MAX_PENDING_PER_CLIENT } from "../src/pending.js";
-import { authorizeQuery, CLIENT_ID, LIMITED_CLIENT_ID, locationParams, pkce, postForm, postJson, REDIRECT_URI, testSandbox } from "./helpers.js";
+import {
+  authorizeQuery,
+  CLIENT_ID,
+  LIMITED_CLIENT_ID,
+  locationParams,
+  pkce,
+  postForm,
+  postJson,
+  REDIRECT_URI,
+  testSandbox,
+} from "./helpers.js";
 
 function requestIdOf(html: string): string {
   const id = /name="request_id" value="([^"]+)"/.exec(html)?.[1];
@@ -46,7 +56,10 @@ describe("a flood of anonymous authorization requests", () => {
     for (let index = 0; index < MAX_PENDING_PER_CLIENT; index += 1) await sandbox.app.request(authorizeQuery());
     const refused = await sandbox.app.request(authorizeQuery({ state: "late" }));
     expect(refused.status).toBe(302);
-    expect(Object.fromEntries(locationParams(refused))).toMatchObject({ error: "temporarily_unavailable", state: "late" });
+    expect(Object.fromEntries(locationParams(refused))).toMatchObject({
+      error: "temporarily_unavailable",
+      state: "late",
+    });
 
     const other = await sandbox.app.request(authorizeQuery({ client_id: LIMITED_CLIENT_ID, scope: "tickets:read" }));
     expect(other.status).toBe(200);

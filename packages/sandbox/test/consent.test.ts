@@ -1,8 +1,20 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { authorizeQuery, CLIENT_ID, locationParams, pkce, postForm, postJson, REDIRECT_URI, testSandbox } from "./helpers.js";
+import {
+  authorizeQuery,
+  CLIENT_ID,
+  locationParams,
+  pkce,
+  postForm,
+  postJson,
+  REDIRECT_URI,
+  testSandbox,
+} from "./helpers.js";
 
-async function consentRequestId(sandbox: ReturnType<typeof testSandbox>, state = "st-1"): Promise<{ requestId: string; verifier: string }> {
+async function consentRequestId(
+  sandbox: ReturnType<typeof testSandbox>,
+  state = "st-1",
+): Promise<{ requestId: string; verifier: string }> {
   const { verifier, challenge } = pkce();
   const html = await (await sandbox.app.request(authorizeQuery({ state }, challenge))).text();
   const requestId = /name="request_id" value="([^"]+)"/.exec(html)?.[1];
@@ -14,7 +26,9 @@ describe("POST /__sandbox/consent", () => {
   it("takes the form fields the README names for a headless driver, exactly those of the consent page", async () => {
     const sandbox = testSandbox({ autoApprove: false });
     const html = await (await sandbox.app.request(authorizeQuery({ state: "s" }, pkce().challenge))).text();
-    const fields = [...html.matchAll(/<(?:input|button)[^>]* name="([^"]+)"(?: value="([^"]*)")?/g)].map(([, name, value]) => `${name}=${value}`);
+    const fields = [...html.matchAll(/<(?:input|button)[^>]* name="([^"]+)"(?: value="([^"]*)")?/g)].map(
+      ([, name, value]) => `${name}=${value}`,
+    );
     expect(fields).toEqual([expect.stringMatching(/^request_id=.+/), "decision=approve", "decision=deny"]);
     const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
     const row = readme.split("\n").find((line) => line.startsWith("| `POST /__sandbox/consent` |")) ?? "";
@@ -54,7 +68,9 @@ describe("POST /__sandbox/consent", () => {
   it("accepts a request id only once", async () => {
     const sandbox = testSandbox({ autoApprove: false });
     const { requestId } = await consentRequestId(sandbox);
-    expect((await postForm(sandbox, "/__sandbox/consent", { request_id: requestId, decision: "approve" })).status).toBe(302);
+    expect((await postForm(sandbox, "/__sandbox/consent", { request_id: requestId, decision: "approve" })).status).toBe(
+      302,
+    );
     const again = await postForm(sandbox, "/__sandbox/consent", { request_id: requestId, decision: "approve" });
     expect(again.status).toBe(400);
     expect(again.headers.get("location")).toBeNull();
@@ -64,7 +80,9 @@ describe("POST /__sandbox/consent", () => {
     const sandbox = testSandbox({ autoApprove: false });
     const { requestId } = await consentRequestId(sandbox);
     sandbox.clock.advance(601);
-    expect((await postForm(sandbox, "/__sandbox/consent", { request_id: requestId, decision: "approve" })).status).toBe(400);
+    expect((await postForm(sandbox, "/__sandbox/consent", { request_id: requestId, decision: "approve" })).status).toBe(
+      400,
+    );
   });
 
   it.each([

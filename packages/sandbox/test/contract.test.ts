@@ -81,7 +81,9 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
       const response = await direct(authorizeQuery(overrides));
       expect(response.status).toBe(302);
       expect(await contractProblems("/oauth/authorize", "GET", response)).toEqual([]);
-      expect(new URL(response.headers.get("location") ?? "").searchParams.get("error")).toMatch(/^(invalid_scope|invalid_request|unsupported_response_type)$/);
+      expect(new URL(response.headers.get("location") ?? "").searchParams.get("error")).toMatch(
+        /^(invalid_scope|invalid_request|unsupported_response_type)$/,
+      );
     }
   });
 
@@ -97,7 +99,14 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
         const pair = pkce();
         const redirect = await direct(authorizeQuery({}, pair.challenge));
         const freshCode = new URL(redirect.headers.get("location") ?? "").searchParams.get("code") ?? "";
-        const request = { grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code: freshCode, code_verifier: pair.verifier, ...body };
+        const request = {
+          grant_type: "authorization_code",
+          client_id: CLIENT_ID,
+          redirect_uri: REDIRECT_URI,
+          code: freshCode,
+          code_verifier: pair.verifier,
+          ...body,
+        };
         const response = await viaProxy("/oauth/token", json(request));
         expect(response.status).toBe(400);
         expect(await response.json()).toMatchObject({ error: "invalid_grant" });
@@ -108,7 +117,16 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
   });
 
   it("exchanges the code through the proxy (200, Cache-Control: no-store), with all four fields the contract names for a code exchange", async () => {
-    const response = await viaProxy("/oauth/token", json({ grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier }));
+    const response = await viaProxy(
+      "/oauth/token",
+      json({
+        grant_type: "authorization_code",
+        client_id: CLIENT_ID,
+        redirect_uri: REDIRECT_URI,
+        code,
+        code_verifier: verifier,
+      }),
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get("cache-control")).toBe("no-store");
     expect(response.headers.get("pragma")).toBe("no-cache");
@@ -118,12 +136,24 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
   });
 
   it("refuses the reused code with 400 invalid_grant through the proxy", async () => {
-    const response = await viaProxy("/oauth/token", json({ grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier }));
+    const response = await viaProxy(
+      "/oauth/token",
+      json({
+        grant_type: "authorization_code",
+        client_id: CLIENT_ID,
+        redirect_uri: REDIRECT_URI,
+        code,
+        code_verifier: verifier,
+      }),
+    );
     expect(response.status).toBe(400);
   });
 
   it("answers an unknown client at the token endpoint with 400 invalid_client through the proxy", async () => {
-    const response = await viaProxy("/oauth/token", json({ grant_type: "refresh_token", client_id: "nobody", refresh_token: "rt_x" }));
+    const response = await viaProxy(
+      "/oauth/token",
+      json({ grant_type: "refresh_token", client_id: "nobody", refresh_token: "rt_x" }),
+    );
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: "invalid_client" });
   });
@@ -136,27 +166,49 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
     (sandbox as RunningSandbox).sandbox.autoApprove = true;
     const approved = await direct(authorizeQuery({}, pair.challenge));
     const freshCode = new URL(approved.headers.get("location") ?? "").searchParams.get("code") ?? "";
-    const exchanged = await viaProxy("/oauth/token", json({ grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code: freshCode, code_verifier: pair.verifier }));
+    const exchanged = await viaProxy(
+      "/oauth/token",
+      json({
+        grant_type: "authorization_code",
+        client_id: CLIENT_ID,
+        redirect_uri: REDIRECT_URI,
+        code: freshCode,
+        code_verifier: pair.verifier,
+      }),
+    );
     tokens = (await exchanged.json()) as TokenBody;
 
-    const user = await viaProxy("/api/v1/auth/user", { headers: { authorization: `Bearer ${tokens.access_token}`, accept: "application/json" } });
+    const user = await viaProxy("/api/v1/auth/user", {
+      headers: { authorization: `Bearer ${tokens.access_token}`, accept: "application/json" },
+    });
     expect(user.status).toBe(200);
 
     expect(schemaProblems(schemaForGrant("authorization_code"), tokens)).toEqual([]);
 
-    const refreshed = await viaProxy("/oauth/token", json({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: tokens.refresh_token }));
+    const refreshed = await viaProxy(
+      "/oauth/token",
+      json({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: tokens.refresh_token }),
+    );
     expect(refreshed.status).toBe(200);
     const rotated = (await refreshed.json()) as TokenBody;
     expect(rotated.refresh_token).not.toBe(tokens.refresh_token);
     expect(schemaProblems(schemaForGrant("refresh_token"), rotated)).toEqual([]);
 
     // client_id is optional on a refresh (RFC 6749 §3.2.1): the refresh token names its client.
-    const withoutClient = await viaProxy("/oauth/token", json({ grant_type: "refresh_token", refresh_token: rotated.refresh_token }));
+    const withoutClient = await viaProxy(
+      "/oauth/token",
+      json({ grant_type: "refresh_token", refresh_token: rotated.refresh_token }),
+    );
     expect(withoutClient.status).toBe(200);
 
-    const reused = await viaProxy("/oauth/token", json({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: tokens.refresh_token }));
+    const reused = await viaProxy(
+      "/oauth/token",
+      json({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: tokens.refresh_token }),
+    );
     expect(reused.status).toBe(400);
-    const afterReuse = await viaProxy("/api/v1/auth/user", { headers: { authorization: `Bearer ${rotated.access_token}`, accept: "application/json" } });
+    const afterReuse = await viaProxy("/api/v1/auth/user", {
+      headers: { authorization: `Bearer ${rotated.access_token}`, accept: "application/json" },
+    });
     expect(afterReuse.status).toBe(401);
     expect(afterReuse.headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
@@ -165,13 +217,17 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
     const issued = sandbox?.sandbox.issueTokens(CLIENT_ID, ["profile:read"]);
     const clock = await direct("/__sandbox/clock", json({ advanceSeconds: 900 }));
     expect(clock.status).toBe(200);
-    const response = await viaProxy("/api/v1/auth/user", { headers: { authorization: `Bearer ${issued?.accessToken ?? ""}`, accept: "application/json" } });
+    const response = await viaProxy("/api/v1/auth/user", {
+      headers: { authorization: `Bearer ${issued?.accessToken ?? ""}`, accept: "application/json" },
+    });
     expect(response.status).toBe(401);
   });
 
   it("answers a token without profile:read with 403 through the proxy", async () => {
     const issued = sandbox?.sandbox.issueTokens(CLIENT_ID, ["tickets:read"]);
-    const response = await viaProxy("/api/v1/auth/user", { headers: { authorization: `Bearer ${issued?.accessToken ?? ""}`, accept: "application/json" } });
+    const response = await viaProxy("/api/v1/auth/user", {
+      headers: { authorization: `Bearer ${issued?.accessToken ?? ""}`, accept: "application/json" },
+    });
     expect(response.status).toBe(403);
     expect(response.headers.get("www-authenticate")).toContain('scope="profile:read"');
   });
@@ -189,7 +245,9 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
     expect(again.status).toBe(200);
     const withoutClient = await viaProxy("/oauth/revoke", json({ token: access }));
     expect(withoutClient.status).toBe(200);
-    const user = await viaProxy("/api/v1/auth/user", { headers: { authorization: `Bearer ${access}`, accept: "application/json" } });
+    const user = await viaProxy("/api/v1/auth/user", {
+      headers: { authorization: `Bearer ${access}`, accept: "application/json" },
+    });
     expect(user.status).toBe(401);
   });
 
@@ -200,7 +258,9 @@ describe("the sandbox against its contract (Prism proxy --errors)", () => {
   });
 
   it("answers a malformed bearer token with 401 through the proxy", async () => {
-    const response = await viaProxy("/api/v1/auth/user", { headers: { authorization: "Bearer a b c", accept: "application/json" } });
+    const response = await viaProxy("/api/v1/auth/user", {
+      headers: { authorization: "Bearer a b c", accept: "application/json" },
+    });
     expect(response.status).toBe(401);
   });
 });

@@ -3,7 +3,13 @@
  * sandbox, with the sign-in redirect followed programmatically (auto-approve).
  */
 import { createTenantClient, ForbiddenError } from "@tenant-integration/client";
-import { createTokenManager, memoryStorage, OAuthResponseError, SessionEndedError, type TokenManager } from "@tenant-integration/token-manager";
+import {
+  createTokenManager,
+  memoryStorage,
+  OAuthResponseError,
+  SessionEndedError,
+  type TokenManager,
+} from "@tenant-integration/token-manager";
 import type { Scope } from "@tenant-integration/types";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEMO_USER, startSandbox, type RunningSandbox } from "../src/index.js";
@@ -16,7 +22,11 @@ const OTHER_REDIRECT = "http://127.0.0.1:53682/other-callback";
 let running: RunningSandbox;
 
 beforeAll(async () => {
-  running = await startSandbox({ clients: [{ id: CLIENT, redirectUris: [REDIRECT, OTHER_REDIRECT] }], autoApprove: true, testClock: true });
+  running = await startSandbox({
+    clients: [{ id: CLIENT, redirectUris: [REDIRECT, OTHER_REDIRECT] }],
+    autoApprove: true,
+    testClock: true,
+  });
 });
 
 afterAll(async () => {
@@ -43,7 +53,11 @@ function setup(options: { scopes?: readonly Scope[]; sharedClock?: boolean } = {
       const response = await fetch(input, init);
       // The manager calls fetch with a URL string and an init.
       const body = init?.body;
-      exchanges.push({ path: new URL(String(input)).pathname, requestBody: typeof body === "string" ? body : String(body ?? ""), response: response.clone() });
+      exchanges.push({
+        path: new URL(String(input)).pathname,
+        requestBody: typeof body === "string" ? body : String(body ?? ""),
+        response: response.clone(),
+      });
       return response;
     },
   });
@@ -65,7 +79,11 @@ async function signIn(manager: TokenManager): Promise<void> {
 }
 
 async function tokenBodies(exchanges: Exchange[]): Promise<Array<Record<string, unknown>>> {
-  return Promise.all(exchanges.filter((e) => e.path === "/oauth/token").map(async (e) => (await e.response.clone().json()) as Record<string, unknown>));
+  return Promise.all(
+    exchanges
+      .filter((e) => e.path === "/oauth/token")
+      .map(async (e) => (await e.response.clone().json()) as Record<string, unknown>),
+  );
 }
 
 const refreshEvents = () => running.sandbox.events().filter((event) => event.grantType === "refresh_token");
@@ -117,14 +135,24 @@ describe("token manager + client + sandbox over loopback", () => {
     const reuse = await fetch(`${running.url}/oauth/token`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json" },
-      body: JSON.stringify({ grant_type: "refresh_token", client_id: CLIENT, refresh_token: issued?.["refresh_token"] }),
+      body: JSON.stringify({
+        grant_type: "refresh_token",
+        client_id: CLIENT,
+        refresh_token: issued?.["refresh_token"],
+      }),
     });
     expect(reuse.status).toBe(400);
     expect(await contractProblems("/oauth/token", "POST", reuse)).toEqual([]);
     expect(await reuse.json()).toMatchObject({ error: "invalid_grant" });
-    expect(running.sandbox.events().at(-1)).toMatchObject({ grantType: "refresh_token", outcome: "invalid_grant", detail: "refresh_token_reused" });
+    expect(running.sandbox.events().at(-1)).toMatchObject({
+      grantType: "refresh_token",
+      outcome: "invalid_grant",
+      detail: "refresh_token_reused",
+    });
     // The rotated tokens belong to the revoked family too.
-    const user = await fetch(`${running.url}/api/v1/auth/user`, { headers: { authorization: `Bearer ${String(rotated?.["access_token"])}` } });
+    const user = await fetch(`${running.url}/api/v1/auth/user`, {
+      headers: { authorization: `Bearer ${String(rotated?.["access_token"])}` },
+    });
     expect(user.status).toBe(401);
     await expect(client.GET("/api/v1/auth/user")).rejects.toBeInstanceOf(SessionEndedError);
   });
@@ -137,7 +165,9 @@ describe("token manager + client + sandbox over loopback", () => {
     await manager.revoke();
     const revokeCall = exchanges.find((e) => e.path === "/oauth/revoke");
     expect(revokeCall?.response.status).toBe(200);
-    const response = await fetch(`${running.url}/api/v1/auth/user`, { headers: { authorization: `Bearer ${String(issued?.["access_token"])}` } });
+    const response = await fetch(`${running.url}/api/v1/auth/user`, {
+      headers: { authorization: `Bearer ${String(issued?.["access_token"])}` },
+    });
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toContain('error="invalid_token"');
     expect(await contractProblems("/api/v1/auth/user", "GET", response)).toEqual([]);

@@ -1,12 +1,29 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { EVENT_RETENTION_SECONDS, REFRESH_TOKEN_LIFETIME_SECONDS } from "../src/index.js";
 import { SWEEP_INTERVAL_MS } from "../src/housekeeping.js";
-import { authorizeQuery, CLIENT_ID, getCode, getUser, postJson, refresh, REDIRECT_URI, signIn, testSandbox, type TokenBody } from "./helpers.js";
+import {
+  authorizeQuery,
+  CLIENT_ID,
+  getCode,
+  getUser,
+  postJson,
+  refresh,
+  REDIRECT_URI,
+  signIn,
+  testSandbox,
+  type TokenBody,
+} from "./helpers.js";
 
 const DAY = 24 * 60 * 60;
 
 function exchange(sandbox: ReturnType<typeof testSandbox>, code: string, verifier: string): Promise<Response> {
-  return postJson(sandbox, "/oauth/token", { grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+  return postJson(sandbox, "/oauth/token", {
+    grant_type: "authorization_code",
+    client_id: CLIENT_ID,
+    redirect_uri: REDIRECT_URI,
+    code,
+    code_verifier: verifier,
+  });
 }
 
 // Regression (issue 12, point 1): the cleanup pass ran inside every 1,000th issue and dropped the
@@ -18,7 +35,9 @@ describe("a replayed code across the old 1,000-issue cleanup", () => {
     for (let issue = 990; issue <= 1010; issue += 1) {
       const { code, verifier } = await getCode(sandbox);
       const tokens = (await (await exchange(sandbox, code, verifier)).json()) as TokenBody;
-      expect(await (await exchange(sandbox, code, verifier)).json(), `issue ${issue}`).toMatchObject({ error: "invalid_grant" });
+      expect(await (await exchange(sandbox, code, verifier)).json(), `issue ${issue}`).toMatchObject({
+        error: "invalid_grant",
+      });
       expect((await getUser(sandbox, tokens.access_token)).status, `access token of issue ${issue}`).toBe(401);
       expect((await refresh(sandbox, tokens.refresh_token)).status, `refresh token of issue ${issue}`).toBe(400);
     }
@@ -137,4 +156,3 @@ describe("eviction of expired state", () => {
     expect(vi.getTimerCount()).toBe(1); // the first sandbox's timer only
   });
 });
-

@@ -17,10 +17,17 @@ function signedIn(sandbox: Sandbox): string {
 }
 
 const getUser = (sandbox: Sandbox, token: string, init: RequestInit = {}) =>
-  sandbox.fetch(USER, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string> | undefined) } });
+  sandbox.fetch(USER, {
+    ...init,
+    headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string> | undefined) },
+  });
 
 const postFault = (sandbox: Sandbox, body: unknown) =>
-  sandbox.fetch(`${BASE}/__sandbox/faults`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  sandbox.fetch(`${BASE}/__sandbox/faults`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 describe("a status fault", () => {
   it("answers the next two requests to the route with 429 and Retry-After, then the route answers again", async () => {
@@ -38,20 +45,34 @@ describe("a status fault", () => {
     expect(sandbox.faults.list()).toEqual([]);
   });
 
-  it.each([500, 503])("answers %i, added over HTTP with POST /__sandbox/faults, and leaves the sandbox unchanged", async (status) => {
-    const sandbox = testSandbox();
-    const added = await postFault(sandbox, { route: "/oauth/token", method: "POST", kind: "status", status });
-    expect(added.status).toBe(201);
-    expect(await added.json()).toMatchObject({ id: 1, route: "/oauth/token", method: "POST", kind: "status", status, remaining: 1 });
-    const refresh = await sandbox.fetch(`${BASE}/oauth/token`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: sandbox.issueTokens(CLIENT_ID).refreshToken }),
-    });
-    expect(refresh.status).toBe(status);
-    // the route did not run: no token-endpoint event
-    expect(sandbox.events()).toEqual([]);
-  });
+  it.each([500, 503])(
+    "answers %i, added over HTTP with POST /__sandbox/faults, and leaves the sandbox unchanged",
+    async (status) => {
+      const sandbox = testSandbox();
+      const added = await postFault(sandbox, { route: "/oauth/token", method: "POST", kind: "status", status });
+      expect(added.status).toBe(201);
+      expect(await added.json()).toMatchObject({
+        id: 1,
+        route: "/oauth/token",
+        method: "POST",
+        kind: "status",
+        status,
+        remaining: 1,
+      });
+      const refresh = await sandbox.fetch(`${BASE}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          grant_type: "refresh_token",
+          client_id: CLIENT_ID,
+          refresh_token: sandbox.issueTokens(CLIENT_ID).refreshToken,
+        }),
+      });
+      expect(refresh.status).toBe(status);
+      // the route did not run: no token-endpoint event
+      expect(sandbox.events()).toEqual([]);
+    },
+  );
 
   it("catches only its method, and a route ending in /* covers the paths under it", async () => {
     const sandbox = testSandbox();
@@ -126,7 +147,10 @@ describe("a lose fault", () => {
     await expect(refresh()).rejects.toThrow(new TypeError("fetch failed"));
     // The tenant rotated before the answer was lost: presenting the token again is reuse.
     const again = await refresh();
-    expect({ status: again.status, error: ((await again.json()) as { error: string }).error }).toEqual({ status: 400, error: "invalid_grant" });
+    expect({ status: again.status, error: ((await again.json()) as { error: string }).error }).toEqual({
+      status: 400,
+      error: "invalid_grant",
+    });
     expect(sandbox.ledger.list().reuses).toHaveLength(1);
   });
 });
@@ -136,8 +160,17 @@ describe("faults over a real server", () => {
     const running = await startSandbox({ testClock: true, clients: [{ id: CLIENT_ID, redirectUris: [REDIRECT_URI] }] });
     try {
       const token = running.sandbox.issueTokens(CLIENT_ID).accessToken;
-      const user = (signal?: AbortSignal) => fetch(`${running.url}/api/v1/auth/user`, { headers: { authorization: `Bearer ${token}` }, ...(signal && { signal }) });
-      const add = (body: unknown) => fetch(`${running.url}/__sandbox/faults`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const user = (signal?: AbortSignal) =>
+        fetch(`${running.url}/api/v1/auth/user`, {
+          headers: { authorization: `Bearer ${token}` },
+          ...(signal && { signal }),
+        });
+      const add = (body: unknown) =>
+        fetch(`${running.url}/__sandbox/faults`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
       expect((await add({ route: "/api/v1/auth/user", kind: "drop" })).status).toBe(201);
       await expect(user()).rejects.toThrow(TypeError);
       expect((await user()).status).toBe(200);
@@ -147,9 +180,13 @@ describe("faults over a real server", () => {
       expect((await user()).status).toBe(200);
 
       await add({ route: "/api/v1/auth/user", kind: "status", status: 503, retryAfter: 0, count: 2 });
-      expect((await fetch(`${running.url}/__sandbox/faults`).then((r) => r.json())) as unknown).toMatchObject({ faults: [{ id: 3, remaining: 2 }] });
+      expect((await fetch(`${running.url}/__sandbox/faults`).then((r) => r.json())) as unknown).toMatchObject({
+        faults: [{ id: 3, remaining: 2 }],
+      });
       expect((await user()).status).toBe(503);
-      expect((await fetch(`${running.url}/__sandbox/faults`, { method: "DELETE" }).then((r) => r.json())) as unknown).toEqual({ cleared: 1 });
+      expect(
+        (await fetch(`${running.url}/__sandbox/faults`, { method: "DELETE" }).then((r) => r.json())) as unknown,
+      ).toEqual({ cleared: 1 });
       expect((await user()).status).toBe(200);
     } finally {
       await running.close();
@@ -183,8 +220,14 @@ describe("the fault route and the fault specs", () => {
   });
 
   it("is given from the command line with --fault, and a bad one is a usage error", () => {
-    const command = parseCommand(["--fault", "route=/oauth/token,method=POST,kind=status,status=429,retryAfter=2,count=3"]);
-    expect(command).toMatchObject({ kind: "run", faults: [{ route: "/oauth/token", method: "POST", kind: "status", status: 429, retryAfter: 2, count: 3 }] });
+    const command = parseCommand([
+      "--fault",
+      "route=/oauth/token,method=POST,kind=status,status=429,retryAfter=2,count=3",
+    ]);
+    expect(command).toMatchObject({
+      kind: "run",
+      faults: [{ route: "/oauth/token", method: "POST", kind: "status", status: 429, retryAfter: 2, count: 3 }],
+    });
     expect(() => parseCommand(["--fault", "route=/oauth/token,kind=status,status=abc"])).toThrow(UsageError);
     expect(() => parseCommand(["--fault", "route=/oauth/token"])).toThrow(/kind/);
   });
@@ -199,11 +242,13 @@ describe("the fault route and the fault specs", () => {
 describe("createTestTenant with a fetch wrapper", () => {
   it("sends the token manager's and the client's requests through the wrapper", async () => {
     const sent: string[] = [];
-    const wrap = (sandboxFetch: FetchLike): FetchLike => (input, init) => {
-      const request = new Request(input, init);
-      sent.push(`${request.method} ${new URL(request.url).pathname}`);
-      return sandboxFetch(request);
-    };
+    const wrap =
+      (sandboxFetch: FetchLike): FetchLike =>
+      (input, init) => {
+        const request = new Request(input, init);
+        sent.push(`${request.method} ${new URL(request.url).pathname}`);
+        return sandboxFetch(request);
+      };
     const tenant = await createTestTenant({ fetch: wrap });
     expect(sent).toEqual(["POST /oauth/token"]);
     await tenant.client.GET("/api/v1/auth/user");

@@ -18,7 +18,13 @@ describe("sandbox.fetch", () => {
     expectTypeOf(fetch).toExtend<FetchLike>();
     expectTypeOf(sandbox.fetch).toExtend<typeof fetch>();
     // The same objects as a user writes them: no cast, no wrapper.
-    const tm = createTokenManager({ baseUrl: BASE, clientId: "c", redirectUri: `${BASE}/cb`, scopes: ["profile:read"], fetch: sandbox.fetch });
+    const tm = createTokenManager({
+      baseUrl: BASE,
+      clientId: "c",
+      redirectUri: `${BASE}/cb`,
+      scopes: ["profile:read"],
+      fetch: sandbox.fetch,
+    });
     const client = createTenantClient({ baseUrl: BASE, auth: tm, fetch: sandbox.fetch });
     expect(client.baseUrl).toBe(BASE);
   });

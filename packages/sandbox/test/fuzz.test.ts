@@ -21,20 +21,46 @@ await sandbox.app.request("/oauth/revoke", {
 });
 
 /** Header-safe strings: Latin-1 without control characters, which fetch clients refuse to send. */
-const headerText = fc.string({ unit: "binary-ascii", maxLength: 80 }).map((text) => text.replace(/[\x00-\x08\x0a-\x1f\x7f]/g, "").trim());
-const anyText = fc.oneof(fc.string({ maxLength: 60 }), fc.string({ unit: "binary", maxLength: 60 }), fc.string({ unit: "grapheme", maxLength: 20 }));
+const headerText = fc
+  .string({ unit: "binary-ascii", maxLength: 80 })
+  .map((text) => text.replace(/[\x00-\x08\x0a-\x1f\x7f]/g, "").trim());
+const anyText = fc.oneof(
+  fc.string({ maxLength: 60 }),
+  fc.string({ unit: "binary", maxLength: 60 }),
+  fc.string({ unit: "grapheme", maxLength: 20 }),
+);
 const anyJson = fc.jsonValue({ maxDepth: 3 });
 
 const tokenFieldValue = fc.oneof(
   anyText,
   anyJson,
-  fc.constantFrom(CLIENT_ID, LIMITED_CLIENT_ID, REDIRECT_URI, valid.refresh_token, valid.access_token, pkce().verifier, "", "profile:read", "profile:read tickets:write"),
+  fc.constantFrom(
+    CLIENT_ID,
+    LIMITED_CLIENT_ID,
+    REDIRECT_URI,
+    valid.refresh_token,
+    valid.access_token,
+    pkce().verifier,
+    "",
+    "profile:read",
+    "profile:read tickets:write",
+  ),
 );
 
 const tokenBody = fc.oneof(
   fc.record(
     {
-      grant_type: fc.oneof(fc.constantFrom("authorization_code", "refresh_token", "password", "client_credentials", "", "AUTHORIZATION_CODE"), anyJson),
+      grant_type: fc.oneof(
+        fc.constantFrom(
+          "authorization_code",
+          "refresh_token",
+          "password",
+          "client_credentials",
+          "",
+          "AUTHORIZATION_CODE",
+        ),
+        anyJson,
+      ),
       client_id: tokenFieldValue,
       redirect_uri: tokenFieldValue,
       code: tokenFieldValue,
@@ -62,12 +88,18 @@ const contentType = fc.constantFrom(
 const encodedBody = fc.oneof(
   fc.tuple(tokenBody, contentType).map(([body, type]) => ({ body: JSON.stringify(body) ?? "", type })),
   fc.tuple(tokenBody, contentType).map(([body, type]) => ({
-    body: typeof body === "object" && body !== null && !Array.isArray(body)
-      ? new URLSearchParams(Object.entries(body).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value) ?? ""])).toString()
-      : // an array may hold objects without a prototype, which String() cannot print
-        typeof body === "object" && body !== null
-        ? JSON.stringify(body)
-        : String(body),
+    body:
+      typeof body === "object" && body !== null && !Array.isArray(body)
+        ? new URLSearchParams(
+            Object.entries(body).map(([key, value]) => [
+              key,
+              typeof value === "string" ? value : (JSON.stringify(value) ?? ""),
+            ]),
+          ).toString()
+        : // an array may hold objects without a prototype, which String() cannot print
+          typeof body === "object" && body !== null
+          ? JSON.stringify(body)
+          : String(body),
     type,
   })),
   fc.tuple(anyText, contentType).map(([body, type]) => ({ body, type })),
@@ -78,7 +110,12 @@ async function call(path: string, init: RequestInit): Promise<Response> {
   return response;
 }
 
-async function expectDocumented(path: string, method: string, response: Response, allowRedirect = false): Promise<void> {
+async function expectDocumented(
+  path: string,
+  method: string,
+  response: Response,
+  allowRedirect = false,
+): Promise<void> {
   expect(response.status).toBeLessThan(500);
   if (!allowRedirect) expect(response.status === 302).toBe(false);
   expect(await contractProblems(path, method, response)).toEqual([]);
@@ -98,14 +135,27 @@ describe("fuzz: app.request", () => {
 
   it("POST /oauth/revoke answers every random body with a documented 200 or 400", async () => {
     const revokeBody = fc.oneof(
-      fc.record({ token: tokenFieldValue, client_id: tokenFieldValue, token_type_hint: fc.oneof(fc.constantFrom("access_token", "refresh_token", "id_token"), anyJson) }, { requiredKeys: [] }),
+      fc.record(
+        {
+          token: tokenFieldValue,
+          client_id: tokenFieldValue,
+          token_type_hint: fc.oneof(fc.constantFrom("access_token", "refresh_token", "id_token"), anyJson),
+        },
+        { requiredKeys: [] },
+      ),
       anyJson,
     );
     await fc.assert(
       fc.asyncProperty(revokeBody, contentType, fc.boolean(), async (body, type, asForm) => {
-        const text = asForm && typeof body === "object" && body !== null && !Array.isArray(body)
-          ? new URLSearchParams(Object.entries(body).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value) ?? ""])).toString()
-          : JSON.stringify(body) ?? "";
+        const text =
+          asForm && typeof body === "object" && body !== null && !Array.isArray(body)
+            ? new URLSearchParams(
+                Object.entries(body).map(([key, value]) => [
+                  key,
+                  typeof value === "string" ? value : (JSON.stringify(value) ?? ""),
+                ]),
+              ).toString()
+            : (JSON.stringify(body) ?? "");
         const headers: Record<string, string> = type === "" ? {} : { "content-type": type };
         const response = await call("/oauth/revoke", { method: "POST", headers, body: text });
         await expectDocumented("/oauth/revoke", "POST", response);
@@ -117,15 +167,48 @@ describe("fuzz: app.request", () => {
   it("GET /oauth/authorize answers every random query with a documented 200, 302 or 400, never redirecting to an unregistered URI", async () => {
     const parameterValue = fc.oneof(
       anyText,
-      fc.constantFrom("code", "token", CLIENT_ID, LIMITED_CLIENT_ID, "nobody", REDIRECT_URI, `${REDIRECT_URI}/`, "profile:read", "tickets:read profile:read", "S256", "plain", pkce().challenge, "", "%", "%zz", "%0d%0aSet-Cookie:%20x=1"),
+      fc.constantFrom(
+        "code",
+        "token",
+        CLIENT_ID,
+        LIMITED_CLIENT_ID,
+        "nobody",
+        REDIRECT_URI,
+        `${REDIRECT_URI}/`,
+        "profile:read",
+        "tickets:read profile:read",
+        "S256",
+        "plain",
+        pkce().challenge,
+        "",
+        "%",
+        "%zz",
+        "%0d%0aSet-Cookie:%20x=1",
+      ),
     );
-    const names = fc.constantFrom("response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method", "extra", "");
-    const query = fc.array(fc.tuple(names, parameterValue, fc.boolean()), { maxLength: 10 }).map((pairs) =>
-      pairs.map(([name, value, raw]) => `${name}=${raw ? value.replace(/[#\s]/g, "") : encodeURIComponent(value)}`).join("&"),
+    const names = fc.constantFrom(
+      "response_type",
+      "client_id",
+      "redirect_uri",
+      "scope",
+      "state",
+      "code_challenge",
+      "code_challenge_method",
+      "extra",
+      "",
     );
-    const biased = fc.record({
-      overrides: fc.dictionary(names, fc.option(parameterValue, { nil: undefined }), { maxKeys: 3 }),
-    }).map(({ overrides }) => authorizeQuery(overrides).slice("/oauth/authorize?".length));
+    const query = fc
+      .array(fc.tuple(names, parameterValue, fc.boolean()), { maxLength: 10 })
+      .map((pairs) =>
+        pairs
+          .map(([name, value, raw]) => `${name}=${raw ? value.replace(/[#\s]/g, "") : encodeURIComponent(value)}`)
+          .join("&"),
+      );
+    const biased = fc
+      .record({
+        overrides: fc.dictionary(names, fc.option(parameterValue, { nil: undefined }), { maxKeys: 3 }),
+      })
+      .map(({ overrides }) => authorizeQuery(overrides).slice("/oauth/authorize?".length));
     await fc.assert(
       fc.asyncProperty(fc.oneof(query, biased), fc.boolean(), async (search, autoApprove) => {
         sandbox.autoApprove = autoApprove;
@@ -146,7 +229,16 @@ describe("fuzz: app.request", () => {
     const header = fc.oneof(
       headerText,
       headerText.map((text) => `Bearer ${text}`),
-      fc.constantFrom(`Bearer ${valid.access_token}`, `Bearer ${noProfile.accessToken}`, `Bearer ${revoked.accessToken}`, `bearer  ${valid.access_token}`, `Bearer ${valid.refresh_token}`, "Bearer", "Basic x", `Bearer ${valid.access_token}x`),
+      fc.constantFrom(
+        `Bearer ${valid.access_token}`,
+        `Bearer ${noProfile.accessToken}`,
+        `Bearer ${revoked.accessToken}`,
+        `bearer  ${valid.access_token}`,
+        `Bearer ${valid.refresh_token}`,
+        "Bearer",
+        "Basic x",
+        `Bearer ${valid.access_token}x`,
+      ),
     );
     await fc.assert(
       fc.asyncProperty(fc.option(header, { nil: undefined }), headerText, async (authorization, accept) => {
@@ -166,7 +258,18 @@ describe("fuzz: app.request", () => {
 
   it("answers any method on any path with a status below 500", async () => {
     const paths = fc.oneof(
-      fc.constantFrom("/oauth/authorize", "/oauth/token", "/oauth/revoke", "/api/v1/auth/user", "/__sandbox/clock", "/__sandbox/events", "/__sandbox/consent", "/", "/api/v1", "/oauth/token/"),
+      fc.constantFrom(
+        "/oauth/authorize",
+        "/oauth/token",
+        "/oauth/revoke",
+        "/api/v1/auth/user",
+        "/__sandbox/clock",
+        "/__sandbox/events",
+        "/__sandbox/consent",
+        "/",
+        "/api/v1",
+        "/oauth/token/",
+      ),
       fc.webPath(),
     );
     const methods = fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD");
@@ -182,16 +285,26 @@ describe("fuzz: app.request", () => {
   });
 
   it.each([
-    ["a prototype-polluting body", '{"__proto__":{"grant_type":"authorization_code"},"constructor":{"prototype":{"x":1}}}'],
+    [
+      "a prototype-polluting body",
+      '{"__proto__":{"grant_type":"authorization_code"},"constructor":{"prototype":{"x":1}}}',
+    ],
     ["deeply nested JSON", `${"[".repeat(100_000)}${"]".repeat(100_000)}`],
     ["a byte-order mark before the JSON", `\uFEFF${JSON.stringify({ grant_type: "refresh_token" })}`],
-    ["a NUL inside grant_type", JSON.stringify({ grant_type: "refresh_token\u0000", refresh_token: "x", client_id: CLIENT_ID })],
+    [
+      "a NUL inside grant_type",
+      JSON.stringify({ grant_type: "refresh_token\u0000", refresh_token: "x", client_id: CLIENT_ID }),
+    ],
     ["a huge number", '{"grant_type":1e999999}'],
     ["duplicate keys", '{"grant_type":"password","grant_type":"refresh_token","refresh_token":"x","client_id":"demo"}'],
     ["a lone surrogate", '{"grant_type":"\\ud800"}'],
     ["70 KB of padding", JSON.stringify({ grant_type: "refresh_token", pad: "x".repeat(70_000) })],
   ])("POST /oauth/token survives %s", async (_name, body) => {
-    const response = await call("/oauth/token", { method: "POST", headers: { "content-type": "application/json" }, body });
+    const response = await call("/oauth/token", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    });
     await expectDocumented("/oauth/token", "POST", response);
     expect(response.status).toBe(400);
   });
@@ -218,13 +331,23 @@ describe("fuzz: over HTTP on loopback", () => {
     const request = fc.oneof(
       encodedBody.map(({ body, type }) => ({ path: "/oauth/token", method: "POST", body, type })),
       encodedBody.map(({ body, type }) => ({ path: "/oauth/revoke", method: "POST", body, type })),
-      headerText.map((text) => ({ path: "/api/v1/auth/user", method: "GET", body: undefined, type: "", authorization: `Bearer ${text}` })),
+      headerText.map((text) => ({
+        path: "/api/v1/auth/user",
+        method: "GET",
+        body: undefined,
+        type: "",
+        authorization: `Bearer ${text}`,
+      })),
     );
     await fc.assert(
       fc.asyncProperty(request, async (input) => {
         const headers: Record<string, string> = input.type === "" ? {} : { "content-type": input.type };
         if ("authorization" in input) headers["authorization"] = input.authorization;
-        const response = await fetch(`${base}${input.path}`, { method: input.method, headers, ...(input.body === undefined ? {} : { body: input.body }) });
+        const response = await fetch(`${base}${input.path}`, {
+          method: input.method,
+          headers,
+          ...(input.body === undefined ? {} : { body: input.body }),
+        });
         expect(response.status).toBeLessThan(500);
         expect(await contractProblems(input.path, input.method, response)).toEqual([]);
       }),
@@ -237,7 +360,7 @@ describe("fuzz: over HTTP on loopback", () => {
     const port = running?.port ?? 0;
     const raws = [
       "GARBAGE\r\n\r\n",
-      "POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nContent-Type: application/json\r\n\r\n{\"grant_type\"",
+      'POST /oauth/token HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nContent-Type: application/json\r\n\r\n{"grant_type"',
       "POST /oauth/token HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n",
       "GET /oauth/authorize?%%%% HTTP/1.1\r\nHost: x\r\n\r\n",
       `GET /api/v1/auth/user HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${"a".repeat(20_000)}\r\n\r\n`,
@@ -255,7 +378,9 @@ describe("fuzz: over HTTP on loopback", () => {
       });
     }
     const tokens = running?.sandbox.issueTokens(CLIENT_ID);
-    const response = await fetch(`${running?.url ?? ""}/api/v1/auth/user`, { headers: { authorization: `Bearer ${tokens?.accessToken ?? ""}` } });
+    const response = await fetch(`${running?.url ?? ""}/api/v1/auth/user`, {
+      headers: { authorization: `Bearer ${tokens?.accessToken ?? ""}` },
+    });
     expect(response.status).toBe(200);
   });
 });

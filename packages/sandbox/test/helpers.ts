@@ -51,7 +51,12 @@ export function locationParams(response: Response): URLSearchParams {
   return new URL(location).searchParams;
 }
 
-export function postJson(sandbox: Sandbox, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export function postJson(
+  sandbox: Sandbox,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return Promise.resolve(
     sandbox.app.request(path, {
       method: "POST",
@@ -80,7 +85,10 @@ export async function getCode(
   const redirectUri = options.redirectUri ?? REDIRECT_URI;
   const clientId = options.clientId ?? CLIENT_ID;
   const response = await sandbox.app.request(
-    authorizeQuery({ scope: options.scope ?? "profile:read", client_id: clientId, redirect_uri: redirectUri }, challenge),
+    authorizeQuery(
+      { scope: options.scope ?? "profile:read", client_id: clientId, redirect_uri: redirectUri },
+      challenge,
+    ),
   );
   if (response.status !== 302) throw new Error(`authorize answered ${response.status}`);
   const code = locationParams(response).get("code");
@@ -97,7 +105,10 @@ export interface TokenBody {
 }
 
 /** Runs the whole flow and returns the token response body. */
-export async function signIn(sandbox: Sandbox, options: { scope?: string; clientId?: string } = {}): Promise<TokenBody> {
+export async function signIn(
+  sandbox: Sandbox,
+  options: { scope?: string; clientId?: string } = {},
+): Promise<TokenBody> {
   const { code, verifier, redirectUri, clientId } = await getCode(sandbox, options);
   const response = await postJson(sandbox, "/oauth/token", {
     grant_type: "authorization_code",
@@ -110,8 +121,17 @@ export async function signIn(sandbox: Sandbox, options: { scope?: string; client
   return (await response.json()) as TokenBody;
 }
 
-export function refresh(sandbox: Sandbox, refreshToken: string, extra: Record<string, unknown> = {}): Promise<Response> {
-  return postJson(sandbox, "/oauth/token", { grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: refreshToken, ...extra });
+export function refresh(
+  sandbox: Sandbox,
+  refreshToken: string,
+  extra: Record<string, unknown> = {},
+): Promise<Response> {
+  return postJson(sandbox, "/oauth/token", {
+    grant_type: "refresh_token",
+    client_id: CLIENT_ID,
+    refresh_token: refreshToken,
+    ...extra,
+  });
 }
 
 export function getUser(sandbox: Sandbox, accessToken: string | undefined): Promise<Response> {

@@ -6,13 +6,26 @@ import { normalizeHostname } from "../src/hosts.js";
 import { CLIENT_ID, REDIRECT_URI, testSandbox } from "./helpers.js";
 
 /** A raw HTTP request with the Host header a DNS-rebinding page would send. */
-function withHost(url: string, path: string, host: string, method = "GET", body?: string): Promise<{ status: number; body: string }> {
+function withHost(
+  url: string,
+  path: string,
+  host: string,
+  method = "GET",
+  body?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}${path}`, { method, headers: { host, ...(body === undefined ? {} : { "content-type": "application/x-www-form-urlencoded" }) } }, (res) => {
-      let text = "";
-      res.on("data", (chunk: Buffer) => (text += chunk.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = httpRequest(
+      `${url}${path}`,
+      {
+        method,
+        headers: { host, ...(body === undefined ? {} : { "content-type": "application/x-www-form-urlencoded" }) },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -57,17 +70,20 @@ describe("the Host check against DNS rebinding", () => {
     .flat()
     .find((i) => i !== undefined && !i.internal && i.family === "IPv4")?.address;
 
-  it.skipIf(lanAddress === undefined)("answers the non-loopback --host it listens on, which a sandbox on another host refuses", async () => {
-    const listening = await startSandbox({ testClock: true, host: lanAddress! });
-    const other = await startSandbox({ testClock: true });
-    try {
-      expect((await withHost(listening.url, "/__sandbox/clock", `${lanAddress}:${listening.port}`)).status).toBe(200);
-      expect((await withHost(other.url, "/__sandbox/clock", `${lanAddress}:${other.port}`)).status).toBe(421);
-    } finally {
-      await listening.close();
-      await other.close();
-    }
-  });
+  it.skipIf(lanAddress === undefined)(
+    "answers the non-loopback --host it listens on, which a sandbox on another host refuses",
+    async () => {
+      const listening = await startSandbox({ testClock: true, host: lanAddress! });
+      const other = await startSandbox({ testClock: true });
+      try {
+        expect((await withHost(listening.url, "/__sandbox/clock", `${lanAddress}:${listening.port}`)).status).toBe(200);
+        expect((await withHost(other.url, "/__sandbox/clock", `${lanAddress}:${other.port}`)).status).toBe(421);
+      } finally {
+        await listening.close();
+        await other.close();
+      }
+    },
+  );
 
   it("answers names given in allowedHosts, and no others", async () => {
     const running = await startSandbox({ testClock: true, allowedHosts: ["Tenant.Test"] });

@@ -12,7 +12,12 @@ import { CLIENT_ID, getCode, postJson, refresh, signIn, testSandbox, type TokenB
 const sha256Hex = (value: string) => createHash("sha256").update(value, "utf8").digest("hex");
 
 const refreshAs = (sandbox: Sandbox, refreshToken: string, actor?: string) =>
-  postJson(sandbox, "/oauth/token", { grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: refreshToken }, actor === undefined ? {} : { "Sandbox-Actor": actor });
+  postJson(
+    sandbox,
+    "/oauth/token",
+    { grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: refreshToken },
+    actor === undefined ? {} : { "Sandbox-Actor": actor },
+  );
 
 async function rotated(sandbox: Sandbox, refreshToken: string, actor?: string): Promise<TokenBody> {
   const response = await refreshAs(sandbox, refreshToken, actor);
@@ -44,7 +49,13 @@ describe("the refresh-token ledger", () => {
           family: family?.id,
           presentations: [
             { seq: events[0]?.seq, time: events[0]?.time, actor: "a1", outcome: "ok", detail: null },
-            { seq: events[2]?.seq, time: events[2]?.time, actor: "a3", outcome: "invalid_grant", detail: "refresh_token_reused" },
+            {
+              seq: events[2]?.seq,
+              time: events[2]?.time,
+              actor: "a3",
+              outcome: "invalid_grant",
+              detail: "refresh_token_reused",
+            },
           ],
         },
         {
@@ -53,7 +64,15 @@ describe("the refresh-token ledger", () => {
           presentations: [{ seq: events[1]?.seq, time: events[1]?.time, actor: "a2", outcome: "ok", detail: null }],
         },
       ],
-      reuses: [{ fingerprint: sha256Hex(first.refresh_token), family: family?.id, seq: events[2]?.seq, time: events[2]?.time, actor: "a3" }],
+      reuses: [
+        {
+          fingerprint: sha256Hex(first.refresh_token),
+          family: family?.id,
+          seq: events[2]?.seq,
+          time: events[2]?.time,
+          actor: "a3",
+        },
+      ],
       families: [{ id: expect.stringMatching(/^fam_/), revoked: true, revokedBy: "reuse" }],
     });
     expect(sandbox.ledger.list()).toEqual(ledger);
@@ -72,13 +91,27 @@ describe("the refresh-token ledger", () => {
   it("never holds a token or code value", async () => {
     const sandbox = testSandbox();
     const { code, verifier, redirectUri } = await getCode(sandbox);
-    const exchange = await postJson(sandbox, "/oauth/token", { grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: redirectUri, code, code_verifier: verifier });
+    const exchange = await postJson(sandbox, "/oauth/token", {
+      grant_type: "authorization_code",
+      client_id: CLIENT_ID,
+      redirect_uri: redirectUri,
+      code,
+      code_verifier: verifier,
+    });
     const first = (await exchange.json()) as TokenBody;
     const second = await rotated(sandbox, first.refresh_token, "a1");
     await refreshAs(sandbox, first.refresh_token, "a2");
     await refreshAs(sandbox, "rt_not-a-token-this-sandbox-issued");
     const text = JSON.stringify(sandbox.ledger.list()) + JSON.stringify(await ledgerOverHttp(sandbox));
-    for (const secret of [first.access_token, first.refresh_token, second.access_token, second.refresh_token, code, verifier, "rt_not-a-token-this-sandbox-issued"]) {
+    for (const secret of [
+      first.access_token,
+      first.refresh_token,
+      second.access_token,
+      second.refresh_token,
+      code,
+      verifier,
+      "rt_not-a-token-this-sandbox-issued",
+    ]) {
       expect(text).not.toContain(secret);
     }
   });
@@ -105,7 +138,11 @@ describe("the refresh-token ledger", () => {
     const headers = new Headers({ "content-type": "application/json" });
     headers.append("Sandbox-Actor", "a1");
     headers.append("Sandbox-Actor", "a2");
-    const body = JSON.stringify({ grant_type: "refresh_token", client_id: CLIENT_ID, refresh_token: tokens.refresh_token });
+    const body = JSON.stringify({
+      grant_type: "refresh_token",
+      client_id: CLIENT_ID,
+      refresh_token: tokens.refresh_token,
+    });
     expect((await sandbox.app.request("/oauth/token", { method: "POST", headers, body })).status).toBe(200);
     expect(sandbox.ledger.list().refreshTokens[0]?.presentations[0]?.actor).toBeNull();
   });
@@ -113,18 +150,21 @@ describe("the refresh-token ledger", () => {
   it.each([
     ["answered 503 by a status fault", { kind: "status", status: 503 }],
     ["dropped by a fault", { kind: "drop" }],
-  ] as const)("does not count a refresh %s as a presentation: it never reached the token store", async (_name, fault) => {
-    const sandbox = testSandbox();
-    const tokens = await signIn(sandbox);
-    sandbox.faults.add({ route: "/oauth/token", method: "POST", ...fault });
-    const answer = refreshAs(sandbox, tokens.refresh_token, "a1");
-    if (fault.kind === "drop") await expect(answer).rejects.toThrow(TypeError);
-    else expect((await answer).status).toBe(503);
-    expect(sandbox.ledger.list().refreshTokens).toEqual([]);
-    // The same token, sent again, is presented for the first time and rotates.
-    await rotated(sandbox, tokens.refresh_token, "a1");
-    expect(sandbox.ledger.list().refreshTokens.map((t) => t.presentations.length)).toEqual([1]);
-  });
+  ] as const)(
+    "does not count a refresh %s as a presentation: it never reached the token store",
+    async (_name, fault) => {
+      const sandbox = testSandbox();
+      const tokens = await signIn(sandbox);
+      sandbox.faults.add({ route: "/oauth/token", method: "POST", ...fault });
+      const answer = refreshAs(sandbox, tokens.refresh_token, "a1");
+      if (fault.kind === "drop") await expect(answer).rejects.toThrow(TypeError);
+      else expect((await answer).status).toBe(503);
+      expect(sandbox.ledger.list().refreshTokens).toEqual([]);
+      // The same token, sent again, is presented for the first time and rotates.
+      await rotated(sandbox, tokens.refresh_token, "a1");
+      expect(sandbox.ledger.list().refreshTokens.map((t) => t.presentations.length)).toEqual([1]);
+    },
+  );
 
   it("lists a family at its sign-in, so a session never refreshed shows as still valid", async () => {
     const sandbox = testSandbox();
@@ -147,17 +187,27 @@ describe("the refresh-token ledger", () => {
     await refreshAs(sandbox, tokens.refresh_token, "a1");
     const ledger = sandbox.ledger.list();
     expect(ledger.families).toEqual([{ id: expect.stringMatching(/^fam_/), revoked: true, revokedBy: "revocation" }]);
-    expect(ledger.refreshTokens[0]?.presentations).toMatchObject([{ outcome: "invalid_grant", detail: "refresh_token_revoked" }]);
+    expect(ledger.refreshTokens[0]?.presentations).toMatchObject([
+      { outcome: "invalid_grant", detail: "refresh_token_revoked" },
+    ]);
     expect(ledger.reuses).toEqual([]);
   });
 
   it("marks a family revoked by its replayed authorization code as code_reuse", async () => {
     const sandbox = testSandbox();
     const { code, verifier, redirectUri } = await getCode(sandbox);
-    const exchange = { grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: redirectUri, code, code_verifier: verifier };
+    const exchange = {
+      grant_type: "authorization_code",
+      client_id: CLIENT_ID,
+      redirect_uri: redirectUri,
+      code,
+      code_verifier: verifier,
+    };
     expect((await postJson(sandbox, "/oauth/token", exchange)).status).toBe(200);
     expect((await postJson(sandbox, "/oauth/token", exchange)).status).toBe(400);
-    expect(sandbox.ledger.list().families).toEqual([{ id: expect.stringMatching(/^fam_/), revoked: true, revokedBy: "code_reuse" }]);
+    expect(sandbox.ledger.list().families).toEqual([
+      { id: expect.stringMatching(/^fam_/), revoked: true, revokedBy: "code_reuse" },
+    ]);
   });
 
   it("records a replay within the rotation grace as a second ok presentation (rotation_grace), not as reuse", async () => {
@@ -178,7 +228,15 @@ describe("the refresh-token ledger", () => {
     const sandbox = testSandbox();
     await refreshAs(sandbox, "rt_unknown", "a1");
     expect(sandbox.ledger.list()).toEqual({
-      refreshTokens: [{ fingerprint: sha256Hex("rt_unknown"), family: null, presentations: [expect.objectContaining({ actor: "a1", outcome: "invalid_grant", detail: "refresh_token_unknown" })] }],
+      refreshTokens: [
+        {
+          fingerprint: sha256Hex("rt_unknown"),
+          family: null,
+          presentations: [
+            expect.objectContaining({ actor: "a1", outcome: "invalid_grant", detail: "refresh_token_unknown" }),
+          ],
+        },
+      ],
       reuses: [],
       families: [],
     });
@@ -189,13 +247,19 @@ describe("the refresh-token ledger", () => {
     const tokens = await signIn(sandbox);
     await refreshAs(sandbox, tokens.access_token);
     expect(sandbox.ledger.list().refreshTokens).toEqual([
-      { fingerprint: sha256Hex(tokens.access_token), family: null, presentations: [expect.objectContaining({ detail: "refresh_token_unknown" })] },
+      {
+        fingerprint: sha256Hex(tokens.access_token),
+        family: null,
+        presentations: [expect.objectContaining({ detail: "refresh_token_unknown" })],
+      },
     ]);
   });
 
   it("records nothing for a refresh request without a refresh token", async () => {
     const sandbox = testSandbox();
-    expect((await postJson(sandbox, "/oauth/token", { grant_type: "refresh_token", client_id: CLIENT_ID })).status).toBe(400);
+    expect(
+      (await postJson(sandbox, "/oauth/token", { grant_type: "refresh_token", client_id: CLIENT_ID })).status,
+    ).toBe(400);
     expect(sandbox.ledger.list().refreshTokens).toEqual([]);
   });
 

@@ -34,7 +34,9 @@ describe("native clients: loopback IP redirect URIs without a port accept any po
     const sandbox = sandboxWithNativeClient();
     const response = await authorize(sandbox, "cli", requested);
     expect(response.status).toBe(302);
-    expect(response.headers.get("location")?.startsWith(`${requested}${requested.includes("?") ? "&" : "?"}`)).toBe(true);
+    expect(response.headers.get("location")?.startsWith(`${requested}${requested.includes("?") ? "&" : "?"}`)).toBe(
+      true,
+    );
     expect(locationParams(response).get("code")).toMatch(/.+/);
   });
 
@@ -64,9 +66,17 @@ describe("native clients: loopback IP redirect URIs without a port accept any po
     const requested = "http://127.0.0.1:49152/callback";
     const exchange = async (redirectUri: string) => {
       const { verifier, challenge } = pkce();
-      const response = await sandbox.app.request(authorizeQuery({ client_id: "cli", redirect_uri: requested }, challenge));
+      const response = await sandbox.app.request(
+        authorizeQuery({ client_id: "cli", redirect_uri: requested }, challenge),
+      );
       const code = locationParams(response).get("code") ?? "";
-      return postJson(sandbox, "/oauth/token", { grant_type: "authorization_code", client_id: "cli", redirect_uri: redirectUri, code, code_verifier: verifier });
+      return postJson(sandbox, "/oauth/token", {
+        grant_type: "authorization_code",
+        client_id: "cli",
+        redirect_uri: redirectUri,
+        code,
+        code_verifier: verifier,
+      });
     };
     expect((await exchange(requested)).status).toBe(200);
     const otherPort = await exchange("http://127.0.0.1:49153/callback");
@@ -81,7 +91,9 @@ describe("native clients: loopback IP redirect URIs without a port accept any po
   });
 
   it("keeps exact matching for a native client's registered URI that has a port", async () => {
-    const sandbox = testSandbox({ clients: [{ id: "cli", redirectUris: ["http://127.0.0.1:8080/callback"], native: true }] });
+    const sandbox = testSandbox({
+      clients: [{ id: "cli", redirectUris: ["http://127.0.0.1:8080/callback"], native: true }],
+    });
     expect((await authorize(sandbox, "cli", "http://127.0.0.1:9090/callback")).status).toBe(400);
     expect((await authorize(sandbox, "cli", "http://127.0.0.1:8080/callback")).status).toBe(302);
   });
@@ -109,15 +121,24 @@ describe("registering a native client", () => {
   });
 
   it("reads native from a config file and refuses a value that is not a boolean", () => {
-    expect(parseConfig({ clients: [{ id: "cli", redirectUris: ["http://127.0.0.1/callback"], native: true }] }).clients?.[0]?.native).toBe(true);
-    expect(() => parseConfig({ clients: [{ id: "cli", redirectUris: ["http://127.0.0.1/callback"], native: "yes" }] })).toThrow(/native must be true or false/);
-    expect(() => validateClient({ id: "cli", redirectUris: ["http://127.0.0.1/callback"], native: 1 as unknown as boolean })).toThrow(ClientConfigError);
+    expect(
+      parseConfig({ clients: [{ id: "cli", redirectUris: ["http://127.0.0.1/callback"], native: true }] }).clients?.[0]
+        ?.native,
+    ).toBe(true);
+    expect(() =>
+      parseConfig({ clients: [{ id: "cli", redirectUris: ["http://127.0.0.1/callback"], native: "yes" }] }),
+    ).toThrow(/native must be true or false/);
+    expect(() =>
+      validateClient({ id: "cli", redirectUris: ["http://127.0.0.1/callback"], native: 1 as unknown as boolean }),
+    ).toThrow(ClientConfigError);
   });
 });
 
 describe("exact redirect matching by default (service description §2 and §7)", () => {
   it("refuses another port for a loopback URI registered with a fixed port, and for one registered without a port", async () => {
-    const sandbox = testSandbox({ clients: [{ id: "cli", redirectUris: ["http://127.0.0.1:53682/callback", NATIVE_V4] }] });
+    const sandbox = testSandbox({
+      clients: [{ id: "cli", redirectUris: ["http://127.0.0.1:53682/callback", NATIVE_V4] }],
+    });
     expect((await authorize(sandbox, "cli", "http://127.0.0.1:53682/callback")).status).toBe(302);
     expect((await authorize(sandbox, "cli", "http://127.0.0.1:53683/callback")).status).toBe(400);
     expect((await authorize(sandbox, "cli", "http://127.0.0.1:51234/callback")).status).toBe(400);

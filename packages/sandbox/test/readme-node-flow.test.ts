@@ -18,9 +18,18 @@ import { freePort } from "@tenant-integration/prism-testing";
 import { readmeSamples } from "@tenant-integration/readme-samples";
 import { approveInBrowser, programDirectory, runProgram, toJavaScript } from "@tenant-integration/readme-samples/run";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ACCESS_TOKEN_LIFETIME_SECONDS, DEMO_USER, startSandbox, type RunningSandbox, type SandboxEvent } from "../src/index.js";
+import {
+  ACCESS_TOKEN_LIFETIME_SECONDS,
+  DEMO_USER,
+  startSandbox,
+  type RunningSandbox,
+  type SandboxEvent,
+} from "../src/index.js";
 
-const README = join(dirname(createRequire(import.meta.url).resolve("@tenant-integration/token-manager/package.json")), "README.md");
+const README = join(
+  dirname(createRequire(import.meta.url).resolve("@tenant-integration/token-manager/package.json")),
+  "README.md",
+);
 const README_TENANT = "https://acme.tenant.test";
 const README_REDIRECT = "http://127.0.0.1:53682/callback";
 const README_CLIENT = "demo-integration";
@@ -43,7 +52,11 @@ beforeAll(async () => {
   sample = samples.find((s) => s.includes("waitForCallback(")) ?? "";
   // A free port rather than the sample's fixed 53682, so that it never collides with another test.
   redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
-  running = await startSandbox({ clients: [{ id: README_CLIENT, redirectUris: [redirectUri] }], autoApprove: true, testClock: true });
+  running = await startSandbox({
+    clients: [{ id: README_CLIENT, redirectUris: [redirectUri] }],
+    autoApprove: true,
+    testClock: true,
+  });
   work = programDirectory(fileURLToPath(new URL("..", import.meta.url)), "readme-node-flow-");
   home = mkdtempSync(join(tmpdir(), "readme-node-flow-home-"));
 });
@@ -55,7 +68,14 @@ afterAll(async () => {
 
 /** Runs `source` as the user's tool, `offsetSeconds` later, opening the authorize URL it prints. */
 async function run(name: string, source: string, offsetSeconds = 0) {
-  const result = await runProgram({ dir: work, name, source, env: { HOME: home }, clockOffsetMs: offsetSeconds * 1000, openAuthorizeUrl: approveInBrowser });
+  const result = await runProgram({
+    dir: work,
+    name,
+    source,
+    env: { HOME: home },
+    clockOffsetMs: offsetSeconds * 1000,
+    openAuthorizeUrl: approveInBrowser,
+  });
   return { ...result, askedToSignIn: result.openedAuthorizeUrl && result.stdout.includes("Open this URL to sign in:") };
 }
 

@@ -14,7 +14,10 @@ import { describe, expect, it } from "vitest";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const samples = readmeSamples(`${root}README.md`);
 
-const paths = { "@tenant-integration/sandbox": ["./src/index.ts"], "@tenant-integration/sandbox/testing": ["./src/testing.ts"] };
+const paths = {
+  "@tenant-integration/sandbox": ["./src/index.ts"],
+  "@tenant-integration/sandbox/testing": ["./src/testing.ts"],
+};
 
 const typeCheck = (sources: readonly string[]) => typeCheckSamples({ root, samples: sources, paths });
 

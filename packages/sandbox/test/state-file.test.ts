@@ -25,14 +25,33 @@ async function stateDir(): Promise<string> {
 /** The whole flow over HTTP against a running sandbox with auto-approve. */
 async function signInOver(url: string): Promise<TokenBody> {
   const { verifier, challenge } = pkce();
-  const query = new URLSearchParams({ response_type: "code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, state: "s", code_challenge: challenge, code_challenge_method: "S256" });
+  const query = new URLSearchParams({
+    response_type: "code",
+    client_id: CLIENT_ID,
+    redirect_uri: REDIRECT_URI,
+    state: "s",
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+  });
   const authorize = await fetch(`${url}/oauth/authorize?${query.toString()}`, { redirect: "manual" });
   const code = new URL(authorize.headers.get("location") ?? "").searchParams.get("code");
-  return (await (await postToken(url, { grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier })).json()) as TokenBody;
+  return (await (
+    await postToken(url, {
+      grant_type: "authorization_code",
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    })
+  ).json()) as TokenBody;
 }
 
 function postToken(url: string, body: Record<string, unknown>): Promise<Response> {
-  return fetch(`${url}/oauth/token`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return fetch(`${url}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 }
 
 function refreshOver(url: string, refreshToken: string): Promise<Response> {
@@ -43,7 +62,10 @@ function userOver(url: string, accessToken: string): Promise<Response> {
   return fetch(`${url}/api/v1/auth/user`, { headers: { authorization: `Bearer ${accessToken}` } });
 }
 
-async function withSandbox<T>(options: Parameters<typeof startSandbox>[0], use: (running: RunningSandbox) => Promise<T>): Promise<T> {
+async function withSandbox<T>(
+  options: Parameters<typeof startSandbox>[0],
+  use: (running: RunningSandbox) => Promise<T>,
+): Promise<T> {
   const running = await startSandbox(options);
   try {
     return await use(running);
@@ -76,20 +98,46 @@ describe("--state-file: a tenant that survives a restart", () => {
 
   it("keeps the test clock, clients registered at run time and code replay detection", async () => {
     const stateFile = join(await stateDir(), "state.json");
-    const code = await withSandbox({ autoApprove: true, testClock: true, clients, stateFile }, async ({ url, sandbox }) => {
-      sandbox.clients.register({ id: "late", redirectUris: ["http://127.0.0.1:9/cb"] });
-      sandbox.clock.advance(3600);
-      const { verifier, challenge } = pkce();
-      const query = new URLSearchParams({ response_type: "code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, state: "s", code_challenge: challenge, code_challenge_method: "S256" });
-      const location = (await fetch(`${url}/oauth/authorize?${query.toString()}`, { redirect: "manual" })).headers.get("location") ?? "";
-      const code = new URL(location).searchParams.get("code");
-      const tokens = (await (await postToken(url, { grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier })).json()) as TokenBody;
-      return { code, verifier, tokens };
-    });
+    const code = await withSandbox(
+      { autoApprove: true, testClock: true, clients, stateFile },
+      async ({ url, sandbox }) => {
+        sandbox.clients.register({ id: "late", redirectUris: ["http://127.0.0.1:9/cb"] });
+        sandbox.clock.advance(3600);
+        const { verifier, challenge } = pkce();
+        const query = new URLSearchParams({
+          response_type: "code",
+          client_id: CLIENT_ID,
+          redirect_uri: REDIRECT_URI,
+          state: "s",
+          code_challenge: challenge,
+          code_challenge_method: "S256",
+        });
+        const location =
+          (await fetch(`${url}/oauth/authorize?${query.toString()}`, { redirect: "manual" })).headers.get("location") ??
+          "";
+        const code = new URL(location).searchParams.get("code");
+        const tokens = (await (
+          await postToken(url, {
+            grant_type: "authorization_code",
+            client_id: CLIENT_ID,
+            redirect_uri: REDIRECT_URI,
+            code,
+            code_verifier: verifier,
+          })
+        ).json()) as TokenBody;
+        return { code, verifier, tokens };
+      },
+    );
     await withSandbox({ testClock: true, clients, stateFile }, async ({ url, sandbox }) => {
       expect(sandbox.clock.offsetSeconds).toBe(3600);
       expect(sandbox.clients.get("late")).toBeDefined();
-      const replay = await postToken(url, { grant_type: "authorization_code", client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code: code.code, code_verifier: code.verifier });
+      const replay = await postToken(url, {
+        grant_type: "authorization_code",
+        client_id: CLIENT_ID,
+        redirect_uri: REDIRECT_URI,
+        code: code.code,
+        code_verifier: code.verifier,
+      });
       expect(replay.status).toBe(400);
       expect((await userOver(url, code.tokens.access_token)).status).toBe(401);
     });
@@ -132,12 +180,23 @@ describe("--state-file: a tenant that survives a restart", () => {
   it("coalesces a burst of changes into a few writes", async () => {
     const stateFile = join(await stateDir(), "state.json");
     let writes = 0;
-    const writer = new StateFileWriter(stateFile, () => {
-      writes += 1;
-      return { format: "tenant-sandbox-state", version: 1, clockOffsetSeconds: 0, clients: [], codes: [], tokens: { families: [], accessTokens: [], refreshTokens: [] } };
-    }, (error) => {
-      throw error;
-    });
+    const writer = new StateFileWriter(
+      stateFile,
+      () => {
+        writes += 1;
+        return {
+          format: "tenant-sandbox-state",
+          version: 1,
+          clockOffsetSeconds: 0,
+          clients: [],
+          codes: [],
+          tokens: { families: [], accessTokens: [], refreshTokens: [] },
+        };
+      },
+      (error) => {
+        throw error;
+      },
+    );
     for (let change = 0; change < 500; change += 1) writer.schedule();
     await new Promise((resolve) => setTimeout(resolve, STATE_WRITE_DELAY_MS * 3));
     // One write for the whole burst, never one per change, and nothing left for close() to write.
@@ -153,7 +212,17 @@ describe("a state file that cannot be used", () => {
     ["not JSON", "{ this is not json"],
     ["JSON of another shape", JSON.stringify({ hello: "world" })],
     ["a newer version", JSON.stringify({ format: "tenant-sandbox-state", version: 99 })],
-    ["a token without its family", JSON.stringify({ format: "tenant-sandbox-state", version: 1, clockOffsetSeconds: 0, clients: [], codes: [], tokens: { families: [], accessTokens: [{ token: "at_x" }], refreshTokens: [] } })],
+    [
+      "a token without its family",
+      JSON.stringify({
+        format: "tenant-sandbox-state",
+        version: 1,
+        clockOffsetSeconds: 0,
+        clients: [],
+        codes: [],
+        tokens: { families: [], accessTokens: [{ token: "at_x" }], refreshTokens: [] },
+      }),
+    ],
   ])("refuses to start on %s, names the file, and leaves it unchanged", async (_name, content) => {
     const stateFile = join(await stateDir(), "state.json");
     await writeFile(stateFile, content);
@@ -172,17 +241,27 @@ describe("a state file that cannot be used", () => {
   it("refuses to start when the file cannot be read", async () => {
     const stateFile = join(await stateDir(), "state.json");
     await mkdir(stateFile); // a directory where the file should be
-    await expect(startSandbox({ clients, stateFile })).rejects.toMatchObject({ name: "StateFileError", code: "state_file_unreadable", path: stateFile });
+    await expect(startSandbox({ clients, stateFile })).rejects.toMatchObject({
+      name: "StateFileError",
+      code: "state_file_unreadable",
+      path: stateFile,
+    });
   });
 
   it("refuses to start when the file cannot be written, before listening", async () => {
     const stateFile = join(await stateDir(), "missing-directory", "state.json");
-    await expect(startSandbox({ clients, stateFile })).rejects.toMatchObject({ name: "StateFileError", code: "state_file_write_failed", path: stateFile });
+    await expect(startSandbox({ clients, stateFile })).rejects.toMatchObject({
+      name: "StateFileError",
+      code: "state_file_write_failed",
+      path: stateFile,
+    });
   });
 });
 
 describe("tenant-sandbox --state-file", () => {
-  function startCli(args: string[]): Promise<{ url: string; stop: (signal?: NodeJS.Signals) => Promise<number | null> }> {
+  function startCli(
+    args: string[],
+  ): Promise<{ url: string; stop: (signal?: NodeJS.Signals) => Promise<number | null> }> {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";
@@ -193,7 +272,10 @@ describe("tenant-sandbox --state-file", () => {
         const line = stdout.split("\n").find((candidate) => candidate.startsWith("{"));
         if (line !== undefined && stdout.includes("\n")) {
           const exited = new Promise<number | null>((done) => child.once("exit", done));
-          resolve({ url: (JSON.parse(line) as { url: string }).url, stop: (signal = "SIGTERM") => (child.kill(signal), exited) });
+          resolve({
+            url: (JSON.parse(line) as { url: string }).url,
+            stop: (signal = "SIGTERM") => (child.kill(signal), exited),
+          });
         }
       });
       child.once("exit", (code) => reject(new Error(`exited ${String(code)}: ${stderr}`)));
@@ -202,7 +284,16 @@ describe("tenant-sandbox --state-file", () => {
 
   it("keeps a sign-in across a SIGTERM and a restart of the command", async () => {
     const stateFile = join(await stateDir(), "state.json");
-    const args = ["--port", "0", "--json", "--auto-approve", "--state-file", stateFile, "--client", `id=${CLIENT_ID},redirect=${REDIRECT_URI}`];
+    const args = [
+      "--port",
+      "0",
+      "--json",
+      "--auto-approve",
+      "--state-file",
+      stateFile,
+      "--client",
+      `id=${CLIENT_ID},redirect=${REDIRECT_URI}`,
+    ];
     const first = await startCli(args);
     const tokens = await signInOver(first.url);
     expect(await first.stop()).toBe(0);
@@ -218,7 +309,16 @@ describe("tenant-sandbox --state-file", () => {
 
   it("survives kill -9 in the middle of sign-ins: the file is whole, and a sign-in older than the write delay is kept", async () => {
     const stateFile = join(await stateDir(), "state.json");
-    const args = ["--port", "0", "--json", "--auto-approve", "--state-file", stateFile, "--client", `id=${CLIENT_ID},redirect=${REDIRECT_URI}`];
+    const args = [
+      "--port",
+      "0",
+      "--json",
+      "--auto-approve",
+      "--state-file",
+      stateFile,
+      "--client",
+      `id=${CLIENT_ID},redirect=${REDIRECT_URI}`,
+    ];
     const first = await startCli(args);
     const early = await signInOver(first.url);
     await new Promise((resolve) => setTimeout(resolve, STATE_WRITE_DELAY_MS * 10)); // generous: the machine may be busy
@@ -239,7 +339,9 @@ describe("tenant-sandbox --state-file", () => {
     const stateFile = join(await stateDir(), "state.json");
     await writeFile(stateFile, "not json");
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [CLI, "--port", "0", "--state-file", stateFile], { stdio: ["ignore", "ignore", "pipe"] });
+      const child = spawn(process.execPath, [CLI, "--port", "0", "--state-file", stateFile], {
+        stdio: ["ignore", "ignore", "pipe"],
+      });
       let stderr = "";
       child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
       child.on("exit", (code) => resolve({ code, stderr }));

@@ -25,7 +25,8 @@ describe("the README's testing samples", () => {
   it("are in the README: one for vitest, one for node:test, each with the three tests", () => {
     for (const sample of [vitestSample, nodeTestSample]) {
       expect(sample).toContain("createTestTenant(");
-      for (const name of ["refreshes after 16 minutes", "gets 403 without the scope", "is signed out once revoked"]) expect(sample).toContain(name);
+      for (const name of ["refreshes after 16 minutes", "gets 403 without the scope", "is signed out once revoked"])
+        expect(sample).toContain(name);
     }
   });
 
@@ -33,7 +34,11 @@ describe("the README's testing samples", () => {
     const run = await runVitest({ dir, name: "readme-vitest", source: asBuilt(vitestSample) });
     expect(run.stdout + run.stderr).toMatch(/Tests\s+3 passed \(3\)/);
     expect(run.code).toBe(0);
-    const mutated = await runVitest({ dir, name: "readme-vitest-mutated", source: asBuilt(vitestSample.replace("toBe(403)", "toBe(200)")) });
+    const mutated = await runVitest({
+      dir,
+      name: "readme-vitest-mutated",
+      source: asBuilt(vitestSample.replace("toBe(403)", "toBe(200)")),
+    });
     expect(mutated.stdout + mutated.stderr).toMatch(/1 failed/);
     expect(mutated.code).not.toBe(0);
   }, 120_000);
@@ -43,7 +48,11 @@ describe("the README's testing samples", () => {
     // node:test reports in TAP (`# pass 3`) on Node 20 without a terminal, in its spec format (`ℹ pass 3`) on Node 24.
     expect(run.stdout).toMatch(/^(# |ℹ )pass 3$/m);
     expect(run.code).toBe(0);
-    const mutated = await runProgram({ dir, name: "readme-node-test-mutated", source: toJavaScript(asBuilt(nodeTestSample.replace("response.status, 403", "response.status, 200"))) });
+    const mutated = await runProgram({
+      dir,
+      name: "readme-node-test-mutated",
+      source: toJavaScript(asBuilt(nodeTestSample.replace("response.status, 403", "response.status, 200"))),
+    });
     expect(mutated.stdout).toMatch(/^(# |ℹ )fail 1$/m);
     expect(mutated.code).not.toBe(0);
   }, 60_000);

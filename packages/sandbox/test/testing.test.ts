@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ACCESS_TOKEN_LIFETIME_SECONDS, DEMO_USER } from "../src/index.js";
 import { createTestTenant, TestTenantError } from "../src/testing.js";
 
-const refreshes = (events: { grantType: string | null; outcome: string }[]) => events.filter((e) => e.grantType === "refresh_token");
+const refreshes = (events: { grantType: string | null; outcome: string }[]) =>
+  events.filter((e) => e.grantType === "refresh_token");
 
 afterEach(() => {
   vi.unstubAllGlobals();
@@ -23,7 +24,9 @@ describe("createTestTenant", () => {
     const { data, response } = await tenant.client.GET("/api/v1/auth/user");
     expect(response.status).toBe(200);
     expect(data).toEqual(DEMO_USER);
-    expect(tenant.events().map((e) => `${e.endpoint} ${e.grantType}: ${e.outcome}`)).toEqual(["token authorization_code: ok"]);
+    expect(tenant.events().map((e) => `${e.endpoint} ${e.grantType}: ${e.outcome}`)).toEqual([
+      "token authorization_code: ok",
+    ]);
     expect(tenant.baseUrl).toBe("http://127.0.0.1:4020");
     expect(tenant.client.baseUrl).toBe(tenant.baseUrl);
   });
@@ -33,7 +36,9 @@ describe("createTestTenant", () => {
     const first = await tenant.tokenManager.getAccessToken();
     tenant.advance(16 * 60);
     // The old token is dead on the sandbox's side too: the same clock moved.
-    const stale = await tenant.sandbox.fetch(`${tenant.baseUrl}/api/v1/auth/user`, { headers: { Authorization: `Bearer ${first}` } });
+    const stale = await tenant.sandbox.fetch(`${tenant.baseUrl}/api/v1/auth/user`, {
+      headers: { Authorization: `Bearer ${first}` },
+    });
     expect(stale.status).toBe(401);
     const { response } = await tenant.client.GET("/api/v1/auth/user");
     expect(response.status).toBe(200);
@@ -62,7 +67,9 @@ describe("createTestTenant", () => {
     const token = await tenant.tokenManager.getAccessToken();
     await tenant.tokenManager.revoke();
     expect(tenant.events().at(-1)).toMatchObject({ endpoint: "revoke", outcome: "ok" });
-    const refused = await tenant.sandbox.fetch(`${tenant.baseUrl}/api/v1/auth/user`, { headers: { Authorization: `Bearer ${token}` } });
+    const refused = await tenant.sandbox.fetch(`${tenant.baseUrl}/api/v1/auth/user`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect(refused.status).toBe(401);
     await expect(tenant.tokenManager.getAccessToken()).rejects.toMatchObject({ code: "NOT_SIGNED_IN" });
     await expect(tenant.client.GET("/api/v1/auth/user")).rejects.toBeInstanceOf(TokenManagerError);
@@ -93,10 +100,14 @@ describe("createTestTenant", () => {
   it("throws TestTenantError SIGN_IN_FAILED, saying why, when the sandbox does not approve", async () => {
     // The token manager refuses a scope the contract does not list before any request, so the
     // sandbox is made to refuse the authorization request with a fault.
-    const failure = await createTestTenant({ sandbox: { faults: [{ route: "/oauth/authorize", kind: "status", status: 503 }] } }).catch((e: unknown) => e);
+    const failure = await createTestTenant({
+      sandbox: { faults: [{ route: "/oauth/authorize", kind: "status", status: 503 }] },
+    }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(TestTenantError);
     expect(failure).toMatchObject({ name: "TestTenantError", code: "SIGN_IN_FAILED" });
-    expect((failure as Error).message).toMatch(/^The sandbox did not approve the sign-in \(HTTP 503\): .*temporarily_unavailable/);
+    expect((failure as Error).message).toMatch(
+      /^The sandbox did not approve the sign-in \(HTTP 503\): .*temporarily_unavailable/,
+    );
   });
 
   it("stays in-process: the global fetch is never called", async () => {

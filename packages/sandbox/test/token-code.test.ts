@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { CLIENT_ID, getCode, getUser, OTHER_REDIRECT_URI, pkce, postJson, REDIRECT_URI, testSandbox } from "./helpers.js";
+import {
+  CLIENT_ID,
+  getCode,
+  getUser,
+  OTHER_REDIRECT_URI,
+  pkce,
+  postJson,
+  REDIRECT_URI,
+  testSandbox,
+} from "./helpers.js";
 
 function exchange(sandbox: ReturnType<typeof testSandbox>, body: Record<string, unknown>): Promise<Response> {
   return postJson(sandbox, "/oauth/token", { grant_type: "authorization_code", ...body });
@@ -9,7 +18,12 @@ describe("POST /oauth/token, authorization_code grant", () => {
   it("issues an access token of 900 seconds, a refresh token, token_type Bearer, with Cache-Control: no-store", async () => {
     const sandbox = testSandbox();
     const { code, verifier } = await getCode(sandbox);
-    const response = await exchange(sandbox, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    const response = await exchange(sandbox, {
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^application\/json/);
     expect(response.headers.get("cache-control")).toBe("no-store");
@@ -36,7 +50,12 @@ describe("POST /oauth/token, authorization_code grant", () => {
     const sandbox = testSandbox();
     const { code, verifier } = await getCode(sandbox);
     sandbox.clock.advance(60);
-    const response = await exchange(sandbox, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    const response = await exchange(sandbox, {
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: "invalid_grant" });
   });
@@ -45,17 +64,32 @@ describe("POST /oauth/token, authorization_code grant", () => {
     const sandbox = testSandbox();
     const { code, verifier } = await getCode(sandbox);
     sandbox.clock.advance(59);
-    const response = await exchange(sandbox, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    const response = await exchange(sandbox, {
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     expect(response.status).toBe(200);
   });
 
   it("refuses a verifier that does not match the challenge, and the code is then used up", async () => {
     const sandbox = testSandbox();
     const { code, verifier } = await getCode(sandbox);
-    const wrong = await exchange(sandbox, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: pkce().verifier });
+    const wrong = await exchange(sandbox, {
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: pkce().verifier,
+    });
     expect(wrong.status).toBe(400);
     expect(await wrong.json()).toMatchObject({ error: "invalid_grant" });
-    const right = await exchange(sandbox, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    const right = await exchange(sandbox, {
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     expect(right.status).toBe(400);
   });
 
@@ -63,14 +97,24 @@ describe("POST /oauth/token, authorization_code grant", () => {
     const sandbox = testSandbox();
     const { code, verifier } = await getCode(sandbox);
     const changed = verifier.slice(0, -1) + (verifier.endsWith("A") ? "B" : "A");
-    const response = await exchange(sandbox, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: changed });
+    const response = await exchange(sandbox, {
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: changed,
+    });
     expect(await response.json()).toMatchObject({ error: "invalid_grant" });
   });
 
   it("refuses a redirect_uri other than the one of the authorization request, even if registered", async () => {
     const sandbox = testSandbox();
     const { code, verifier } = await getCode(sandbox);
-    const response = await exchange(sandbox, { client_id: CLIENT_ID, redirect_uri: OTHER_REDIRECT_URI, code, code_verifier: verifier });
+    const response = await exchange(sandbox, {
+      client_id: CLIENT_ID,
+      redirect_uri: OTHER_REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: "invalid_grant" });
   });
@@ -78,14 +122,24 @@ describe("POST /oauth/token, authorization_code grant", () => {
   it("refuses a code presented by another registered client", async () => {
     const sandbox = testSandbox();
     const { code, verifier } = await getCode(sandbox);
-    const response = await exchange(sandbox, { client_id: "limited", redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    const response = await exchange(sandbox, {
+      client_id: "limited",
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     expect(await response.json()).toMatchObject({ error: "invalid_grant" });
   });
 
   it("answers an unknown client with invalid_client", async () => {
     const sandbox = testSandbox();
     const { code, verifier } = await getCode(sandbox);
-    const response = await exchange(sandbox, { client_id: "nobody", redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    const response = await exchange(sandbox, {
+      client_id: "nobody",
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: "invalid_client" });
   });
@@ -97,14 +151,24 @@ describe("POST /oauth/token, authorization_code grant", () => {
   ])("answers a verifier of %s with invalid_request", async (_name, verifier) => {
     const sandbox = testSandbox();
     const { code } = await getCode(sandbox);
-    const response = await exchange(sandbox, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code, code_verifier: verifier });
+    const response = await exchange(sandbox, {
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      code,
+      code_verifier: verifier,
+    });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: "invalid_request" });
   });
 
   it("answers an unknown code with invalid_grant", async () => {
     const sandbox = testSandbox();
-    const response = await exchange(sandbox, { client_id: CLIENT_ID, redirect_uri: REDIRECT_URI, code: "ac_made_up", code_verifier: pkce().verifier });
+    const response = await exchange(sandbox, {
+      client_id: CLIENT_ID,
+      redirect_uri: REDIRECT_URI,
+      code: "ac_made_up",
+      code_verifier: pkce().verifier,
+    });
     expect(await response.json()).toMatchObject({ error: "invalid_grant" });
   });
 

@@ -70,7 +70,10 @@ describe("POST /oauth/token, refresh_token grant", () => {
   it("refreshes without client_id, the refresh token naming its client (RFC 6749 §3.2.1 makes client_id optional)", async () => {
     const sandbox = testSandbox();
     const first = await signIn(sandbox);
-    const response = await postJson(sandbox, "/oauth/token", { grant_type: "refresh_token", refresh_token: first.refresh_token });
+    const response = await postJson(sandbox, "/oauth/token", {
+      grant_type: "refresh_token",
+      refresh_token: first.refresh_token,
+    });
     expect(response.status).toBe(200);
     const second = (await response.json()) as TokenBody;
     expect(second.refresh_token).not.toBe(first.refresh_token);
@@ -93,7 +96,10 @@ describe("POST /oauth/token, refresh_token grant", () => {
 
   it("answers a refresh without client_id and with an unknown refresh token with 400 invalid_grant", async () => {
     const sandbox = testSandbox();
-    const response = await postJson(sandbox, "/oauth/token", { grant_type: "refresh_token", refresh_token: "rt_never_issued" });
+    const response = await postJson(sandbox, "/oauth/token", {
+      grant_type: "refresh_token",
+      refresh_token: "rt_never_issued",
+    });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: "invalid_grant" });
   });
@@ -109,7 +115,9 @@ describe("POST /oauth/token, refresh_token grant", () => {
   it("narrows the access token to a requested scope within the grant", async () => {
     const sandbox = testSandbox();
     const first = await signIn(sandbox, { scope: "profile:read tickets:read" });
-    const narrowed = (await (await refresh(sandbox, first.refresh_token, { scope: "tickets:read" })).json()) as TokenBody;
+    const narrowed = (await (
+      await refresh(sandbox, first.refresh_token, { scope: "tickets:read" })
+    ).json()) as TokenBody;
     expect(narrowed.scope).toBe("tickets:read");
     expect((await getUser(sandbox, narrowed.access_token)).status).toBe(403);
     const widened = (await (await refresh(sandbox, narrowed.refresh_token)).json()) as TokenBody;

@@ -6,7 +6,9 @@ import { safeDescription } from "../src/errors.js";
 
 describe("small parts", () => {
   it("computes the S256 challenge of RFC 7636 Appendix B", async () => {
-    expect(await s256Challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")).toBe("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM");
+    expect(await s256Challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")).toBe(
+      "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+    );
   });
 
   it("compares strings of different lengths and contents as unequal", () => {
@@ -33,23 +35,32 @@ describe("small parts", () => {
   });
 
   it("parses a client spec with repeated redirect keys", () => {
-    expect(parseClientSpec("id=x,redirect=http://a/cb,redirect=http://b/cb")).toEqual({ id: "x", redirectUris: ["http://a/cb", "http://b/cb"] });
+    expect(parseClientSpec("id=x,redirect=http://a/cb,redirect=http://b/cb")).toEqual({
+      id: "x",
+      redirectUris: ["http://a/cb", "http://b/cb"],
+    });
   });
 
   it("parses a config file and names the field it refuses", () => {
-    expect(parseConfig({ port: 0, clients: [{ id: "a", redirectUris: ["http://a/cb"] }], defaultScopes: ["tickets:read"] })).toEqual({
+    expect(
+      parseConfig({ port: 0, clients: [{ id: "a", redirectUris: ["http://a/cb"] }], defaultScopes: ["tickets:read"] }),
+    ).toEqual({
       port: 0,
       clients: [{ id: "a", redirectUris: ["http://a/cb"] }],
       defaultScopes: ["tickets:read"],
     });
     expect(() => parseConfig({ port: 70000 })).toThrow(/port/);
-    expect(() => parseConfig({ clients: [{ id: "a", redirectUris: ["http://a/cb"], secret: "x" }] })).toThrow(/unknown field "secret"/);
+    expect(() => parseConfig({ clients: [{ id: "a", redirectUris: ["http://a/cb"], secret: "x" }] })).toThrow(
+      /unknown field "secret"/,
+    );
     expect(() => parseConfig({ defaultScopes: ["root"] })).toThrow(ClientConfigError);
     expect(() => parseConfig([])).toThrow(/JSON object/);
   });
 
   it("parses stateFile, rotationGraceSeconds and allowedHosts, and refuses bad values", () => {
-    expect(parseConfig({ stateFile: ".sandbox/state.json", rotationGraceSeconds: 60, allowedHosts: ["Tenant.Test"] })).toEqual({
+    expect(
+      parseConfig({ stateFile: ".sandbox/state.json", rotationGraceSeconds: 60, allowedHosts: ["Tenant.Test"] }),
+    ).toEqual({
       stateFile: ".sandbox/state.json",
       rotationGraceSeconds: 60,
       allowedHosts: ["tenant.test"],

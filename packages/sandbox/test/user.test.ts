@@ -21,7 +21,9 @@ describe("GET /api/v1/auth/user", () => {
   it("accepts the scheme name in any case", async () => {
     const sandbox = testSandbox();
     const tokens = await signIn(sandbox);
-    const response = await sandbox.app.request("/api/v1/auth/user", { headers: { authorization: `bEARER ${tokens.access_token}` } });
+    const response = await sandbox.app.request("/api/v1/auth/user", {
+      headers: { authorization: `bEARER ${tokens.access_token}` },
+    });
     expect(response.status).toBe(200);
   });
 
@@ -34,7 +36,7 @@ describe("GET /api/v1/auth/user", () => {
   it.each([
     ["a Basic header", "Basic ZGVtbzpkZW1v"],
     ["a bearer header with no token", "Bearer "],
-    ["a token with a character outside b64token", "Bearer at_a\"b"],
+    ["a token with a character outside b64token", 'Bearer at_a"b'],
     ["two tokens", "Bearer a b"],
     ["an unknown token", "Bearer at_unknown"],
   ])("answers %s with 401 and a WWW-Authenticate invalid_token challenge", async (_name, header) => {
@@ -61,7 +63,9 @@ describe("GET /api/v1/auth/user", () => {
     const tokens = await signIn(sandbox, { scope: "tickets:read" });
     const response = await getUser(sandbox, tokens.access_token);
     expect(response.status).toBe(403);
-    expect(response.headers.get("www-authenticate")).toBe('Bearer realm="tenant-sandbox", error="insufficient_scope", scope="profile:read"');
+    expect(response.headers.get("www-authenticate")).toBe(
+      'Bearer realm="tenant-sandbox", error="insufficient_scope", scope="profile:read"',
+    );
     expect(await response.json()).toMatchObject({ error: "insufficient_scope", scope: "profile:read" });
   });
 

@@ -37,9 +37,12 @@ async function signedIn() {
   const fetch = async () => {
     requests++;
     n++;
-    return new Response(JSON.stringify({ access_token: `at_${n}`, refresh_token: `rt_${n}`, token_type: "Bearer", expires_in: 900 }), {
-      status: 200,
-    });
+    return new Response(
+      JSON.stringify({ access_token: `at_${n}`, refresh_token: `rt_${n}`, token_type: "Bearer", expires_in: 900 }),
+      {
+        status: 200,
+      },
+    );
   };
   const redirectUri = "http://127.0.0.1:53682/callback";
   const tm = createTokenManager({
@@ -82,8 +85,12 @@ const mark = (ok) => (ok ? "meets the goal" : "MISSES the goal");
 console.log("@tenant-integration/token-manager bench (built dist/, Node " + process.version + ")");
 // No absolute size goal: the kit's goal is relative, a typical app against openapi-fetch + oauth4webapi
 // (tools/bench/sizes.mjs, in `pnpm bench`).
-console.log(`bundle (browser, everything exported): ${bytes.length} B minified, ${gzip} B gzipped (${(gzip / 1024).toFixed(2)} kB)`);
-console.log(`getAccessToken() on a fresh token: ${perSecond.toLocaleString("en-US")} calls/s (goal ≥ 1,000,000: ${mark(perSecond >= GOAL_CALLS)})`);
+console.log(
+  `bundle (browser, everything exported): ${bytes.length} B minified, ${gzip} B gzipped (${(gzip / 1024).toFixed(2)} kB)`,
+);
+console.log(
+  `getAccessToken() on a fresh token: ${perSecond.toLocaleString("en-US")} calls/s (goal ≥ 1,000,000: ${mark(perSecond >= GOAL_CALLS)})`,
+);
 console.log(
   `1,000 concurrent callers on an expired token: ${wall.toFixed(2)} ms wall time, ${refreshRequests} refresh request(s), ` +
     `${new Set(tokens).size} distinct token(s) handed out`,

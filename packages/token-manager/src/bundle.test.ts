@@ -22,7 +22,10 @@ describe("the browser entry point", () => {
     const inputs = Object.keys(result.metafile.inputs);
     expect(inputs.filter((i) => i.includes("node_modules"))).toEqual([]);
     // Outside this package: only the kit's own contract scope names (the scopes are checked against them).
-    expect(inputs.filter((i) => !i.startsWith("src/")).sort()).toEqual(["../types/dist/generated/scopes.js", "../types/dist/index.js"]);
+    expect(inputs.filter((i) => !i.startsWith("src/")).sort()).toEqual([
+      "../types/dist/generated/scopes.js",
+      "../types/dist/index.js",
+    ]);
     expect(inputs.some((i) => i.includes("/node/"))).toBe(false);
   });
 });

@@ -29,7 +29,12 @@ describe("the README's consent form sample", () => {
     const sandbox = await startSandboxProcess("consent-cli", REDIRECT_URI, { autoApprove: false });
     onTestFinished(() => sandbox.close());
     const approveWithoutBrowser = await sample();
-    const tm = createTokenManager({ baseUrl: sandbox.url, clientId: "consent-cli", redirectUri: REDIRECT_URI, scopes: ["profile:read"] });
+    const tm = createTokenManager({
+      baseUrl: sandbox.url,
+      clientId: "consent-cli",
+      redirectUri: REDIRECT_URI,
+      scopes: ["profile:read"],
+    });
 
     const callback = await approveWithoutBrowser((await tm.beginAuthorization()).url);
 

@@ -8,7 +8,10 @@
  * @see RFC 7636 Appendix A, RFC 4648 §5
  */
 export const base64url = (bytes: Uint8Array): string =>
-  btoa(String.fromCharCode(...bytes)).replace(/=/g, "").replace(/\+/g, "-").replace(/\//g, "_");
+  btoa(String.fromCharCode(...bytes))
+    .replace(/=/g, "")
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_");
 
 /** Fills `n` bytes from a `getRandomValues`-shaped source. */
 export type RandomSource = (bytes: Uint8Array) => Uint8Array;

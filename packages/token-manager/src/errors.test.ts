@@ -1,5 +1,12 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { type ErrorCode, OAuthResponseError, SessionEndedError, TokenManagerError, TransientError, fail } from "./errors.js";
+import {
+  type ErrorCode,
+  OAuthResponseError,
+  SessionEndedError,
+  TokenManagerError,
+  TransientError,
+  fail,
+} from "./errors.js";
 
 describe("errors", () => {
   const cases: [TokenManagerError, string, ErrorCode][] = [
@@ -60,12 +67,23 @@ describe("errors", () => {
     const cause = new Error("disk full");
     expect(new TokenManagerError("STORAGE_FAILED", "storage failed", cause).cause).toBe(cause);
     expect(new TransientError(undefined, 1, cause).cause).toBe(cause);
-    expect(() => fail("STORAGE_FAILED", "", cause)).toThrow(expect.objectContaining({ cause, message: "STORAGE_FAILED" }));
+    expect(() => fail("STORAGE_FAILED", "", cause)).toThrow(
+      expect.objectContaining({ cause, message: "STORAGE_FAILED" }),
+    );
   });
 
   it("parses RFC 6749 §5.2 fields onto OAuth errors and into the message", () => {
-    const e = new OAuthResponseError(400, { error: "invalid_request", errorDescription: "bad body", errorUri: "https://x.test" });
-    expect(e).toMatchObject({ status: 400, error: "invalid_request", errorDescription: "bad body", errorUri: "https://x.test" });
+    const e = new OAuthResponseError(400, {
+      error: "invalid_request",
+      errorDescription: "bad body",
+      errorUri: "https://x.test",
+    });
+    expect(e).toMatchObject({
+      status: 400,
+      error: "invalid_request",
+      errorDescription: "bad body",
+      errorUri: "https://x.test",
+    });
     expect(e.message).toBe("HTTP 400: invalid_request (bad body)");
   });
 
@@ -74,7 +92,11 @@ describe("errors", () => {
     const transient: unknown = new TransientError(undefined, 3);
     expect(ended instanceof SessionEndedError && !(ended instanceof TransientError)).toBe(true);
     expect(transient instanceof TransientError && !(transient instanceof OAuthResponseError)).toBe(true);
-    expect(new TransientError(undefined, 3)).toMatchObject({ status: undefined, attempts: 3, message: "No answer (3 attempts)" });
+    expect(new TransientError(undefined, 3)).toMatchObject({
+      status: undefined,
+      attempts: 3,
+      message: "No answer (3 attempts)",
+    });
   });
 
   it("types the code as a union of literals", () => {

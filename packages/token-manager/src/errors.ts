@@ -167,7 +167,11 @@ export class TransientError extends TokenManagerError {
   declare readonly retryAfterMs: number | undefined;
   constructor(status: number | undefined, attempts: number, cause?: unknown, retryAfterMs?: number) {
     const after = retryAfterMs === undefined ? "" : `; retry after ${Math.ceil(retryAfterMs / 1000)} s`;
-    super("TRANSIENT", (status ? "HTTP " + status : "No answer") + ` (${attempts} attempts)${after}`, cause, { status, attempts, retryAfterMs });
+    super("TRANSIENT", (status ? "HTTP " + status : "No answer") + ` (${attempts} attempts)${after}`, cause, {
+      status,
+      attempts,
+      retryAfterMs,
+    });
   }
 }
 
@@ -186,4 +190,5 @@ export function fail(code: ErrorCode, detail?: string, cause?: unknown, fields?:
 }
 
 /** `error (error_description)`, for messages. */
-export const describe = (f: OAuthErrorFields): string => f.error + (f.errorDescription ? ` (${f.errorDescription})` : "");
+export const describe = (f: OAuthErrorFields): string =>
+  f.error + (f.errorDescription ? ` (${f.errorDescription})` : "");

@@ -41,22 +41,38 @@ describe("redaction", () => {
         case "5xx":
           return new Response(`<html>error for ${echo}</html>`, { status: 503 });
         case "invalid_grant":
-          return json(400, { error: "invalid_grant", error_description: `bad ${echo}`, error_uri: `https://x.test/?${echo}` });
+          return json(400, {
+            error: "invalid_grant",
+            error_description: `bad ${echo}`,
+            error_uri: `https://x.test/?${echo}`,
+          });
         case "oauth":
           return json(400, { error: "invalid_request", error_description: `bad ${echo}` });
         case "html":
           return new Response(`<html>${echo}</html>`, { status: 200 });
         case "malformed":
-          return json(200, { access_token: "at_CANARY_bad", token_type: "Bearer", expires_in: -1, refresh_token: "rt_CANARY_bad" });
+          return json(200, {
+            access_token: "at_CANARY_bad",
+            token_type: "Bearer",
+            expires_in: -1,
+            refresh_token: "rt_CANARY_bad",
+          });
         default: {
           if (call.url.endsWith("/revoke")) return new Response(null, { status: 200 });
           n++;
-          if (bodyOf(call)["code_verifier"] === undefined && bodyOf(call)["refresh_token"] === undefined) throw new Error("unexpected body");
-          return json(200, { access_token: `at_CANARY_${n}`, refresh_token: `rt_CANARY_${n}`, token_type: "Bearer", expires_in: 900 });
+          if (bodyOf(call)["code_verifier"] === undefined && bodyOf(call)["refresh_token"] === undefined)
+            throw new Error("unexpected body");
+          return json(200, {
+            access_token: `at_CANARY_${n}`,
+            refresh_token: `rt_CANARY_${n}`,
+            token_type: "Bearer",
+            expires_in: 900,
+          });
         }
       }
     };
-    for (const event of ["tokens-refreshed", "session-ended", "revoked"] as const) h.tm.on(event, (payload) => seen.push(payload));
+    for (const event of ["tokens-refreshed", "session-ended", "revoked"] as const)
+      h.tm.on(event, (payload) => seen.push(payload));
     h.tm.on("storage-failed", ({ error }) => seen.push(error));
 
     const attempt = async (fn: () => Promise<unknown>) => {
@@ -122,7 +138,15 @@ describe("redaction", () => {
     const errors = seen.filter((x): x is Error => x instanceof Error);
     // Every kind of failure was exercised.
     expect(new Set(errors.map((e) => (e as { code?: string }).code))).toEqual(
-      new Set(["TRANSIENT", "OAUTH_ERROR", "INVALID_RESPONSE", "AUTHORIZATION_DENIED", "NO_PENDING_SIGN_IN", "STORAGE_FAILED", "SESSION_ENDED"]),
+      new Set([
+        "TRANSIENT",
+        "OAUTH_ERROR",
+        "INVALID_RESPONSE",
+        "AUTHORIZATION_DENIED",
+        "NO_PENDING_SIGN_IN",
+        "STORAGE_FAILED",
+        "SESSION_ENDED",
+      ]),
     );
     const outputs: string[] = [JSON.stringify(h.tm), inspect(h.tm, { showHidden: true, depth: Infinity })];
     for (const item of seen) {
@@ -148,7 +172,9 @@ describe("redaction", () => {
     ];
     /** Every secret the request carried, echoed in every form. */
     const echoAll = (call: { body: string }) => {
-      const sent = call.body.startsWith("{") ? Object.values(JSON.parse(call.body) as Record<string, string>) : [...new URLSearchParams(call.body).values()];
+      const sent = call.body.startsWith("{")
+        ? Object.values(JSON.parse(call.body) as Record<string, string>)
+        : [...new URLSearchParams(call.body).values()];
       return sent.flatMap((value) => echoes.map((echo) => echo(value))).join(" | ");
     };
     let n = 0;
@@ -158,14 +184,20 @@ describe("redaction", () => {
       const echoed = echoAll(call);
       switch (mode) {
         case "oauth":
-          return json(400, { error: "invalid_request", error_description: `bad ${echoed}`, error_uri: `https://x.test/?q=${echoed}` });
+          return json(400, {
+            error: "invalid_request",
+            error_description: `bad ${echoed}`,
+            error_uri: `https://x.test/?q=${echoed}`,
+          });
         case "invalid_grant":
           return json(400, { error: "invalid_grant", error_description: echoed });
         case "network": {
           // An AggregateError (as undici throws for several addresses) whose inner causes are hidden.
           const inner = new Error(`connect failed: ${echoed}`);
           Object.defineProperty(inner, "cause", { value: new Error(`deeper: ${echoed}`), enumerable: false });
-          throw new TypeError(`fetch failed: ${echoed}`, { cause: new AggregateError([inner, new Error(echoed)], `all failed: ${echoed}`) });
+          throw new TypeError(`fetch failed: ${echoed}`, {
+            cause: new AggregateError([inner, new Error(echoed)], `all failed: ${echoed}`),
+          });
         }
         default:
           if (call.url.endsWith("/revoke")) return new Response(null);
@@ -179,7 +211,9 @@ describe("redaction", () => {
       mode = m;
       const { url } = await h.tm.beginAuthorization();
       const state = new URL(url).searchParams.get("state") ?? "";
-      await attempt(() => h.tm.completeAuthorization(`${REDIRECT_URI}?code=${encodeURIComponent(token("code", 0))}&state=${state}`));
+      await attempt(() =>
+        h.tm.completeAuthorization(`${REDIRECT_URI}?code=${encodeURIComponent(token("code", 0))}&state=${state}`),
+      );
     };
     for (const m of ["oauth", "network", "ok"]) await signInWith(m);
     for (const m of ["oauth", "network"]) {
@@ -191,10 +225,16 @@ describe("redaction", () => {
     mode = "invalid_grant";
     await attempt(() => h.tm.getAccessToken());
 
-    expect(new Set(seen.map((e) => (e as { code?: string }).code))).toEqual(new Set(["OAUTH_ERROR", "TRANSIENT", "SESSION_ENDED"]));
+    expect(new Set(seen.map((e) => (e as { code?: string }).code))).toEqual(
+      new Set(["OAUTH_ERROR", "TRANSIENT", "SESSION_ENDED"]),
+    );
     // The echoes were really in play: the server was sent the canaries.
     expect(h.calls.filter((c) => CANARY.test(c.body)).length).toBeGreaterThan(6);
-    const printed = seen.flatMap((e) => [inspect(e, { showHidden: true, depth: Infinity }), JSON.stringify(e), String(e)]);
+    const printed = seen.flatMap((e) => [
+      inspect(e, { showHidden: true, depth: Infinity }),
+      JSON.stringify(e),
+      String(e),
+    ]);
     expect(printed.filter((p) => CANARY.test(p))).toEqual([]);
     // The errors still say what happened, around the scrubbed parts.
     expect(printed.join("\n")).toMatch(/all failed: [^\n]*\[redacted\]/);
@@ -206,7 +246,12 @@ describe("redaction", () => {
     let n = 0;
     h.server.handler = () => {
       n++;
-      return json(200, { access_token: `at_CANARY_${n}`, refresh_token: `rt_CANARY_${n}`, token_type: "Bearer", expires_in: 900 });
+      return json(200, {
+        access_token: `at_CANARY_${n}`,
+        refresh_token: `rt_CANARY_${n}`,
+        token_type: "Bearer",
+        expires_in: 900,
+      });
     };
     const seen: unknown[] = [];
     h.tm.on("tokens-refreshed", (payload) => seen.push(payload));

@@ -101,7 +101,10 @@ export function processLock(): Lock {
   return (name, task) => {
     // One settled tail per name (a manager uses one name), so the map stays as small as the names.
     const run = Promise.resolve(tails.get(name)).then(() => task());
-    tails.set(name, run.catch(() => {}));
+    tails.set(
+      name,
+      run.catch(() => {}),
+    );
     return run;
   };
 }

@@ -79,7 +79,12 @@ describe("the logger option", () => {
     await signIn(h.tm);
     h.server.queue.push(
       () => new Response("busy", { status: 503 }),
-      () => Promise.reject(new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) })),
+      () =>
+        Promise.reject(
+          new TypeError("fetch failed", {
+            cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }),
+          }),
+        ),
       () => json(400, { error: "invalid_grant" }),
     );
     h.clock.advance(900_000);
@@ -154,7 +159,9 @@ describe("the logger option", () => {
 
 describe("logging is opt-in", () => {
   it("refuses a logger given as it is, saying to pass logSessionTo(logger, level)", () => {
-    expect(() => setup({ logger: console as never })).toThrow("INVALID_OPTIONS: logger: pass logSessionTo(logger, level)");
+    expect(() => setup({ logger: console as never })).toThrow(
+      "INVALID_OPTIONS: logger: pass logSessionTo(logger, level)",
+    );
   });
 
   it("keeps the lines' text out of the manager: a browser bundle without logSessionTo holds none of them", async () => {
@@ -190,8 +197,12 @@ describe("log lines never carry a secret (canary values)", () => {
     h.server.handler = async (call) => {
       if (mode === "network") throw new TypeError(`fetch failed sending ${call.body}`);
       if (mode === "5xx") return new Response(`<p>${call.body}</p>`, { status: 503 });
-      if (mode === "invalid_grant") return json(400, { error: "invalid_grant", error_description: `refused ${call.body}` });
-      if (call.url.endsWith("/revoke")) return mode === "oauth" ? json(400, { error: "invalid_request", error_description: call.body }) : new Response(null);
+      if (mode === "invalid_grant")
+        return json(400, { error: "invalid_grant", error_description: `refused ${call.body}` });
+      if (call.url.endsWith("/revoke"))
+        return mode === "oauth"
+          ? json(400, { error: "invalid_request", error_description: call.body })
+          : new Response(null);
       n++;
       return tokens(`at_CANARY_+/="\\_${n}`, `rt_CANARY_+/="\\_${n}`);
     };
@@ -212,7 +223,12 @@ describe("log lines never carry a secret (canary values)", () => {
     h.clock.advance(900_000);
     await h.tm.getAccessToken().catch(() => {});
     // What the requests carried, to look for in the lines besides the CANARY marker.
-    const secrets = [state, ...h.calls.flatMap((c) => (c.body.startsWith("{") ? Object.values(JSON.parse(c.body) as Record<string, string>) : []))];
+    const secrets = [
+      state,
+      ...h.calls.flatMap((c) =>
+        c.body.startsWith("{") ? Object.values(JSON.parse(c.body) as Record<string, string>) : [],
+      ),
+    ];
     return { h, secrets: secrets.filter((s) => s.length > 20 && !s.startsWith("http")) };
   }
 

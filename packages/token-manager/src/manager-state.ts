@@ -96,7 +96,8 @@ let sharedLock: Lock | undefined;
 export function checkScopes(scopes: unknown): readonly Scope[] {
   need(Array.isArray(scopes) && scopes.length, "scopes: at least one scope");
   const unknown = (scopes as unknown[]).find((s) => !SCOPES.includes(s as Scope));
-  if (unknown !== undefined) fail("INVALID_OPTIONS", `scopes: ${JSON.stringify(String(unknown))} is not a scope of the service`);
+  if (unknown !== undefined)
+    fail("INVALID_OPTIONS", `scopes: ${JSON.stringify(String(unknown))} is not a scope of the service`);
   return scopes as readonly Scope[];
 }
 
@@ -120,7 +121,8 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
   const prefix = "tenant-integration:" + new URL(base).origin + ":" + clientId + ":";
   // With a storage the tabs share, the tabs tell each other of sign-ins and sign-outs. Only then: an
   // open channel keeps Node, Deno and Bun processes alive (unref'd where that exists).
-  const channel = storage.tabStorage && typeof BroadcastChannel === "function" ? new BroadcastChannel(prefix + "events") : undefined;
+  const channel =
+    storage.tabStorage && typeof BroadcastChannel === "function" ? new BroadcastChannel(prefix + "events") : undefined;
   (channel as { unref?(): void } | undefined)?.unref?.();
   return {
     clientId,
@@ -139,7 +141,13 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
     retry: { attempts: options.retry?.attempts ?? 3, baseDelayMs: options.retry?.baseDelayMs ?? 300 },
     intentWaitMs: options.intentWaitMs ?? 20_000,
     log,
-    keys: { tokens: prefix + "tokens", pending: prefix + "pending", intent: prefix + "intent", lock: prefix + "lock", prefix },
+    keys: {
+      tokens: prefix + "tokens",
+      pending: prefix + "pending",
+      intent: prefix + "intent",
+      lock: prefix + "lock",
+      prefix,
+    },
     lock: ownLock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock())),
     locks,
     intents: ownLock !== undefined,
@@ -179,7 +187,11 @@ export async function store<T>(state: ManagerState, op: () => Promise<T>, ...sec
 }
 
 /** Fires `event` to its listeners; a listener's failure is its own. */
-export function emit<E extends keyof TokenManagerEvents>(state: ManagerState, event: E, payload?: TokenManagerEvents[E]): void {
+export function emit<E extends keyof TokenManagerEvents>(
+  state: ManagerState,
+  event: E,
+  payload?: TokenManagerEvents[E],
+): void {
   for (const listener of [...(state.listeners[event] ?? [])] as Listener<E>[]) {
     try {
       listener(payload as TokenManagerEvents[E]);
@@ -190,7 +202,11 @@ export function emit<E extends keyof TokenManagerEvents>(state: ManagerState, ev
 }
 
 /** Subscribes to an event; returns the unsubscribe function. */
-export function on<E extends keyof TokenManagerEvents>(state: ManagerState, event: E, listener: Listener<E>): () => void {
+export function on<E extends keyof TokenManagerEvents>(
+  state: ManagerState,
+  event: E,
+  listener: Listener<E>,
+): () => void {
   const listeners = (state.listeners[event] ??= new Set());
   listeners.add(listener);
   return () => listeners.delete(listener);
@@ -200,4 +216,3 @@ export function on<E extends keyof TokenManagerEvents>(state: ManagerState, even
 export function off<E extends keyof TokenManagerEvents>(state: ManagerState, event: E, listener: Listener<E>): void {
   state.listeners[event]?.delete(listener);
 }
-

@@ -14,10 +14,15 @@ describe("tenantBase (the rule shared with the client, URL by URL, is tested in 
     ["https://user:pass@acme.tenant.test", "no credentials allowed"],
     ["https://acme.tenant.test/?", "no query or fragment allowed"],
     ["https://acme.tenant.test/api/v1", "no path allowed: give the tenant's origin, e.g. https://acme.tenant.example"],
-  ])("refuses %s with INVALID_OPTIONS saying why (%s), as the client does, without repeating the URL", (input, reason) => {
-    expect(() => tenantBase(input)).toThrow(failure("INVALID_OPTIONS"));
-    expect(() => tenantBase(input)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: `INVALID_OPTIONS: baseUrl: ${reason}` }));
-  });
+  ])(
+    "refuses %s with INVALID_OPTIONS saying why (%s), as the client does, without repeating the URL",
+    (input, reason) => {
+      expect(() => tenantBase(input)).toThrow(failure("INVALID_OPTIONS"));
+      expect(() => tenantBase(input)).toThrow(
+        expect.objectContaining({ code: "INVALID_OPTIONS", message: `INVALID_OPTIONS: baseUrl: ${reason}` }),
+      );
+    },
+  );
 });
 
 describe("redirectTarget", () => {

@@ -24,7 +24,9 @@ describe("deriveCodeChallenge", () => {
   });
 
   it("rejects a verifier shorter than 43, longer than 128 or with another character, without echoing it", async () => {
-    const invalid = fc.string({ unit: "grapheme", maxLength: 200 }).filter((s) => !/^[A-Za-z0-9\-._~]{43,128}$/.test(s));
+    const invalid = fc
+      .string({ unit: "grapheme", maxLength: 200 })
+      .filter((s) => !/^[A-Za-z0-9\-._~]{43,128}$/.test(s));
     await fc.assert(
       fc.asyncProperty(invalid, async (v) => {
         const error = await deriveCodeChallenge(v).then(
@@ -67,30 +69,38 @@ describe("createPkcePair", () => {
 
   it("makes a verifier of the requested length from any random bytes", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 64 }), fc.integer({ min: 43, max: 128 }), async (bytes, length) => {
-        // A source that cycles through arbitrary bytes, with at least one usable byte.
-        const pool = [...bytes, 7];
-        let i = 0;
-        const random = (out: Uint8Array) => out.map(() => pool[i++ % pool.length] ?? 0);
-        const { verifier } = await createPkcePair({ length, random });
-        expect(verifier).toHaveLength(length);
-        expect(verifier).toMatch(UNRESERVED);
-      }),
+      fc.asyncProperty(
+        fc.uint8Array({ minLength: 1, maxLength: 64 }),
+        fc.integer({ min: 43, max: 128 }),
+        async (bytes, length) => {
+          // A source that cycles through arbitrary bytes, with at least one usable byte.
+          const pool = [...bytes, 7];
+          let i = 0;
+          const random = (out: Uint8Array) => out.map(() => pool[i++ % pool.length] ?? 0);
+          const { verifier } = await createPkcePair({ length, random });
+          expect(verifier).toHaveLength(length);
+          expect(verifier).toMatch(UNRESERVED);
+        },
+      ),
       { numRuns: 50 },
     );
   });
 
   it("is the standard base64url of the random bytes, cut to the length, from ceil(length × 3 / 4) bytes", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 43, max: 128 }), fc.uint8Array({ minLength: 96, maxLength: 96 }), async (length, bytes) => {
-        const requested: number[] = [];
-        const random = (out: Uint8Array) => (requested.push(out.length), out.set(bytes.subarray(0, out.length)), out);
-        const { verifier } = await createPkcePair({ length, random });
-        expect(requested).toEqual([Math.ceil((length * 3) / 4)]);
-        // Enough bits for every character: none is made from base64's zero padding.
-        expect(8 * (requested[0] ?? 0)).toBeGreaterThanOrEqual(6 * length);
-        expect(verifier).toBe(Buffer.from(bytes.subarray(0, requested[0])).toString("base64url").slice(0, length));
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 43, max: 128 }),
+        fc.uint8Array({ minLength: 96, maxLength: 96 }),
+        async (length, bytes) => {
+          const requested: number[] = [];
+          const random = (out: Uint8Array) => (requested.push(out.length), out.set(bytes.subarray(0, out.length)), out);
+          const { verifier } = await createPkcePair({ length, random });
+          expect(requested).toEqual([Math.ceil((length * 3) / 4)]);
+          // Enough bits for every character: none is made from base64's zero padding.
+          expect(8 * (requested[0] ?? 0)).toBeGreaterThanOrEqual(6 * length);
+          expect(verifier).toBe(Buffer.from(bytes.subarray(0, requested[0])).toString("base64url").slice(0, length));
+        },
+      ),
       { numRuns: 200 },
     );
   });

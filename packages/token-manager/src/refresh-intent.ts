@@ -36,7 +36,9 @@ export class IntentPending extends Error {
 
 /** The lowercase hex SHA-256 of a refresh token: names it in the intent without revealing it. */
 export const fingerprint = async (token: string): Promise<string> =>
-  Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token))), (b) => b.toString(16).padStart(2, "0")).join("");
+  Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token))), (b) =>
+    b.toString(16).padStart(2, "0"),
+  ).join("");
 
 /** Reads the refresh intent; `undefined` when there is none or it is unreadable. */
 export async function readIntent(state: ManagerState): Promise<Intent | undefined> {
@@ -52,7 +54,12 @@ export async function readIntent(state: ManagerState): Promise<Intent | undefine
  */
 export async function writeIntent(state: ManagerState, refreshToken: string): Promise<Intent | undefined> {
   const who = state.identity ? { pid: state.identity.pid, host: state.identity.host } : {};
-  const intent: Intent = { fingerprint: await fingerprint(refreshToken), holder: createState(), since: Math.floor(state.now()), ...who };
+  const intent: Intent = {
+    fingerprint: await fingerprint(refreshToken),
+    holder: createState(),
+    since: Math.floor(state.now()),
+    ...who,
+  };
   try {
     await state.storage.set(state.keys.intent, JSON.stringify(intent));
     state.ownIntent = intent;

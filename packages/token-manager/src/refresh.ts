@@ -115,7 +115,10 @@ async function readFirst(state: ManagerState): Promise<string> {
  * another process refreshed them. `undefined` when they must be refreshed, or sign-in or sign-out
  * happened meanwhile.
  */
-async function freshInStorage(state: ManagerState, read: Promise<TokenRecord | undefined>): Promise<TokenRecord | undefined> {
+async function freshInStorage(
+  state: ManagerState,
+  read: Promise<TokenRecord | undefined>,
+): Promise<TokenRecord | undefined> {
   const before = state.generation;
   const stored = await read;
   return stored && before === state.generation && !state.unsaved && usable(state, stored) ? stored : undefined;
@@ -130,7 +133,11 @@ async function freshInStorage(state: ManagerState, read: Promise<TokenRecord | u
 function underLock(state: ManagerState): Promise<string> {
   // Set when the wait for the lock ended because storage came to hold fresh tokens.
   let found: TokenRecord | undefined;
-  const until = async () => (found = await freshInStorage(state, loadRecord(state, { quiet: true }).catch(() => undefined))) !== undefined;
+  const until = async () =>
+    (found = await freshInStorage(
+      state,
+      loadRecord(state, { quiet: true }).catch(() => undefined),
+    )) !== undefined;
   const task = (held?: HeldLock) => {
     state.log?.("lock-taken", {});
     return obtain(state, held);
@@ -226,7 +233,11 @@ async function readUnderLock(state: ManagerState): Promise<TokenRecord | undefin
       // between the tenant and what the other processes read. The tokens stay kept, and are
       // written, then refreshed from, once the storage takes them.
       if (!usable(state, ours)) {
-        fail("STORAGE_FAILED", "the refreshed tokens cannot be written, so they are not refreshed again until they are", (e as TokenManagerError).cause);
+        fail(
+          "STORAGE_FAILED",
+          "the refreshed tokens cannot be written, so they are not refreshed again until they are",
+          (e as TokenManagerError).cause,
+        );
       }
     }
   }
@@ -243,7 +254,12 @@ async function readUnderLock(state: ManagerState): Promise<TokenRecord | undefin
  * @returns the new access token, or {@link DecideAgain} when storage changed before the request left
  * or another process had rotated the token that was refused
  */
-async function refresh(state: ManagerState, stored: TokenRecord, again: boolean, held?: HeldLock): Promise<string | DecideAgain> {
+async function refresh(
+  state: ManagerState,
+  stored: TokenRecord,
+  again: boolean,
+  held?: HeldLock,
+): Promise<string | DecideAgain> {
   const generation = state.generation;
   let intent: Intent | undefined;
   if (state.intents) {
@@ -286,7 +302,13 @@ async function refresh(state: ManagerState, stored: TokenRecord, again: boolean,
  * still the one read, the lock still this process's own), and again while {@link mayRetry} allows,
  * after the backoff or the answer's Retry-After.
  */
-async function sendRefresh(state: ManagerState, stored: TokenRecord, intent: Intent | undefined, again: boolean, held?: HeldLock): Promise<TokenRecord | DecideAgain> {
+async function sendRefresh(
+  state: ManagerState,
+  stored: TokenRecord,
+  intent: Intent | undefined,
+  again: boolean,
+  held?: HeldLock,
+): Promise<TokenRecord | DecideAgain> {
   const { access_token, refresh_token } = stored;
   const { attempts, baseDelayMs } = state.retry;
   for (let attempt = 1; ; attempt++) {
@@ -323,7 +345,13 @@ async function sendRefresh(state: ManagerState, stored: TokenRecord, intent: Int
  * once first. A storage that cannot be read leaves that unknown: the session is not ended (which
  * would delete the record for every process), and the read failure reaches the caller.
  */
-async function refused(state: ManagerState, e: unknown, stored: TokenRecord, again: boolean, generation: number): Promise<DecideAgain> {
+async function refused(
+  state: ManagerState,
+  e: unknown,
+  stored: TokenRecord,
+  again: boolean,
+  generation: number,
+): Promise<DecideAgain> {
   if ((e as OAuthResponseError).error !== "invalid_grant") throw e;
   let latest: TokenRecord | undefined;
   if (!again) {

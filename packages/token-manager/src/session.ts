@@ -21,7 +21,11 @@ export const info = (state: ManagerState, t: TokenRecord): SessionInfo => sessio
 /** Stored tokens found unreadable: a warning and `storage-failed`, so that a caller asking only `isSignedIn()` learns it too. */
 function reportUnreadable(state: ManagerState, what: string, cause?: Error): void {
   state.log?.("tokens-unreadable", { reason: what });
-  const error = new TokenManagerError("STORAGE_FAILED", "STORAGE_FAILED: the stored tokens were unreadable: " + what, cause);
+  const error = new TokenManagerError(
+    "STORAGE_FAILED",
+    "STORAGE_FAILED: the stored tokens were unreadable: " + what,
+    cause,
+  );
   emit(state, "storage-failed", { error });
 }
 

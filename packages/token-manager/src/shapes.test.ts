@@ -35,7 +35,8 @@ describe("the fetch option", () => {
   });
 
   it("accepts an in-process handler that takes a Request or a URL, like a sandbox's", () => {
-    const handler = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => new Response(String(input) + init?.method);
+    const handler = async (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
+      new Response(String(input) + init?.method);
     expectTypeOf(handler).toExtend<NonNullable<TokenManagerOptions["fetch"]>>();
   });
 
@@ -72,7 +73,9 @@ describe("Scope (regression: issue 20, it had to be imported from @tenant-integr
   it("is exported from the token manager, is the contract's scope names, and types the scopes of the options and of one sign-in", () => {
     expectTypeOf<Scope>().toEqualTypeOf<ContractScope>();
     expectTypeOf<TokenManagerOptions["scopes"]>().toEqualTypeOf<readonly Scope[]>();
-    expectTypeOf<Parameters<TokenManager["beginAuthorization"]>[0]>().toEqualTypeOf<{ scopes?: readonly Scope[] } | undefined>();
+    expectTypeOf<Parameters<TokenManager["beginAuthorization"]>[0]>().toEqualTypeOf<
+      { scopes?: readonly Scope[] } | undefined
+    >();
   });
 
   it("refuses a name that is not a scope of the contract", () => {

@@ -20,7 +20,10 @@ import type { AuthorizationOptions, AuthorizationRequest, SessionInfo } from "./
  * Creates a PKCE pair and a state, stores them as the one pending sign-in (replacing any earlier
  * one), and returns the authorize URL with its seven parameters.
  */
-export async function beginAuthorization(state: ManagerState, { scopes = state.scopes }: AuthorizationOptions = {}): Promise<AuthorizationRequest> {
+export async function beginAuthorization(
+  state: ManagerState,
+  { scopes = state.scopes }: AuthorizationOptions = {},
+): Promise<AuthorizationRequest> {
   checkScopes(scopes);
   const { verifier, challenge } = await createPkcePair({ random: state.random });
   const oauthState = createState(state.random);
@@ -57,11 +60,13 @@ async function checkedCallback(state: ManagerState, url: URL): Promise<{ code: s
   // Mix-up defence: the answer must come back where this client asked for it.
   if (callbackTarget(url) !== state.redirectTo) fail("INVALID_CALLBACK", "not at redirectUri");
   // An ambiguous callback is refused rather than read last-one-wins.
-  for (const k of ["state", "code", "error"]) if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", "repeated " + k);
+  for (const k of ["state", "code", "error"])
+    if (params.getAll(k).length > 1) fail("INVALID_CALLBACK", "repeated " + k);
   // An absent or unreadable record is no pending sign-in.
   const pending = parseJson(raw) as Record<string, unknown>;
   const { verifier, expiresAt } = pending;
-  if (!isString(pending["state"]) || !isString(verifier) || typeof expiresAt !== "number") return fail("NO_PENDING_SIGN_IN");
+  if (!isString(pending["state"]) || !isString(verifier) || typeof expiresAt !== "number")
+    return fail("NO_PENDING_SIGN_IN");
   const received = params.get("state") ?? fail("STATE_MISSING");
   if (!constantTimeEqual(received, pending["state"])) fail("STATE_MISMATCH");
   if (state.now() > expiresAt) fail("STATE_EXPIRED");
@@ -74,7 +79,11 @@ async function checkedCallback(state: ManagerState, url: URL): Promise<{ code: s
 export async function completeAuthorization(state: ManagerState, callbackUrl: string | URL): Promise<SessionInfo> {
   // Not a URL at all (location.search for location.href) is the caller's slip, not a callback:
   // refused before the pending sign-in is taken, so that the whole URL can follow.
-  const url = parseUrl(callbackUrl, "not an absolute URL: pass the whole callback URL (location.href), not location.search", "INVALID_CALLBACK");
+  const url = parseUrl(
+    callbackUrl,
+    "not an absolute URL: pass the whole callback URL (location.href), not location.search",
+    "INVALID_CALLBACK",
+  );
   const { code, verifier } = await checkedCallback(state, url);
   state.generation++;
   const exchange = authorizationCodeGrantRequest(state.clientId, state.redirectUri, code, verifier);

@@ -16,12 +16,16 @@ describe("createState", () => {
 
   it("encodes every random input losslessly, so distinct bytes give distinct states", () => {
     fc.assert(
-      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ minLength: 32, maxLength: 32 }), (a, b) => {
-        const sa = createState((out) => (out.set(a), out));
-        const sb = createState((out) => (out.set(b), out));
-        expect(sa === sb).toBe(Buffer.from(a).equals(Buffer.from(b)));
-        expect(Buffer.from(sa, "base64url")).toEqual(Buffer.from(a));
-      }),
+      fc.property(
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        (a, b) => {
+          const sa = createState((out) => (out.set(a), out));
+          const sb = createState((out) => (out.set(b), out));
+          expect(sa === sb).toBe(Buffer.from(a).equals(Buffer.from(b)));
+          expect(Buffer.from(sa, "base64url")).toEqual(Buffer.from(a));
+        },
+      ),
     );
   });
 

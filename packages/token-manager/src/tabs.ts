@@ -22,7 +22,8 @@ const MARKER_MS = 30_000;
 function happened(state: ManagerState, message: TabMessage, otherTab: boolean, error?: SessionEndedError): void {
   if (message.event === "signed-in") emit(state, "signed-in", { ...message.session, otherTab });
   else if (message.event === "signed-out") emit(state, "signed-out", { revoked: message.revoked, otherTab });
-  else emit(state, "session-ended", { error: error ?? new SessionEndedError(message.status, message.fields), otherTab });
+  else
+    emit(state, "session-ended", { error: error ?? new SessionEndedError(message.status, message.fields), otherTab });
 }
 
 /** Fires a sign-in, sign-out or session end here, and tells the other tabs. */

@@ -4,7 +4,18 @@ import { failure } from "./testing/failure.js";
 import { processLock, webLock, type LockManagerLike } from "./lock.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
-import { BASE, CLIENT_ID, bodyOf, deferred, json, setup, signIn, tokenServer, tokens, type Handler } from "./testing/harness.js";
+import {
+  BASE,
+  CLIENT_ID,
+  bodyOf,
+  deferred,
+  json,
+  setup,
+  signIn,
+  tokenServer,
+  tokens,
+  type Handler,
+} from "./testing/harness.js";
 
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
 /** How long tokens whose write failed are served before the write is tried again. */
@@ -161,17 +172,20 @@ describe("freshness under skewed clocks (regression: issue 20, a reader a few ms
     expect(await a.tm.getSession()).toEqual({ expiresAt: a.clock.now() + 900_000, scope: undefined });
   });
 
-  it.each([5, 200, -200])("two processes whose clocks differ by %i ms make exactly one refresh per expiry, expiry after expiry", async (skewMs) => {
-    const { a, b, server } = await skewed(skewMs);
-    for (let expiry = 1; expiry <= 5; expiry++) {
-      a.clock.advance(900_000);
-      b.clock.advance(900_000);
-      const [first, second] = expiry % 2 ? [a, b] : [b, a];
-      const token = await first.tm.getAccessToken();
-      expect(await second.tm.getAccessToken()).toBe(token);
-      expect(server.refreshes).toBe(expiry);
-    }
-  });
+  it.each([5, 200, -200])(
+    "two processes whose clocks differ by %i ms make exactly one refresh per expiry, expiry after expiry",
+    async (skewMs) => {
+      const { a, b, server } = await skewed(skewMs);
+      for (let expiry = 1; expiry <= 5; expiry++) {
+        a.clock.advance(900_000);
+        b.clock.advance(900_000);
+        const [first, second] = expiry % 2 ? [a, b] : [b, a];
+        const token = await first.tm.getAccessToken();
+        expect(await second.tm.getAccessToken()).toBe(token);
+        expect(server.refreshes).toBe(expiry);
+      }
+    },
+  );
 });
 
 describe("refresh", () => {
@@ -321,8 +335,12 @@ describe("a storage that fails on write", () => {
     const base = memoryStorage();
     let writesFail = false;
     let lockDown = false;
-    const storage: TokenStorage = { ...base, set: async (key, value) => (writesFail ? Promise.reject(new Error("disk full")) : base.set(key, value)) };
-    const lock = <T>(_name: string, task: () => Promise<T>): Promise<T> => (lockDown ? Promise.reject(new Error("LOCK_UNAVAILABLE: connection refused")) : task());
+    const storage: TokenStorage = {
+      ...base,
+      set: async (key, value) => (writesFail ? Promise.reject(new Error("disk full")) : base.set(key, value)),
+    };
+    const lock = <T>(_name: string, task: () => Promise<T>): Promise<T> =>
+      lockDown ? Promise.reject(new Error("LOCK_UNAVAILABLE: connection refused")) : task();
     const h = await signedIn({ storage, lock });
     const reported: Error[] = [];
     h.tm.on("storage-failed", ({ error }) => reported.push(error));
@@ -348,8 +366,12 @@ describe("a storage that fails on write", () => {
   it("does not serve unwritten tokens past their expiry: without the lock, the call fails with the lock's error", async () => {
     const base = memoryStorage();
     let down = false;
-    const storage: TokenStorage = { ...base, set: async (key, value) => (down ? Promise.reject(new Error("disk full")) : base.set(key, value)) };
-    const lock = <T>(_name: string, task: () => Promise<T>): Promise<T> => (down && h.clock.now() > expiry ? Promise.reject(new Error("LOCK_UNAVAILABLE")) : task());
+    const storage: TokenStorage = {
+      ...base,
+      set: async (key, value) => (down ? Promise.reject(new Error("disk full")) : base.set(key, value)),
+    };
+    const lock = <T>(_name: string, task: () => Promise<T>): Promise<T> =>
+      down && h.clock.now() > expiry ? Promise.reject(new Error("LOCK_UNAVAILABLE")) : task();
     const h = await signedIn({ storage, lock });
     h.clock.advance(900_000);
     const expiry = h.clock.now() + 900_000;
@@ -364,7 +386,10 @@ describe("a storage that fails on write", () => {
     const base = memoryStorage();
     let writesFail = false;
     let lockTimesOut = false;
-    const storage: TokenStorage = { ...base, set: async (key, value) => (writesFail ? Promise.reject(new Error("disk full")) : base.set(key, value)) };
+    const storage: TokenStorage = {
+      ...base,
+      set: async (key, value) => (writesFail ? Promise.reject(new Error("disk full")) : base.set(key, value)),
+    };
     // A lock that times out after a wait that outlived the tokens.
     const lock = <T>(_name: string, task: () => Promise<T>): Promise<T> => {
       if (!lockTimesOut) return task();
@@ -383,7 +408,10 @@ describe("a storage that fails on write", () => {
   it("refreshes with the rotated refresh token it could not write, once that record has expired", async () => {
     const base = memoryStorage();
     let failing = false;
-    const storage: TokenStorage = { ...base, set: async (key, value) => (failing ? Promise.reject(new Error("read-only")) : base.set(key, value)) };
+    const storage: TokenStorage = {
+      ...base,
+      set: async (key, value) => (failing ? Promise.reject(new Error("read-only")) : base.set(key, value)),
+    };
     const h = await signedIn({ storage });
     h.clock.advance(900_000);
     failing = true;
@@ -398,7 +426,10 @@ describe("a storage that fails on write", () => {
   it("reports STORAGE_FAILED from a sign-in whose tokens cannot be written, keeps them usable in this process, and writes them on the next call", async () => {
     const base = memoryStorage();
     let failing = true;
-    const storage: TokenStorage = { ...base, set: async (key, value) => (failing ? Promise.reject(new Error("quota")) : base.set(key, value)) };
+    const storage: TokenStorage = {
+      ...base,
+      set: async (key, value) => (failing ? Promise.reject(new Error("quota")) : base.set(key, value)),
+    };
     const h = setup({ storage, pendingStorage: memoryStorage() });
     await expect(signIn(h.tm)).rejects.toThrow(failure("STORAGE_FAILED"));
     expect(await h.tm.getAccessToken()).toBe("at_1");
@@ -543,7 +574,12 @@ describe("refresh failures", () => {
     const results = await Promise.allSettled([h.tm.getAccessToken(), h.tm.getAccessToken()]);
     const reasons = results.map((r) => (r as PromiseRejectedResult).reason as unknown);
     expect(reasons[0]).toBeInstanceOf(SessionEndedError);
-    expect(reasons[0]).toMatchObject({ code: "SESSION_ENDED", error: "invalid_grant", errorDescription: "Refresh token expired", status: 400 });
+    expect(reasons[0]).toMatchObject({
+      code: "SESSION_ENDED",
+      error: "invalid_grant",
+      errorDescription: "Refresh token expired",
+      status: 400,
+    });
     expect(reasons[1]).toBe(reasons[0]);
     expect(ended).toEqual([reasons[0]]);
     expect(await h.storage.get(TOKENS_KEY)).toBeUndefined();
@@ -554,7 +590,10 @@ describe("refresh failures", () => {
 
   it("retries a 503 and a 429 (refused unprocessed: the refresh token is still current) with bounded backoff and succeeds", async () => {
     const h = await signedIn();
-    h.server.queue.push(() => new Response("busy", { status: 503 }), () => new Response("slow down", { status: 429 }));
+    h.server.queue.push(
+      () => new Response("busy", { status: 503 }),
+      () => new Response("slow down", { status: 429 }),
+    );
     h.clock.advance(900_000);
     expect(await h.tm.getAccessToken()).toBe("at_2");
     expect(h.calls).toHaveLength(3);
@@ -585,7 +624,8 @@ describe("refresh failures", () => {
 
   it("retries a refresh whose connection could not be made (ECONNREFUSED, ENOTFOUND): it never left this machine", async () => {
     const h = await signedIn();
-    const refused = (code: string) => () => Promise.reject(new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) }));
+    const refused = (code: string) => () =>
+      Promise.reject(new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) }));
     h.server.queue.push(refused("ECONNREFUSED"), refused("ENOTFOUND"));
     h.clock.advance(900_000);
     expect(await h.tm.getAccessToken()).toBe("at_2");
@@ -597,22 +637,31 @@ describe("refresh failures", () => {
     ["a 502", () => new Response("<html>502</html>", { status: 502 })],
     ["a 504", () => new Response("", { status: 504 })],
     ["a timeout", () => Promise.reject(new DOMException("The operation timed out.", "TimeoutError"))],
-    ["a connection reset", () => Promise.reject(new TypeError("fetch failed", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) }))],
+    [
+      "a connection reset",
+      () =>
+        Promise.reject(
+          new TypeError("fetch failed", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) }),
+        ),
+    ],
     ["a network error of unknown cause", () => Promise.reject(new TypeError("fetch failed"))],
-  ])("does not retry a refresh after %s (the request may have reached the tenant and rotated the token), keeps the tokens and throws TransientError", async (_, answer) => {
-    const h = await signedIn();
-    h.server.queue.push(answer);
-    h.clock.advance(900_000);
-    const error = await h.tm.getAccessToken().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(TransientError);
-    expect(error).not.toBeInstanceOf(SessionEndedError);
-    expect(error).toMatchObject({ code: "TRANSIENT", attempts: 1 });
-    expect(h.calls).toHaveLength(1);
-    expect(await stored(h.storage)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
-    // The next call presents the same token again: the session goes on if the lost request never
-    // reached the tenant (here it did not rotate), and ends if it did.
-    expect(await h.tm.getAccessToken()).toBe("at_2");
-  });
+  ])(
+    "does not retry a refresh after %s (the request may have reached the tenant and rotated the token), keeps the tokens and throws TransientError",
+    async (_, answer) => {
+      const h = await signedIn();
+      h.server.queue.push(answer);
+      h.clock.advance(900_000);
+      const error = await h.tm.getAccessToken().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TransientError);
+      expect(error).not.toBeInstanceOf(SessionEndedError);
+      expect(error).toMatchObject({ code: "TRANSIENT", attempts: 1 });
+      expect(h.calls).toHaveLength(1);
+      expect(await stored(h.storage)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+      // The next call presents the same token again: the session goes on if the lost request never
+      // reached the tenant (here it did not rotate), and ends if it did.
+      expect(await h.tm.getAccessToken()).toBe("at_2");
+    },
+  );
 
   it("keeps the tokens and throws TransientError after the bounded retries of a 503", async () => {
     const h = await signedIn();
@@ -651,7 +700,10 @@ describe("refresh failures", () => {
     ["an HTML page", () => new Response("<!doctype html><p>maintenance</p>", { status: 200 })],
     ["a missing access_token", () => json(200, { token_type: "Bearer", expires_in: 900 })],
     ["a string expires_in", () => json(200, { access_token: "a", token_type: "Bearer", expires_in: "900" })],
-    ["a redirect to another origin", () => new Response(null, { status: 307, headers: { Location: "https://evil.test/token" } })],
+    [
+      "a redirect to another origin",
+      () => new Response(null, { status: 307, headers: { Location: "https://evil.test/token" } }),
+    ],
   ])("rejects a refresh answered with %s, storing nothing", async (_name, answer) => {
     const h = await signedIn();
     h.server.queue.push(answer);
@@ -733,7 +785,10 @@ describe("several tabs or managers sharing one storage", () => {
     const locks: LockManagerLike = {
       request(name, _options, task) {
         const run = (tails.get(name) ?? Promise.resolve()).then(task, task);
-        tails.set(name, run.catch(() => undefined));
+        tails.set(
+          name,
+          run.catch(() => undefined),
+        );
         return run;
       },
     };
@@ -776,9 +831,15 @@ describe("several tabs or managers sharing one storage", () => {
         valid = `rt_${n}`;
         return tokens(`at_${n}`, valid);
       };
-    const a = setup({ storage, lock: processLock(), intentWaitMs: 0 }, { refreshes: 0, queue: [], handler: handlerOf("a") });
+    const a = setup(
+      { storage, lock: processLock(), intentWaitMs: 0 },
+      { refreshes: 0, queue: [], handler: handlerOf("a") },
+    );
     await signIn(a.tm);
-    const b = setup({ storage, lock: processLock(), intentWaitMs: 0 }, { refreshes: 0, queue: [], handler: handlerOf("b") });
+    const b = setup(
+      { storage, lock: processLock(), intentWaitMs: 0 },
+      { refreshes: 0, queue: [], handler: handlerOf("b") },
+    );
     a.clock.advance(900_000);
     b.clock.advance(900_000);
     const pa = a.tm.getAccessToken().finally(() => done.a.resolve());

@@ -45,7 +45,15 @@ describe("isSignedIn and getSession", () => {
 
   it("tell the stored session (expiry and scope, never a token) without a request, also once the access token expired", async () => {
     const h = setup();
-    h.server.queue.push(() => json(200, { access_token: "at_1", refresh_token: "rt_1", token_type: "Bearer", expires_in: 900, scope: "profile:read" }));
+    h.server.queue.push(() =>
+      json(200, {
+        access_token: "at_1",
+        refresh_token: "rt_1",
+        token_type: "Bearer",
+        expires_in: 900,
+        scope: "profile:read",
+      }),
+    );
     await signIn(h.tm);
     const requests = h.calls.length;
     const session = { expiresAt: h.clock.now() + 900_000, scope: "profile:read" };
@@ -72,7 +80,10 @@ describe("isSignedIn and getSession", () => {
   it("count tokens whose write failed, which this process holds and uses", async () => {
     const base = memoryStorage();
     let failWrites = false;
-    const storage = { ...base, set: async (k: string, v: string) => (failWrites ? Promise.reject(new Error("disk full")) : base.set(k, v)) };
+    const storage = {
+      ...base,
+      set: async (k: string, v: string) => (failWrites ? Promise.reject(new Error("disk full")) : base.set(k, v)),
+    };
     const h = setup({ storage });
     await signIn(h.tm);
     h.clock.advance(900_000);
@@ -98,8 +109,13 @@ describe("isSignedIn and getSession", () => {
     expect(await h.tm.isSignedIn()).toBe(false);
     const error = (await h.tm.getAccessToken().catch((e: unknown) => e)) as Error;
     expect(error).toEqual(failure("NOT_SIGNED_IN"));
-    expect(error.message).toBe(`NOT_SIGNED_IN: the stored tokens are unreadable: the value under ${TOKENS_KEY} is not a token record; signing in replaces it`);
-    expect(failures).toEqual([expect.stringContaining("not a token record"), expect.stringContaining("not a token record")]);
+    expect(error.message).toBe(
+      `NOT_SIGNED_IN: the stored tokens are unreadable: the value under ${TOKENS_KEY} is not a token record; signing in replaces it`,
+    );
+    expect(failures).toEqual([
+      expect.stringContaining("not a token record"),
+      expect.stringContaining("not a token record"),
+    ]);
     expect(h.calls).toHaveLength(0);
     await signIn(h.tm);
     expect(await h.tm.isSignedIn()).toBe(true);
@@ -163,7 +179,9 @@ describe("the signed-in and signed-out events, in one tab", () => {
  * `count` tabs of one origin: one `localStorage`, one `sessionStorage` each, each manager made with
  * `webStorage(localStorage)` and nothing else, as the docs' browser snippet does.
  */
-function tabs(count: number): (Setup & { session: ReturnType<typeof fakeWebStorage>; seen: ReturnType<typeof record> })[] {
+function tabs(
+  count: number,
+): (Setup & { session: ReturnType<typeof fakeWebStorage>; seen: ReturnType<typeof record> })[] {
   const local = fakeWebStorage();
   vi.stubGlobal("localStorage", local);
   const server = tokenServer();
@@ -181,7 +199,8 @@ const delivered = () => new Promise((resolve) => setTimeout(resolve, 50));
 describe("tabs sharing webStorage(localStorage)", () => {
   it("keep each tab's pending sign-in in its own sessionStorage by default, so two tabs signing in at once both succeed", async () => {
     const [a, b] = tabs(2) as [ReturnType<typeof tabs>[0], ReturnType<typeof tabs>[0]];
-    const stateOf = async (tab: Setup) => new URL((await tab.tm.beginAuthorization()).url).searchParams.get("state") ?? "";
+    const stateOf = async (tab: Setup) =>
+      new URL((await tab.tm.beginAuthorization()).url).searchParams.get("state") ?? "";
     // Both begin before either callback arrives.
     const [stateA, stateB] = [await stateOf(a), await stateOf(b)];
     const outcomes = await Promise.all(
@@ -251,7 +270,12 @@ describe("tabs sharing webStorage(localStorage)", () => {
       await delivered();
       const ended = a.seen.at(-1) as [string, { error: SessionEndedError; otherTab: boolean }];
       expect(ended).toEqual(["session-ended", { error: expect.any(SessionEndedError), otherTab: true }]);
-      expect(ended[1].error).toMatchObject({ code: "SESSION_ENDED", status: 400, error: "invalid_grant", errorDescription: "Refresh token revoked" });
+      expect(ended[1].error).toMatchObject({
+        code: "SESSION_ENDED",
+        status: 400,
+        error: "invalid_grant",
+        errorDescription: "Refresh token revoked",
+      });
       expect(JSON.stringify(posted)).not.toMatch(/at_|rt_|code_|verifier/);
     } finally {
       spy.close();

@@ -17,12 +17,20 @@ async function begin(h = setup()) {
 }
 
 describe("createTokenManager options", () => {
-  const base: TokenManagerOptions = { baseUrl: BASE, clientId: CLIENT_ID, redirectUri: REDIRECT_URI, scopes: ["profile:read"] };
+  const base: TokenManagerOptions = {
+    baseUrl: BASE,
+    clientId: CLIENT_ID,
+    redirectUri: REDIRECT_URI,
+    scopes: ["profile:read"],
+  };
 
   it.each([
     ["a plain-http baseUrl to a remote host", { baseUrl: "http://acme.tenant.test" }],
     ["a baseUrl with credentials", { baseUrl: "https://u:p@acme.tenant.test" }],
-    ["a baseUrl ending in /api/v1 (regression: issue 20, it failed late with a bare 404)", { baseUrl: "https://acme.tenant.test/api/v1" }],
+    [
+      "a baseUrl ending in /api/v1 (regression: issue 20, it failed late with a bare 404)",
+      { baseUrl: "https://acme.tenant.test/api/v1" },
+    ],
     ["an empty clientId", { clientId: "" }],
     ["no scopes", { scopes: [] }],
     ["a scope with a space", { scopes: ["profile:read tickets:read"] as never }],
@@ -83,7 +91,11 @@ describe("beginAuthorization", () => {
 
   it("stores one pending sign-in whose verifier gives the challenge, with a bounded lifetime", async () => {
     const h = await begin();
-    const pending = JSON.parse((await h.storage.get(PENDING_KEY)) ?? "{}") as { state: string; verifier: string; expiresAt: number };
+    const pending = JSON.parse((await h.storage.get(PENDING_KEY)) ?? "{}") as {
+      state: string;
+      verifier: string;
+      expiresAt: number;
+    };
     expect(pending.state).toBe(h.state);
     expect(await deriveCodeChallenge(pending.verifier)).toBe(h.params.get("code_challenge"));
     expect(pending.expiresAt).toBe(h.clock.now() + 600_000);
@@ -102,10 +114,16 @@ describe("beginAuthorization", () => {
     const pendingStorage = memoryStorage();
     const h = setup({ pendingStorage });
     await h.tm.beginAuthorization();
-    expect(JSON.parse((await pendingStorage.get(PENDING_KEY)) ?? "null")).toMatchObject({ state: expect.any(String), verifier: expect.any(String) });
+    expect(JSON.parse((await pendingStorage.get(PENDING_KEY)) ?? "null")).toMatchObject({
+      state: expect.any(String),
+      verifier: expect.any(String),
+    });
     expect(await h.storage.get(PENDING_KEY)).toBeUndefined();
     await signIn(h.tm);
-    expect(JSON.parse((await h.storage.get(TOKENS_KEY)) ?? "null")).toMatchObject({ access_token: expect.any(String), refresh_token: expect.any(String) });
+    expect(JSON.parse((await h.storage.get(TOKENS_KEY)) ?? "null")).toMatchObject({
+      access_token: expect.any(String),
+      refresh_token: expect.any(String),
+    });
   });
 
   it("asks for the scopes of this sign-in when given, in place of the options' scopes", async () => {
@@ -131,7 +149,9 @@ describe("beginAuthorization", () => {
   });
 
   it("names the unknown scope in the error", async () => {
-    const error = await setup().tm.beginAuthorization({ scopes: ["profile:read", "tickets:reed" as never] }).catch((e: unknown) => e);
+    const error = await setup()
+      .tm.beginAuthorization({ scopes: ["profile:read", "tickets:reed" as never] })
+      .catch((e: unknown) => e);
     expect((error as Error).message).toBe('INVALID_OPTIONS: scopes: "tickets:reed" is not a scope of the service');
   });
 
@@ -179,7 +199,11 @@ describe("completeAuthorization", () => {
   const rejections: [string, (state: string) => string, ErrorCode][] = [
     ["a missing state", () => `${REDIRECT_URI}?code=c`, "STATE_MISSING"],
     ["an empty state", () => `${REDIRECT_URI}?code=c&state=`, "STATE_MISMATCH"],
-    ["a state that differs by one character", (s) => `${REDIRECT_URI}?code=c&state=${s.slice(0, -1)}${s.endsWith("A") ? "B" : "A"}`, "STATE_MISMATCH"],
+    [
+      "a state that differs by one character",
+      (s) => `${REDIRECT_URI}?code=c&state=${s.slice(0, -1)}${s.endsWith("A") ? "B" : "A"}`,
+      "STATE_MISMATCH",
+    ],
     ["a state with one character more", (s) => `${REDIRECT_URI}?code=c&state=${s}x`, "STATE_MISMATCH"],
     ["a callback without code", (s) => `${REDIRECT_URI}?state=${s}`, "INVALID_CALLBACK"],
     ["a callback that is not a URL", () => "not a url", "INVALID_CALLBACK"],
@@ -205,15 +229,20 @@ describe("completeAuthorization", () => {
     ["another site entirely", "https://evil.test/callback"],
   ];
 
-  it.each(elsewhere)("rejects a callback at %s than the redirect URI (mix-up defence) and sends no request", async (_name, at) => {
-    const h = await begin();
-    const error = await h.tm.completeAuthorization(`${at}?code=c&state=${h.state}`).catch((e: unknown) => e);
-    expect(error).toEqual(failure("INVALID_CALLBACK"));
-    expect(h.calls).toHaveLength(0);
-    // The pending sign-in is used up: the right callback cannot follow.
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
-    expect(h.calls).toHaveLength(0);
-  });
+  it.each(elsewhere)(
+    "rejects a callback at %s than the redirect URI (mix-up defence) and sends no request",
+    async (_name, at) => {
+      const h = await begin();
+      const error = await h.tm.completeAuthorization(`${at}?code=c&state=${h.state}`).catch((e: unknown) => e);
+      expect(error).toEqual(failure("INVALID_CALLBACK"));
+      expect(h.calls).toHaveLength(0);
+      // The pending sign-in is used up: the right callback cannot follow.
+      await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({
+        code: "NO_PENDING_SIGN_IN",
+      });
+      expect(h.calls).toHaveLength(0);
+    },
+  );
 
   it("accepts a callback whose redirect URI differs only in how the URL parser normalises it", async () => {
     const h = setup({ redirectUri: "HTTPS://App.Example.org:443/callback" });
@@ -232,12 +261,15 @@ describe("completeAuthorization", () => {
     ["code, both equal", (s: string) => `code=c&code=c&state=${s}`],
     ["error", (s: string) => `error=access_denied&error=server_error&state=${s}`],
     ["error, next to a code", (s: string) => `code=c&error=access_denied&error=&state=${s}`],
-  ])("rejects a callback that repeats %s (ambiguous) with INVALID_CALLBACK and sends no request", async (_name, query) => {
-    const h = await begin();
-    const error = await h.tm.completeAuthorization(`${REDIRECT_URI}?${query(h.state)}`).catch((e: unknown) => e);
-    expect(error).toEqual(failure("INVALID_CALLBACK"));
-    expect(h.calls).toHaveLength(0);
-  });
+  ])(
+    "rejects a callback that repeats %s (ambiguous) with INVALID_CALLBACK and sends no request",
+    async (_name, query) => {
+      const h = await begin();
+      const error = await h.tm.completeAuthorization(`${REDIRECT_URI}?${query(h.state)}`).catch((e: unknown) => e);
+      expect(error).toEqual(failure("INVALID_CALLBACK"));
+      expect(h.calls).toHaveLength(0);
+    },
+  );
 
   it("rejects an error parameter from the server with AUTHORIZATION_DENIED and sends no request", async () => {
     const h = await begin();
@@ -245,14 +277,20 @@ describe("completeAuthorization", () => {
       .completeAuthorization(`${REDIRECT_URI}?error=access_denied&error_description=User+said+no&state=${h.state}`)
       .catch((e: unknown) => e);
     expect(error).toEqual(failure("AUTHORIZATION_DENIED"));
-    expect(error).toMatchObject({ code: "AUTHORIZATION_DENIED", error: "access_denied", errorDescription: "User said no" });
+    expect(error).toMatchObject({
+      code: "AUTHORIZATION_DENIED",
+      error: "access_denied",
+      errorDescription: "User said no",
+    });
     expect(h.calls).toHaveLength(0);
   });
 
   it("rejects an expired pending sign-in and sends no request", async () => {
     const h = await begin();
     h.clock.advance(600_001);
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({ code: "STATE_EXPIRED" });
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({
+      code: "STATE_EXPIRED",
+    });
     expect(h.calls).toHaveLength(0);
   });
 
@@ -266,8 +304,12 @@ describe("completeAuthorization", () => {
 
   it("uses up the pending sign-in on a failed check, so the right state cannot be retried", async () => {
     const h = await begin();
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=wrong`)).rejects.toMatchObject({ code: "STATE_MISMATCH" });
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=wrong`)).rejects.toMatchObject({
+      code: "STATE_MISMATCH",
+    });
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({
+      code: "NO_PENDING_SIGN_IN",
+    });
     expect(h.calls).toHaveLength(0);
   });
 
@@ -275,39 +317,56 @@ describe("completeAuthorization", () => {
     ["location.search", (s: string) => `?code=c&state=${s}`],
     ["the query without its ?", (s: string) => `code=c&state=${s}`],
     ["a path and query (location.pathname + location.search)", (s: string) => `/callback?code=c&state=${s}`],
-  ])("refuses %s in place of the whole URL before using up the pending sign-in (regression: issue 20)", async (_name, partial) => {
-    const h = await begin();
-    const error = await h.tm.completeAuthorization(partial(h.state)).catch((e: unknown) => e);
-    expect(error).toEqual(failure("INVALID_CALLBACK"));
-    expect((error as Error).message).toBe("INVALID_CALLBACK: not an absolute URL: pass the whole callback URL (location.href), not location.search");
-    expect((error as Error).message).not.toContain(h.state);
-    expect(h.calls).toHaveLength(0);
-    // The pending sign-in is still there: the whole URL then completes it.
-    await h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`);
-    expect(await h.tm.getAccessToken()).toBe("at_1");
-  });
+  ])(
+    "refuses %s in place of the whole URL before using up the pending sign-in (regression: issue 20)",
+    async (_name, partial) => {
+      const h = await begin();
+      const error = await h.tm.completeAuthorization(partial(h.state)).catch((e: unknown) => e);
+      expect(error).toEqual(failure("INVALID_CALLBACK"));
+      expect((error as Error).message).toBe(
+        "INVALID_CALLBACK: not an absolute URL: pass the whole callback URL (location.href), not location.search",
+      );
+      expect((error as Error).message).not.toContain(h.state);
+      expect(h.calls).toHaveLength(0);
+      // The pending sign-in is still there: the whole URL then completes it.
+      await h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`);
+      expect(await h.tm.getAccessToken()).toBe("at_1");
+    },
+  );
 
   it("rejects a callback when no sign-in was begun, or the stored one is unreadable", async () => {
     const h = setup();
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=s`)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=s`)).rejects.toMatchObject({
+      code: "NO_PENDING_SIGN_IN",
+    });
     await h.storage.set(PENDING_KEY, "{not json");
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=s`)).rejects.toMatchObject({ code: "NO_PENDING_SIGN_IN" });
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=s`)).rejects.toMatchObject({
+      code: "NO_PENDING_SIGN_IN",
+    });
     expect(h.calls).toHaveLength(0);
   });
 
   it("rejects the state of an earlier sign-in once a newer one began", async () => {
     const h = await begin();
     await h.tm.beginAuthorization();
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({ code: "STATE_MISMATCH" });
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toMatchObject({
+      code: "STATE_MISMATCH",
+    });
     expect(h.calls).toHaveLength(0);
   });
 
   it("turns an RFC 6749 §5.2 error of the exchange into OAuthResponseError and stores nothing", async () => {
     const h = await begin();
     h.server.queue.push(() => json(400, { error: "invalid_grant", error_description: "The code was already used." }));
-    const error = await h.tm.completeAuthorization(`${REDIRECT_URI}?code=code_abc&state=${h.state}`).catch((e: unknown) => e);
+    const error = await h.tm
+      .completeAuthorization(`${REDIRECT_URI}?code=code_abc&state=${h.state}`)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OAuthResponseError);
-    expect(error).toMatchObject({ status: 400, error: "invalid_grant", errorDescription: "The code was already used." });
+    expect(error).toMatchObject({
+      status: 400,
+      error: "invalid_grant",
+      errorDescription: "The code was already used.",
+    });
     expect(await h.storage.get(TOKENS_KEY)).toBeUndefined();
   });
 
@@ -321,7 +380,9 @@ describe("completeAuthorization", () => {
   ])("rejects %s with INVALID_RESPONSE and stores nothing", async (_name, answer) => {
     const h = await begin();
     h.server.queue.push(answer);
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toThrow(failure("INVALID_RESPONSE"));
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toThrow(
+      failure("INVALID_RESPONSE"),
+    );
     expect(await h.storage.get(TOKENS_KEY)).toBeUndefined();
     await expect(h.tm.getAccessToken()).rejects.toMatchObject({ code: "NOT_SIGNED_IN" });
   });
@@ -329,11 +390,16 @@ describe("completeAuthorization", () => {
   it("turns a network error or a 5xx of the exchange into TransientError, without retrying the single-use code", async () => {
     const h = await begin();
     h.server.queue.push(() => Promise.reject(new TypeError("fetch failed")));
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toBeInstanceOf(TransientError);
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${h.state}`)).rejects.toBeInstanceOf(
+      TransientError,
+    );
     expect(h.calls).toHaveLength(1);
     const again = await begin(h);
     again.server.queue.push(() => new Response("down", { status: 503 }));
-    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${again.state}`)).rejects.toMatchObject({ code: "TRANSIENT", status: 503 });
+    await expect(h.tm.completeAuthorization(`${REDIRECT_URI}?code=c&state=${again.state}`)).rejects.toMatchObject({
+      code: "TRANSIENT",
+      status: 503,
+    });
     expect(h.calls).toHaveLength(2);
   });
 

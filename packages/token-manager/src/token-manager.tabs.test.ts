@@ -27,8 +27,13 @@ function lockManager() {
       names.push(name);
       if (options.ifAvailable && waiting.get(name)) return Promise.resolve(task(null));
       waiting.set(name, (waiting.get(name) ?? 0) + 1);
-      const run = (tails.get(name) ?? Promise.resolve()).then(() => task({ name })).finally(() => waiting.set(name, waiting.get(name)! - 1));
-      tails.set(name, run.catch(() => undefined));
+      const run = (tails.get(name) ?? Promise.resolve())
+        .then(() => task({ name }))
+        .finally(() => waiting.set(name, waiting.get(name)! - 1));
+      tails.set(
+        name,
+        run.catch(() => undefined),
+      );
       return run;
     },
   };
@@ -100,7 +105,8 @@ async function tabs(count: number, lag: number) {
     tab.clock.advance(900_000);
   }
   storage.lag = lag;
-  const storedId = async (view: TokenStorage) => (JSON.parse((await view.get(TOKENS_KEY)) ?? "{}") as { id?: string }).id;
+  const storedId = async (view: TokenStorage) =>
+    (JSON.parse((await view.get(TOKENS_KEY)) ?? "{}") as { id?: string }).id;
   return { all, sent, outcomes, names, held, storedId };
 }
 
@@ -110,11 +116,18 @@ afterEach(() => {
 });
 
 describe("tabs whose storage lags behind the Web Lock", () => {
-  it.each([2, 5])("%i tabs make exactly one refresh, never send the rotated-away refresh token, and all get the new token", async (count) => {
-    const { all, sent, outcomes } = await tabs(count, 3);
-    const results = await Promise.all(all.flatMap((tab) => [tab.tm.getAccessToken(), tab.tm.getAccessToken()]));
-    expect({ sent, outcomes, tokens: new Set(results) }).toEqual({ sent: ["rt_1"], outcomes: ["ok"], tokens: new Set(["at_2"]) });
-  });
+  it.each([2, 5])(
+    "%i tabs make exactly one refresh, never send the rotated-away refresh token, and all get the new token",
+    async (count) => {
+      const { all, sent, outcomes } = await tabs(count, 3);
+      const results = await Promise.all(all.flatMap((tab) => [tab.tm.getAccessToken(), tab.tm.getAccessToken()]));
+      expect({ sent, outcomes, tokens: new Set(results) }).toEqual({
+        sent: ["rt_1"],
+        outcomes: ["ok"],
+        tokens: new Set(["at_2"]),
+      });
+    },
+  );
 
   it("hold the marker of the replaced record, named by its id and never by a token, for a bounded time", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout"] });

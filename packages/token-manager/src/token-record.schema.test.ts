@@ -24,24 +24,39 @@ const schema = (name: string): Schema => JSON.parse(readFileSync(join(SCHEMAS, n
 
 /** Annotations, and the assertions the validator below checks. */
 const KEYWORDS = new Set([
-  "$schema", "$id", "title", "description",
-  "type", "required", "properties", "additionalProperties", "propertyNames",
-  "pattern", "minimum", "exclusiveMinimum",
+  "$schema",
+  "$id",
+  "title",
+  "description",
+  "type",
+  "required",
+  "properties",
+  "additionalProperties",
+  "propertyNames",
+  "pattern",
+  "minimum",
+  "exclusiveMinimum",
 ]);
 
 const isType = (value: unknown, type: string): boolean =>
-  type === "object" ? typeof value === "object" && value !== null && !Array.isArray(value)
-  : type === "integer" ? Number.isInteger(value)
-  : type === "number" ? typeof value === "number" && Number.isFinite(value)
-  : typeof value === type;
+  type === "object"
+    ? typeof value === "object" && value !== null && !Array.isArray(value)
+    : type === "integer"
+      ? Number.isInteger(value)
+      : type === "number"
+        ? typeof value === "number" && Number.isFinite(value)
+        : typeof value === type;
 
 /** The errors of `value` against `s`, one string each with the path; empty when it validates. */
 function validate(s: Schema, value: unknown, path = "$"): string[] {
   const errors: string[] = [];
   if (typeof s.type === "string" && !isType(value, s.type)) return [`${path}: not ${s.type}`];
-  if (typeof s.pattern === "string" && !(typeof value === "string" && new RegExp(s.pattern, "u").test(value))) errors.push(`${path}: pattern`);
-  if (typeof s.minimum === "number" && !(typeof value === "number" && value >= s.minimum)) errors.push(`${path}: minimum`);
-  if (typeof s.exclusiveMinimum === "number" && !(typeof value === "number" && value > s.exclusiveMinimum)) errors.push(`${path}: exclusiveMinimum`);
+  if (typeof s.pattern === "string" && !(typeof value === "string" && new RegExp(s.pattern, "u").test(value)))
+    errors.push(`${path}: pattern`);
+  if (typeof s.minimum === "number" && !(typeof value === "number" && value >= s.minimum))
+    errors.push(`${path}: minimum`);
+  if (typeof s.exclusiveMinimum === "number" && !(typeof value === "number" && value > s.exclusiveMinimum))
+    errors.push(`${path}: exclusiveMinimum`);
   if (isType(value, "object")) {
     const object = value as Record<string, unknown>;
     const properties = (s.properties ?? {}) as Record<string, Schema>;
@@ -50,7 +65,8 @@ function validate(s: Schema, value: unknown, path = "$"): string[] {
       if (s.propertyNames) errors.push(...validate(s.propertyNames as Schema, name, `${path} key ${name}`));
       if (properties[name]) errors.push(...validate(properties[name], item, `${path}.${name}`));
       else if (s.additionalProperties === false) errors.push(`${path}.${name}: not allowed`);
-      else if (typeof s.additionalProperties === "object") errors.push(...validate(s.additionalProperties as Schema, item, `${path}.${name}`));
+      else if (typeof s.additionalProperties === "object")
+        errors.push(...validate(s.additionalProperties as Schema, item, `${path}.${name}`));
     }
   }
   return errors;
@@ -80,7 +96,16 @@ describe("the token store schemas", () => {
   });
 
   it("refuse what no manager may write (the validator can fail)", () => {
-    const good = { access_token: "at", refresh_token: "rt", token_type: "Bearer", expires_in: 900, received_at: 1, id: "a".repeat(43), session: "a".repeat(43), seq: 0 };
+    const good = {
+      access_token: "at",
+      refresh_token: "rt",
+      token_type: "Bearer",
+      expires_in: 900,
+      received_at: 1,
+      id: "a".repeat(43),
+      session: "a".repeat(43),
+      seq: 0,
+    };
     expect(validate(TOKEN_RECORD, good)).toEqual([]);
     const { refresh_token: _, ...withoutRefresh } = good;
     for (const bad of [
@@ -99,7 +124,12 @@ describe("the token store schemas", () => {
     expect(validate(TOKEN_FILE, { other: "x" })).not.toEqual([]);
     const intent = { fingerprint: "0".repeat(64), holder: "h".repeat(43), since: 1, pid: 42, host: "build-7" };
     expect(validate(INTENT_RECORD, intent)).toEqual([]);
-    for (const bad of [{ ...intent, fingerprint: "A".repeat(64) }, { ...intent, since: 1.5 }, { ...intent, pid: 0 }, { ...intent, refresh_token: "rt" }]) {
+    for (const bad of [
+      { ...intent, fingerprint: "A".repeat(64) },
+      { ...intent, since: 1.5 },
+      { ...intent, pid: 0 },
+      { ...intent, refresh_token: "rt" },
+    ]) {
       expect(validate(INTENT_RECORD, bad)).not.toEqual([]);
     }
   });
@@ -123,7 +153,15 @@ describe("the records the TypeScript manager writes", () => {
     // Byte for byte what the Python manager writes: this key order, no spaces.
     const { createHash } = await import("node:crypto");
     const holder = (JSON.parse(intents[0]!) as { holder: string }).holder;
-    expect(intents[0]).toBe(JSON.stringify({ fingerprint: createHash("sha256").update("rt_1", "utf8").digest("hex"), holder, since: h.clock.now(), pid: 4242, host: "build-7" }));
+    expect(intents[0]).toBe(
+      JSON.stringify({
+        fingerprint: createHash("sha256").update("rt_1", "utf8").digest("hex"),
+        holder,
+        since: h.clock.now(),
+        pid: 4242,
+        host: "build-7",
+      }),
+    );
     // Deleted once the refreshed tokens are stored.
     expect(await storage.get(INTENT_KEY)).toBeUndefined();
   });
@@ -144,7 +182,13 @@ describe("the records the TypeScript manager writes", () => {
       await h.tm.getAccessToken();
     }
     // A refresh that does not rotate, and whose response carries a scope.
-    server.queue.push(() => new Response(JSON.stringify({ access_token: "at_x", token_type: "bearer", expires_in: 60, scope: "profile:read" }), { status: 200 }));
+    server.queue.push(
+      () =>
+        new Response(
+          JSON.stringify({ access_token: "at_x", token_type: "bearer", expires_in: 60, scope: "profile:read" }),
+          { status: 200 },
+        ),
+    );
     h.clock.advance(901_000);
     await h.tm.getAccessToken();
     expect(written.map(([s]) => s)).toEqual([PENDING_RECORD, TOKEN_RECORD, TOKEN_RECORD, TOKEN_RECORD, TOKEN_RECORD]);

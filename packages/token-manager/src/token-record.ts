@@ -71,7 +71,10 @@ export const serializeRecord = (t: TokenRecord): string => JSON.stringify(t);
 export const receivedAt = (t: TokenRecord, now: number): number => Math.min(t.received_at, now);
 
 /** What the manager tells about the record's session: when its access token expires, and the scope. */
-export const sessionInfo = (t: TokenRecord, now: number): SessionInfo => ({ expiresAt: receivedAt(t, now) + t.expires_in * 1000, scope: t.scope });
+export const sessionInfo = (t: TokenRecord, now: number): SessionInfo => ({
+  expiresAt: receivedAt(t, now) + t.expires_in * 1000,
+  scope: t.scope,
+});
 
 /** Whether the access token is usable as it is: not within `leewayMs` (at most half its lifetime) of expiry. */
 export function isFresh(t: TokenRecord, now: number, leewayMs: number): boolean {

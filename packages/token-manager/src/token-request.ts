@@ -22,10 +22,21 @@ export interface EndpointRequest {
 }
 
 /** The code exchange (RFC 6749 §4.1.3, with the PKCE verifier of RFC 7636 §4.5). */
-export const authorizationCodeGrantRequest = (clientId: string, redirectUri: string, code: string, verifier: string): EndpointRequest => ({
+export const authorizationCodeGrantRequest = (
+  clientId: string,
+  redirectUri: string,
+  code: string,
+  verifier: string,
+): EndpointRequest => ({
   path: "/oauth/token",
   contentType: "application/json",
-  body: JSON.stringify({ grant_type: "authorization_code", client_id: clientId, redirect_uri: redirectUri, code, code_verifier: verifier }),
+  body: JSON.stringify({
+    grant_type: "authorization_code",
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    code,
+    code_verifier: verifier,
+  }),
 });
 
 /** The refresh (RFC 6749 §6). */
@@ -43,11 +54,22 @@ export const revocationRequest = (clientId: string, token: string): EndpointRequ
 });
 
 /** Error codes of a connection that was never made: the request did not leave this machine. */
-const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ENETUNREACH", "EHOSTUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
+const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
 
 /** Whether a fetch failure says (in it or its causes) that no connection was made. */
 function neverSent(e: unknown): boolean {
-  for (let c = e as { code?: unknown; cause?: unknown } | undefined, depth = 0; c && depth < 5; c = c.cause as typeof c, depth++) {
+  for (
+    let c = e as { code?: unknown; cause?: unknown } | undefined, depth = 0;
+    c && depth < 5;
+    c = c.cause as typeof c, depth++
+  ) {
     if (typeof c.code === "string" && NOT_SENT.has(c.code)) return true;
   }
   return false;
@@ -63,18 +85,26 @@ const unsent = new WeakSet<object>();
  * 6585 §4 does not say; the README's "Paused processes and retries" gives the reasoning). Any other
  * failure may have rotated the refresh token.
  */
-export const mayRetry = (e: unknown): boolean => e instanceof TransientError && (unsent.has(e) || e.status === 429 || e.status === 503);
+export const mayRetry = (e: unknown): boolean =>
+  e instanceof TransientError && (unsent.has(e) || e.status === 429 || e.status === 503);
 
 /**
  * What an answer means: the text of a 2xx; otherwise a `TransientError` (429, 5xx, with its
  * Retry-After for 429 and 503), an `OAuthResponseError` (an RFC 6749 §5.2 error body, scrubbed of
  * `secrets`: a server may echo what it was sent), or `INVALID_RESPONSE`.
  */
-export function processResponse(response: Response, text: string, secrets: Secrets, now: number, attempt: number): string {
+export function processResponse(
+  response: Response,
+  text: string,
+  secrets: Secrets,
+  now: number,
+  attempt: number,
+): string {
   const { status } = response;
   if (response.ok) return text;
   if (status === 429 || status >= 500) {
-    const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(response.headers.get("retry-after"), now) : undefined;
+    const retryAfterMs =
+      status === 429 || status === 503 ? parseRetryAfter(response.headers.get("retry-after"), now) : undefined;
     throw new TransientError(status, attempt, undefined, retryAfterMs);
   }
   const fields = status >= 400 ? parseOAuthError(text) : undefined;
@@ -88,14 +118,20 @@ export function processResponse(response: Response, text: string, secrets: Secre
  * Resolves on the event loop's next turn, after the I/O that was waiting has been read: by
  * `setImmediate` where the runtime has it (Node, Bun, Deno), which runs right after that I/O.
  */
-const nextTurn = (): Promise<void> => new Promise((resolve) => (typeof setImmediate === "function" ? setImmediate(resolve) : setTimeout(resolve, 0)));
+const nextTurn = (): Promise<void> =>
+  new Promise((resolve) => (typeof setImmediate === "function" ? setImmediate(resolve) : setTimeout(resolve, 0)));
 
 /**
  * Sends one request to the tenant and returns the text of a 2xx answer (see {@link processResponse}
  * for the rest). A failure with no answer is a `TransientError`, remembered as never sent when no
  * connection was made. One log line per request.
  */
-export async function send(state: ManagerState, request: EndpointRequest, secrets: Secrets, attempt = 1): Promise<string> {
+export async function send(
+  state: ManagerState,
+  request: EndpointRequest,
+  secrets: Secrets,
+  attempt = 1,
+): Promise<string> {
   // One turn of the event loop first (issue 27): a process woken from a stop (SIGSTOP, a suspended
   // machine) inside a timer lets its HTTP stack read that the tenant closed an idle keep-alive
   // connection meanwhile. Else Node's fetch writes the request on that connection and fails with
@@ -110,7 +146,13 @@ export async function send(state: ManagerState, request: EndpointRequest, secret
   const stopTimer = runningTimeout(controller, state.requestTimeoutMs);
   /** The one line per request: with its status, or no answer. */
   const logRequest = (status?: number) =>
-    state.log?.(status ? "answered" : "no-answer", { method: "POST", path: request.path, status, durationMs: Math.round(performance.now() - started), attempt });
+    state.log?.(status ? "answered" : "no-answer", {
+      method: "POST",
+      path: request.path,
+      status,
+      durationMs: Math.round(performance.now() - started),
+      attempt,
+    });
   try {
     // The global fetch is looked up at call time, and called without a receiver.
     response = await (state.fetch ?? fetch)(state.base + request.path, {
@@ -145,7 +187,13 @@ export const processTokenResponse = (text: string, receivedAt: number, from?: To
   newRecord(parseTokenResponse(text, from?.refresh_token), receivedAt, from);
 
 /** Sends a token request and processes its answer into a new token record. */
-export async function requestTokens(state: ManagerState, request: EndpointRequest, secrets: Secrets, from?: TokenRecord, attempt?: number): Promise<TokenRecord> {
+export async function requestTokens(
+  state: ManagerState,
+  request: EndpointRequest,
+  secrets: Secrets,
+  from?: TokenRecord,
+  attempt?: number,
+): Promise<TokenRecord> {
   const text = await send(state, request, secrets, attempt);
   return processTokenResponse(text, state.now(), from);
 }

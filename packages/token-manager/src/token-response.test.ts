@@ -18,7 +18,9 @@ function outcome(body: unknown, requireRefresh = false): "ok" | "invalid" {
 describe("parseTokenResponse", () => {
   it("accepts the contract's issued and rotated examples, as text or as a value", () => {
     expect(parseTokenResponse(JSON.stringify(valid))).toMatchObject(valid);
-    expect(parseTokenResponse({ ...valid, token_type: "bearer", scope: "profile:read" })).toMatchObject({ scope: "profile:read" });
+    expect(parseTokenResponse({ ...valid, token_type: "bearer", scope: "profile:read" })).toMatchObject({
+      scope: "profile:read",
+    });
   });
 
   it("accepts a refresh response without refresh_token, but not a code exchange response", () => {
@@ -74,10 +76,23 @@ describe("parseTokenResponse", () => {
   });
 
   it("either accepts or throws INVALID_RESPONSE for any object shaped like a token response", () => {
-    const field = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.constant(null), fc.boolean(), fc.constant(undefined));
+    const field = fc.oneof(
+      fc.string(),
+      fc.integer(),
+      fc.double(),
+      fc.constant(null),
+      fc.boolean(),
+      fc.constant(undefined),
+    );
     fc.assert(
       fc.property(
-        fc.record({ access_token: field, refresh_token: field, token_type: fc.oneof(field, fc.constant("Bearer")), expires_in: field, scope: field }),
+        fc.record({
+          access_token: field,
+          refresh_token: field,
+          token_type: fc.oneof(field, fc.constant("Bearer")),
+          expires_in: field,
+          scope: field,
+        }),
         (value) => {
           const result = outcome(value);
           if (result === "ok") {
@@ -102,7 +117,9 @@ describe("parseTokenResponse", () => {
 
 describe("parseOAuthError", () => {
   it("reads error, error_description and error_uri of an RFC 6749 §5.2 body", () => {
-    expect(parseOAuthError('{"error":"invalid_grant","error_description":"expired","error_uri":"https://x.test/e"}')).toEqual({
+    expect(
+      parseOAuthError('{"error":"invalid_grant","error_description":"expired","error_uri":"https://x.test/e"}'),
+    ).toEqual({
       error: "invalid_grant",
       errorDescription: "expired",
       errorUri: "https://x.test/e",
@@ -110,7 +127,8 @@ describe("parseOAuthError", () => {
   });
 
   it("returns undefined for anything else", () => {
-    for (const body of ["<html>", "{}", '{"error":""}', '{"error":3}', "[]", "null"]) expect(parseOAuthError(body)).toBeUndefined();
+    for (const body of ["<html>", "{}", '{"error":""}', '{"error":3}', "[]", "null"])
+      expect(parseOAuthError(body)).toBeUndefined();
     fc.assert(
       fc.property(fc.jsonValue(), (v) => {
         const fields = parseOAuthError(v);

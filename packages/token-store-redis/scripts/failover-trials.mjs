@@ -28,7 +28,9 @@ const ORIGIN = "http://127.0.0.1:4020";
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const cluster = await startRedisCluster({ primaries: 3, replicas: 1, nodeTimeoutMs: 1_000 });
-console.log(`${cluster.version}; node-redis ${JSON.parse(spawnSync("node", ["-p", "JSON.stringify(require('redis/package.json').version)"], { encoding: "utf8" }).stdout)}`);
+console.log(
+  `${cluster.version}; node-redis ${JSON.parse(spawnSync("node", ["-p", "JSON.stringify(require('redis/package.json').version)"], { encoding: "utf8" }).stdout)}`,
+);
 
 /** The cluster's view from a live node: id, port, role, the primary a replica follows, and the slot ranges of a primary. */
 function view() {
@@ -37,18 +39,39 @@ function view() {
     .split("\n")
     .map((line) => {
       const [id, address, flags, primaryId, , , , , ...slots] = line.split(" ");
-      return { id, port: Number(address.split(":")[1].split("@")[0]), primary: flags.includes("master"), failed: flags.includes("fail"), primaryId, slots };
+      return {
+        id,
+        port: Number(address.split(":")[1].split("@")[0]),
+        primary: flags.includes("master"),
+        failed: flags.includes("fail"),
+        primaryId,
+        slots,
+      };
     });
 }
 
-const owns = (node, slot) => node.slots.some((range) => { const [from, to = from] = range.split("-").map(Number); return slot >= from && slot <= to; });
+const owns = (node, slot) =>
+  node.slots.some((range) => {
+    const [from, to = from] = range.split("-").map(Number);
+    return slot >= from && slot <= to;
+  });
 
 /** Waits until every live node says the cluster is ok and each primary has a connected replica. */
 async function settled() {
   for (let i = 0; i < 300; i++) {
     const live = cluster.nodes.filter((node) => cli(node.port, "PING") === "PONG");
-    const ok = live.length === cluster.nodes.length && live.every((node) => cli(node.port, "CLUSTER", "INFO").includes("cluster_state:ok"));
-    const synced = ok && view().filter((n) => n.primary).every((p) => /connected_slaves:1/.test(cli(p.port, "INFO", "replication")) && !/state=(wait_bgsave|send_bulk)/.test(cli(p.port, "INFO", "replication")));
+    const ok =
+      live.length === cluster.nodes.length &&
+      live.every((node) => cli(node.port, "CLUSTER", "INFO").includes("cluster_state:ok"));
+    const synced =
+      ok &&
+      view()
+        .filter((n) => n.primary)
+        .every(
+          (p) =>
+            /connected_slaves:1/.test(cli(p.port, "INFO", "replication")) &&
+            !/state=(wait_bgsave|send_bulk)/.test(cli(p.port, "INFO", "replication")),
+        );
     if (synced) return;
     await sleep(100);
   }
@@ -57,7 +80,10 @@ async function settled() {
 
 async function connect() {
   const live = view().filter((n) => !n.failed);
-  const client = createCluster({ rootNodes: live.map((n) => ({ url: `redis://127.0.0.1:${n.port}` })), defaults: { socket: { reconnectStrategy: false, connectTimeout: 1_000 } } });
+  const client = createCluster({
+    rootNodes: live.map((n) => ({ url: `redis://127.0.0.1:${n.port}` })),
+    defaults: { socket: { reconnectStrategy: false, connectTimeout: 1_000 } },
+  });
   client.on("error", () => {});
   await client.connect();
   return client;
@@ -79,13 +105,19 @@ async function trial(replicas) {
   const sandbox = createSandbox({ clients: [{ id: CLIENT, redirectUris: [REDIRECT] }], autoApprove: true });
   const clock = { offsetMs: 0 };
   const prefix = `trial-${crypto.randomUUID()}:`;
-  const options = { prefix, commandTimeoutMs: 2_000, ...(replicas ? { replicas: { count: 1, timeoutMs: 1_000 } } : {}) };
+  const options = {
+    prefix,
+    commandTimeoutMs: 2_000,
+    ...(replicas ? { replicas: { count: 1, timeoutMs: 1_000 } } : {}),
+  };
   const first = await connect();
   const a = manager(redisClusterStorage(first, options), sandbox, clock);
   const { url } = await a.beginAuthorization();
   const approved = await sandbox.fetch(new Request(url, { redirect: "manual" }));
   await a.completeAuthorization(approved.headers.get("location") ?? "");
-  const slot = Number(cli(cluster.nodes[0].port, "CLUSTER", "KEYSLOT", `${prefix}tenant-integration:{${ORIGIN}:${CLIENT}}:tokens`));
+  const slot = Number(
+    cli(cluster.nodes[0].port, "CLUSTER", "KEYSLOT", `${prefix}tenant-integration:{${ORIGIN}:${CLIENT}}:tokens`),
+  );
   const primary = view().find((n) => n.primary && owns(n, slot));
   const replica = view().find((n) => !n.primary && n.primaryId === primary.id);
   const index = cluster.nodes.findIndex((node) => node.port === primary.port);
@@ -129,8 +161,13 @@ try {
       outcomes[result.outcome] = (outcomes[result.outcome] ?? 0) + 1;
       if (result.refreshFailed) refreshFailed++;
     }
-    const others = Object.entries(outcomes).filter(([what]) => what !== "kept").map(([what, n]) => `${what}: ${n}`).join(", ");
-    console.log(`${replicas ? "replicas: { count: 1, timeoutMs: 1000 }" : "no replicas option"}: session kept in ${outcomes.kept ?? 0} of ${TRIALS} trials${others ? ` (otherwise ${others})` : ""}; ${refreshFailed} refreshes reported STORAGE_FAILED`);
+    const others = Object.entries(outcomes)
+      .filter(([what]) => what !== "kept")
+      .map(([what, n]) => `${what}: ${n}`)
+      .join(", ");
+    console.log(
+      `${replicas ? "replicas: { count: 1, timeoutMs: 1000 }" : "no replicas option"}: session kept in ${outcomes.kept ?? 0} of ${TRIALS} trials${others ? ` (otherwise ${others})` : ""}; ${refreshFailed} refreshes reported STORAGE_FAILED`,
+    );
   }
 } finally {
   await cluster.stop();

@@ -24,7 +24,13 @@ describe("a command with no reply", () => {
     const error = await redisStorage(client, { commandTimeoutMs: 50 })
       .get("k")
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "RedisStoreError", code: "COMMAND_FAILED", message: "COMMAND_FAILED: Redis GET of k got no answer within 50 ms (timed out: Redis stopped answering, or could not be reached)", cause: { name: "TimeoutError" } });
+    expect(error).toMatchObject({
+      name: "RedisStoreError",
+      code: "COMMAND_FAILED",
+      message:
+        "COMMAND_FAILED: Redis GET of k got no answer within 50 ms (timed out: Redis stopped answering, or could not be reached)",
+      cause: { name: "TimeoutError" },
+    });
     expect(client.signals[0]?.aborted).toBe(true);
   });
 
@@ -33,7 +39,8 @@ describe("a command with no reply", () => {
     await expect(redisLock(silent(), { commandTimeoutMs: 50 })("lock", task)).rejects.toMatchObject({
       name: "TokenManagerError",
       code: "STORAGE_FAILED",
-      message: "STORAGE_FAILED: Redis SET of lock got no answer within 50 ms (timed out: Redis stopped answering, or could not be reached)",
+      message:
+        "STORAGE_FAILED: Redis SET of lock got no answer within 50 ms (timed out: Redis stopped answering, or could not be reached)",
       cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" },
     });
     expect(task).not.toHaveBeenCalled();
@@ -48,13 +55,17 @@ describe("a command with no reply", () => {
         return new Promise((resolve) => setTimeout(() => resolve(1), 120));
       },
     };
-    await expect(redisStorage(client, { commandTimeoutMs: 50, replicas: { count: 1, timeoutMs: 100 } }).set("k", "v")).resolves.toBeUndefined();
+    await expect(
+      redisStorage(client, { commandTimeoutMs: 50, replicas: { count: 1, timeoutMs: 100 } }).set("k", "v"),
+    ).resolves.toBeUndefined();
     expect(waitSignal?.aborted).toBe(false);
   });
 
   it("refuses a commandTimeoutMs that is not a finite number > 0 (INVALID_OPTIONS)", () => {
     for (const commandTimeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => redisStorage(silent(), { commandTimeoutMs })).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS" }));
+      expect(() => redisStorage(silent(), { commandTimeoutMs })).toThrow(
+        expect.objectContaining({ code: "INVALID_OPTIONS" }),
+      );
     }
   });
 });

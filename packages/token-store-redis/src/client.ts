@@ -48,7 +48,12 @@ export interface RedisClientLike {
  */
 export interface RedisClusterLike {
   /** node-redis's cluster `sendCommand`: routed by `firstKey`. */
-  sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[], options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+  sendCommand(
+    firstKey: string | undefined,
+    isReadonly: boolean | undefined,
+    args: string[],
+    options?: { abortSignal?: AbortSignal },
+  ): Promise<unknown>;
   /** The cluster's primaries (node-redis keeps them up to date): what tells a cluster client from a single-server one. */
   readonly masters: readonly unknown[];
   /** Classic pub/sub on the cluster's pub/sub connection: a `PUBLISH` on any node reaches it. */
@@ -65,7 +70,10 @@ export function isCluster(client: unknown): client is RedisClusterLike {
 }
 
 /** How each cluster's commands are sent: by the key they concern. Keyed by the client made for the cluster. */
-const routers = new WeakMap<RedisClientLike, (args: string[], key: string, options: { abortSignal: AbortSignal }) => Promise<unknown>>();
+const routers = new WeakMap<
+  RedisClientLike,
+  (args: string[], key: string, options: { abortSignal: AbortSignal }) => Promise<unknown>
+>();
 /** One client per cluster, so that every storage and lock on a cluster shares its wake-up subscription. */
 const overClusters = new WeakMap<RedisClusterLike, RedisClientLike>();
 
@@ -77,7 +85,9 @@ const overClusters = new WeakMap<RedisClusterLike, RedisClientLike>();
 export function overCluster(cluster: RedisClusterLike): RedisClientLike {
   const existing = overClusters.get(cluster);
   if (existing) return existing;
-  const client: RedisClientLike = { sendCommand: (args, options) => cluster.sendCommand(undefined, false, args, options) };
+  const client: RedisClientLike = {
+    sendCommand: (args, options) => cluster.sendCommand(undefined, false, args, options),
+  };
   if (typeof cluster.subscribe === "function") client.duplicate = () => clusterSubscriber(cluster);
   routers.set(client, (args, key, options) => cluster.sendCommand(key, false, args, options));
   overClusters.set(cluster, client);
@@ -132,7 +142,12 @@ export interface SendOptions {
  * deadline the command's `abortSignal` fires too, so that one still queued offline is never sent
  * later: a stale `SET` landing after a reconnect could overwrite newer tokens.
  */
-export async function send(client: RedisClientLike, args: string[], key: string, { timeoutMs, code = "COMMAND_FAILED", late }: SendOptions): Promise<unknown> {
+export async function send(
+  client: RedisClientLike,
+  args: string[],
+  key: string,
+  { timeoutMs, code = "COMMAND_FAILED", late }: SendOptions,
+): Promise<unknown> {
   const abort = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let timedOut = false;
@@ -148,13 +163,19 @@ export async function send(client: RedisClientLike, args: string[], key: string,
   let reply: Promise<unknown> | undefined;
   try {
     const routed = routers.get(client);
-    reply = routed ? routed(args, key, { abortSignal: abort.signal }) : client.sendCommand(args, { abortSignal: abort.signal });
+    reply = routed
+      ? routed(args, key, { abortSignal: abort.signal })
+      : client.sendCommand(args, { abortSignal: abort.signal });
     return await Promise.race([reply, deadline]);
   } catch (e) {
     if (!timedOut) throw new RedisStoreError(code, `Redis ${args[0]} of ${key} failed: ${why(e)}`, e);
     // The reply may still come (the server resumes): it is settled here, never unhandled.
     reply?.then(late, () => {});
-    throw new RedisStoreError(code, `Redis ${args[0]} of ${key} got no answer within ${timeoutMs} ms (timed out: Redis stopped answering, or could not be reached)`, e);
+    throw new RedisStoreError(
+      code,
+      `Redis ${args[0]} of ${key} got no answer within ${timeoutMs} ms (timed out: Redis stopped answering, or could not be reached)`,
+      e,
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -170,12 +191,16 @@ export function why(error: unknown): string {
   const message = String(e.message ?? "");
   // node-redis's error classes keep the name "Error": their constructor (or their fixed message) says which.
   const kind = typeof e.constructor?.name === "string" ? e.constructor.name : "Error";
-  if (e.code === "ECONNREFUSED" || message.includes("ECONNREFUSED")) return "Redis could not be reached (connection refused)";
-  if (kind === "ClientOfflineError" || message === "The client is offline") return "Redis could not be reached (the client is offline, reconnecting)";
-  if (kind === "SocketClosedUnexpectedlyError" || message === "Socket closed unexpectedly") return "Redis could not be reached (the connection closed)";
+  if (e.code === "ECONNREFUSED" || message.includes("ECONNREFUSED"))
+    return "Redis could not be reached (connection refused)";
+  if (kind === "ClientOfflineError" || message === "The client is offline")
+    return "Redis could not be reached (the client is offline, reconnecting)";
+  if (kind === "SocketClosedUnexpectedlyError" || message === "Socket closed unexpectedly")
+    return "Redis could not be reached (the connection closed)";
   if (kind === "ClientClosedError" || message === "The client is closed") return "the client is closed";
   if (typeof e.code === "string" && /^E[A-Z]+$/.test(e.code)) return `Redis could not be reached (${e.code})`;
-  if (kind === "ErrorReply" || kind === "SimpleError" || kind === "BlobError") return `Redis answered an error (${message.split(" ")[0]})`;
+  if (kind === "ErrorReply" || kind === "SimpleError" || kind === "BlobError")
+    return `Redis answered an error (${message.split(" ")[0]})`;
   return kind;
 }
 

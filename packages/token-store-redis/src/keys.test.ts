@@ -5,7 +5,14 @@
  */
 import type { RedisClientType, RedisClusterType } from "redis";
 import { describe, expect, it, vi } from "vitest";
-import { redisClusterLock, redisClusterStorage, redisKey, redisLock, redisStorage, type RedisClusterLike } from "./index.js";
+import {
+  redisClusterLock,
+  redisClusterStorage,
+  redisKey,
+  redisLock,
+  redisStorage,
+  type RedisClusterLike,
+} from "./index.js";
 
 /** The CRC16 (XMODEM) slot Redis Cluster gives a key: the hash tag's text when it has one. */
 function slot(key: string): number {
@@ -24,8 +31,12 @@ const KINDS = ["tokens", "pending", "intent", "lock"];
 
 describe("redisKey", () => {
   it("wraps <origin>:<clientId> in a hash tag, after the prefix", () => {
-    expect(redisKey("billing:", "tenant-integration:https://acme.tenant.test:demo:tokens")).toBe("billing:tenant-integration:{https://acme.tenant.test:demo}:tokens");
-    expect(redisKey("", "tenant-integration:http://127.0.0.1:4010:cli:lock")).toBe("tenant-integration:{http://127.0.0.1:4010:cli}:lock");
+    expect(redisKey("billing:", "tenant-integration:https://acme.tenant.test:demo:tokens")).toBe(
+      "billing:tenant-integration:{https://acme.tenant.test:demo}:tokens",
+    );
+    expect(redisKey("", "tenant-integration:http://127.0.0.1:4010:cli:lock")).toBe(
+      "tenant-integration:{http://127.0.0.1:4010:cli}:lock",
+    );
   });
 
   it.each([
@@ -33,7 +44,9 @@ describe("redisKey", () => {
     ["http://127.0.0.1:4010", "client:with:colons"],
     ["https://acme.tenant.test", "odd}id{"],
   ])("puts the four keys of the session %s / %s in one slot", (origin, clientId) => {
-    const slots = new Set(KINDS.map((kind) => slot(redisKey("app:", `tenant-integration:${origin}:${clientId}:${kind}`))));
+    const slots = new Set(
+      KINDS.map((kind) => slot(redisKey("app:", `tenant-integration:${origin}:${clientId}:${kind}`))),
+    );
     expect(slots.size).toBe(1);
   });
 
@@ -52,20 +65,42 @@ const client = { sendCommand: vi.fn(async () => null) };
 const cluster: RedisClusterLike = { masters: [], sendCommand: vi.fn(async () => null) };
 
 describe("bad input", () => {
-  it.each(["app{", "{tenant}:", "}"])("refuses the prefix %j with INVALID_OPTIONS saying it would split a session across slots", (prefix) => {
-    for (const make of [() => redisStorage(client, { prefix }), () => redisLock(client, { prefix }), () => redisClusterStorage(cluster, { prefix }), () => redisClusterLock(cluster, { prefix })]) {
-      expect(make).toThrow(expect.objectContaining({ name: "RedisStoreError", code: "INVALID_OPTIONS", message: expect.stringContaining("split the session across slots") }));
-    }
-  });
+  it.each(["app{", "{tenant}:", "}"])(
+    "refuses the prefix %j with INVALID_OPTIONS saying it would split a session across slots",
+    (prefix) => {
+      for (const make of [
+        () => redisStorage(client, { prefix }),
+        () => redisLock(client, { prefix }),
+        () => redisClusterStorage(cluster, { prefix }),
+        () => redisClusterLock(cluster, { prefix }),
+      ]) {
+        expect(make).toThrow(
+          expect.objectContaining({
+            name: "RedisStoreError",
+            code: "INVALID_OPTIONS",
+            message: expect.stringContaining("split the session across slots"),
+          }),
+        );
+      }
+    },
+  );
 
   it("refuses a cluster client given to redisStorage or redisLock, naming the cluster factory", () => {
-    expect(() => redisStorage(cluster as never)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("use redisClusterStorage") }));
-    expect(() => redisLock(cluster as never)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("use redisClusterLock") }));
+    expect(() => redisStorage(cluster as never)).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("use redisClusterStorage") }),
+    );
+    expect(() => redisLock(cluster as never)).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("use redisClusterLock") }),
+    );
   });
 
   it("refuses a single-server client given to redisClusterStorage or redisClusterLock, naming the single-server factory", () => {
-    expect(() => redisClusterStorage(client as never)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("use redisStorage") }));
-    expect(() => redisClusterLock(client as never)).toThrow(expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("use redisLock") }));
+    expect(() => redisClusterStorage(client as never)).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("use redisStorage") }),
+    );
+    expect(() => redisClusterLock(client as never)).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: expect.stringContaining("use redisLock") }),
+    );
     expect(client.sendCommand).not.toHaveBeenCalled();
   });
 });

@@ -5,7 +5,17 @@
  * @see RFC 9700 §4.14.2 (refresh token rotation), RFC 6749 §6
  */
 import type { Lock, LockWaitOptions } from "@tenant-integration/token-manager";
-import { DEFAULT_COMMAND_TIMEOUT_MS, isCluster, overCluster, script, send, text, type RedisClientLike, type RedisClusterLike, type SendOptions } from "./client.js";
+import {
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  isCluster,
+  overCluster,
+  script,
+  send,
+  text,
+  type RedisClientLike,
+  type RedisClusterLike,
+  type SendOptions,
+} from "./client.js";
 import { RedisStoreError } from "./errors.js";
 import { checkPrefix, redisKey } from "./keys.js";
 import { storageFailed } from "./storage-failed.js";
@@ -64,7 +74,9 @@ export interface RedisLockOptions {
 /** Deletes the key only if it still holds this owner's value. */
 const RELEASE = script(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`);
 /** Extends the lease only if the key still holds this owner's value. */
-const RENEW = script(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`);
+const RENEW = script(
+  `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`,
+);
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 /** A timer that does not keep a Node process alive (a renewal must not delay exit). */
@@ -83,7 +95,12 @@ class LockWaitEnded extends Error {
  * A lock command whose Redis failure is the storage's failure: `STORAGE_FAILED` (the token manager's
  * code for the same outage met by a read or a write), the store's `LOCK_UNAVAILABLE` as cause.
  */
-async function sendForLock(client: RedisClientLike, args: string[], key: string, options: SendOptions): Promise<unknown> {
+async function sendForLock(
+  client: RedisClientLike,
+  args: string[],
+  key: string,
+  options: SendOptions,
+): Promise<unknown> {
   try {
     return await send(client, args, key, { ...options, code: "LOCK_UNAVAILABLE" });
   } catch (e) {
@@ -100,7 +117,8 @@ async function releaseOwn(client: RedisClientLike, key: string, owner: string, t
 
 /** Checks that `value` is a finite number > 0 and returns it. */
 function positive(name: string, value: number): number {
-  if (!(Number.isFinite(value) && value > 0)) throw new RedisStoreError("INVALID_OPTIONS", `${name} must be a finite number > 0`);
+  if (!(Number.isFinite(value) && value > 0))
+    throw new RedisStoreError("INVALID_OPTIONS", `${name} must be a finite number > 0`);
   return value;
 }
 
@@ -170,7 +188,10 @@ export function redisClusterLock(cluster: RedisClusterLike, options: RedisLockOp
 /** Refuses a cluster client given to a single-server factory (its commands would not be routed to their slot). */
 export function singleServer(client: RedisClientLike, factory: string, instead: string): RedisClientLike {
   if (isCluster(client)) {
-    throw new RedisStoreError("INVALID_OPTIONS", `${factory} was given a Redis Cluster client (createCluster): use ${instead}, which sends each command to the node of its key's slot`);
+    throw new RedisStoreError(
+      "INVALID_OPTIONS",
+      `${factory} was given a Redis Cluster client (createCluster): use ${instead}, which sends each command to the node of its key's slot`,
+    );
   }
   return client;
 }
@@ -178,7 +199,10 @@ export function singleServer(client: RedisClientLike, factory: string, instead: 
 /** Refuses a single-server client given to a cluster factory; the store's client for the cluster otherwise. */
 export function clusterClient(cluster: RedisClusterLike, factory: string, instead: string): RedisClientLike {
   if (!isCluster(cluster)) {
-    throw new RedisStoreError("INVALID_OPTIONS", `${factory} was given a client that is not a Redis Cluster client (createCluster() of the redis package): use ${instead} for a single Redis server`);
+    throw new RedisStoreError(
+      "INVALID_OPTIONS",
+      `${factory} was given a client that is not a Redis Cluster client (createCluster() of the redis package): use ${instead} for a single Redis server`,
+    );
   }
   return overCluster(cluster);
 }
@@ -216,7 +240,8 @@ export function lockOn(client: RedisClientLike, options: RedisLockOptions = {}):
       for (let attempt = 0; ; attempt++) {
         if ((await take()) !== null) return;
         const left = deadline - performance.now();
-        if (left <= 0) throw new RedisStoreError("LOCK_TIMEOUT", `${key} still held by another owner after ${waitTimeoutMs} ms`);
+        if (left <= 0)
+          throw new RedisStoreError("LOCK_TIMEOUT", `${key} still held by another owner after ${waitTimeoutMs} ms`);
         if (attempt === 0) {
           // Subscribed before the next try, so a release between the two tries is not missed.
           watch = await watchReleases(client, key, Math.min(commandTimeoutMs, left));
@@ -250,7 +275,9 @@ export function lockOn(client: RedisClientLike, options: RedisLockOptions = {}):
       if (reported) return;
       reported = true;
       try {
-        onLeaseLost(new RedisStoreError("LEASE_LOST", `${key}: ${why}; the task under the lock was not stopped`, cause));
+        onLeaseLost(
+          new RedisStoreError("LEASE_LOST", `${key}: ${why}; the task under the lock was not stopped`, cause),
+        );
       } catch {
         // A throwing callback must not become an unhandled rejection on a timer that crashes the process.
       }
@@ -289,7 +316,8 @@ export function lockOn(client: RedisClientLike, options: RedisLockOptions = {}):
         // A failed release only leaves the lease to expire (at most leaseMs): the task's outcome stands.
         return;
       }
-      if (Number(released) !== 1) lost("at release the lock was no longer this owner's (the lease expired under the task)");
+      if (Number(released) !== 1)
+        lost("at release the lock was no longer this owner's (the lease expired under the task)");
     };
     return { release, isHeld };
   };

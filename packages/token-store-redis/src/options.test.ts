@@ -17,7 +17,9 @@ describe("options", () => {
     [{ maxRetryDelayMs: -5 }],
     [{ leaseMs: 1_000, renewEveryMs: 1_000 }],
   ])("refuses %o with INVALID_OPTIONS before any command", (options) => {
-    expect(() => redisLock(unused, options)).toThrow(expect.objectContaining({ name: "RedisStoreError", code: "INVALID_OPTIONS" }));
+    expect(() => redisLock(unused, options)).toThrow(
+      expect.objectContaining({ name: "RedisStoreError", code: "INVALID_OPTIONS" }),
+    );
     expect(() => redisStorage(unused, options)).toThrow(RedisStoreError);
     expect(unused.sendCommand).not.toHaveBeenCalled();
   });

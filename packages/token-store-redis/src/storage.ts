@@ -116,8 +116,19 @@ export function redisClusterStorage(cluster: RedisClusterLike, options: RedisSto
 function storageOn(client: RedisClientLike, options: RedisStorageOptions): RedisTokenStorage {
   const { replicas } = options;
   const prefix = checkPrefix(options.prefix ?? "");
-  if (replicas && !(Number.isInteger(replicas.count) && replicas.count >= 0 && Number.isInteger(replicas.timeoutMs) && replicas.timeoutMs > 0)) {
-    throw new RedisStoreError("INVALID_OPTIONS", "replicas.count and replicas.timeoutMs must be integers, count >= 0 and timeoutMs > 0 (WAIT 0 would block forever)");
+  if (
+    replicas &&
+    !(
+      Number.isInteger(replicas.count) &&
+      replicas.count >= 0 &&
+      Number.isInteger(replicas.timeoutMs) &&
+      replicas.timeoutMs > 0
+    )
+  ) {
+    throw new RedisStoreError(
+      "INVALID_OPTIONS",
+      "replicas.count and replicas.timeoutMs must be integers, count >= 0 and timeoutMs > 0 (WAIT 0 would block forever)",
+    );
   }
   const lock = lockOn(client, options);
   // Checked by lockOn above.
@@ -127,9 +138,16 @@ function storageOn(client: RedisClientLike, options: RedisStorageOptions): Redis
   const replicated = async (key: string): Promise<void> => {
     if (!replicas) return;
     // WAIT itself blocks up to replicas.timeoutMs on the server before it answers.
-    const acknowledged = Number(await send(client, ["WAIT", String(replicas.count), String(replicas.timeoutMs)], key, { timeoutMs: timeoutMs + replicas.timeoutMs }));
+    const acknowledged = Number(
+      await send(client, ["WAIT", String(replicas.count), String(replicas.timeoutMs)], key, {
+        timeoutMs: timeoutMs + replicas.timeoutMs,
+      }),
+    );
     if (!(acknowledged >= replicas.count)) {
-      throw new RedisStoreError("REPLICATION_TIMEOUT", `${acknowledged} of ${replicas.count} replicas acknowledged the write of ${key} within ${replicas.timeoutMs} ms`);
+      throw new RedisStoreError(
+        "REPLICATION_TIMEOUT",
+        `${acknowledged} of ${replicas.count} replicas acknowledged the write of ${key} within ${replicas.timeoutMs} ms`,
+      );
     }
   };
 

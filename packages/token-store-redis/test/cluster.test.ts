@@ -54,7 +54,11 @@ describe("redisClusterStorage", () => {
     const tm = managerFor(redisClusterStorage(client, { prefix }), sandbox);
     await signIn(tm, sandbox);
     const tokensKey = `${prefix}tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens`;
-    const slots = new Set(["tokens", "pending", "intent", "lock", "lock:released"].map((kind) => keyslot(`${prefix}tenant-integration:{http://127.0.0.1:4020:fleet-demo}:${kind}`)));
+    const slots = new Set(
+      ["tokens", "pending", "intent", "lock", "lock:released"].map((kind) =>
+        keyslot(`${prefix}tenant-integration:{http://127.0.0.1:4020:fleet-demo}:${kind}`),
+      ),
+    );
     expect(slots.size).toBe(1);
     expect(JSON.parse((await client.get(tokensKey)) ?? "null")).toMatchObject({ session: expect.any(String) });
     // The same key through redisStorage on a single server (one scheme, no mode switch): move the value, read it back.
@@ -71,7 +75,11 @@ describe("redisClusterStorage", () => {
     const prefix = uniquePrefix();
     const sandbox = inProcessSandbox();
     const clock = { offsetMs: 0 };
-    const fleet = await Promise.all(Array.from({ length: 4 }, async () => managerFor(redisClusterStorage(await connectCluster(), { prefix }), sandbox, clock)));
+    const fleet = await Promise.all(
+      Array.from({ length: 4 }, async () =>
+        managerFor(redisClusterStorage(await connectCluster(), { prefix }), sandbox, clock),
+      ),
+    );
     await signIn(fleet[0]!, sandbox);
     const refreshes = () => sandbox.sandbox.events().filter((e) => e.grantType === "refresh_token").length;
     for (let expiry = 1; expiry <= 3; expiry++) {
@@ -93,7 +101,11 @@ describe("redisClusterStorage", () => {
     const error = await redisClusterStorage(client, { prefix, replicas: { count: 2, timeoutMs: 50 } })
       .set(`${SESSION}:tokens`, "v2")
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "RedisStoreError", code: "REPLICATION_TIMEOUT", message: expect.not.stringContaining("v2") });
+    expect(error).toMatchObject({
+      name: "RedisStoreError",
+      code: "REPLICATION_TIMEOUT",
+      message: expect.not.stringContaining("v2"),
+    });
   });
 });
 
@@ -102,7 +114,12 @@ describe("redisClusterLock", () => {
     const prefix = uniquePrefix();
     const holder = redisClusterLock(await connectCluster(), { prefix });
     // A waiter that would poll only once a minute: taking the lock within seconds means the message woke it.
-    const waiter = redisClusterLock(await connectCluster([cluster.urls[2]!]), { prefix, retryDelayMs: 60_000, maxRetryDelayMs: 60_000, waitTimeoutMs: 120_000 });
+    const waiter = redisClusterLock(await connectCluster([cluster.urls[2]!]), {
+      prefix,
+      retryDelayMs: 60_000,
+      maxRetryDelayMs: 60_000,
+      waitTimeoutMs: 120_000,
+    });
     const order: string[] = [];
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -143,7 +160,9 @@ describe("a cluster in trouble", () => {
     const tm = managerFor(storage, sandbox, clock);
     await signIn(tm, sandbox);
     const stored = await client.get("tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens");
-    const slot = Number(cli(small.nodes[0]!.port, "CLUSTER", "KEYSLOT", "tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens"));
+    const slot = Number(
+      cli(small.nodes[0]!.port, "CLUSTER", "KEYSLOT", "tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens"),
+    );
     const owner = small.nodes.find((n) => cli(n.port, "CLUSTER", "COUNTKEYSINSLOT", String(slot)) === "1")!;
     process.kill(owner.pid, "SIGSTOP");
     try {
@@ -155,7 +174,9 @@ describe("a cluster in trouble", () => {
       // The why is in the cause chain: which command, which key, no answer in time.
       const chain: string[] = [];
       for (let e = error as Error | undefined; e; e = e.cause as Error | undefined) chain.push(e.message);
-      expect(chain.join(" / ")).toMatch(/tenant-integration:\{http:\/\/127\.0\.0\.1:4020:fleet-demo\}:\w+ got no answer within 500 ms/);
+      expect(chain.join(" / ")).toMatch(
+        /tenant-integration:\{http:\/\/127\.0\.0\.1:4020:fleet-demo\}:\w+ got no answer within 500 ms/,
+      );
       expect(sandbox.sandbox.events().filter((e) => e.grantType === "refresh_token")).toEqual([]);
     } finally {
       process.kill(owner.pid, "SIGCONT");
@@ -174,11 +195,14 @@ describe("a cluster in trouble", () => {
     const clock = { offsetMs: 0 };
     const tm = managerFor(redisClusterStorage(client, { commandTimeoutMs: 2_000 }), sandbox, clock);
     await signIn(tm, sandbox);
-    const slot = Number(cli(small.nodes[0]!.port, "CLUSTER", "KEYSLOT", "tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens"));
+    const slot = Number(
+      cli(small.nodes[0]!.port, "CLUSTER", "KEYSLOT", "tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens"),
+    );
     const owner = small.nodes.findIndex((n) => cli(n.port, "CLUSTER", "COUNTKEYSINSLOT", String(slot)) === "1");
     await small.nodes[owner]!.kill();
     const alive = small.nodes.filter((_, i) => i !== owner);
-    for (let i = 0; i < 200 && !alive.every((n) => cli(n.port, "CLUSTER", "INFO").includes("cluster_state:fail")); i++) await sleep(50);
+    for (let i = 0; i < 200 && !alive.every((n) => cli(n.port, "CLUSTER", "INFO").includes("cluster_state:fail")); i++)
+      await sleep(50);
     expect(cli(alive[0]!.port, "CLUSTER", "INFO")).toContain("cluster_state:fail");
 
     clock.offsetMs = 16 * 60_000;
@@ -187,7 +211,9 @@ describe("a cluster in trouble", () => {
     const chain: string[] = [];
     for (let e = error as Error | undefined; e; e = e.cause as Error | undefined) chain.push(e.message);
     // node-redis queues the command while it reconnects to the dead node: the deadline ends it (or a refused connection, or CLUSTERDOWN).
-    expect(chain.join(" / ")).toMatch(/tenant-integration:\{http:\/\/127\.0\.0\.1:4020:fleet-demo\}:\w+ (got no answer within 2000 ms|failed: Redis (could not be reached|answered an error \(CLUSTERDOWN\)))/);
+    expect(chain.join(" / ")).toMatch(
+      /tenant-integration:\{http:\/\/127\.0\.0\.1:4020:fleet-demo\}:\w+ (got no answer within 2000 ms|failed: Redis (could not be reached|answered an error \(CLUSTERDOWN\)))/,
+    );
     expect(sandbox.sandbox.events().filter((e) => e.grantType === "refresh_token")).toEqual([]);
   });
 
@@ -195,7 +221,11 @@ describe("a cluster in trouble", () => {
     const prefix = uniquePrefix();
     const sandbox = inProcessSandbox();
     const clock = { offsetMs: 0 };
-    const fleet = await Promise.all(Array.from({ length: 3 }, async () => managerFor(redisClusterStorage(await connectCluster(), { prefix }), sandbox, clock)));
+    const fleet = await Promise.all(
+      Array.from({ length: 3 }, async () =>
+        managerFor(redisClusterStorage(await connectCluster(), { prefix }), sandbox, clock),
+      ),
+    );
     await signIn(fleet[0]!, sandbox);
     const tokensKey = `${prefix}tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens`;
     const slot = keyslot(tokensKey);
@@ -216,7 +246,8 @@ describe("a cluster in trouble", () => {
         cli(from.port, "MIGRATE", "127.0.0.1", String(to.port), keys[0]!, "0", "5000");
         await sleep(30);
       }
-      for (const node of [to, from, ...primaries.filter((n) => n !== to && n !== from)]) cli(node.port, "CLUSTER", "SETSLOT", String(slot), "NODE", ids.get(to.port)!);
+      for (const node of [to, from, ...primaries.filter((n) => n !== to && n !== from)])
+        cli(node.port, "CLUSTER", "SETSLOT", String(slot), "NODE", ids.get(to.port)!);
       owner = to;
     };
 
@@ -233,7 +264,8 @@ describe("a cluster in trouble", () => {
     await mover;
     // Every call got a token or the documented typed error; none lost the session.
     for (const outcome of outcomes) {
-      if (typeof outcome !== "string") expect(outcome).toMatchObject({ name: "TokenManagerError", code: "STORAGE_FAILED" });
+      if (typeof outcome !== "string")
+        expect(outcome).toMatchObject({ name: "TokenManagerError", code: "STORAGE_FAILED" });
     }
     expect(outcomes.some((o) => typeof o === "string")).toBe(true);
     expect(sandbox.sandbox.ledger.list().reuses).toEqual([]);

@@ -81,7 +81,10 @@ describe("redisLock", () => {
     expect(await client.get(key)).toBe("someone-else");
     // The default renewal period (a third of 10 s) never ran: the release itself noticed the loss.
     expect(lost).toHaveBeenCalledTimes(1);
-    expect(lost.mock.calls[0]![0]).toMatchObject({ code: "LEASE_LOST", message: expect.stringContaining("at release") });
+    expect(lost.mock.calls[0]![0]).toMatchObject({
+      code: "LEASE_LOST",
+      message: expect.stringContaining("at release"),
+    });
   });
 
   it("keeps renewing a long task's lease, so others wait instead of taking the lock", async () => {
@@ -122,7 +125,9 @@ describe("redisLock", () => {
     // A holder that took the lock and died: nothing renews or releases it.
     await client.set(`${prefix}lock`, "dead-holder", { PX: 400 });
     const started = performance.now();
-    await expect(redisLock(client, { prefix, waitTimeoutMs: 20_000 })("lock", async () => "mine")).resolves.toBe("mine");
+    await expect(redisLock(client, { prefix, waitTimeoutMs: 20_000 })("lock", async () => "mine")).resolves.toBe(
+      "mine",
+    );
     // Well under the 20 s wait: the lease expiry, not the timeout, let it in.
     expect(performance.now() - started).toBeLessThan(15_000);
   });
@@ -131,12 +136,15 @@ describe("redisLock", () => {
     const client = await connect();
     const prefix = uniquePrefix();
     const lost = vi.fn();
-    const result = await redisLock(client, { prefix, leaseMs: 300, renewEveryMs: 50, onLeaseLost: lost })("lock", async () => {
-      // As if this process had been paused past its lease and another one had taken the lock.
-      await client.set(`${prefix}lock`, "new-owner", { PX: 60_000 });
-      await sleep(300);
-      return "done";
-    });
+    const result = await redisLock(client, { prefix, leaseMs: 300, renewEveryMs: 50, onLeaseLost: lost })(
+      "lock",
+      async () => {
+        // As if this process had been paused past its lease and another one had taken the lock.
+        await client.set(`${prefix}lock`, "new-owner", { PX: 60_000 });
+        await sleep(300);
+        return "done";
+      },
+    );
     expect(result).toBe("done");
     expect(lost).toHaveBeenCalledTimes(1);
     expect(lost.mock.calls[0]![0]).toMatchObject({ name: "RedisStoreError", code: "LEASE_LOST" });
@@ -157,26 +165,34 @@ describe("redisLock", () => {
       down = false;
     });
     expect(lost).toHaveBeenCalledTimes(1);
-    expect(lost.mock.calls[0]![0]).toMatchObject({ code: "LEASE_LOST", cause: { code: "COMMAND_FAILED", cause: new Error("connection lost") } });
+    expect(lost.mock.calls[0]![0]).toMatchObject({
+      code: "LEASE_LOST",
+      cause: { code: "COMMAND_FAILED", cause: new Error("connection lost") },
+    });
   });
 
   it("survives an onLeaseLost callback that throws (regression: it runs on a timer, where a throw would be an unhandled rejection)", async () => {
     const real = await connect();
     const prefix = uniquePrefix();
     let down = false;
-    const flaky = { sendCommand: (args: string[]) => (down ? Promise.reject(new Error("connection lost")) : real.sendCommand(args)) };
+    const flaky = {
+      sendCommand: (args: string[]) => (down ? Promise.reject(new Error("connection lost")) : real.sendCommand(args)),
+    };
     const unhandled = vi.fn();
     process.on("unhandledRejection", unhandled);
     try {
       const thrower = vi.fn(() => {
         throw new Error("monitoring is down");
       });
-      const result = await redisLock(flaky, { prefix, leaseMs: 200, renewEveryMs: 40, onLeaseLost: thrower })("lock", async () => {
-        down = true;
-        await sleep(500);
-        down = false;
-        return "done";
-      });
+      const result = await redisLock(flaky, { prefix, leaseMs: 200, renewEveryMs: 40, onLeaseLost: thrower })(
+        "lock",
+        async () => {
+          down = true;
+          await sleep(500);
+          down = false;
+          return "done";
+        },
+      );
       await sleep(50);
       expect(result).toBe("done");
       expect(thrower).toHaveBeenCalledTimes(1);

@@ -37,7 +37,9 @@ describe("redisStorage", () => {
     const sandbox = inProcessSandbox();
     const tm = managerFor(redisStorage(client, { prefix }), sandbox);
     await signIn(tm, sandbox);
-    expect((await client.keys(`${prefix}*`)).sort()).toEqual([`${prefix}tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens`]);
+    expect((await client.keys(`${prefix}*`)).sort()).toEqual([
+      `${prefix}tenant-integration:{http://127.0.0.1:4020:fleet-demo}:tokens`,
+    ]);
   });
 
   it("carries its lock, which the token manager uses (SET NX on the :lock key around a refresh)", async () => {
@@ -49,7 +51,11 @@ describe("redisStorage", () => {
     const tm = managerFor(redisStorage(traced, { prefix }), sandbox, clock);
     await signIn(tm, sandbox);
     const locked: string[] = [];
-    const spy = { sendCommand: (args: string[]) => (args[0] === "SET" && args.includes("NX") && locked.push(args[1]!), traced.sendCommand(args)) };
+    const spy = {
+      sendCommand: (args: string[]) => (
+        args[0] === "SET" && args.includes("NX") && locked.push(args[1]!), traced.sendCommand(args)
+      ),
+    };
     const tm2 = managerFor(redisStorage(spy, { prefix }), sandbox, clock);
     clock.offsetMs = 16 * 60_000;
     await tm2.getAccessToken();
@@ -105,7 +111,11 @@ describe("redisStorage", () => {
     await client.hSet(redisKey, "field", "x");
     const storage = redisStorage(client, { prefix });
     const error = await storage.get(key).catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis GET of ${redisKey} failed: Redis answered an error (WRONGTYPE)` });
+    expect(error).toMatchObject({
+      name: "RedisStoreError",
+      code: "COMMAND_FAILED",
+      message: `COMMAND_FAILED: Redis GET of ${redisKey} failed: Redis answered an error (WRONGTYPE)`,
+    });
     expect(String((error as Error).cause)).toMatch(/WRONGTYPE/);
 
     const stopped = redisStorage({ sendCommand: () => Promise.reject(new Error("The client is closed")) }, { prefix });
@@ -172,7 +182,11 @@ describe("redisStorage", () => {
     const server = await startRedisServer();
     onTestFinished(() => server.stop());
     // As the README advises: a command sent while Redis is unreachable fails at once.
-    const client = createClient({ url: server.url, disableOfflineQueue: true, socket: { reconnectStrategy: () => 50 } });
+    const client = createClient({
+      url: server.url,
+      disableOfflineQueue: true,
+      socket: { reconnectStrategy: () => 50 },
+    });
     client.on("error", () => {});
     await client.connect();
     onTestFinished(() => client.destroy());
@@ -189,7 +203,10 @@ describe("redisStorage", () => {
     // Within a second of that failed try, the tokens are served with no new try (and no new report).
     expect(await tm.getAccessToken()).toBe(token);
     expect(reported).toHaveLength(1);
-    expect(reported[0]).toMatchObject({ code: "STORAGE_FAILED", cause: { code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } } });
+    expect(reported[0]).toMatchObject({
+      code: "STORAGE_FAILED",
+      cause: { code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } },
+    });
 
     // Back, and empty (no persistence): a later call writes the tokens again, for every process.
     const again = await startRedisServer({ port: server.port });

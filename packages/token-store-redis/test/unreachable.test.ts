@@ -49,7 +49,10 @@ function hang(server: RunningRedis): void {
   });
 }
 
-type Settled = { outcome: "resolved"; value: unknown; ms: number } | { outcome: "rejected"; error: unknown; ms: number } | { outcome: "pending"; ms: number };
+type Settled =
+  | { outcome: "resolved"; value: unknown; ms: number }
+  | { outcome: "rejected"; error: unknown; ms: number }
+  | { outcome: "pending"; ms: number };
 
 /** How `promise` settled, and when; "pending" if it had not after `withinMs`. */
 async function settle(promise: Promise<unknown>, withinMs: number): Promise<Settled> {
@@ -69,7 +72,10 @@ async function settle(promise: Promise<unknown>, withinMs: number): Promise<Sett
 }
 
 /** A manager on `client` signed in while Redis answered, its access token expired (a refresh is due). */
-async function signedInAndExpired(client: Parameters<typeof redisStorage>[0], options: Parameters<typeof redisStorage>[1] = {}) {
+async function signedInAndExpired(
+  client: Parameters<typeof redisStorage>[0],
+  options: Parameters<typeof redisStorage>[1] = {},
+) {
   const sandbox = inProcessSandbox();
   const clock = { offsetMs: 0 };
   const tm = managerFor(redisStorage(client, options), sandbox, clock);
@@ -89,13 +95,28 @@ describe.each([
     hang(server);
 
     const bound = DEFAULT_COMMAND_TIMEOUT_MS + MARGIN_MS;
-    const [refresh, signingIn] = await Promise.all([settle(tm.getAccessToken(), bound), settle(signIn(another(), sandbox), bound)]);
+    const [refresh, signingIn] = await Promise.all([
+      settle(tm.getAccessToken(), bound),
+      settle(signIn(another(), sandbox), bound),
+    ]);
 
     // The manager reads the tokens before it takes the lock: that GET is what gets no answer.
-    expect(refresh).toMatchObject({ outcome: "rejected", error: { name: "TokenManagerError", code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "COMMAND_FAILED" } } });
-    expect(String(((refresh as { error: Error }).error.cause as Error).message)).toMatch(/GET of .*:tokens got no answer within 5000 ms/);
+    expect(refresh).toMatchObject({
+      outcome: "rejected",
+      error: {
+        name: "TokenManagerError",
+        code: "STORAGE_FAILED",
+        cause: { name: "RedisStoreError", code: "COMMAND_FAILED" },
+      },
+    });
+    expect(String(((refresh as { error: Error }).error.cause as Error).message)).toMatch(
+      /GET of .*:tokens got no answer within 5000 ms/,
+    );
     // A sign-in stores its pending record first (SET).
-    expect(signingIn).toMatchObject({ outcome: "rejected", error: { code: "STORAGE_FAILED", cause: { code: "COMMAND_FAILED" } } });
+    expect(signingIn).toMatchObject({
+      outcome: "rejected",
+      error: { code: "STORAGE_FAILED", cause: { code: "COMMAND_FAILED" } },
+    });
   });
 });
 
@@ -116,7 +137,8 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
       error: {
         name: "TokenManagerError",
         code: "STORAGE_FAILED",
-        message: "STORAGE_FAILED: Redis SET of tenant-integration:{x}:lock got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)",
+        message:
+          "STORAGE_FAILED: Redis SET of tenant-integration:{x}:lock got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)",
         cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE", cause: { name: "TimeoutError" } },
       },
     });
@@ -130,7 +152,10 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     const prefix = uniquePrefix();
     hang(server);
     const lock = redisLock(client, { prefix, commandTimeoutMs: 300, leaseMs: 60_000 });
-    await expect(lock("lock", async () => {})).rejects.toMatchObject({ code: "STORAGE_FAILED", cause: { code: "LOCK_UNAVAILABLE" } });
+    await expect(lock("lock", async () => {})).rejects.toMatchObject({
+      code: "STORAGE_FAILED",
+      cause: { code: "LOCK_UNAVAILABLE" },
+    });
     process.kill(server.pid, "SIGCONT"); // the SET runs now, and takes the lock for a minute
     let held = 1;
     for (let i = 0; i < 100 && held; i++) {
@@ -146,10 +171,16 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     const client = await appClient(server);
     const prefix = uniquePrefix();
     await client.set(`${prefix}lock`, "another-owner", { PX: 60_000 });
-    const waiting = settle(redisLock(client, { prefix, waitTimeoutMs: 2_000, commandTimeoutMs: 300 })("lock", async () => {}), 2_000 + 300 + MARGIN_MS);
+    const waiting = settle(
+      redisLock(client, { prefix, waitTimeoutMs: 2_000, commandTimeoutMs: 300 })("lock", async () => {}),
+      2_000 + 300 + MARGIN_MS,
+    );
     await new Promise((r) => setTimeout(r, 200));
     hang(server);
-    expect(await waiting).toMatchObject({ outcome: "rejected", error: { code: "STORAGE_FAILED", cause: { code: "LOCK_UNAVAILABLE" } } });
+    expect(await waiting).toMatchObject({
+      outcome: "rejected",
+      error: { code: "STORAGE_FAILED", cause: { code: "LOCK_UNAVAILABLE" } },
+    });
   });
 
   it("get, set and delete reject with COMMAND_FAILED within commandTimeoutMs, naming the key, never the value", async () => {
@@ -157,10 +188,23 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     const client = await appClient(server);
     const storage = redisStorage(client, { commandTimeoutMs: 300 });
     hang(server);
-    const results = await Promise.all([storage.get(TOKENS), storage.set(TOKENS, '{"refresh_token":"rt-secret"}'), storage.delete(TOKENS)].map((p) => settle(p, 300 + MARGIN_MS)));
+    const results = await Promise.all(
+      [storage.get(TOKENS), storage.set(TOKENS, '{"refresh_token":"rt-secret"}'), storage.delete(TOKENS)].map((p) =>
+        settle(p, 300 + MARGIN_MS),
+      ),
+    );
     for (const [i, command] of ["GET", "SET", "DEL"].entries()) {
-      expect(results[i]).toMatchObject({ outcome: "rejected", error: { name: "RedisStoreError", code: "COMMAND_FAILED", message: `COMMAND_FAILED: Redis ${command} of ${TOKENS_KEY} got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)` } });
-      expect(String((results[i] as { error: Error }).error) + JSON.stringify((results[i] as { error: Error }).error)).not.toContain("rt-secret");
+      expect(results[i]).toMatchObject({
+        outcome: "rejected",
+        error: {
+          name: "RedisStoreError",
+          code: "COMMAND_FAILED",
+          message: `COMMAND_FAILED: Redis ${command} of ${TOKENS_KEY} got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)`,
+        },
+      });
+      expect(
+        String((results[i] as { error: Error }).error) + JSON.stringify((results[i] as { error: Error }).error),
+      ).not.toContain("rt-secret");
     }
   });
 
@@ -169,7 +213,12 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     const client = await appClient(server, { disableOfflineQueue: true });
     const sandbox = inProcessSandbox();
     // WAIT 1 on a server without replicas: the tokens are stored but their write is reported failed.
-    const tm = managerFor(redisStorage(client, { replicas: { count: 1, timeoutMs: 20 }, commandTimeoutMs: 500 }), sandbox, undefined, { pendingStorage: memoryStorage() });
+    const tm = managerFor(
+      redisStorage(client, { replicas: { count: 1, timeoutMs: 20 }, commandTimeoutMs: 500 }),
+      sandbox,
+      undefined,
+      { pendingStorage: memoryStorage() },
+    );
     const reported: TokenManagerError[] = [];
     tm.on("storage-failed", ({ error }) => reported.push(error));
     await expect(signIn(tm, sandbox)).rejects.toMatchObject({ code: "STORAGE_FAILED" });
@@ -180,7 +229,10 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     await new Promise((r) => setTimeout(r, 1_100)); // past the one-second pause between two write tries
     const served = await settle(tm.getAccessToken(), 500 + MARGIN_MS);
     expect(served).toMatchObject({ outcome: "resolved", value: token });
-    expect(reported.at(-1)).toMatchObject({ code: "STORAGE_FAILED", cause: { code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } } });
+    expect(reported.at(-1)).toMatchObject({
+      code: "STORAGE_FAILED",
+      cause: { code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } },
+    });
 
     process.kill(server.pid, "SIGCONT");
     let stored: string | null = null;
@@ -197,26 +249,51 @@ describe("a Redis that refuses connections (killed)", () => {
   it.each([
     ["default client options", {}],
     ["disableOfflineQueue: true", { disableOfflineQueue: true }],
-  ] as const)("%s: getAccessToken(), a sign-in and the lock all reject with STORAGE_FAILED (causes COMMAND_FAILED, LOCK_UNAVAILABLE), within commandTimeoutMs", async (_, clientOptions) => {
-    const server = await ownServer();
-    const client = await appClient(server, clientOptions);
-    const { tm, sandbox, another } = await signedInAndExpired(client);
-    await server.kill();
+  ] as const)(
+    "%s: getAccessToken(), a sign-in and the lock all reject with STORAGE_FAILED (causes COMMAND_FAILED, LOCK_UNAVAILABLE), within commandTimeoutMs",
+    async (_, clientOptions) => {
+      const server = await ownServer();
+      const client = await appClient(server, clientOptions);
+      const { tm, sandbox, another } = await signedInAndExpired(client);
+      await server.kill();
 
-    const bound = DEFAULT_COMMAND_TIMEOUT_MS + MARGIN_MS;
-    const [refresh, signingIn, locked] = await Promise.all([
-      settle(tm.getAccessToken(), bound),
-      settle(signIn(another(), sandbox), bound),
-      settle(redisLock(client)("tenant-integration:x:lock", async () => {}), bound),
-    ]);
-    expect(refresh).toMatchObject({ outcome: "rejected", error: { name: "TokenManagerError", code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "COMMAND_FAILED" } } });
-    expect(signingIn).toMatchObject({ outcome: "rejected", error: { code: "STORAGE_FAILED", cause: { code: "COMMAND_FAILED" } } });
-    expect(locked).toMatchObject({ outcome: "rejected", error: { name: "TokenManagerError", code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } } });
-    if ("disableOfflineQueue" in clientOptions) {
-      // Said why, in the message: refused at once (the client offline, or its connection closing), not a silence.
-      expect((locked as { error: Error }).error.message).toMatch(/^STORAGE_FAILED: Redis SET of tenant-integration:{x}:lock failed: Redis could not be reached \((the client is offline, reconnecting|the connection closed)\)$/);
-    }
-  });
+      const bound = DEFAULT_COMMAND_TIMEOUT_MS + MARGIN_MS;
+      const [refresh, signingIn, locked] = await Promise.all([
+        settle(tm.getAccessToken(), bound),
+        settle(signIn(another(), sandbox), bound),
+        settle(
+          redisLock(client)("tenant-integration:x:lock", async () => {}),
+          bound,
+        ),
+      ]);
+      expect(refresh).toMatchObject({
+        outcome: "rejected",
+        error: {
+          name: "TokenManagerError",
+          code: "STORAGE_FAILED",
+          cause: { name: "RedisStoreError", code: "COMMAND_FAILED" },
+        },
+      });
+      expect(signingIn).toMatchObject({
+        outcome: "rejected",
+        error: { code: "STORAGE_FAILED", cause: { code: "COMMAND_FAILED" } },
+      });
+      expect(locked).toMatchObject({
+        outcome: "rejected",
+        error: {
+          name: "TokenManagerError",
+          code: "STORAGE_FAILED",
+          cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" },
+        },
+      });
+      if ("disableOfflineQueue" in clientOptions) {
+        // Said why, in the message: refused at once (the client offline, or its connection closing), not a silence.
+        expect((locked as { error: Error }).error.message).toMatch(
+          /^STORAGE_FAILED: Redis SET of tenant-integration:{x}:lock failed: Redis could not be reached \((the client is offline, reconnecting|the connection closed)\)$/,
+        );
+      }
+    },
+  );
 
   it("a write given up on while the client queued it offline is never sent once Redis is back (regression: a stale SET must not land over newer tokens)", async () => {
     const server = await ownServer();
@@ -234,4 +311,3 @@ describe("a Redis that refuses connections (killed)", () => {
     expect(await client.get(TOKENS_KEY)).toBeNull();
   });
 });
-

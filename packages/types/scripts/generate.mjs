@@ -45,7 +45,8 @@ function scopesModule() {
   const describe = (scope) => {
     const [area, access] = scope.split(":");
     const text = `${area.replace(/-/g, " ")} area: ${access}`;
-    if (scopes[scope] !== text) throw new Error(`scope ${scope} is described as "${scopes[scope]}" in the contract; expected "${text}"`);
+    if (scopes[scope] !== text)
+      throw new Error(`scope ${scope} is described as "${scopes[scope]}" in the contract; expected "${text}"`);
     return text;
   };
   const lines = [
@@ -63,7 +64,7 @@ function scopesModule() {
     "export type Scope = (typeof scopes)[number];",
     "",
     "/**",
-    " * Each scope's area and access (`\"users area: write\"`), the only meaning the service description",
+    ' * Each scope\'s area and access (`"users area: write"`), the only meaning the service description',
     " * gives a scope: what an area holds is not shown.",
     " */",
     "export const scopeDescriptions: Readonly<Record<Scope, string>> = {",

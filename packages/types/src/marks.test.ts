@@ -8,7 +8,9 @@ import { createRequire } from "node:module";
 import { ASSUMPTION_LABEL, assumptionText } from "@tenant-integration/openapi/marks.mjs";
 import { describe, expect, it } from "vitest";
 
-const contract: unknown = JSON.parse(readFileSync(createRequire(import.meta.url).resolve("@tenant-integration/openapi/openapi.json"), "utf8"));
+const contract: unknown = JSON.parse(
+  readFileSync(createRequire(import.meta.url).resolve("@tenant-integration/openapi/openapi.json"), "utf8"),
+);
 const generated = readFileSync(new URL("./generated/openapi.ts", import.meta.url), "utf8");
 const index = readFileSync(new URL("./index.ts", import.meta.url), "utf8");
 
@@ -23,7 +25,8 @@ function marks(node: unknown, at = "#", found: [string, string][] = []): [string
   else if (node !== null && typeof node === "object") {
     const record = node as Record<string, unknown>;
     if (typeof record["x-assumption"] === "string") found.push([at, record["x-assumption"]]);
-    for (const [key, value] of Object.entries(record)) marks(value, `${at}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`, found);
+    for (const [key, value] of Object.entries(record))
+      marks(value, `${at}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`, found);
   }
   return found;
 }
@@ -39,7 +42,10 @@ describe("the generated types carry the contract's marks", () => {
 
   it.each(typed)("%s: its x-assumption is in the TSDoc, after the label", (_at, assumption) => {
     const expected = squash(assumptionText(assumption));
-    expect(comments.some((comment) => comment.includes(expected)), expected).toBe(true);
+    expect(
+      comments.some((comment) => comment.includes(expected)),
+      expected,
+    ).toBe(true);
   });
 
   it("marks seconds, Bearer, the OAuth error codes and the revoke fields as assumed where a hover shows them", () => {
@@ -51,26 +57,36 @@ describe("the generated types carry the contract's marks", () => {
     for (const name of ["ExpiresIn", "TokenType", "OAuthError", "RevocationRequest"]) {
       expect(commentOf(name), name).toContain(ASSUMPTION_LABEL);
     }
-    expect(commentOf("ExpiresIn")).toMatch(/seconds.*Assumption \(not in the service description\):\*\* The unit and form of expires_in are not shown/);
+    expect(commentOf("ExpiresIn")).toMatch(
+      /seconds.*Assumption \(not in the service description\):\*\* The unit and form of expires_in are not shown/,
+    );
   });
 });
 
 describe("the named aliases of index.ts", () => {
   const schemas = (contract as { components: { schemas: Record<string, Record<string, unknown>> } }).components.schemas;
-  const aliases = [...index.matchAll(/\/\*\*([\s\S]*?)\*\/\nexport type (\w+) = Schemas\["(\w+)"\];/g)].map(([, doc, alias, schema]) => ({
-    doc: squash(doc!.replace(/^\s*\* ?/gm, " ")),
-    alias: alias!,
-    schema: schema!,
-  }));
+  const aliases = [...index.matchAll(/\/\*\*([\s\S]*?)\*\/\nexport type (\w+) = Schemas\["(\w+)"\];/g)].map(
+    ([, doc, alias, schema]) => ({
+      doc: squash(doc!.replace(/^\s*\* ?/gm, " ")),
+      alias: alias!,
+      schema: schema!,
+    }),
+  );
 
   it("are all read by this test", () => {
-    expect(aliases.map((a) => a.alias)).toEqual(expect.arrayContaining(["TokenResponse", "OAuthError", "RevocationRequest", "User"]));
+    expect(aliases.map((a) => a.alias)).toEqual(
+      expect.arrayContaining(["TokenResponse", "OAuthError", "RevocationRequest", "User"]),
+    );
   });
 
-  it.each(aliases.map((a) => [a.alias, a] as const))("%s: says what is assumed when its schema (or a field's) is assumed", (_alias, { doc, schema }) => {
-    const node = schemas[schema]!;
-    const assumed = JSON.stringify(node).includes("x-assumption") || ["TokenResponse", "RefreshTokenResponse"].includes(schema);
-    if (assumed) expect(doc).toContain(ASSUMPTION_LABEL.replace(":", ""));
-    else expect(doc).toMatch(/not show|not shown/);
-  });
+  it.each(aliases.map((a) => [a.alias, a] as const))(
+    "%s: says what is assumed when its schema (or a field's) is assumed",
+    (_alias, { doc, schema }) => {
+      const node = schemas[schema]!;
+      const assumed =
+        JSON.stringify(node).includes("x-assumption") || ["TokenResponse", "RefreshTokenResponse"].includes(schema);
+      if (assumed) expect(doc).toContain(ASSUMPTION_LABEL.replace(":", ""));
+      else expect(doc).toMatch(/not show|not shown/);
+    },
+  );
 });

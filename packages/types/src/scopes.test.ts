@@ -3,8 +3,11 @@ import { createRequire } from "node:module";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { scopeDescriptions, scopes, type RevocationRequest, type Scope, type TokenRequest } from "./index.js";
 
-const contract = JSON.parse(readFileSync(createRequire(import.meta.url).resolve("@tenant-integration/openapi/openapi.json"), "utf8"));
-const contractScopes: Record<string, string> = contract.components.securitySchemes.tenantOAuth.flows.authorizationCode.scopes;
+const contract = JSON.parse(
+  readFileSync(createRequire(import.meta.url).resolve("@tenant-integration/openapi/openapi.json"), "utf8"),
+);
+const contractScopes: Record<string, string> =
+  contract.components.securitySchemes.tenantOAuth.flows.authorizationCode.scopes;
 
 describe("generated scope list", () => {
   // The 37 names themselves are asserted against the service description in spec/test; here the
@@ -33,7 +36,8 @@ describe("generated scope list", () => {
   });
 
   it("narrows the token request on grant_type", () => {
-    const narrow = (body: TokenRequest) => (body.grant_type === "refresh_token" ? body.refresh_token : body.code_verifier);
+    const narrow = (body: TokenRequest) =>
+      body.grant_type === "refresh_token" ? body.refresh_token : body.code_verifier;
     expectTypeOf(narrow).returns.toEqualTypeOf<string>();
     // @ts-expect-error a refresh grant has no code_verifier
     const bad: TokenRequest = { grant_type: "refresh_token", client_id: "c", code_verifier: "v" };

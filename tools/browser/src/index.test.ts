@@ -3,12 +3,17 @@ import { CHROMIUM_FLAGS, ChromiumNotFoundError, DEBIAN_CHROMIUM_PATH, findChromi
 
 describe("findChromium", () => {
   it("prefers CHROMIUM_PATH when it names an executable", () => {
-    const path = findChromium({ env: { CHROMIUM_PATH: "/opt/chromium/chrome" }, isExecutable: (p) => p === "/opt/chromium/chrome" });
+    const path = findChromium({
+      env: { CHROMIUM_PATH: "/opt/chromium/chrome" },
+      isExecutable: (p) => p === "/opt/chromium/chrome",
+    });
     expect(path).toBe("/opt/chromium/chrome");
   });
 
   it("refuses a CHROMIUM_PATH that is not an executable instead of falling back silently", () => {
-    expect(() => findChromium({ env: { CHROMIUM_PATH: "/nope" }, isExecutable: () => false })).toThrow(ChromiumNotFoundError);
+    expect(() => findChromium({ env: { CHROMIUM_PATH: "/nope" }, isExecutable: () => false })).toThrow(
+      ChromiumNotFoundError,
+    );
   });
 
   it("uses Debian's /usr/bin/chromium without installing anything", () => {
@@ -41,20 +46,31 @@ describe("findChromium", () => {
 
   it("throws a clear error when missing and not root, without running apt-get", () => {
     const calls: string[] = [];
-    const find = () => findChromium({ env: {}, isRoot: false, isExecutable: () => false, run: (cmd) => (calls.push(cmd), 0) });
+    const find = () =>
+      findChromium({ env: {}, isRoot: false, isExecutable: () => false, run: (cmd) => (calls.push(cmd), 0) });
     expect(find).toThrow(/No Chromium at \/usr\/bin\/chromium.*CHROMIUM_PATH/);
     expect(calls).toEqual([]);
   });
 
   it("reports a failed apt-get with its exit status", () => {
-    const find = () => findChromium({ env: {}, isRoot: true, isExecutable: () => false, run: (_cmd, args) => (args[0] === "update" ? 100 : 0) });
-    expect(find).toThrow(expect.objectContaining({ code: "CHROMIUM_NOT_FOUND", message: expect.stringContaining("exit 100") }));
+    const find = () =>
+      findChromium({
+        env: {},
+        isRoot: true,
+        isExecutable: () => false,
+        run: (_cmd, args) => (args[0] === "update" ? 100 : 0),
+      });
+    expect(find).toThrow(
+      expect.objectContaining({ code: "CHROMIUM_NOT_FOUND", message: expect.stringContaining("exit 100") }),
+    );
   });
 });
 
 describe("launchChromium", () => {
   it("starts the system Chromium headless with the offline flags", async () => {
-    expect(CHROMIUM_FLAGS).toEqual(expect.arrayContaining(["--headless", "--no-sandbox", "--disable-background-networking", "--disable-quic"]));
+    expect(CHROMIUM_FLAGS).toEqual(
+      expect.arrayContaining(["--headless", "--no-sandbox", "--disable-background-networking", "--disable-quic"]),
+    );
     const browser = await launchChromium();
     try {
       const page = await browser.newPage();

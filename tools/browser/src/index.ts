@@ -91,7 +91,9 @@ export function findChromium(options: FindChromiumOptions = {}): string {
   for (const args of [["update"], ["install", "-y", "chromium"]]) {
     const status = run("apt-get", args);
     if (status !== 0) {
-      throw new ChromiumNotFoundError(`No Chromium at ${DEBIAN_CHROMIUM_PATH}, and \`apt-get ${args.join(" ")}\` failed (exit ${String(status)})`);
+      throw new ChromiumNotFoundError(
+        `No Chromium at ${DEBIAN_CHROMIUM_PATH}, and \`apt-get ${args.join(" ")}\` failed (exit ${String(status)})`,
+      );
     }
   }
   if (isExecutable(DEBIAN_CHROMIUM_PATH)) return DEBIAN_CHROMIUM_PATH;

@@ -1,7 +1,12 @@
 // The conformance flow: runtime-neutral (fetch, WebCrypto, nothing else), importing the packages by
 // their published names exactly as users do. Each runtime's entry gives it a driver, which plays
 // the browser at the authorize endpoint and moves the sandbox's test clock.
-import { createPkcePair, createTokenManager, deriveCodeChallenge, memoryStorage } from "@tenant-integration/token-manager";
+import {
+  createPkcePair,
+  createTokenManager,
+  deriveCodeChallenge,
+  memoryStorage,
+} from "@tenant-integration/token-manager";
 import { createTenantClient, staticToken } from "@tenant-integration/client";
 
 function assert(condition, message) {
@@ -38,7 +43,10 @@ export async function runConformance({ baseUrl, clientId, redirectUri, driver })
     for (const length of [43, 64, 128]) {
       const pair = await createPkcePair({ length });
       assert(pair.method === "S256", `method ${pair.method}`);
-      assert(pair.verifier.length === length && /^[A-Za-z0-9\-._~]+$/.test(pair.verifier), `verifier of length ${pair.verifier.length}`);
+      assert(
+        pair.verifier.length === length && /^[A-Za-z0-9\-._~]+$/.test(pair.verifier),
+        `verifier of length ${pair.verifier.length}`,
+      );
       assert(pair.challenge === (await deriveCodeChallenge(pair.verifier)), "challenge differs");
     }
   });
@@ -56,7 +64,14 @@ export async function runConformance({ baseUrl, clientId, redirectUri, driver })
   // The token manager's clock follows the sandbox's test clock.
   let offsetMs = 0;
   const now = () => Date.now() + offsetMs;
-  const manager = createTokenManager({ baseUrl, clientId, redirectUri, scopes: ["profile:read"], storage: memoryStorage(), now });
+  const manager = createTokenManager({
+    baseUrl,
+    clientId,
+    redirectUri,
+    scopes: ["profile:read"],
+    storage: memoryStorage(),
+    now,
+  });
   const client = createTenantClient({ baseUrl, auth: manager });
 
   await check("signs in: authorize, callback with the unchanged state, code exchange", async () => {

@@ -5,7 +5,8 @@ export function httpDriver(sandboxUrl) {
     async authorize(url) {
       const response = await fetch(url, { redirect: "manual" });
       const location = response.headers.get("location");
-      if (response.status !== 302 || !location) throw new Error(`authorize answered ${response.status} without a redirect`);
+      if (response.status !== 302 || !location)
+        throw new Error(`authorize answered ${response.status} without a redirect`);
       return location;
     },
     async advanceClock(seconds) {

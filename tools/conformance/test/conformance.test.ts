@@ -46,7 +46,9 @@ beforeAll(async () => {
     if (req.url === "/conformance.js") {
       res.writeHead(200, { "content-type": "text/javascript" }).end(bundle);
     } else {
-      res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><title>conformance</title><script src="/conformance.js"></script>');
+      res
+        .writeHead(200, { "content-type": "text/html" })
+        .end('<!doctype html><title>conformance</title><script src="/conformance.js"></script>');
     }
   });
   await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
@@ -117,38 +119,51 @@ describe.each(scriptRuntimes)("on $name ($version)", (runtime) => {
 
 // The sandbox is a Hono app on web APIs: the same app, served by Bun's and Deno's own servers,
 // passes the flow driven from Node.
-describe.each(scriptRuntimes.filter((r) => r.name === "bun" || r.name === "deno"))("the sandbox app served by $name", (runtime) => {
-  it("passes the end-to-end flow driven from Node", async () => {
-    const child = spawn(runtime.command, runtime.run(join(here, "..", "src", "sandbox-server.mjs")), {
-      cwd: join(here, ".."),
-      env: { ...process.env, CONFORMANCE_CLIENT_ID: CLIENT_ID, CONFORMANCE_REDIRECT_URI: `${origin}/callback`, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    try {
-      let log = "";
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no SANDBOX_URL from ${runtime.name}:\n${log}`)), 30_000);
-        const onData = (chunk: Buffer) => {
-          log += chunk;
-          const match = /SANDBOX_URL (\S+)/.exec(log);
-          if (match) {
-            clearTimeout(timer);
-            resolve(match[1]!);
-          }
-        };
-        child.stdout.on("data", onData);
-        child.stderr.on("data", onData);
-        child.once("exit", (code) => reject(new Error(`${runtime.name} exited (${code}):\n${log}`)));
+describe.each(scriptRuntimes.filter((r) => r.name === "bun" || r.name === "deno"))(
+  "the sandbox app served by $name",
+  (runtime) => {
+    it("passes the end-to-end flow driven from Node", async () => {
+      const child = spawn(runtime.command, runtime.run(join(here, "..", "src", "sandbox-server.mjs")), {
+        cwd: join(here, ".."),
+        env: {
+          ...process.env,
+          CONFORMANCE_CLIENT_ID: CLIENT_ID,
+          CONFORMANCE_REDIRECT_URI: `${origin}/callback`,
+          NO_COLOR: "1",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
       });
-      const { runConformance } = await import(join(here, "..", "src", "flow.mjs"));
-      const { httpDriver } = await import(join(here, "..", "src", "http-driver.mjs"));
-      const results = await runConformance({ baseUrl: url, clientId: CLIENT_ID, redirectUri: `${origin}/callback`, driver: httpDriver(url) });
-      expectAllPassed(`sandbox on ${runtime.name}`, results);
-    } finally {
-      child.kill("SIGTERM");
-    }
-  }, 60_000);
-});
+      try {
+        let log = "";
+        const url = await new Promise<string>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no SANDBOX_URL from ${runtime.name}:\n${log}`)), 30_000);
+          const onData = (chunk: Buffer) => {
+            log += chunk;
+            const match = /SANDBOX_URL (\S+)/.exec(log);
+            if (match) {
+              clearTimeout(timer);
+              resolve(match[1]!);
+            }
+          };
+          child.stdout.on("data", onData);
+          child.stderr.on("data", onData);
+          child.once("exit", (code) => reject(new Error(`${runtime.name} exited (${code}):\n${log}`)));
+        });
+        const { runConformance } = await import(join(here, "..", "src", "flow.mjs"));
+        const { httpDriver } = await import(join(here, "..", "src", "http-driver.mjs"));
+        const results = await runConformance({
+          baseUrl: url,
+          clientId: CLIENT_ID,
+          redirectUri: `${origin}/callback`,
+          driver: httpDriver(url),
+        });
+        expectAllPassed(`sandbox on ${runtime.name}`, results);
+      } finally {
+        child.kill("SIGTERM");
+      }
+    }, 60_000);
+  },
+);
 
 // workerd serves the bundled flow as a Workers module; its outbound fetches reach the sandbox on
 // loopback through a network service that allows local addresses.
@@ -180,7 +195,9 @@ const worker :Workerd.Worker = (
 );
 `,
     );
-    const child = spawn(workerd!.command, workerd!.run(join(dir, "config.capnp")), { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(workerd!.command, workerd!.run(join(dir, "config.capnp")), {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let log = "";
     child.stdout.on("data", (c) => (log += c));
     child.stderr.on("data", (c) => (log += c));

@@ -7,7 +7,15 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { loadScenario, openSuite, plan, protocolViolation, survey, ScenarioError, type Run } from "../src/suite/index.mjs";
+import {
+  loadScenario,
+  openSuite,
+  plan,
+  protocolViolation,
+  survey,
+  ScenarioError,
+  type Run,
+} from "../src/suite/index.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const BROKEN_ACTOR = join(here, "fixtures", "broken-actor.mjs");
@@ -60,14 +68,24 @@ describe("a scenario file", () => {
   });
 
   it("with an unknown step or field is refused naming it", () => {
-    expect(refusal("demo", VALID.replace("  - expire: {}", "  - teleport: {}")).message).toMatch(/:8: \/steps\/1\/teleport: unknown field "teleport"/);
-    expect(refusal("demo", VALID.replace("actors: 2", "actors: 2\ncolour: blue")).message).toMatch(/:6: \/colour: unknown field "colour"/);
+    expect(refusal("demo", VALID.replace("  - expire: {}", "  - teleport: {}")).message).toMatch(
+      /:8: \/steps\/1\/teleport: unknown field "teleport"/,
+    );
+    expect(refusal("demo", VALID.replace("actors: 2", "actors: 2\ncolour: blue")).message).toMatch(
+      /:6: \/colour: unknown field "colour"/,
+    );
   });
 
   it("naming an actor it does not have, a parameter it does not define or a duration it does not set is refused", () => {
-    expect(refusal("demo", VALID.replace("sign-in: { actor: 0 }", "sign-in: { actor: 2 }")).message).toMatch(/:7: \/steps\/0\/sign-in\/actor: actor 2 does not exist/);
-    expect(refusal("demo", VALID.replace("  - expire: {}", "  - arm: { actor: 0, point: \"${where}\", then: stop }")).message).toMatch(/\$\{where\} is not a parameter/);
-    expect(refusal("demo", VALID.replace("  - expire: {}", "  - sleep: pauseMs")).message).toMatch(/:8: \/steps\/1\/sleep: "pauseMs" is not a duration of timing/);
+    expect(refusal("demo", VALID.replace("sign-in: { actor: 0 }", "sign-in: { actor: 2 }")).message).toMatch(
+      /:7: \/steps\/0\/sign-in\/actor: actor 2 does not exist/,
+    );
+    expect(
+      refusal("demo", VALID.replace("  - expire: {}", '  - arm: { actor: 0, point: "${where}", then: stop }')).message,
+    ).toMatch(/\$\{where\} is not a parameter/);
+    expect(refusal("demo", VALID.replace("  - expire: {}", "  - sleep: pauseMs")).message).toMatch(
+      /:8: \/steps\/1\/sleep: "pauseMs" is not a duration of timing/,
+    );
   });
 
   it("whose file name differs from its name, or that is not YAML, is refused", () => {
@@ -79,7 +97,13 @@ describe("a scenario file", () => {
 describe("the actor protocol", () => {
   it("accepts answers and events of PROTOCOL.md, and says what is wrong with anything else", () => {
     expect(protocolViolation({ id: 1, ok: true, result: {} })).toBeUndefined();
-    expect(protocolViolation({ id: 2, ok: false, error: { code: "SESSION_ENDED", name: "SessionEndedError", message: "ended" } })).toBeUndefined();
+    expect(
+      protocolViolation({
+        id: 2,
+        ok: false,
+        error: { code: "SESSION_ENDED", name: "SessionEndedError", message: "ended" },
+      }),
+    ).toBeUndefined();
     expect(protocolViolation({ event: "at", point: "locked" })).toBeUndefined();
     expect(protocolViolation({ id: 3, ok: true })).toMatch(/needs an object "result"/);
     expect(protocolViolation({ id: 4, ok: false, error: "boom" })).toMatch(/"error" with string "code"/);
@@ -98,32 +122,54 @@ const isAlive = (pid: number) => {
 };
 
 describe("an actor that breaks", () => {
-  const run = plan({ targets: ["node"], filter: (r) => r.scenario === "fleet-after-expiry" && r.storage === "file" && r.mix === "node" })[0] as Run;
+  const run = plan({
+    targets: ["node"],
+    filter: (r) => r.scenario === "fleet-after-expiry" && r.storage === "file" && r.mix === "node",
+  })[0] as Run;
 
   it.each([
-    ["chatty", /actor a\d \(node, pid \d+\) spoke the protocol wrongly: its output line \d+ \("Refreshing the token\.\.\."\): not JSON at step 2\.1\.2 \(call\)/],
+    [
+      "chatty",
+      /actor a\d \(node, pid \d+\) spoke the protocol wrongly: its output line \d+ \("Refreshing the token\.\.\."\): not JSON at step 2\.1\.2 \(call\)/,
+    ],
     ["crash", /actor a\d \(node, pid \d+\) exited \(status 3\) at step 2\.1\.2 \(call\)/],
-    ["silent", /bounded-waits: step 2\.1\.2 \(call\): actor a\d \(node, pid \d+\) did not answer "call" within 1500 ms/],
-  ] as const)("%s: the run fails naming the actor, the step and its last lines, and no process is left", async (mode, message) => {
-    process.env.BROKEN = mode;
-    const quick = { ...run, timing: { ...run.timing, waitBoundMs: 1_500 } };
-    const suite = await openSuite({ runs: [quick], commands: { node: [process.execPath, BROKEN_ACTOR] } });
-    try {
-      const result = await suite.run(quick);
-      expect(result.passed).toBe(false);
-      expect(result.failures[0]).toMatch(message);
-      expect(result.failures[0]).toMatch(/its last lines:\n {2}[\s\S]*\n {2}stderr: the fixture was asked to call/);
-    } finally {
-      await suite.close();
-      delete process.env.BROKEN;
-    }
-    const pids = [...(await import("node:child_process")).execSync("pgrep -f broken-actor.mjs || true").toString().trim().split("\n").filter(Boolean)].map(Number);
-    expect(pids.filter(isAlive)).toEqual([]);
-  });
+    [
+      "silent",
+      /bounded-waits: step 2\.1\.2 \(call\): actor a\d \(node, pid \d+\) did not answer "call" within 1500 ms/,
+    ],
+  ] as const)(
+    "%s: the run fails naming the actor, the step and its last lines, and no process is left",
+    async (mode, message) => {
+      process.env.BROKEN = mode;
+      const quick = { ...run, timing: { ...run.timing, waitBoundMs: 1_500 } };
+      const suite = await openSuite({ runs: [quick], commands: { node: [process.execPath, BROKEN_ACTOR] } });
+      try {
+        const result = await suite.run(quick);
+        expect(result.passed).toBe(false);
+        expect(result.failures[0]).toMatch(message);
+        expect(result.failures[0]).toMatch(/its last lines:\n {2}[\s\S]*\n {2}stderr: the fixture was asked to call/);
+      } finally {
+        await suite.close();
+        delete process.env.BROKEN;
+      }
+      const pids = [
+        ...(await import("node:child_process"))
+          .execSync("pgrep -f broken-actor.mjs || true")
+          .toString()
+          .trim()
+          .split("\n")
+          .filter(Boolean),
+      ].map(Number);
+      expect(pids.filter(isAlive)).toEqual([]);
+    },
+  );
 });
 
 describe("an actor that leaks", () => {
-  const run = plan({ targets: ["node"], filter: (r) => r.scenario === "fleet-after-expiry" && r.storage === "file" && r.mix === "node" })[0] as Run;
+  const run = plan({
+    targets: ["node"],
+    filter: (r) => r.scenario === "fleet-after-expiry" && r.storage === "file" && r.mix === "node",
+  })[0] as Run;
 
   it("logging a PKCE verifier at debug level fails secrets hygiene, and the report cuts the value", async () => {
     process.env.BROKEN = "leaky";
@@ -143,14 +189,19 @@ describe("an actor that leaks", () => {
 describe("the suite can fail", () => {
   const found = survey();
   const mix = found.targets.includes("python") ? "mixed" : "node";
-  const runs = plan({ targets: found.targets, filter: (r) => r.scenario === "fleet-after-expiry" && r.storage === "file" && r.mix === mix });
+  const runs = plan({
+    targets: found.targets,
+    filter: (r) => r.scenario === "fleet-after-expiry" && r.storage === "file" && r.mix === mix,
+  });
 
   it(`actors given a lock that does not lock (the bring-your-own-lock seam) break single redemption, and the report names the token presented twice (${mix})`, async () => {
     const suite = await openSuite({ runs, noLock: true });
     try {
       const result = await suite.run(runs[0]!);
       expect(result.passed).toBe(false);
-      expect(result.failures.join("\n")).toMatch(/single-redemption: refresh token sha256:[0-9a-f]{12}… \(family fam_\S+\) was presented [2-9] times: by a\d .* by a\d/);
+      expect(result.failures.join("\n")).toMatch(
+        /single-redemption: refresh token sha256:[0-9a-f]{12}… \(family fam_\S+\) was presented [2-9] times: by a\d .* by a\d/,
+      );
     } finally {
       await suite.close();
     }

@@ -7,7 +7,17 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadScenarios, markdown, matrix, openSuite, plan, survey, type Run, type RunResult, type Suite } from "../src/suite/index.mjs";
+import {
+  loadScenarios,
+  markdown,
+  matrix,
+  openSuite,
+  plan,
+  survey,
+  type Run,
+  type RunResult,
+  type Suite,
+} from "../src/suite/index.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const found = survey();
@@ -25,7 +35,12 @@ afterAll(async () => {
   // The matrix of this run, for a reader of a failed CI log (the committed one is pnpm conformance's).
   const out = join(here, "..", ".results");
   mkdirSync(out, { recursive: true });
-  const report = matrix(results, { geometry: "reduced", redis: found.redis?.version, missing: found.missing, scenarios: loadScenarios() });
+  const report = matrix(results, {
+    geometry: "reduced",
+    redis: found.redis?.version,
+    missing: found.missing,
+    scenarios: loadScenarios(),
+  });
   writeFileSync(join(out, "last-run.json"), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(out, "last-run.md"), markdown(report));
 });

@@ -19,7 +19,13 @@ const devDependencies = {
   "@types/react": "19.3.0",
 };
 
-const fixture = ["tsconfig.json", "src/wiring.ts", "src/tenant-user.ts", "src/query-hooks.ts", "test/integration.test.ts"];
+const fixture = [
+  "tsconfig.json",
+  "src/wiring.ts",
+  "src/tenant-user.ts",
+  "src/query-hooks.ts",
+  "test/integration.test.ts",
+];
 
 describe("a consumer project written from the READMEs (consumer-dx)", () => {
   it("compiles under tsc --strict and passes its own vitest suite", () => {

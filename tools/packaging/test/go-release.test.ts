@@ -10,7 +10,11 @@ import { compareVersions, goRelease } from "../../release/go-release.mjs";
 
 const repo = mkdtempSync(join(tmpdir(), "go-release-"));
 const git = (...args: string[]): string =>
-  execFileSync("git", ["-c", "user.name=test", "-c", "user.email=test@example.org", "-c", "commit.gpgsign=false", ...args], { cwd: repo, encoding: "utf8" }).trim();
+  execFileSync(
+    "git",
+    ["-c", "user.name=test", "-c", "user.email=test@example.org", "-c", "commit.gpgsign=false", ...args],
+    { cwd: repo, encoding: "utf8" },
+  ).trim();
 
 function commit(file: string, text: string): void {
   writeFileSync(join(repo, file), text);
@@ -32,19 +36,32 @@ describe("go-release.mjs: which tag releases the Go module", () => {
   });
 
   it("pushes no tag while nothing is released (every package still 0.0.0)", () => {
-    expect(goRelease({ cwd: repo, versions: ["0.0.0", "0.0.0"] })).toMatchObject({ changed: false, why: "nothing is released yet (0.0.0)" });
+    expect(goRelease({ cwd: repo, versions: ["0.0.0", "0.0.0"] })).toMatchObject({
+      changed: false,
+      why: "nothing is released yet (0.0.0)",
+    });
   });
 
   it("pushes no tag when packages/go has not changed since its last tag, or the tag exists", () => {
     git("tag", "packages/go/v0.1.0");
     commit("README.md", "a change elsewhere");
-    expect(goRelease({ cwd: repo, versions: ["0.2.0"] })).toMatchObject({ changed: false, previousTag: "packages/go/v0.1.0" });
-    expect(goRelease({ cwd: repo, versions: ["0.1.0"] })).toMatchObject({ changed: false, why: "packages/go/v0.1.0 exists already" });
+    expect(goRelease({ cwd: repo, versions: ["0.2.0"] })).toMatchObject({
+      changed: false,
+      previousTag: "packages/go/v0.1.0",
+    });
+    expect(goRelease({ cwd: repo, versions: ["0.1.0"] })).toMatchObject({
+      changed: false,
+      why: "packages/go/v0.1.0 exists already",
+    });
   });
 
   it("tags again once packages/go changed", () => {
     commit("packages/go/doc.go", "package tenantintegration\n");
-    expect(goRelease({ cwd: repo, versions: ["0.2.0", "0.1.1"] })).toMatchObject({ tag: "packages/go/v0.2.0", changed: true, previousTag: "packages/go/v0.1.0" });
+    expect(goRelease({ cwd: repo, versions: ["0.2.0", "0.1.1"] })).toMatchObject({
+      tag: "packages/go/v0.2.0",
+      changed: true,
+      previousTag: "packages/go/v0.1.0",
+    });
   });
 
   it("refuses v2 and later while the module path has no /v2 suffix", () => {
@@ -52,12 +69,21 @@ describe("go-release.mjs: which tag releases the Go module", () => {
   });
 
   it("orders versions as semantic versions, pre-releases first", () => {
-    expect(["0.10.0", "0.9.0", "1.0.0-rc.1", "1.0.0"].sort(compareVersions)).toEqual(["0.9.0", "0.10.0", "1.0.0-rc.1", "1.0.0"]);
+    expect(["0.10.0", "0.9.0", "1.0.0-rc.1", "1.0.0"].sort(compareVersions)).toEqual([
+      "0.9.0",
+      "0.10.0",
+      "1.0.0-rc.1",
+      "1.0.0",
+    ]);
   });
 
   it("prints the lines the workflow appends to $GITHUB_OUTPUT", () => {
     const script = join(import.meta.dirname, "..", "..", "release", "go-release.mjs");
-    const out = execFileSync("node", [script], { cwd: join(import.meta.dirname, "..", "..", ".."), encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    const out = execFileSync("node", [script], {
+      cwd: join(import.meta.dirname, "..", "..", ".."),
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     expect(out).toMatch(/^changed=(true|false)\ntag=packages\/go\/v\d+\.\d+\.\d+\S*\nversion=\d+\.\d+\.\d+\S*\n$/);
   });
 });

@@ -23,8 +23,12 @@ describe("the published packages", () => {
   });
 
   it("are devDependencies of this package, so turbo builds each before its tarball is packed and checked", () => {
-    const own = JSON.parse(readFileSync(join(root, "tools", "packaging", "package.json"), "utf8")) as { devDependencies: Record<string, string> };
-    const missing = published.map(({ manifest }) => manifest.name).filter((name) => own.devDependencies[name] !== "workspace:*");
+    const own = JSON.parse(readFileSync(join(root, "tools", "packaging", "package.json"), "utf8")) as {
+      devDependencies: Record<string, string>;
+    };
+    const missing = published
+      .map(({ manifest }) => manifest.name)
+      .filter((name) => own.devDependencies[name] !== "workspace:*");
     expect(missing, "add them to tools/packaging/package.json as workspace:*").toEqual([]);
   });
 
@@ -33,11 +37,14 @@ describe("the published packages", () => {
   });
 });
 
-describe.each(published.map(({ dir, manifest }) => [manifest.name, dir, manifest] as const))("%s", (_name, dir, manifest) => {
-  it("names its repository, directory, homepage and issue tracker, ships LICENSE and CHANGELOG.md, publishes with provenance", () => {
-    expect(publishProblems(dir, manifest)).toEqual([]);
-  });
-});
+describe.each(published.map(({ dir, manifest }) => [manifest.name, dir, manifest] as const))(
+  "%s",
+  (_name, dir, manifest) => {
+    it("names its repository, directory, homepage and issue tracker, ships LICENSE and CHANGELOG.md, publishes with provenance", () => {
+      expect(publishProblems(dir, manifest)).toEqual([]);
+    });
+  },
+);
 
 describe("publishProblems", () => {
   const good = published.find(({ dir }) => dir === "packages/client")!;
@@ -48,11 +55,15 @@ describe("publishProblems", () => {
   };
 
   it('reports the manifest npm provenance rejects with E422 ("repository.url" is "")', () => {
-    expect(without((m) => delete m.repository)).toEqual(expect.arrayContaining([expect.stringMatching(/^repository\.url must be/)]));
+    expect(without((m) => delete m.repository)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^repository\.url must be/)]),
+    );
   });
 
   it("reports a repository directory that is not the package's folder", () => {
-    expect(without((m) => (m.repository = { ...m.repository, directory: "packages" }))).toEqual(['repository.directory must be "packages/client"']);
+    expect(without((m) => (m.repository = { ...m.repository, directory: "packages" }))).toEqual([
+      'repository.directory must be "packages/client"',
+    ]);
   });
 
   it("reports a files list that leaves out LICENSE or CHANGELOG.md", () => {
@@ -72,8 +83,12 @@ describe("publishProblems", () => {
   });
 
   it("reports a package folder without a LICENSE copy", () => {
-    expect(publishProblems("tools/packaging", { ...good.manifest, repository: { ...good.manifest.repository, directory: "tools/packaging" }, homepage: "https://github.com/tenant-integration/sdk/tree/main/tools/packaging#readme" })).toEqual([
-      "tools/packaging/LICENSE must be a copy of the root LICENSE",
-    ]);
+    expect(
+      publishProblems("tools/packaging", {
+        ...good.manifest,
+        repository: { ...good.manifest.repository, directory: "tools/packaging" },
+        homepage: "https://github.com/tenant-integration/sdk/tree/main/tools/packaging#readme",
+      }),
+    ).toEqual(["tools/packaging/LICENSE must be a copy of the root LICENSE"]);
   });
 });

@@ -28,7 +28,10 @@ describe.each(Object.values(packed).map(({ dir }) => dir))("%s", (dir) => {
 const withCode = Object.keys(packed).filter((n) => n !== "@tenant-integration/openapi");
 describe.each(withCode)("%s", (name) => {
   it("passes attw on its packed tarball (types right for node10, node16 CJS and ESM, bundler)", () => {
-    const run = spawnSync(bin("attw"), [packed[name]!.tarball, "--format", "table-flipped"], { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } });
+    const run = spawnSync(bin("attw"), [packed[name]!.tarball, "--format", "table-flipped"], {
+      encoding: "utf8",
+      env: { ...process.env, NO_COLOR: "1" },
+    });
     expect(run.status, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toMatch(/No problems found/);
   }, 60_000);
@@ -53,17 +56,35 @@ describe("fresh consumer projects install the tarballs and run the flow against 
   it.each([
     ["node16", { module: "node16", moduleResolution: "node16" }],
     ["bundler", { module: "esnext", moduleResolution: "bundler" }],
-  ])("TypeScript with moduleResolution %s", (resolution, options) => {
-    const dir = consumerProject(`ts-${resolution}`, { files: { "index.ts": "flow.ts" }, type: "module", devDependencies: typescript });
-    writeFileSync(
-      join(dir, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { ...options, target: "es2022", strict: true, outDir: "out", types: ["node"], skipLibCheck: false }, files: ["index.ts"] }),
-    );
-    const compiled = run(dir, join(dir, "node_modules", ".bin", "tsc"), ["-p", "."]);
-    expect(compiled.output).toBe("");
-    expect(compiled.status).toBe(0);
-    const { status, output } = run(dir, process.execPath, ["out/index.js"]);
-    expect(output).toMatch(/consumer flow ok \(ts, 37 scopes\)/);
-    expect(status).toBe(0);
-  }, 180_000);
+  ])(
+    "TypeScript with moduleResolution %s",
+    (resolution, options) => {
+      const dir = consumerProject(`ts-${resolution}`, {
+        files: { "index.ts": "flow.ts" },
+        type: "module",
+        devDependencies: typescript,
+      });
+      writeFileSync(
+        join(dir, "tsconfig.json"),
+        JSON.stringify({
+          compilerOptions: {
+            ...options,
+            target: "es2022",
+            strict: true,
+            outDir: "out",
+            types: ["node"],
+            skipLibCheck: false,
+          },
+          files: ["index.ts"],
+        }),
+      );
+      const compiled = run(dir, join(dir, "node_modules", ".bin", "tsc"), ["-p", "."]);
+      expect(compiled.output).toBe("");
+      expect(compiled.status).toBe(0);
+      const { status, output } = run(dir, process.execPath, ["out/index.js"]);
+      expect(output).toMatch(/consumer flow ok \(ts, 37 scopes\)/);
+      expect(status).toBe(0);
+    },
+    180_000,
+  );
 });

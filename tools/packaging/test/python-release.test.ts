@@ -10,11 +10,18 @@ import { pythonRelease } from "../../release/python-release.mjs";
 
 const repo = mkdtempSync(join(tmpdir(), "python-release-"));
 const git = (...args: string[]): string =>
-  execFileSync("git", ["-c", "user.name=test", "-c", "user.email=test@example.org", "-c", "commit.gpgsign=false", ...args], { cwd: repo, encoding: "utf8" }).trim();
+  execFileSync(
+    "git",
+    ["-c", "user.name=test", "-c", "user.email=test@example.org", "-c", "commit.gpgsign=false", ...args],
+    { cwd: repo, encoding: "utf8" },
+  ).trim();
 
 /** Commits packages/python/package.json at `version` (and `other` beside it); returns the commit. */
 function commit(version: string, other = ""): string {
-  writeFileSync(join(repo, "packages", "python", "package.json"), JSON.stringify({ name: "@tenant-integration/python", version, private: true }, null, 2));
+  writeFileSync(
+    join(repo, "packages", "python", "package.json"),
+    JSON.stringify({ name: "@tenant-integration/python", version, private: true }, null, 2),
+  );
   writeFileSync(join(repo, "other.txt"), other);
   git("add", "-A");
   git("commit", "-q", "--allow-empty", "-m", `python ${version} ${other}`);
@@ -31,14 +38,26 @@ afterAll(() => rmSync(repo, { recursive: true, force: true }));
 
 describe("python-release.mjs: does this push release the Python package?", () => {
   it("says yes when the push moved packages/python/package.json's version (a Version packages merge)", () => {
-    expect(pythonRelease({ cwd: repo, before: unrelated })).toEqual({ version: "0.1.0", previous: "0.0.0", changed: true });
+    expect(pythonRelease({ cwd: repo, before: unrelated })).toEqual({
+      version: "0.1.0",
+      previous: "0.0.0",
+      changed: true,
+    });
   });
 
   it("says no when the push left the version as it was", () => {
     git("checkout", "-q", unrelated);
-    expect(pythonRelease({ cwd: repo, before: first })).toEqual({ version: "0.0.0", previous: "0.0.0", changed: false });
+    expect(pythonRelease({ cwd: repo, before: first })).toEqual({
+      version: "0.0.0",
+      previous: "0.0.0",
+      changed: false,
+    });
     git("checkout", "-q", versioned);
-    expect(pythonRelease({ cwd: repo, before: versioned })).toEqual({ version: "0.1.0", previous: "0.1.0", changed: false });
+    expect(pythonRelease({ cwd: repo, before: versioned })).toEqual({
+      version: "0.1.0",
+      previous: "0.1.0",
+      changed: false,
+    });
   });
 
   it("says yes when the commit before the push cannot be read (the upload skips a version PyPI has)", () => {
@@ -49,7 +68,11 @@ describe("python-release.mjs: does this push release the Python package?", () =>
 
   it("prints the lines the workflow appends to $GITHUB_OUTPUT", () => {
     const script = join(import.meta.dirname, "..", "..", "release", "python-release.mjs");
-    const out = execFileSync("node", [script, unrelated], { cwd: repo, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    const out = execFileSync("node", [script, unrelated], {
+      cwd: repo,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     expect(out).toBe("changed=true\nversion=0.1.0\n");
   });
 });

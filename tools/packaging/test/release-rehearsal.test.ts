@@ -17,14 +17,21 @@ describe("changeset version, rehearsed in a temporary copy", () => {
   const rehearsed = rehearseVersion();
 
   it("versions every published package", () => {
-    expect(rehearsed.map(({ name }) => name).sort()).toEqual(publishedPackages().map(({ manifest }) => manifest.name).sort());
+    expect(rehearsed.map(({ name }) => name).sort()).toEqual(
+      publishedPackages()
+        .map(({ manifest }) => manifest.name)
+        .sort(),
+    );
     for (const { version } of rehearsed) expect(version).not.toBe("0.0.0");
   });
 
-  it.each(rehearsed.map((r) => [r.name, r] as const))("writes the CHANGELOG.md of %s, and its tarball carries it with the LICENSE", (_name, { changelogWritten, packed }) => {
-    expect(changelogWritten).toBe(true);
-    expect(packed).toEqual(expect.arrayContaining(["CHANGELOG.md", "LICENSE", "README.md", "package.json"]));
-  });
+  it.each(rehearsed.map((r) => [r.name, r] as const))(
+    "writes the CHANGELOG.md of %s, and its tarball carries it with the LICENSE",
+    (_name, { changelogWritten, packed }) => {
+      expect(changelogWritten).toBe(true);
+      expect(packed).toEqual(expect.arrayContaining(["CHANGELOG.md", "LICENSE", "README.md", "package.json"]));
+    },
+  );
 });
 
 describe("the Python package's release, rehearsed in a temporary copy", () => {
@@ -44,12 +51,17 @@ describe("the Python package's release, rehearsed in a temporary copy", () => {
   });
 
   it("builds the sdist and the wheel with that version, read from package.json by pyproject.toml", () => {
-    expect(python.built).toEqual([`tenant_integration-${python.version}-py3-none-any.whl`, `tenant_integration-${python.version}.tar.gz`]);
+    expect(python.built).toEqual([
+      `tenant_integration-${python.version}-py3-none-any.whl`,
+      `tenant_integration-${python.version}.tar.gz`,
+    ]);
   });
 
   it("writes packages/python/CHANGELOG.md, and the sdist carries it with the README and the LICENSE", () => {
     expect(python.changelogWritten).toBe(true);
-    expect(python.sdistFiles).toEqual(expect.arrayContaining(["CHANGELOG.md", "README.md", "LICENSE", "PKG-INFO", "src/tenant_integration/py.typed"]));
+    expect(python.sdistFiles).toEqual(
+      expect.arrayContaining(["CHANGELOG.md", "README.md", "LICENSE", "PKG-INFO", "src/tenant_integration/py.typed"]),
+    );
   });
 
   it("moves no app or tool when every npm package is released (they are in the changesets ignore list)", () => {
@@ -57,10 +69,19 @@ describe("the Python package's release, rehearsed in a temporary copy", () => {
   });
 
   it("lists every private workspace package but the Python one in the changesets ignore list, so none is ever versioned", () => {
-    const config = JSON.parse(readFileSync(join(root, ".changeset", "config.json"), "utf8")) as { ignore: string[]; privatePackages: { version: boolean } };
-    const listed = JSON.parse(execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" })) as { name: string; path: string; private?: boolean }[];
-    const privateNames = listed.filter(({ path, private: isPrivate }) => isPrivate && path !== root.replace(/\/$/, "")).map(({ name }) => name);
+    const config = JSON.parse(readFileSync(join(root, ".changeset", "config.json"), "utf8")) as {
+      ignore: string[];
+      privatePackages: { version: boolean };
+    };
+    const listed = JSON.parse(
+      execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" }),
+    ) as { name: string; path: string; private?: boolean }[];
+    const privateNames = listed
+      .filter(({ path, private: isPrivate }) => isPrivate && path !== root.replace(/\/$/, ""))
+      .map(({ name }) => name);
     expect(config.privatePackages.version).toBe(true);
-    expect([...config.ignore].sort()).toEqual(privateNames.filter((name) => name !== "@tenant-integration/python").sort());
+    expect([...config.ignore].sort()).toEqual(
+      privateNames.filter((name) => name !== "@tenant-integration/python").sort(),
+    );
   });
 });

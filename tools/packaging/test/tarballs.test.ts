@@ -41,7 +41,11 @@ describe.each(Object.entries(packed))("the tarball of %s", (name, { dir, unpacke
   it("has source maps whose sources are in the tarball (so they lead to real code)", () => {
     const missing: string[] = [];
     for (const file of files.filter((f) => f.endsWith(".map"))) {
-      const map = JSON.parse(read(file)) as { sources: string[]; sourceRoot?: string; sourcesContent?: (string | null)[] };
+      const map = JSON.parse(read(file)) as {
+        sources: string[];
+        sourceRoot?: string;
+        sourcesContent?: (string | null)[];
+      };
       map.sources.forEach((source, i) => {
         if (typeof map.sourcesContent?.[i] === "string") return;
         const target = posix.join(posix.dirname(file), map.sourceRoot ?? "", source);
@@ -74,7 +78,10 @@ describe("the CommonJS source maps", () => {
   it("lead a require() user's stack trace to the line of the shipped src/*.ts that threw", () => {
     const { unpacked } = inject("packed")["@tenant-integration/token-manager"]!;
     const script = `require("./dist/cjs/index.js").deriveCodeChallenge("not a verifier").catch((e) => console.log(e.stack))`;
-    const { stdout, stderr } = spawnSync(process.execPath, ["--enable-source-maps", "-e", script], { cwd: unpacked, encoding: "utf8" });
+    const { stdout, stderr } = spawnSync(process.execPath, ["--enable-source-maps", "-e", script], {
+      cwd: unpacked,
+      encoding: "utf8",
+    });
     // Each frame in src/ (`…/src/errors.ts:172:9`), read back as the source line it names.
     const frames = [...stdout.matchAll(/\/src\/([\w/-]+\.ts):(\d+):\d+/g)].map(([, file, line]) => {
       const lines = readFileSync(join(unpacked, "src", file!), "utf8").split("\n");
@@ -90,7 +97,8 @@ describe("the README checks", () => {
   const folder = ["README.md", "src", "scripts", "test", "paths", "dist", "package.json", "node_modules"];
 
   it("catch a folder or test file of the repository named in a code span", () => {
-    const text = "- `scripts/`: the lint pipeline.\n- `src/leak.test.ts` runs every path.\n- `application/json` and `/api/v1/auth/user` are not files.";
+    const text =
+      "- `scripts/`: the lint pipeline.\n- `src/leak.test.ts` runs every path.\n- `application/json` and `/api/v1/auth/user` are not files.";
     expect(namedFiles(text, "@x/y", folder)).toEqual(["scripts/", "src/leak.test.ts"]);
   });
 
@@ -100,11 +108,15 @@ describe("the README checks", () => {
   });
 
   it("catch relative links and leave absolute URLs and anchors alone", () => {
-    const text = "[guide](CONTRIBUTING.md), [a](#options), [b](https://example.test/x), [c](./docs/x.md#part)\n\n[ref]: ../LICENSE\n";
+    const text =
+      "[guide](CONTRIBUTING.md), [a](#options), [b](https://example.test/x), [c](./docs/x.md#part)\n\n[ref]: ../LICENSE\n";
     expect(relativeLinks(text)).toEqual(["CONTRIBUTING.md", "./docs/x.md", "../LICENSE"]);
   });
 
   it("catch the repository's pnpm scripts but not installing the package", () => {
-    expect(contributorCommands("pnpm add -D @x/y\npnpm test       # vitest\n`pnpm --filter @x/y generate`")).toEqual(["pnpm test       # vitest", "`pnpm --filter @x/y generate`"]);
+    expect(contributorCommands("pnpm add -D @x/y\npnpm test       # vitest\n`pnpm --filter @x/y generate`")).toEqual([
+      "pnpm test       # vitest",
+      "`pnpm --filter @x/y generate`",
+    ]);
   });
 });

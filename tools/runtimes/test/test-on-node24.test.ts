@@ -9,7 +9,12 @@ const node24 = findRuntimes().found.find((r) => r.name === "node24");
 
 function run(env: Record<string, string | undefined>) {
   const { CI: _ci, NODE24_PATH: _path, ...rest } = process.env;
-  const result = spawnSync(process.execPath, [runner], { cwd: fixture, env: { ...rest, ...env } as NodeJS.ProcessEnv, encoding: "utf8", timeout: 50_000 });
+  const result = spawnSync(process.execPath, [runner], {
+    cwd: fixture,
+    env: { ...rest, ...env } as NodeJS.ProcessEnv,
+    encoding: "utf8",
+    timeout: 50_000,
+  });
   return { status: result.status, output: `${result.stdout}${result.stderr}`.replace(/\x1b\[[0-9;]*m/g, "") };
 }
 

@@ -8,7 +8,10 @@ const task = "@tenant-integration/go:test:";
 
 describe("the CI test summary of Go tests", () => {
   it("counts the closing line of the Go module's test script", () => {
-    const log = [`${task} ok   github.com/tenant-integration/sdk/packages/go/transport (20 tests, 1.04s)`, `${task} go test: 131 passed, 1 failed, 2 skipped (13 packages)`].join("\n");
+    const log = [
+      `${task} ok   github.com/tenant-integration/sdk/packages/go/transport (20 tests, 1.04s)`,
+      `${task} go test: 131 passed, 1 failed, 2 skipped (13 packages)`,
+    ].join("\n");
     expect(summarize(log)).toEqual([
       "1 test runs",
       `  ${"@tenant-integration/go:test".padEnd(48)} 131 passed, 1 failed, 2 skipped (go test)`,
@@ -30,7 +33,8 @@ describe("the CI test summary of Go tests", () => {
   });
 
   it("counts go test -json events, and adds them to the other runners' counts", () => {
-    const event = (action, test, pkg = "example.com/m/transport") => JSON.stringify({ Time: "2026-01-01T00:00:00Z", Action: action, Package: pkg, Test: test, Elapsed: 0 });
+    const event = (action, test, pkg = "example.com/m/transport") =>
+      JSON.stringify({ Time: "2026-01-01T00:00:00Z", Action: action, Package: pkg, Test: test, Elapsed: 0 });
     const log = [
       `${task} ${event("run", "TestA")}`,
       `${task} ${event("pass", "TestA")}`,

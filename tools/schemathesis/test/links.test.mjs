@@ -11,7 +11,13 @@ const operationIds = Object.values(contract.paths).flatMap((item) => Object.valu
 const linksOf = (spec) =>
   Object.entries(spec.paths).flatMap(([path, item]) =>
     Object.entries(item).flatMap(([method, op]) =>
-      Object.entries(op.responses).flatMap(([status, response]) => Object.entries(response.links ?? {}).map(([name, link]) => ({ from: `${method.toUpperCase()} ${path} ${status}`, name, link }))),
+      Object.entries(op.responses).flatMap(([status, response]) =>
+        Object.entries(response.links ?? {}).map(([name, link]) => ({
+          from: `${method.toUpperCase()} ${path} ${status}`,
+          name,
+          link,
+        })),
+      ),
     ),
   );
 

@@ -8,7 +8,11 @@ const task = "@tenant-integration/schemathesis:test:";
 
 describe("the CI test summary", () => {
   it("counts a Schemathesis run without failures: every generated test case passed", () => {
-    const log = [`${task} Test cases:`, `${task}   528 generated, 528 passed`, `${task} ============================== 1 warning in 5.25s ==============================`].join("\n");
+    const log = [
+      `${task} Test cases:`,
+      `${task}   528 generated, 528 passed`,
+      `${task} ============================== 1 warning in 5.25s ==============================`,
+    ].join("\n");
     expect(summarize(log)).toEqual([
       "1 test runs",
       `  ${"@tenant-integration/schemathesis:test".padEnd(48)} 528 passed, 0 failed (Schemathesis test cases)`,
@@ -36,7 +40,13 @@ describe("the CI test summary", () => {
 
 describe("run.mjs's reading of a Schemathesis run", () => {
   it("finds the generated test cases and the failures of the closing summary", () => {
-    expect(summary("Test cases:\n  528 generated, 528 passed\n\n==== SUMMARY ====\n=== 1 warning in 5.25s ===")).toEqual({ generated: 528, failures: 0 });
-    expect(summary("==== SUMMARY ====\nTest cases:\n  203 generated, 2 found 2 unique failures\n=== 2 failures, 2 warnings in 3.29s ===")).toEqual({ generated: 203, failures: 2 });
+    expect(
+      summary("Test cases:\n  528 generated, 528 passed\n\n==== SUMMARY ====\n=== 1 warning in 5.25s ==="),
+    ).toEqual({ generated: 528, failures: 0 });
+    expect(
+      summary(
+        "==== SUMMARY ====\nTest cases:\n  203 generated, 2 found 2 unique failures\n=== 2 failures, 2 warnings in 3.29s ===",
+      ),
+    ).toEqual({ generated: 203, failures: 2 });
   });
 });

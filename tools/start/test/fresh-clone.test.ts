@@ -19,7 +19,9 @@ let clone: string;
 
 /** The environment of a newcomer's shell: none of the variables the outer pnpm and turbo set for this test. */
 function newcomerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_|TURBO_|PNPM_SCRIPT)/i.test(name)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(npm_|TURBO_|PNPM_SCRIPT)/i.test(name)),
+  );
   return { ...env, TURBO_TELEMETRY_DISABLED: "1", ...extra };
 }
 
@@ -28,8 +30,12 @@ beforeAll(() => {
   execFileSync("git", ["clone", "--quiet", root, clone]);
   // Then the work tree's changes against HEAD, staged or not, and its new files: what a clone of
   // them once committed would hold.
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).split("\0").filter(Boolean);
-  for (const file of [...git("diff", "-z", "--name-only", "--no-renames", "HEAD"), ...git("ls-files", "-z", "--others", "--exclude-standard")]) {
+  const git = (...args: string[]) =>
+    execFileSync("git", args, { cwd: root, encoding: "utf8" }).split("\0").filter(Boolean);
+  for (const file of [
+    ...git("diff", "-z", "--name-only", "--no-renames", "HEAD"),
+    ...git("ls-files", "-z", "--others", "--exclude-standard"),
+  ]) {
     if (existsSync(join(root, file))) {
       mkdirSync(dirname(join(clone, file)), { recursive: true });
       copyFileSync(join(root, file), join(clone, file)); // with its mode: bins stay executable
@@ -45,7 +51,11 @@ afterAll(() => {
 
 describe("a fresh clone", () => {
   it("installs with no warning a newcomer cannot act on (bins linked before any build, no build-script box)", () => {
-    const install = spawnSync("pnpm", ["install", "--frozen-lockfile", "--prefer-offline"], { cwd: clone, env: newcomerEnv(), encoding: "utf8" });
+    const install = spawnSync("pnpm", ["install", "--frozen-lockfile", "--prefer-offline"], {
+      cwd: clone,
+      env: newcomerEnv(),
+      encoding: "utf8",
+    });
     const output = install.stdout + install.stderr;
     expect(install.status, output).toBe(0);
     expect(output).not.toMatch(/Failed to create bin/);
@@ -53,7 +63,9 @@ describe("a fresh clone", () => {
     expect(output).not.toMatch(/\bWARN\b/);
     // The sandbox's bin is linked for its dependents although nothing is built yet.
     expect(existsSync(join(clone, "tools", "start", "node_modules", ".bin", "tenant-sandbox"))).toBe(true);
-    const unbuilt = spawnSync(join(clone, "tools", "start", "node_modules", ".bin", "tenant-sandbox"), ["--version"], { encoding: "utf8" });
+    const unbuilt = spawnSync(join(clone, "tools", "start", "node_modules", ".bin", "tenant-sandbox"), ["--version"], {
+      encoding: "utf8",
+    });
     expect(unbuilt.stderr).toMatch(/run `pnpm build` first/);
     expect(unbuilt.status).toBe(1);
   }, 180_000);
@@ -64,7 +76,13 @@ describe("a fresh clone", () => {
       cwd: clone,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
-      env: newcomerEnv({ DOCS_PORT: "0", SANDBOX_PORT: "0", WEB_PORT: "0", TURBO_CACHE_DIR: join(root, ".turbo", "cache"), TURBO_CACHE: "local:r" }),
+      env: newcomerEnv({
+        DOCS_PORT: "0",
+        SANDBOX_PORT: "0",
+        WEB_PORT: "0",
+        TURBO_CACHE_DIR: join(root, ".turbo", "cache"),
+        TURBO_CACHE: "local:r",
+      }),
     });
     let output = "";
     start.stdout!.on("data", (chunk) => (output += chunk));

@@ -30,7 +30,11 @@ beforeAll(async () => {
     child.stdout!.on("data", check);
     child.once("exit", (code) => reject(new Error(`pnpm start exited (${code}):\n${output}`)));
   });
-  for (const [key, pattern] of Object.entries({ docs: /✔ Docs[^:]*: (\S+)/, sandbox: /✔ Sandbox tenant: (\S+)/, web: /✔ Example web app[^:]*: (\S+)/ })) {
+  for (const [key, pattern] of Object.entries({
+    docs: /✔ Docs[^:]*: (\S+)/,
+    sandbox: /✔ Sandbox tenant: (\S+)/,
+    web: /✔ Example web app[^:]*: (\S+)/,
+  })) {
     const match = pattern.exec(output);
     if (match) urls[key] = match[1]!;
   }

@@ -8,10 +8,14 @@ export interface Contract {
   info: { description: string };
   tags: { name: string; description: string }[];
   paths: Record<string, Record<string, { summary: string; operationId: string }>>;
-  components: { securitySchemes: { tenantOAuth: { flows: { authorizationCode: { scopes: Record<string, string> } } } } };
+  components: {
+    securitySchemes: { tenantOAuth: { flows: { authorizationCode: { scopes: Record<string, string> } } } };
+  };
 }
 
-export const contract = JSON.parse(readFileSync(require.resolve("@tenant-integration/openapi/openapi.json"), "utf8")) as Contract;
+export const contract = JSON.parse(
+  readFileSync(require.resolve("@tenant-integration/openapi/openapi.json"), "utf8"),
+) as Contract;
 
 /** Every scope name of the security scheme. */
 export const scopes = Object.keys(contract.components.securitySchemes.tenantOAuth.flows.authorizationCode.scopes);
@@ -39,7 +43,10 @@ export function resolvePointer(pointer: string, root: unknown = contract): unkno
     .split("/")
     .filter((part) => part !== "")
     .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
-    .reduce<unknown>((at, key) => (at !== null && typeof at === "object" ? (at as Record<string, unknown>)[key] : undefined), root);
+    .reduce<unknown>(
+      (at, key) => (at !== null && typeof at === "object" ? (at as Record<string, unknown>)[key] : undefined),
+      root,
+    );
 }
 
 /** The markdown of the `## <title>` section of info.description, up to the next `## ` heading. */
@@ -53,5 +60,7 @@ export function section(title: string, markdown = contract.info.description): st
 
 /** The fenced code blocks of a markdown text with the given language. */
 export function codeBlocks(markdown: string, language: string): string[] {
-  return [...markdown.matchAll(new RegExp("^```" + language + "\\n([\\s\\S]*?)^```$", "gm"))].map((match) => match[1] ?? "");
+  return [...markdown.matchAll(new RegExp("^```" + language + "\\n([\\s\\S]*?)^```$", "gm"))].map(
+    (match) => match[1] ?? "",
+  );
 }

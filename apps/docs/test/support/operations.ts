@@ -19,7 +19,8 @@ type Node = Record<string, unknown>;
 
 const resolve = (node: unknown): unknown => {
   let current = node;
-  while (current !== null && typeof current === "object" && typeof (current as Node).$ref === "string") current = resolvePointer((current as Node).$ref as string);
+  while (current !== null && typeof current === "object" && typeof (current as Node).$ref === "string")
+    current = resolvePointer((current as Node).$ref as string);
   return current;
 };
 
@@ -34,7 +35,12 @@ export const firstSentence = (markdown: string): string =>
     .slice(0, 80);
 
 /** Every x-assumption under `node`, following local $refs once each. */
-function assumptionsUnder(node: unknown, at: string, seen: Set<unknown>, found: { pointer: string; text: string }[]): void {
+function assumptionsUnder(
+  node: unknown,
+  at: string,
+  seen: Set<unknown>,
+  found: { pointer: string; text: string }[],
+): void {
   if (Array.isArray(node)) {
     node.forEach((item, i) => assumptionsUnder(item, `${at}/${i}`, seen, found));
     return;
@@ -63,9 +69,14 @@ export function operationDetails(): OperationDetails[] {
       assumptionsUnder(op, pointer, new Set(), assumptions);
       const requestBody = resolve(op.requestBody) as { content?: Record<string, unknown> } | undefined;
       const responses = Object.entries((op.responses ?? {}) as Record<string, unknown>).map(([status, raw]) => {
-        const response = resolve(raw) as { description: string; content?: Record<string, { examples?: Record<string, unknown> }> };
+        const response = resolve(raw) as {
+          description: string;
+          content?: Record<string, { examples?: Record<string, unknown> }>;
+        };
         const [media] = Object.values(response.content ?? {});
-        const examples = Object.values(media?.examples ?? {}).map((e) => resolve(e) as { summary?: string; description?: string });
+        const examples = Object.values(media?.examples ?? {}).map(
+          (e) => resolve(e) as { summary?: string; description?: string },
+        );
         const [first] = examples;
         // Redoc shows an example's description beside it, and its summary only in the menu of several.
         // An illustrative example must show that it is one, whatever else it shows.

@@ -21,10 +21,18 @@ export interface StaticServer {
 /** Serves `root` on 127.0.0.1; unknown paths without an extension get index.html (Redoc's routes). */
 export async function serveStatic(root: string): Promise<StaticServer> {
   const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url ?? "/", "http://localhost").pathname)).replace(/^(\.\.[/\\])+/, "");
-    const file = path.endsWith("/") || extname(path) === "" ? join(root, path.endsWith("/") ? path : "", "index.html") : join(root, path);
+    const path = normalize(decodeURIComponent(new URL(req.url ?? "/", "http://localhost").pathname)).replace(
+      /^(\.\.[/\\])+/,
+      "",
+    );
+    const file =
+      path.endsWith("/") || extname(path) === ""
+        ? join(root, path.endsWith("/") ? path : "", "index.html")
+        : join(root, path);
     readFile(file.startsWith(root) ? file : join(root, "index.html"))
-      .then((body) => res.writeHead(200, { "Content-Type": types[extname(file)] ?? "application/octet-stream" }).end(body))
+      .then((body) =>
+        res.writeHead(200, { "Content-Type": types[extname(file)] ?? "application/octet-stream" }).end(body),
+      )
       .catch(() => res.writeHead(404).end("not found"));
   });
   await new Promise<void>((resolve, reject) => {

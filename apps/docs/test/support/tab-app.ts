@@ -17,13 +17,21 @@ const client = packageDir("@tenant-integration/client");
 const MODULES: Record<string, { dir: string; entry: string }> = {
   "@tenant-integration/token-manager": { dir: join(tokenManager, "dist"), entry: "index.js" },
   "@tenant-integration/client": { dir: join(client, "dist"), entry: "index.js" },
-  "@tenant-integration/types": { dir: join(packageDir("@tenant-integration/types", createRequire(join(tokenManager, "package.json"))), "dist"), entry: "index.js" },
-  "openapi-fetch": { dir: join(packageDir("openapi-fetch", createRequire(join(client, "package.json"))), "dist"), entry: "index.mjs" },
+  "@tenant-integration/types": {
+    dir: join(packageDir("@tenant-integration/types", createRequire(join(tokenManager, "package.json"))), "dist"),
+    entry: "index.js",
+  },
+  "openapi-fetch": {
+    dir: join(packageDir("openapi-fetch", createRequire(join(client, "package.json"))), "dist"),
+    entry: "index.mjs",
+  },
 };
 const slug = (name: string): string => name.replace(/^@tenant-integration\//, "");
 
 const IMPORT_MAP = JSON.stringify({
-  imports: Object.fromEntries(Object.entries(MODULES).map(([name, { entry }]) => [name, `/modules/${slug(name)}/${entry}`])),
+  imports: Object.fromEntries(
+    Object.entries(MODULES).map(([name, { entry }]) => [name, `/modules/${slug(name)}/${entry}`]),
+  ),
 });
 
 // Kept to plain JSON values, so that a test can read them with page.evaluate.

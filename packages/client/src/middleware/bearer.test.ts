@@ -46,7 +46,14 @@ describe("bearerMiddleware on a plain openapi-fetch client", () => {
     await client.POST("/oauth/revoke", { body: { token: "at_x", client_id: "demo" } });
     await client.GET("/oauth/authorize", {
       params: {
-        query: { response_type: "code", client_id: "demo", redirect_uri: "https://app.example/cb", state: "s", code_challenge: "c", code_challenge_method: "S256" },
+        query: {
+          response_type: "code",
+          client_id: "demo",
+          redirect_uri: "https://app.example/cb",
+          state: "s",
+          code_challenge: "c",
+          code_challenge_method: "S256",
+        },
       },
     });
     expect(fetch.calls.map((c) => c.headers.has("authorization"))).toEqual([false, false]);
@@ -107,7 +114,9 @@ describe("bearerMiddleware on a plain openapi-fetch client", () => {
     const raw = createClient<Record<string, never>>({ baseUrl, fetch });
     raw.use(bearerMiddleware({ baseUrl, auth: staticToken(TOKEN) }));
     await (raw as unknown as { POST(u: string, i: unknown): Promise<unknown> }).POST("/api/v1/a", { body: { n: 1 } });
-    expect(fetch.calls.map((c) => [c.method, c.body, c.redirect, c.headers.get("authorization")])).toEqual([["POST", '{"n":1}', "manual", `Bearer ${TOKEN}`]]);
+    expect(fetch.calls.map((c) => [c.method, c.body, c.redirect, c.headers.get("authorization")])).toEqual([
+      ["POST", '{"n":1}', "manual", `Bearer ${TOKEN}`],
+    ]);
   });
 
   it("leaves a 3xx unfollowed when the caller asked for redirect manual", async () => {
@@ -129,7 +138,9 @@ describe("bearerMiddleware on a plain openapi-fetch client", () => {
   });
 
   it("refuses a plain-http base URL that is not loopback", () => {
-    expect(() => bearerMiddleware({ baseUrl: "http://acme.tenant.example", auth: staticToken(TOKEN) })).toThrow(TenantClientError);
+    expect(() => bearerMiddleware({ baseUrl: "http://acme.tenant.example", auth: staticToken(TOKEN) })).toThrow(
+      TenantClientError,
+    );
   });
 });
 
@@ -168,7 +179,9 @@ describe("bearer rules through createTenantClient", () => {
   it("judges the URL a call's own middleware leaves: a request it sends elsewhere gets no token", async () => {
     const fetch = fakeFetch(json(200, {}));
     const client = createTenantClient({ baseUrl, auth: staticToken(TOKEN), fetch });
-    const elsewhere = { onRequest: ({ request }: { request: Request }) => new Request("https://elsewhere.example/x", request) };
+    const elsewhere = {
+      onRequest: ({ request }: { request: Request }) => new Request("https://elsewhere.example/x", request),
+    };
     await client.GET("/api/v1/auth/user", { middleware: [elsewhere] });
     expect(fetch.calls[0]?.url).toBe("https://elsewhere.example/x");
     expect(fetch.calls[0]?.headers.has("authorization")).toBe(false);
@@ -193,8 +206,20 @@ describe("bearerMiddleware with the token manager (issue 28: the per-call cost o
     let now = 1_700_000_000_000;
     let issued = 0;
     const tokenEndpoint = async () =>
-      json(200, { access_token: `at_${++issued}`, refresh_token: `rt_${issued}`, token_type: "Bearer", expires_in: 900 });
-    const manager = createTokenManager({ baseUrl, clientId: "demo", redirectUri: REDIRECT, scopes: ["profile:read"], fetch: tokenEndpoint, now: () => now });
+      json(200, {
+        access_token: `at_${++issued}`,
+        refresh_token: `rt_${issued}`,
+        token_type: "Bearer",
+        expires_in: 900,
+      });
+    const manager = createTokenManager({
+      baseUrl,
+      clientId: "demo",
+      redirectUri: REDIRECT,
+      scopes: ["profile:read"],
+      fetch: tokenEndpoint,
+      now: () => now,
+    });
     const { url } = await manager.beginAuthorization();
     await manager.completeAuthorization(`${REDIRECT}?code=c&state=${new URL(url).searchParams.get("state")}`);
     return { manager, advance: (ms: number) => void (now += ms) };

@@ -10,7 +10,8 @@ import { fakeFetch, json } from "../test-support/fake-fetch.js";
 import { retryPolicy } from "./retry.js";
 
 const baseUrl = "https://acme.tenant.example";
-const unauthorized = () => json(401, { error: "invalid_token" }, { "www-authenticate": 'Bearer error="invalid_token"' });
+const unauthorized = () =>
+  json(401, { error: "invalid_token" }, { "www-authenticate": 'Bearer error="invalid_token"' });
 const noWait = { sleep: async () => undefined, random: () => 0.5 };
 
 function rotatingAuth(): AuthStrategy & { rejected: string[] } {

@@ -72,7 +72,9 @@ const serialized = new WeakMap<object, unknown>();
  * it is sent. The tenant client uses it only when no middleware of the caller runs before the
  * built-in one (such middleware may replace the request and its body); a body is then read as before.
  */
-export function keepingBody(serialize: (body: never, headers?: never) => unknown): (body: never, headers?: never) => unknown {
+export function keepingBody(
+  serialize: (body: never, headers?: never) => unknown,
+): (body: never, headers?: never) => unknown {
   const keeping = (body: never, headers?: never): unknown => {
     const result = serialize(body, headers);
     serialized.set(keeping, result);
@@ -86,7 +88,13 @@ export function keepingBody(serialize: (body: never, headers?: never) => unknown
  * Blob or URLSearchParams. A stream can be read only once; FormData would get a new boundary.
  */
 function isResendable(body: unknown): body is BodyInit {
-  return typeof body === "string" || body instanceof ArrayBuffer || ArrayBuffer.isView(body) || body instanceof Blob || body instanceof URLSearchParams;
+  return (
+    typeof body === "string" ||
+    body instanceof ArrayBuffer ||
+    ArrayBuffer.isView(body) ||
+    body instanceof Blob ||
+    body instanceof URLSearchParams
+  );
 }
 
 /** When each call's first attempt was sent (`performance.now()`), for its log line; kept only when logging. */
@@ -108,7 +116,9 @@ export function discard(response: Response): void {
 
 /** The thrown error for a rejected fetch: a TimeoutError when a timeout aborted it. */
 function networkError(request: Request, cause: unknown): NetworkError {
-  const timedOut = (cause as Error | null)?.name === "TimeoutError" || (request.signal.reason as Error | undefined)?.name === "TimeoutError";
+  const timedOut =
+    (cause as Error | null)?.name === "TimeoutError" ||
+    (request.signal.reason as Error | undefined)?.name === "TimeoutError";
   return timedOut ? new TimeoutError(request, cause) : new NetworkError(request, cause);
 }
 
@@ -160,7 +170,8 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
   /** The token `pending` resolved to, once it is known to be a valid bearer token (checked once per new value). */
   const accept = (pending: unknown, value: unknown): string => {
     // the token of the last call is known to be valid: only a new value is checked
-    if (typeof value !== "string" || (value !== token && !B64TOKEN.test(value))) throw new TenantClientError("INVALID_TOKEN", "Invalid token");
+    if (typeof value !== "string" || (value !== token && !B64TOKEN.test(value)))
+      throw new TenantClientError("INVALID_TOKEN", "Invalid token");
     seenPromise = pending;
     token = value;
     return value;
@@ -208,7 +219,12 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
    * once more if it differs. A strategy that fails here (the session ended) is logged and its
    * error reaches the caller unchanged.
    */
-  const answerUnauthorized = async (call: Call, response: Response, rejected: string, attempt: number): Promise<Response> => {
+  const answerUnauthorized = async (
+    call: Call,
+    response: Response,
+    rejected: string,
+    attempt: number,
+  ): Promise<Response> => {
     const { request } = call;
     log?.("refreshing", request, {});
     let next: string;
@@ -236,7 +252,12 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
   const settle = async (call: Call, response: Response, attempt: number): Promise<Response> => {
     const { request } = call;
     const rejected = bearerTokenOf(request);
-    const refresh = parts.unauthorized && response.status === 401 && rejected !== undefined && replayable(call) && inScope(request.url, prefix);
+    const refresh =
+      parts.unauthorized &&
+      response.status === 401 &&
+      rejected !== undefined &&
+      replayable(call) &&
+      inScope(request.url, prefix);
     const settled = refresh ? await answerUnauthorized(call, response, rejected, attempt) : response;
     if (!settled.ok && !tokensSentFor.has(settled)) rememberToken(settled, request);
     return settled;
@@ -251,7 +272,11 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
   };
 
   /** Reads a copy of the body before the first send (a body the middleware did not see created). */
-  const keepCopy = async (request: Request, options: object, addToken: boolean | undefined): Promise<Request | undefined> => {
+  const keepCopy = async (
+    request: Request,
+    options: object,
+    addToken: boolean | undefined,
+  ): Promise<Request | undefined> => {
     log?.("keep-copy", request, {});
     keptBodies.set(options, await request.clone().arrayBuffer());
     return addToken ? withToken(request, options) : sending(options);
@@ -298,7 +323,8 @@ export function coreMiddleware({ prefix, auth, retry, onRetry, parts, log }: Cor
       if (log) logOutcome(request, failure, 1, sentAt.get(options));
       const call: Call = { fetch: options.fetch as Fetch, request, options };
       // only a failed connection is retried (delayBefore says so too), and only a request that can be sent again
-      if (retry?.worthRetrying(request, failure) !== true || !replayable(call)) return parts.network ? failure : undefined;
+      if (retry?.worthRetrying(request, failure) !== true || !replayable(call))
+        return parts.network ? failure : undefined;
       const [outcome, attempt] = await retryLoop(call, failure);
       // without the network part, the original error goes on unchanged, as without retries
       if (outcome instanceof NetworkError) return parts.network ? outcome : undefined;

@@ -26,7 +26,12 @@ function clock(extra: RetryOptions = {}) {
 }
 
 function client(fetch: FetchLike, retry: RetryOptions | false) {
-  return createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch, retry: retry === false ? false : retryPolicy(retry) });
+  return createTenantClient({
+    baseUrl,
+    auth: staticToken("at_1"),
+    fetch,
+    retry: retry === false ? false : retryPolicy(retry),
+  });
 }
 
 describe("retryMiddleware", () => {
@@ -101,7 +106,9 @@ describe("retryMiddleware", () => {
 
   it("sends nothing more without a retry policy: retries are opt-in (issue 20: an app without them ships no retry code)", async () => {
     const fetch = fakeFetch(json(503, {}), json(200, {}));
-    const { response } = await createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch }).GET("/api/v1/auth/user");
+    const { response } = await createTenantClient({ baseUrl, auth: staticToken("at_1"), fetch }).GET(
+      "/api/v1/auth/user",
+    );
     expect(response.status).toBe(503);
     expect(fetch.calls).toHaveLength(1);
   });
@@ -159,6 +166,10 @@ describe("retryMiddleware", () => {
     const c = createTenantClient({ baseUrl, auth, fetch, retry: retryPolicy(options) });
     const { data } = await c.GET("/api/v1/auth/user");
     expect(data).toEqual({ id: 1 });
-    expect(fetch.calls.map((x) => x.headers.get("authorization"))).toEqual(["Bearer at_1", "Bearer at_1", "Bearer at_2"]);
+    expect(fetch.calls.map((x) => x.headers.get("authorization"))).toEqual([
+      "Bearer at_1",
+      "Bearer at_1",
+      "Bearer at_2",
+    ]);
   });
 });

@@ -76,7 +76,13 @@ export interface RetryPolicy {
    * worthwhile, sending with `send`; returns the last outcome and the number of its attempt.
    * @internal
    */
-  readonly run: (request: Request, first: Outcome, send: (attempt: number) => Promise<Outcome>, log: Log | undefined, onRetry: ((info: RetryInfo) => void) | undefined) => Promise<[Outcome, number]>;
+  readonly run: (
+    request: Request,
+    first: Outcome,
+    send: (attempt: number) => Promise<Outcome>,
+    log: Log | undefined,
+    onRetry: ((info: RetryInfo) => void) | undefined,
+  ) => Promise<[Outcome, number]>;
 }
 
 /** Methods that are safe to send again (RFC 9110 §9.2.2). */
@@ -120,7 +126,14 @@ function sleepDefault(ms: number, signal: AbortSignal): Promise<void> {
  * @see RFC 6585 §4 (429 Too Many Requests)
  */
 export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
-  const { retries = 2, baseDelayMs = 300, maxDelayMs = 10_000, sleep = sleepDefault, random = Math.random, now = Date.now } = options;
+  const {
+    retries = 2,
+    baseDelayMs = 300,
+    maxDelayMs = 10_000,
+    sleep = sleepDefault,
+    random = Math.random,
+    now = Date.now,
+  } = options;
 
   /** The wait before retry number `retryIndex` (0-based) after `outcome`, or `undefined` if no retry. */
   const delayBefore = (outcome: Outcome, retryIndex: number): number | undefined => {
@@ -129,7 +142,9 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
     const retryable = answered ? isRetryableStatus(outcome.status) : outcome.code === "NETWORK_ERROR";
     if (!retryable) return undefined;
     const backoff = Math.min(maxDelayMs, baseDelayMs * 2 ** retryIndex);
-    const delay = (answered ? parseRetryAfter(outcome.headers.get("retry-after"), now()) : undefined) ?? backoff / 2 + (random() * backoff) / 2;
+    const delay =
+      (answered ? parseRetryAfter(outcome.headers.get("retry-after"), now()) : undefined) ??
+      backoff / 2 + (random() * backoff) / 2;
     // the server asks for longer than we wait: return its answer
     return delay > maxDelayMs ? undefined : delay;
   };
@@ -138,7 +153,8 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
   return {
     mayRetry,
     worthRetrying: (request, outcome) =>
-      mayRetry(request) && (outcome instanceof Response ? isRetryableStatus(outcome.status) : outcome.code === "NETWORK_ERROR"),
+      mayRetry(request) &&
+      (outcome instanceof Response ? isRetryableStatus(outcome.status) : outcome.code === "NETWORK_ERROR"),
 
     async run(request, first, send, log, onRetry = options.onRetry) {
       let outcome = first;
@@ -150,7 +166,14 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
         const error = outcome instanceof NetworkError ? outcome : undefined;
         const next = attempt + 1;
         log?.("retry", request, { status, error: error?.code, delayMs: Math.round(delayMs), attempt: next });
-        onRetry?.({ attempt: next, status, error, delayMs, method: request.method, path: new URL(request.url).pathname });
+        onRetry?.({
+          attempt: next,
+          status,
+          error,
+          delayMs,
+          method: request.method,
+          path: new URL(request.url).pathname,
+        });
         await sleep(delayMs, request.signal);
         if (request.signal.aborted) break;
         if (outcome instanceof Response) discard(outcome);

@@ -27,7 +27,8 @@ function rotatingAuth(): AuthStrategy & { rejected: string[] } {
   };
 }
 
-const unauthorized = () => json(401, { error: "invalid_token" }, { "www-authenticate": 'Bearer error="invalid_token"' });
+const unauthorized = () =>
+  json(401, { error: "invalid_token" }, { "www-authenticate": 'Bearer error="invalid_token"' });
 
 describe("unauthorizedRetryMiddleware", () => {
   it("on a 401 calls onUnauthorized once with the rejected token and retries once with a fresh one", async () => {
@@ -130,10 +131,18 @@ describe("unauthorizedRetryMiddleware", () => {
     const auth = rotatingAuth();
     const fetch = fakeFetch(new TypeError("fetch failed"), unauthorized(), json(200, { id: 1 }));
     const client = createClient<paths>({ baseUrl, fetch });
-    client.use(bearerMiddleware({ baseUrl, auth }), unauthorizedRetryMiddleware({ baseUrl, auth }), retryMiddleware({ retries: 1, sleep: async () => {} }));
+    client.use(
+      bearerMiddleware({ baseUrl, auth }),
+      unauthorizedRetryMiddleware({ baseUrl, auth }),
+      retryMiddleware({ retries: 1, sleep: async () => {} }),
+    );
     const { data, response } = await client.GET("/api/v1/auth/user");
     expect(response.status).toBe(200);
     expect(data).toEqual({ id: 1 });
-    expect(fetch.calls.map((c) => c.headers.get("authorization"))).toEqual(["Bearer at_1", "Bearer at_1", "Bearer at_2"]);
+    expect(fetch.calls.map((c) => c.headers.get("authorization"))).toEqual([
+      "Bearer at_1",
+      "Bearer at_1",
+      "Bearer at_2",
+    ]);
   });
 });

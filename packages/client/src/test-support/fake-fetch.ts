@@ -25,7 +25,13 @@ export function fakeFetch(...answers: Answer[]): FakeFetch {
   const fn = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const request = input instanceof Request && init === undefined ? input : new Request(input, init);
     const body = request.body === null ? "" : await request.text();
-    calls.push({ method: request.method, url: request.url, headers: new Headers(request.headers), body, redirect: request.redirect });
+    calls.push({
+      method: request.method,
+      url: request.url,
+      headers: new Headers(request.headers),
+      body,
+      redirect: request.redirect,
+    });
     const answer = answers[Math.min(i++, answers.length - 1)];
     if (answer === undefined) throw new Error("fakeFetch: no answer scripted");
     if (answer instanceof Error) throw answer;

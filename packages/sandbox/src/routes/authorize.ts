@@ -83,12 +83,23 @@ export function authorizeRoute(state: SandboxState) {
       scopes = checked.scopes;
     }
 
-    const request: AuthorizationRequest = { clientId: client.id, redirectUri, scopes, state: stateValue, codeChallenge };
+    const request: AuthorizationRequest = {
+      clientId: client.id,
+      redirectUri,
+      scopes,
+      state: stateValue,
+      codeChallenge,
+    };
     if (state.autoApprove) return approve(state, request);
     const requestId = state.pending.add(request);
     // Full: refuse this request rather than drop another user's open consent page.
-    if (requestId === undefined) return fail("temporarily_unavailable", "Too many sign-ins are waiting for consent; try again in a few minutes.");
-    return htmlResponse(consentPage({ clientId: client.id, redirectUri, scopes, requestId, action: CONSENT_PATH }), 200, redirectUri);
+    if (requestId === undefined)
+      return fail("temporarily_unavailable", "Too many sign-ins are waiting for consent; try again in a few minutes.");
+    return htmlResponse(
+      consentPage({ clientId: client.id, redirectUri, scopes, requestId, action: CONSENT_PATH }),
+      200,
+      redirectUri,
+    );
   };
 }
 

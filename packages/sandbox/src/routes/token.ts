@@ -80,9 +80,18 @@ export function tokenRoute(state: SandboxState) {
         const fingerprint = await refreshTokenFingerprint(refreshToken);
         // Nothing is awaited from here to the answer: the family is read right before the store
         // rotates the token (or evicts it, expired), and the ledger records what the store decided.
-        presented = { fingerprint, family: state.tokens.refreshFamilyOf(refreshToken) ?? null, actor: actorOf(c.req.raw.headers) };
+        presented = {
+          fingerprint,
+          family: state.tokens.refreshFamilyOf(refreshToken) ?? null,
+          actor: actorOf(c.req.raw.headers),
+        };
         ({ tokens, detail, clientId } = refresh(state, body, refreshToken));
-      } else throw new Refusal("unsupported_grant_type", "grant_type must be authorization_code or refresh_token.", "unsupported_grant_type");
+      } else
+        throw new Refusal(
+          "unsupported_grant_type",
+          "grant_type must be authorization_code or refresh_token.",
+          "unsupported_grant_type",
+        );
       record(200, "ok", detail);
       return tokenResponse(tokens);
     } catch (error) {
@@ -150,11 +159,17 @@ async function exchangeCode(state: SandboxState, body: Record<string, unknown>):
 }
 
 /** A refresh; `detail` is `rotation_grace` when a just-rotated token was answered with its successor. */
-function refresh(state: SandboxState, body: Record<string, unknown>, refreshToken: string): { tokens: IssuedTokens; detail: string | null; clientId: string } {
+function refresh(
+  state: SandboxState,
+  body: Record<string, unknown>,
+  refreshToken: string,
+): { tokens: IssuedTokens; detail: string | null; clientId: string } {
   // client_id is optional here (RFC 6749 §3.2.1): without it, the refresh token names its client,
   // which must still be registered.
-  const clientId = body["client_id"] === undefined ? state.tokens.clientOf(refreshToken) : requiredString(body, "client_id");
-  if (clientId === undefined) throw new Refusal("invalid_grant", "The refresh token is invalid, expired or revoked.", "refresh_token_unknown");
+  const clientId =
+    body["client_id"] === undefined ? state.tokens.clientOf(refreshToken) : requiredString(body, "client_id");
+  if (clientId === undefined)
+    throw new Refusal("invalid_grant", "The refresh token is invalid, expired or revoked.", "refresh_token_unknown");
   knownClient(state, clientId);
   const scope = stringField(body, "scope");
   let requested: readonly string[] | undefined;
@@ -162,7 +177,11 @@ function refresh(state: SandboxState, body: Record<string, unknown>, refreshToke
     const client = state.clients.get(clientId);
     const checked = client === undefined ? undefined : checkScope(scope, client);
     if (checked === undefined || !checked.ok) {
-      throw new Refusal("invalid_scope", checked?.ok === false ? checked.description : "Invalid scope.", "invalid_scope");
+      throw new Refusal(
+        "invalid_scope",
+        checked?.ok === false ? checked.description : "Invalid scope.",
+        "invalid_scope",
+      );
     }
     requested = checked.scopes;
   }

@@ -8,4 +8,5 @@ export { freePort, type RunningPrism } from "@tenant-integration/prism-testing";
 export const BUNDLE_PATH = createRequire(import.meta.url).resolve("@tenant-integration/openapi/openapi.json");
 
 /** Starts `prism proxy <bundle> <upstream> --errors` on a free port and waits until it answers. */
-export const startPrismProxy = (upstream: string): Promise<RunningPrism> => startPrism({ bundle: BUNDLE_PATH, upstream });
+export const startPrismProxy = (upstream: string): Promise<RunningPrism> =>
+  startPrism({ bundle: BUNDLE_PATH, upstream });

@@ -63,7 +63,13 @@ export interface LockOwner {
 export async function readOwner(lockPath: string): Promise<LockOwner | undefined> {
   try {
     const owner = JSON.parse(await readFile(join(lockPath, OWNER_FILE), "utf8")) as Partial<LockOwner>;
-    if (typeof owner.pid === "number" && typeof owner.host === "string" && typeof owner.id === "string" && typeof owner.since === "number") return owner as LockOwner;
+    if (
+      typeof owner.pid === "number" &&
+      typeof owner.host === "string" &&
+      typeof owner.id === "string" &&
+      typeof owner.since === "number"
+    )
+      return owner as LockOwner;
   } catch {}
   return undefined;
 }
@@ -101,13 +107,17 @@ async function removeStale(lockPath: string, staleMs: number): Promise<void> {
     throw Object.assign(new Error("Lock is being taken over"), { code: "ELOCKED" });
   }
   try {
-    const lockStat = await stat(lockPath).catch((e: unknown) => (errno(e) === "ENOENT" ? undefined : Promise.reject(e)));
+    const lockStat = await stat(lockPath).catch((e: unknown) =>
+      errno(e) === "ENOENT" ? undefined : Promise.reject(e),
+    );
     if (!lockStat) return;
     const owner = await readOwner(lockPath);
     const dead = owner !== undefined && isGone(owner.host, owner.pid);
     if (!dead) {
-      if (owner && owner.host === hostname()) throw Object.assign(new Error("Lock holder is alive"), { code: "ELOCKED" });
-      if (lockStat.mtimeMs >= Date.now() - staleMs) throw Object.assign(new Error("Lock was taken meanwhile"), { code: "ELOCKED" });
+      if (owner && owner.host === hostname())
+        throw Object.assign(new Error("Lock holder is alive"), { code: "ELOCKED" });
+      if (lockStat.mtimeMs >= Date.now() - staleMs)
+        throw Object.assign(new Error("Lock was taken meanwhile"), { code: "ELOCKED" });
     }
     await removeLock(lockPath);
   } finally {
@@ -180,7 +190,11 @@ export class LockWaitEnded extends Error {
  * ```
  * @see RFC 9700 §4.14.2
  */
-export function withFileLock<T>(lockPath: string, options: FileLockOptions, task: (held: HeldLock) => Promise<T>): Promise<T> {
+export function withFileLock<T>(
+  lockPath: string,
+  options: FileLockOptions,
+  task: (held: HeldLock) => Promise<T>,
+): Promise<T> {
   const run = Promise.resolve(tails.get(lockPath))
     .catch(() => {})
     .then(() => holding(lockPath, options, task));
@@ -216,7 +230,8 @@ function changes(lockPath: string): { next(): Promise<Wake>; close(): void } {
     watcher = fs.watch(dirname(lockPath), { persistent: false }, (event, name) => {
       watched = true;
       // Some platforms give no name: then any change wakes, as a change of the lock.
-      const why: Wake | undefined = !name || (name === lockName && event === "rename") ? "lock" : name === guardedName ? "file" : undefined;
+      const why: Wake | undefined =
+        !name || (name === lockName && event === "rename") ? "lock" : name === guardedName ? "file" : undefined;
       if (!why) return;
       // A change of the lock outranks one of the file: it is the one that calls for trying the lock again.
       if (changed !== "lock") changed = why;
@@ -233,7 +248,10 @@ function changes(lockPath: string): { next(): Promise<Wake>; close(): void } {
           return resolve(why);
         }
         // Randomized, so that waiters woken by the poll do not move in step.
-        const timer = setTimeout(() => done("poll"), (watched ? WATCHED_POLL_MS : POLL_MS) * (0.8 + Math.random() * 0.4));
+        const timer = setTimeout(
+          () => done("poll"),
+          (watched ? WATCHED_POLL_MS : POLL_MS) * (0.8 + Math.random() * 0.4),
+        );
         function done(why: Wake) {
           clearTimeout(timer);
           changed = undefined;
@@ -246,7 +264,11 @@ function changes(lockPath: string): { next(): Promise<Wake>; close(): void } {
   };
 }
 
-async function holding<T>(lockPath: string, options: FileLockOptions, task: (held: HeldLock) => Promise<T>): Promise<T> {
+async function holding<T>(
+  lockPath: string,
+  options: FileLockOptions,
+  task: (held: HeldLock) => Promise<T>,
+): Promise<T> {
   const staleMs = Math.max(options.staleMs ?? 10_000, 2_000);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
@@ -275,7 +297,8 @@ async function holding<T>(lockPath: string, options: FileLockOptions, task: (hel
         break;
       } catch (e) {
         if (CANNOT_CREATE.has(errno(e) ?? "")) return task({ isHeld: async () => true });
-        if (errno(e) !== "ELOCKED") throw new FileStorageError("IO_FAILED", `cannot take the lock ${lockPath}`, lockPath, e);
+        if (errno(e) !== "ELOCKED")
+          throw new FileStorageError("IO_FAILED", `cannot take the lock ${lockPath}`, lockPath, e);
         // A holder on this host that has exited is taken over now, not after staleMs.
         const owner = await readOwner(lockPath);
         if (owner && isGone(owner.host, owner.pid)) {
@@ -283,7 +306,11 @@ async function holding<T>(lockPath: string, options: FileLockOptions, task: (hel
           continue;
         }
         if (Date.now() >= deadline) {
-          throw new FileStorageError("LOCK_TIMEOUT", `the lock ${lockPath} stayed held for ${timeoutMs} ms by ${await describeHolder(lockPath)}`, lockPath);
+          throw new FileStorageError(
+            "LOCK_TIMEOUT",
+            `the lock ${lockPath} stayed held for ${timeoutMs} ms by ${await describeHolder(lockPath)}`,
+            lockPath,
+          );
         }
         watch ??= changes(lockPath);
         const tried = Date.now();
@@ -311,10 +338,11 @@ async function holding<T>(lockPath: string, options: FileLockOptions, task: (hel
   // plainly owner-less, as the protocol says, and nothing but the directory is left to release.
   const owned = await writeFile(join(lockPath, OWNER_FILE), JSON.stringify(me), { mode: 0o600 }).then(
     () => true,
-    () => unlink(join(lockPath, OWNER_FILE)).then(
-      () => false,
-      () => false,
-    ),
+    () =>
+      unlink(join(lockPath, OWNER_FILE)).then(
+        () => false,
+        () => false,
+      ),
   );
   if (owned && taken) await utimes(lockPath, taken.atime, taken.mtime).catch(() => {});
   const isHeld = async (): Promise<boolean> => {

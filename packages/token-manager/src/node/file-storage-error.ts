@@ -49,7 +49,13 @@ export class FileStorageError extends Error {
    * @param cause - the system error, if any
    * @param fields - `movedTo` and `reset` of a `FILE_CORRUPT`
    */
-  constructor(code: FileStorageErrorCode, message: string, path: string, cause?: unknown, fields?: { movedTo: string; reset: true }) {
+  constructor(
+    code: FileStorageErrorCode,
+    message: string,
+    path: string,
+    cause?: unknown,
+    fields?: { movedTo: string; reset: true },
+  ) {
     super(message, cause === undefined ? undefined : { cause });
     this.code = code;
     this.path = path;

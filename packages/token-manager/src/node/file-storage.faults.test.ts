@@ -40,7 +40,15 @@ function manager(path: string) {
   const server = tokenServer();
   const { fetch, calls } = recordingFetch((c) => server.handler(c));
   const c = clock();
-  const tm = createTokenManager({ baseUrl: BASE, clientId: CLIENT_ID, redirectUri: REDIRECT_URI, scopes: ["profile:read"], fetch, now: c.now, storage: fileStorage(path) });
+  const tm = createTokenManager({
+    baseUrl: BASE,
+    clientId: CLIENT_ID,
+    redirectUri: REDIRECT_URI,
+    scopes: ["profile:read"],
+    fetch,
+    now: c.now,
+    storage: fileStorage(path),
+  });
   return { tm, calls, clock: c };
 }
 
@@ -54,14 +62,25 @@ async function settleWithin(tm: TokenManager, ms: number): Promise<{ token?: str
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<{ running: true }>((resolve) => (timer = setTimeout(() => resolve({ running: true }), ms)));
   try {
-    return await Promise.race([tm.getAccessToken().then((token) => ({ token }), (error: Error) => ({ error })), late]);
+    return await Promise.race([
+      tm.getAccessToken().then(
+        (token) => ({ token }),
+        (error: Error) => ({ error }),
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }
 }
 
 const faults = [
-  { fault: "a read-only directory", errno: "EROFS", start: (d: TestDisk) => d.readOnly(), end: async (d: TestDisk) => d.writable() },
+  {
+    fault: "a read-only directory",
+    errno: "EROFS",
+    start: (d: TestDisk) => d.readOnly(),
+    end: async (d: TestDisk) => d.writable(),
+  },
   {
     fault: "a full disk",
     errno: "ENOSPC",
@@ -95,7 +114,9 @@ describe.each(faults)("$fault that lasts past the next expiry (issue 27)", ({ er
     expect(outcome.running).toBeUndefined();
     expect(performance.now() - started).toBeLessThan(2_000);
     expect(outcome.error).toEqual(failure("STORAGE_FAILED"));
-    expect(outcome.error!.message).toBe("STORAGE_FAILED: the refreshed tokens cannot be written, so they are not refreshed again until they are");
+    expect(outcome.error!.message).toBe(
+      "STORAGE_FAILED: the refreshed tokens cannot be written, so they are not refreshed again until they are",
+    );
     expect((outcome.error!.cause as Error).message).toBe(`cannot write the token file ${path} (${errno})`);
     // Nothing sent with rt_2: the tenant's current refresh token is the one kept in memory.
     expect(calls).toHaveLength(2);

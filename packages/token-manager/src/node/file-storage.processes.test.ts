@@ -12,7 +12,14 @@ import { mkdir, mkdtemp, readdir, readFile, rm, utimes } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandboxProcess, startWorker, stopAll, together, type Child, type SandboxProcess } from "../testing/processes.js";
+import {
+  startSandboxProcess,
+  startWorker,
+  stopAll,
+  together,
+  type Child,
+  type SandboxProcess,
+} from "../testing/processes.js";
 import { createTokenManager } from "../token-manager.js";
 import { fileStorage } from "./file-storage.js";
 
@@ -53,7 +60,9 @@ describe("20 processes sharing one token file, when another process has stored f
 
   beforeAll(async () => {
     file = join(dir, "tokens-read-first.json");
-    workers = await Promise.all(Array.from({ length: 20 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)));
+    workers = await Promise.all(
+      Array.from({ length: 20 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)),
+    );
     workers[0]!.send({ cmd: "sign-in", offsetMs: sandbox.offsetMs });
     expect(await workers[0]!.next()).toEqual({ signedIn: true });
   }, 60_000);
@@ -73,7 +82,9 @@ describe("20 processes sharing one token file, when another process has stored f
 
     // Each call is a new manager (a new run of the tool): the file holds fresh tokens, read first.
     seq = await sandbox.lastSeq();
-    expect(await together(workers, { cmd: "call", offsetMs: sandbox.offsetMs, count: true })).toEqual(workers.map(() => ({ ...USER, lockTaken: 0 })));
+    expect(await together(workers, { cmd: "call", offsetMs: sandbox.offsetMs, count: true })).toEqual(
+      workers.map(() => ({ ...USER, lockTaken: 0 })),
+    );
     expect(await sandbox.refreshesSince(seq)).toEqual([]);
   }, 60_000);
 
@@ -125,7 +136,9 @@ describe("a lock holder killed with SIGKILL during a refresh", () => {
     // A stale bound far beyond the lock timeout: a takeover that waited for it would fail with LOCK_TIMEOUT.
     const options = { staleMs: 120_000, lockTimeoutMs: 15_000 };
     const holder = await startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options);
-    const others = await Promise.all(Array.from({ length: 4 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options)));
+    const others = await Promise.all(
+      Array.from({ length: 4 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, options)),
+    );
     try {
       holder.send({ cmd: "sign-in", offsetMs: sandbox.offsetMs });
       expect(await holder.next()).toEqual({ signedIn: true });
@@ -154,7 +167,9 @@ describe("processes finding a stale lock at the same moment", () => {
   it("take it over one at a time: no two ever hold it together (the takeover's own gate)", async () => {
     const file = join(dir, "tokens-takeover.json");
     const log = join(dir, "takeover.log");
-    const workers = await Promise.all(Array.from({ length: 8 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, { staleMs: 2_000 })));
+    const workers = await Promise.all(
+      Array.from({ length: 8 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI, { staleMs: 2_000 })),
+    );
     try {
       // The lock of a holder that died long ago.
       await mkdir(`${file}.refresh.lock`);
@@ -189,7 +204,12 @@ describe("a live holder that keeps the lock longer than staleMs", () => {
       waiter.send({ cmd: "hold-lock", log, ms: 10 });
       expect(await Promise.all([held, waited])).toEqual([{ held: true }, { held: true }]);
       const [holderPid, waiterPid] = [holder.process.pid, waiter.process.pid];
-      expect((await readFile(log, "utf8")).trim().split("\n")).toEqual([`in ${holderPid}`, `out ${holderPid}`, `in ${waiterPid}`, `out ${waiterPid}`]);
+      expect((await readFile(log, "utf8")).trim().split("\n")).toEqual([
+        `in ${holderPid}`,
+        `out ${holderPid}`,
+        `in ${waiterPid}`,
+        `out ${waiterPid}`,
+      ]);
     } finally {
       await stopAll([holder, waiter]);
     }
@@ -225,7 +245,9 @@ describe("writers killed with SIGKILL in the middle of their writes", () => {
 describe("processes writing different keys at once", () => {
   it("keep every key (K = 12, read-modify-write under the write lock)", async () => {
     const file = join(dir, "tokens-keys.json");
-    const writers = await Promise.all(Array.from({ length: 12 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)));
+    const writers = await Promise.all(
+      Array.from({ length: 12 }, () => startWorker(sandbox.url, file, CLIENT_ID, REDIRECT_URI)),
+    );
     try {
       const answers = await Promise.all(
         writers.map((w, i) => {

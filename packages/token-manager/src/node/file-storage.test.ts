@@ -1,4 +1,18 @@
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -31,7 +45,15 @@ function manager(overrides: Partial<TokenManagerOptions>) {
   const server = tokenServer();
   const { fetch, calls } = recordingFetch((c) => server.handler(c));
   const c = clock();
-  const tm = createTokenManager({ baseUrl: BASE, clientId: CLIENT_ID, redirectUri: REDIRECT_URI, scopes: ["profile:read"], fetch, now: c.now, ...overrides });
+  const tm = createTokenManager({
+    baseUrl: BASE,
+    clientId: CLIENT_ID,
+    redirectUri: REDIRECT_URI,
+    scopes: ["profile:read"],
+    fetch,
+    now: c.now,
+    ...overrides,
+  });
   return { tm, calls, clock: c };
 }
 
@@ -138,7 +160,9 @@ describe("fileStorage", () => {
     await mkdir(`${path}.refresh.lock`);
     const old = new Date(Date.now() - 5_000);
     await utimes(`${path}.refresh.lock`, old, old);
-    expect(await fileStorage(path, { staleMs: 2_000, lockTimeoutMs: 1_000 }).lock("x", async () => "taken over")).toBe("taken over");
+    expect(await fileStorage(path, { staleMs: 2_000, lockTimeoutMs: 1_000 }).lock("x", async () => "taken over")).toBe(
+      "taken over",
+    );
     expect(await readdir(dir)).toEqual([]);
   });
 });
@@ -149,7 +173,8 @@ describe("a wait for the lock with `until` (what the token manager passes)", () 
     await writeFile(`${path}.tmp`, text);
     await rename(`${path}.tmp`, path);
   };
-  const holds = (path: string, text: string) => async () => (await readFile(path, "utf8").catch(() => "")).includes(text);
+  const holds = (path: string, text: string) => async () =>
+    (await readFile(path, "utf8").catch(() => "")).includes(text);
 
   it("ends without the lock, and without running the task, once the file holds what it waits for", async () => {
     const path = join(dir, "tokens.json");
@@ -162,7 +187,7 @@ describe("a wait for the lock with `until` (what the token manager passes)", () 
         (e: unknown) => (e as Error).name,
       );
     await new Promise((r) => setTimeout(r, 100));
-    await replace(path, "{\"tokens\":\"fresh\"}");
+    await replace(path, '{"tokens":"fresh"}');
     // Not LOCK_TIMEOUT: the wait ended because of the file, long before its 10 s bound.
     expect(await waiting).toBe("LockWaitEnded");
     expect(ran).toBe(false);
@@ -185,7 +210,9 @@ describe("a wait for the lock with `until` (what the token manager passes)", () 
         .lock("x", async () => "taken", { until: holds(path, "fresh") })
         .catch((e: unknown) => e);
       expect(timedOut).toMatchObject({ code: "LOCK_TIMEOUT" });
-      const taking = fileStorage(path, { lockTimeoutMs: 10_000 }).lock("x", async () => "taken", { until: holds(path, "fresh") });
+      const taking = fileStorage(path, { lockTimeoutMs: 10_000 }).lock("x", async () => "taken", {
+        until: holds(path, "fresh"),
+      });
       await new Promise((r) => setTimeout(r, 100));
       await rm(lockDir, { recursive: true });
       expect(await taking).toBe("taken");
@@ -201,7 +228,13 @@ describe("fileStorage and the token manager", () => {
     const path = join(dir, "tokens.json");
     const server = tokenServer();
     const { fetch } = recordingFetch((c) => server.handler(c));
-    const options = { baseUrl: BASE, clientId: CLIENT_ID, redirectUri: REDIRECT_URI, scopes: ["profile:read" as const], fetch };
+    const options = {
+      baseUrl: BASE,
+      clientId: CLIENT_ID,
+      redirectUri: REDIRECT_URI,
+      scopes: ["profile:read" as const],
+      fetch,
+    };
     await signIn(createTokenManager({ ...options, storage: fileStorage(path) }));
     expect(await createTokenManager({ ...options, storage: fileStorage(path) }).getAccessToken()).toBe("at_1");
   });
@@ -223,7 +256,9 @@ describe("a corrupt or empty token file", () => {
       const aside = (await readdir(dir)).filter((n) => n.startsWith("tokens.json.corrupt-"));
       expect(aside).toHaveLength(1);
       expect((error.cause as Error).name).toBe("FileStorageError");
-      expect((error.cause as Error).message).toBe(`the token file ${path} was ${said}; moved aside to ${join(dir, aside[0]!)}: sign in again`);
+      expect((error.cause as Error).message).toBe(
+        `the token file ${path} was ${said}; moved aside to ${join(dir, aside[0]!)}: sign in again`,
+      );
       expect(await readFile(join(dir, aside[0]!), "utf8")).toBe(content);
 
       // The next call finds no file: plainly not signed in. Signing in writes a good file.
@@ -238,7 +273,10 @@ describe("a corrupt or empty token file", () => {
     const path = join(dir, "tokens.json");
     await writeFile(path, "{not json", { mode: 0o600 });
     const warnings: string[] = [];
-    const { tm } = manager({ storage: fileStorage(path), logger: logSessionTo({ warn: (_fields, message) => warnings.push(message) }, "warn") });
+    const { tm } = manager({
+      storage: fileStorage(path),
+      logger: logSessionTo({ warn: (_fields, message) => warnings.push(message) }, "warn"),
+    });
     const failures: TokenManagerError[] = [];
     tm.on("storage-failed", ({ error }) => failures.push(error));
 
@@ -249,7 +287,9 @@ describe("a corrupt or empty token file", () => {
     expect(failures).toEqual([failure("STORAGE_FAILED")]);
     expect(failures[0]!.message).toContain(`moved aside to ${movedTo}`);
     expect(failures[0]!.cause).toMatchObject({ name: "FileStorageError", code: "FILE_CORRUPT" });
-    expect(warnings).toEqual([expect.stringContaining(`the token file ${path} was not valid JSON; moved aside to ${movedTo}`)]);
+    expect(warnings).toEqual([
+      expect.stringContaining(`the token file ${path} was not valid JSON; moved aside to ${movedTo}`),
+    ]);
 
     // Reported once: the file is gone, so the next read is plainly no session.
     expect(await tm.isSignedIn()).toBe(false);
@@ -268,7 +308,9 @@ describe("a corrupt or empty token file", () => {
   it("reports FILE_CORRUPT with reset from the storage itself, and never quotes the content", async () => {
     const path = join(dir, "tokens.json");
     await writeFile(path, '{"k": "rt_SECRET_in_a_broken_file"', { mode: 0o600 });
-    const error = (await fileStorage(path).get("k").catch((e: unknown) => e)) as FileStorageError;
+    const error = (await fileStorage(path)
+      .get("k")
+      .catch((e: unknown) => e)) as FileStorageError;
     expect(error).toBeInstanceOf(FileStorageError);
     expect(error).toMatchObject({ name: "FileStorageError", code: "FILE_CORRUPT", path, reset: true });
     expect(error.movedTo).toMatch(/tokens\.json\.corrupt-/);
@@ -318,8 +360,13 @@ describe("a token file with a looser mode", () => {
     await writeFile(path, '{"k":"v"}');
     await chmod(path, 0o644);
     d.readOnly();
-    const error = (await fileStorage(path).get("k").catch((e: unknown) => e)) as FileStorageError;
-    expect(error).toMatchObject({ code: "FILE_UNSAFE", message: `the token file ${path} may be read by others (mode 0644) and cannot be tightened to 0600` });
+    const error = (await fileStorage(path)
+      .get("k")
+      .catch((e: unknown) => e)) as FileStorageError;
+    expect(error).toMatchObject({
+      code: "FILE_UNSAFE",
+      message: `the token file ${path} may be read by others (mode 0644) and cannot be tightened to 0600`,
+    });
   });
 });
 

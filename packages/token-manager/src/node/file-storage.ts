@@ -46,10 +46,16 @@ async function target(path: string): Promise<string> {
       info = await lstat(current);
     } catch (e) {
       if (errno(e) === "ENOENT") return current;
-      throw new FileStorageError("IO_FAILED", `cannot read the token file ${current} (${errno(e) ?? "error"})`, current, e);
+      throw new FileStorageError(
+        "IO_FAILED",
+        `cannot read the token file ${current} (${errno(e) ?? "error"})`,
+        current,
+        e,
+      );
     }
     if (!info.isSymbolicLink()) {
-      if (!info.isFile()) throw new FileStorageError("FILE_UNSAFE", `the token file ${current} is not a regular file`, current);
+      if (!info.isFile())
+        throw new FileStorageError("FILE_UNSAFE", `the token file ${current} is not a regular file`, current);
       return current;
     }
     current = resolve(dirname(current), await readlink(current));
@@ -115,12 +121,25 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
   };
 
   /** Takes the lock directory `<file>.<kind>.lock` beside the (resolved) file, creating its directory. */
-  const locked = async <T>(kind: "refresh" | "write", task: (file: string, held: HeldLock) => Promise<T>, wait?: LockWaitOptions): Promise<T> => {
+  const locked = async <T>(
+    kind: "refresh" | "write",
+    task: (file: string, held: HeldLock) => Promise<T>,
+    wait?: LockWaitOptions,
+  ): Promise<T> => {
     const file = await target(path);
     await mkdir(dirname(file), { recursive: true, mode: 0o700 }).catch((e: unknown) => {
-      throw new FileStorageError("IO_FAILED", `cannot create the directory of the token file ${file} (${errno(e) ?? "error"})`, file, e);
+      throw new FileStorageError(
+        "IO_FAILED",
+        `cannot create the directory of the token file ${file} (${errno(e) ?? "error"})`,
+        file,
+        e,
+      );
     });
-    return withFileLock(`${file}.${kind}.lock`, wait?.until ? { ...lockOptions, until: wait.until } : lockOptions, (held) => task(file, held));
+    return withFileLock(
+      `${file}.${kind}.lock`,
+      wait?.until ? { ...lockOptions, until: wait.until } : lockOptions,
+      (held) => task(file, held),
+    );
   };
 
   /** The text of the file (tightening a loose mode first), or `undefined` when there is none. */
@@ -130,7 +149,12 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
       if (mode & 0o077) {
         await chmod(file, 0o600).catch((e: unknown) => {
           const octal = (mode & 0o777).toString(8).padStart(4, "0");
-          throw new FileStorageError("FILE_UNSAFE", `the token file ${file} may be read by others (mode ${octal}) and cannot be tightened to 0600`, file, e);
+          throw new FileStorageError(
+            "FILE_UNSAFE",
+            `the token file ${file} may be read by others (mode ${octal}) and cannot be tightened to 0600`,
+            file,
+            e,
+          );
         });
       }
       return await readFile(file, "utf8");
@@ -145,12 +169,24 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
   const setAside = async (file: string, what: string): Promise<FileStorageError> => {
     const movedTo = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}-${randomBytes(3).toString("hex")}`;
     await rename(file, movedTo).catch((e: unknown) => {
-      if (errno(e) !== "ENOENT") throw new FileStorageError("IO_FAILED", `cannot move the corrupt token file ${file} aside (${errno(e) ?? "error"})`, file, e);
+      if (errno(e) !== "ENOENT")
+        throw new FileStorageError(
+          "IO_FAILED",
+          `cannot move the corrupt token file ${file} aside (${errno(e) ?? "error"})`,
+          file,
+          e,
+        );
     });
-    return new FileStorageError("FILE_CORRUPT", `the token file ${file} was ${what}; moved aside to ${movedTo}: sign in again`, file, undefined, {
-      movedTo,
-      reset: true,
-    });
+    return new FileStorageError(
+      "FILE_CORRUPT",
+      `the token file ${file} was ${what}; moved aside to ${movedTo}: sign in again`,
+      file,
+      undefined,
+      {
+        movedTo,
+        reset: true,
+      },
+    );
   };
 
   /** The file's data, under the write lock; a corrupt file is moved aside and counts as empty. */
@@ -182,7 +218,12 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
       throw new FileStorageError("IO_FAILED", `cannot write the token file ${file} (${errno(e) ?? "error"})`, file, e);
     }
     await syncDirectory(dirname(file)).catch((e: unknown) => {
-      throw new FileStorageError("IO_FAILED", `cannot make the write of the token file ${file} durable (${errno(e) ?? "error"})`, file, e);
+      throw new FileStorageError(
+        "IO_FAILED",
+        `cannot make the write of the token file ${file} durable (${errno(e) ?? "error"})`,
+        file,
+        e,
+      );
     });
   };
 

@@ -130,8 +130,13 @@ describe("checkRedirect: asking the tenant at once whether it knows the redirect
       seen.push(String(input));
       return new Response(null, { status: 302, headers: { Location: `${registered}?error=invalid_request` } });
     };
-    await server.checkRedirect(`https://acme.tenant.test/oauth/authorize?response_type=code&client_id=cli&redirect_uri=${encodeURIComponent(registered)}&state=secret-state&code_challenge=x`, { fetch });
-    expect(seen).toEqual([`https://acme.tenant.test/oauth/authorize?client_id=cli&redirect_uri=${encodeURIComponent(registered)}`]);
+    await server.checkRedirect(
+      `https://acme.tenant.test/oauth/authorize?response_type=code&client_id=cli&redirect_uri=${encodeURIComponent(registered)}&state=secret-state&code_challenge=x`,
+      { fetch },
+    );
+    expect(seen).toEqual([
+      `https://acme.tenant.test/oauth/authorize?client_id=cli&redirect_uri=${encodeURIComponent(registered)}`,
+    ]);
   });
 
   it.each([
@@ -143,7 +148,10 @@ describe("checkRedirect: asking the tenant at once whether it knows the redirect
     const registered = `http://127.0.0.1:${port}/callback`;
     const server = await waitForCallback(registered);
     onTestFinished(() => server.close());
-    await expect(server.checkRedirect(`https://acme.tenant.test/oauth/authorize?client_id=cli&redirect_uri=x`, { fetch: async () => answer() })).resolves.toBeUndefined();
+    await expect(
+      server.checkRedirect(`https://acme.tenant.test/oauth/authorize?client_id=cli&redirect_uri=x`, {
+        fetch: async () => answer(),
+      }),
+    ).resolves.toBeUndefined();
   });
 });
-

@@ -79,7 +79,10 @@ export interface CallbackServer {
  * ```
  * @see RFC 8252 §7.3, §8.3
  */
-export async function waitForCallback(redirectUri: string | URL, options: WaitForCallbackOptions = {}): Promise<CallbackServer> {
+export async function waitForCallback(
+  redirectUri: string | URL,
+  options: WaitForCallbackOptions = {},
+): Promise<CallbackServer> {
   const target = new URL(String(redirectUri));
   if (target.protocol !== "http:" || !isLoopback(target.hostname) || !target.port) {
     fail("INVALID_OPTIONS", "redirectUri must be http://127.0.0.1:<port>/<path> (or localhost, [::1])");
@@ -116,7 +119,12 @@ export async function waitForCallback(redirectUri: string | URL, options: WaitFo
       ),
     timeoutMs,
   );
-  const stop = (reason = new TokenManagerError("INVALID_CALLBACK", "INVALID_CALLBACK: closed before an authorization callback arrived")): void => {
+  const stop = (
+    reason = new TokenManagerError(
+      "INVALID_CALLBACK",
+      "INVALID_CALLBACK: closed before an authorization callback arrived",
+    ),
+  ): void => {
     clearTimeout(timer);
     settle(reason);
     server.close();
@@ -146,11 +154,16 @@ export async function waitForCallback(redirectUri: string | URL, options: WaitFo
   // The URI as given when its port was used, so that it still matches the registered one exactly.
   const listening = String(port) === target.port ? String(redirectUri) : bound.href;
 
-  const checkRedirect = async (authorizeUrl: string | URL, { fetch: fetchFn = fetch }: { fetch?: FetchLike } = {}): Promise<void> => {
+  const checkRedirect = async (
+    authorizeUrl: string | URL,
+    { fetch: fetchFn = fetch }: { fetch?: FetchLike } = {},
+  ): Promise<void> => {
     const asked = new URL(authorizeUrl);
     const clientId = asked.searchParams.get("client_id") ?? "";
     const probe = new URL(asked.origin + asked.pathname);
-    probe.search = String(new URLSearchParams({ client_id: clientId, redirect_uri: asked.searchParams.get("redirect_uri") ?? "" }));
+    probe.search = String(
+      new URLSearchParams({ client_id: clientId, redirect_uri: asked.searchParams.get("redirect_uri") ?? "" }),
+    );
     let status: number;
     try {
       status = (await fetchFn(probe.href, { redirect: "manual", headers: { Accept: "text/html" } })).status;

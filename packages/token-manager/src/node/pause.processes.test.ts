@@ -52,7 +52,9 @@ describe("the file lock's owner (pid and host)", () => {
       waiter.send({ cmd: "hold-lock", log, ms: 10 });
       const refused = await waiter.next();
       expect(refused).toMatchObject({ error: "LOCK_TIMEOUT", name: "FileStorageError" });
-      expect(refused["message"]).toContain(`by process ${holder.process.pid} on this host, which is alive but has not updated the lock`);
+      expect(refused["message"]).toContain(
+        `by process ${holder.process.pid} on this host, which is alive but has not updated the lock`,
+      );
       holder.process.kill("SIGCONT");
       expect(await held).toEqual({ held: true });
       const pid = holder.process.pid;
@@ -72,9 +74,15 @@ describe("the file lock's owner (pid and host)", () => {
       while (!(await readFile(log, "utf8").catch(() => "")).includes("in")) await sleep(10);
       const owner = JSON.parse(await readFile(`${file}.refresh.lock/owner`, "utf8")) as Record<string, unknown>;
       expect(Object.keys(owner)).toEqual(["pid", "host", "id", "since"]);
-      expect(owner).toMatchObject({ pid: holder.process.pid, host: (await import("node:os")).hostname(), id: expect.stringMatching(/^[0-9a-f]{32}$/) });
+      expect(owner).toMatchObject({
+        pid: holder.process.pid,
+        host: (await import("node:os")).hostname(),
+        id: expect.stringMatching(/^[0-9a-f]{32}$/),
+      });
       const lockfile = (await import("proper-lockfile")).default;
-      expect(await lockfile.check(file.replace(/$/, ".refresh"), { lockfilePath: `${file}.refresh.lock`, realpath: false })).toBe(true);
+      expect(
+        await lockfile.check(file.replace(/$/, ".refresh"), { lockfilePath: `${file}.refresh.lock`, realpath: false }),
+      ).toBe(true);
       expect(await held).toEqual({ held: true });
       await expect(readFile(`${file}.refresh.lock/owner`, "utf8")).rejects.toMatchObject({ code: "ENOENT" });
     } finally {
@@ -115,7 +123,14 @@ describe("a process woken from a stop (regression: issue 27, a refresh sent on a
       request.resume().on("end", () => {
         refreshes++;
         response.setHeader("Content-Type", "application/json");
-        response.end(JSON.stringify({ access_token: `at_${refreshes}`, refresh_token: `rt_${refreshes}`, token_type: "Bearer", expires_in: 900 }));
+        response.end(
+          JSON.stringify({
+            access_token: `at_${refreshes}`,
+            refresh_token: `rt_${refreshes}`,
+            token_type: "Bearer",
+            expires_in: 900,
+          }),
+        );
       });
     });
     server.keepAliveTimeout = 3_000;
@@ -129,7 +144,8 @@ describe("a process woken from a stop (regression: issue 27, a refresh sent on a
     const worker = await startScript(script, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     try {
       expect(await worker.next()).toEqual({ stopping: true });
-      while (!(await readFile(`/proc/${worker.process.pid}/stat`, "utf8")).split(") ")[1]!.startsWith("T")) await sleep(10);
+      while (!(await readFile(`/proc/${worker.process.pid}/stat`, "utf8")).split(") ")[1]!.startsWith("T"))
+        await sleep(10);
       await sleep(4_000);
       worker.process.kill("SIGCONT");
       expect(await worker.next()).toEqual({ token: "at_2" });

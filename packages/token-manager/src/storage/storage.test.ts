@@ -44,7 +44,12 @@ describe("webStorage", () => {
   });
 
   it("turns a throwing setItem (quota exceeded) into a rejection", async () => {
-    const backing = { ...fakeWebStorage(), setItem: () => { throw new DOMException("full", "QuotaExceededError"); } };
+    const backing = {
+      ...fakeWebStorage(),
+      setItem: () => {
+        throw new DOMException("full", "QuotaExceededError");
+      },
+    };
     await expect(webStorage(backing).set("k", "v")).rejects.toThrow("full");
   });
 });

@@ -11,7 +11,9 @@ function mount(...args: string[]): void {
   try {
     execFileSync("mount", args, { stdio: "pipe" });
   } catch (e) {
-    throw new Error(`this test mounts a tmpfs and needs root (as CI runs): mount ${args.join(" ")} failed: ${(e as Error).message}`);
+    throw new Error(
+      `this test mounts a tmpfs and needs root (as CI runs): mount ${args.join(" ")} failed: ${(e as Error).message}`,
+    );
   }
 }
 

@@ -6,4 +6,5 @@ import { expect } from "vitest";
 import { type ErrorCode, TokenManagerError } from "../errors.js";
 
 /** `expect(x).toEqual(failure("STATE_MISMATCH"))`, `.rejects.toThrow(failure("STORAGE_FAILED"))`. */
-export const failure = (code: ErrorCode) => expect.objectContaining({ constructor: TokenManagerError, name: "TokenManagerError", code });
+export const failure = (code: ErrorCode) =>
+  expect.objectContaining({ constructor: TokenManagerError, name: "TokenManagerError", code });

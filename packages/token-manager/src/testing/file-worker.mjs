@@ -41,7 +41,14 @@ const stop = (where) => {
   process.kill(process.pid, "SIGSTOP"); // frozen here, timers and all, until SIGCONT
 };
 
-function manager(offsetMs = 0, hold = false, pause = undefined, more = {}, seen = { lockTaken: 0 }, announceWait = false) {
+function manager(
+  offsetMs = 0,
+  hold = false,
+  pause = undefined,
+  more = {},
+  seen = { lockTaken: 0 },
+  announceWait = false,
+) {
   const storage = fileStorage(file, options);
   let armed = pause;
   let announced = !announceWait;
@@ -117,9 +124,22 @@ async function run(command) {
     }
     case "call": {
       const seen = { lockTaken: 0 };
-      const token = await manager(command.offsetMs, command.hold, command.pause, command.manager, seen, command.announceWait).getAccessToken();
-      const response = await fetch(`${url}/api/v1/auth/user`, { headers: { Authorization: `Bearer ${token}`, Accept: "application/json" } });
-      return { status: response.status, user: response.ok ? (await response.json()).name : undefined, ...(command.count ? { lockTaken: seen.lockTaken } : {}) };
+      const token = await manager(
+        command.offsetMs,
+        command.hold,
+        command.pause,
+        command.manager,
+        seen,
+        command.announceWait,
+      ).getAccessToken();
+      const response = await fetch(`${url}/api/v1/auth/user`, {
+        headers: { Authorization: `Bearer ${token}`, Accept: "application/json" },
+      });
+      return {
+        status: response.status,
+        user: response.ok ? (await response.json()).name : undefined,
+        ...(command.count ? { lockTaken: seen.lockTaken } : {}),
+      };
     }
     case "write":
       await fileStorage(file, options).set(command.key, command.value);
@@ -143,6 +163,8 @@ async function run(command) {
 
 const lines = createInterface({ input: process.stdin });
 lines.on("line", (line) => {
-  run(JSON.parse(line)).then(say, (e) => say({ error: e?.code ?? "ERROR", name: e?.name, message: String(e?.message), cause: e?.cause?.message }));
+  run(JSON.parse(line)).then(say, (e) =>
+    say({ error: e?.code ?? "ERROR", name: e?.name, message: String(e?.message), cause: e?.cause?.message }),
+  );
 });
 say({ ready: true, pid: process.pid });

@@ -43,7 +43,12 @@ export function json(status: number, body: unknown): Response {
 }
 
 export function tokens(access: string, refresh?: string, expiresIn = 900): Response {
-  return json(200, { access_token: access, token_type: "Bearer", expires_in: expiresIn, ...(refresh ? { refresh_token: refresh } : {}) });
+  return json(200, {
+    access_token: access,
+    token_type: "Bearer",
+    expires_in: expiresIn,
+    ...(refresh ? { refresh_token: refresh } : {}),
+  });
 }
 
 export function clock(start = 1_700_000_000_000) {

@@ -51,7 +51,8 @@ function child(args: string[]): Child {
     next: () => {
       const message = queue.shift();
       if (message) return Promise.resolve(message);
-      if (proc.exitCode !== null || proc.signalCode !== null) return Promise.reject(new Error(`process exited: ${stderr}`));
+      if (proc.exitCode !== null || proc.signalCode !== null)
+        return Promise.reject(new Error(`process exited: ${stderr}`));
       return new Promise((resolve, reject) => waiting.push((m) => (m instanceof Error ? reject(m) : resolve(m))));
     },
     send: (command) => proc.stdin!.write(`${JSON.stringify(command)}\n`),
@@ -80,9 +81,22 @@ export interface SandboxProcess {
   close(): Promise<void>;
 }
 
-export async function startSandboxProcess(clientId: string, redirectUri: string, { autoApprove = true } = {}): Promise<SandboxProcess> {
+export async function startSandboxProcess(
+  clientId: string,
+  redirectUri: string,
+  { autoApprove = true } = {},
+): Promise<SandboxProcess> {
   const approve = autoApprove ? ["--auto-approve"] : [];
-  const proc = child([SANDBOX_CLI, "--port", "0", ...approve, "--test-clock", "--json", "--client", `id=${clientId},redirect=${redirectUri}`]);
+  const proc = child([
+    SANDBOX_CLI,
+    "--port",
+    "0",
+    ...approve,
+    "--test-clock",
+    "--json",
+    "--client",
+    `id=${clientId},redirect=${redirectUri}`,
+  ]);
   const { url } = (await proc.next()) as { url: string };
   let offsetMs = 0;
   const sandbox: SandboxProcess = {
@@ -101,7 +115,11 @@ export async function startSandboxProcess(clientId: string, redirectUri: string,
     },
     expire: () => sandbox.advance(LATER_SECONDS),
     async events() {
-      return ((await (await fetch(`${url}/__sandbox/events`)).json()) as { events: Awaited<ReturnType<SandboxProcess["events"]>> }).events;
+      return (
+        (await (await fetch(`${url}/__sandbox/events`)).json()) as {
+          events: Awaited<ReturnType<SandboxProcess["events"]>>;
+        }
+      ).events;
     },
     lastSeq: async () => (await sandbox.events()).at(-1)?.seq ?? 0,
     async refreshesSince(seq) {
@@ -118,7 +136,13 @@ export async function startSandboxProcess(clientId: string, redirectUri: string,
 }
 
 /** A worker process (file-worker.mjs) keeping its tokens in `file`; resolves once it is ready. */
-export async function startWorker(url: string, file: string, clientId: string, redirectUri: string, storageOptions?: object): Promise<Child> {
+export async function startWorker(
+  url: string,
+  file: string,
+  clientId: string,
+  redirectUri: string,
+  storageOptions?: object,
+): Promise<Child> {
   const args = [WORKER, url, file, clientId, redirectUri];
   if (storageOptions) args.push(JSON.stringify(storageOptions));
   const worker = child(args);

@@ -44,7 +44,12 @@ export function inProcessSandbox() {
 }
 
 /** A token manager for the in-process sandbox, on `storage`, with a clock the test can move. */
-export function managerFor(storage: TokenStorage, sandbox: ReturnType<typeof inProcessSandbox>, clock = { offsetMs: 0 }, more: Partial<TokenManagerOptions> = {}) {
+export function managerFor(
+  storage: TokenStorage,
+  sandbox: ReturnType<typeof inProcessSandbox>,
+  clock = { offsetMs: 0 },
+  more: Partial<TokenManagerOptions> = {},
+) {
   return createTokenManager({
     ...more,
     baseUrl: "http://127.0.0.1:4020",
@@ -58,7 +63,10 @@ export function managerFor(storage: TokenStorage, sandbox: ReturnType<typeof inP
 }
 
 /** Signs `tm` in: the sandbox approves at once, so its 302 carries the code. */
-export async function signIn(tm: ReturnType<typeof managerFor>, sandbox: ReturnType<typeof inProcessSandbox>): Promise<void> {
+export async function signIn(
+  tm: ReturnType<typeof managerFor>,
+  sandbox: ReturnType<typeof inProcessSandbox>,
+): Promise<void> {
   const { url } = await tm.beginAuthorization();
   const approved = await sandbox.fetch(url, { redirect: "manual" });
   await tm.completeAuthorization(approved.headers.get("location") ?? "");

@@ -16,4 +16,9 @@ export interface RunningRedisCluster {
 /** Runs redis-cli against 127.0.0.1:`port` and returns its trimmed output; throws on failure. */
 export declare function cli(port: number, ...args: string[]): string;
 /** Starts a cluster of `primaries` (default 3) and `replicas` per primary (default 0); resolves once it is ready. */
-export declare function startRedisCluster(options?: { command?: string; primaries?: number; replicas?: number; nodeTimeoutMs?: number }): Promise<RunningRedisCluster>;
+export declare function startRedisCluster(options?: {
+  command?: string;
+  primaries?: number;
+  replicas?: number;
+  nodeTimeoutMs?: number;
+}): Promise<RunningRedisCluster>;

@@ -16,15 +16,24 @@ function redisCli() {
 
 /** Runs redis-cli with `args` against 127.0.0.1:`port` and returns its output; throws on failure. */
 export function cli(port, ...args) {
-  const run = spawnSync(redisCli(), ["-h", "127.0.0.1", "-p", String(port), ...args], { encoding: "utf8", timeout: 30_000 });
-  if (run.status !== 0) throw new Error(`redis-cli ${args.join(" ")} failed (${run.status}): ${run.stderr}${run.stdout}`);
+  const run = spawnSync(redisCli(), ["-h", "127.0.0.1", "-p", String(port), ...args], {
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  if (run.status !== 0)
+    throw new Error(`redis-cli ${args.join(" ")} failed (${run.status}): ${run.stderr}${run.stdout}`);
   return run.stdout.trim();
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Starts a cluster and resolves once every node reports `cluster_state:ok` and knows every other node. */
-export async function startRedisCluster({ command = process.env.REDIS_SERVER_PATH || "redis-server", primaries = 3, replicas = 0, nodeTimeoutMs = 2_000 } = {}) {
+export async function startRedisCluster({
+  command = process.env.REDIS_SERVER_PATH || "redis-server",
+  primaries = 3,
+  replicas = 0,
+  nodeTimeoutMs = 2_000,
+} = {}) {
   const dir = mkdtempSync(join(tmpdir(), "redis-cluster-"));
   const nodes = [];
   /** Each node's arguments, by port: a node restarted with them rejoins with its cluster config file. */
@@ -45,11 +54,32 @@ export async function startRedisCluster({ command = process.env.REDIS_SERVER_PAT
     for (let i = 0; i < primaries * (1 + replicas); i++) {
       const port = await freePort();
       const busPort = await freePort();
-      const args = ["--appendonly", "no", "--cluster-enabled", "yes", "--cluster-port", String(busPort), "--cluster-config-file", join(dir, `nodes-${port}.conf`), "--cluster-node-timeout", String(nodeTimeoutMs), "--dir", dir];
+      const args = [
+        "--appendonly",
+        "no",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-port",
+        String(busPort),
+        "--cluster-config-file",
+        join(dir, `nodes-${port}.conf`),
+        "--cluster-node-timeout",
+        String(nodeTimeoutMs),
+        "--dir",
+        dir,
+      ];
       argsOf.set(port, args);
       nodes.push(await startRedisServer({ command, port, args }));
     }
-    cli(nodes[0].port, "--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`), "--cluster-replicas", String(replicas), "--cluster-yes");
+    cli(
+      nodes[0].port,
+      "--cluster",
+      "create",
+      ...nodes.map((n) => `127.0.0.1:${n.port}`),
+      "--cluster-replicas",
+      String(replicas),
+      "--cluster-yes",
+    );
     const deadline = Date.now() + 30_000;
     for (;;) {
       const ok = nodes.every((n) => {
@@ -57,7 +87,8 @@ export async function startRedisCluster({ command = process.env.REDIS_SERVER_PAT
         return info.includes("cluster_state:ok") && info.includes(`cluster_known_nodes:${nodes.length}`);
       });
       if (ok) break;
-      if (Date.now() > deadline) throw new Error(`the cluster did not become ready within 30 s:\n${cli(nodes[0].port, "CLUSTER", "NODES")}`);
+      if (Date.now() > deadline)
+        throw new Error(`the cluster did not become ready within 30 s:\n${cli(nodes[0].port, "CLUSTER", "NODES")}`);
       await sleep(100);
     }
   } catch (e) {

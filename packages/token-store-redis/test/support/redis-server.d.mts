@@ -18,4 +18,9 @@ export declare function findRedisServer(): { command: string; version: string } 
  * `--appendonly no`: no persistence at all), on `port` (to restart one) or a free port; resolves once
  * it accepts connections.
  */
-export declare function startRedisServer(options?: { command?: string; port?: number; timeoutMs?: number; args?: string[] }): Promise<RunningRedis>;
+export declare function startRedisServer(options?: {
+  command?: string;
+  port?: number;
+  timeoutMs?: number;
+  args?: string[];
+}): Promise<RunningRedis>;

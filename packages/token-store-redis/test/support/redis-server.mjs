@@ -11,7 +11,12 @@ export function findRedisServer() {
 }
 
 /** Starts redis-server (on `port`, else a free one) and resolves once it accepts connections (it prints "Ready to accept connections"). */
-export async function startRedisServer({ command = "redis-server", port: wanted, timeoutMs = 15_000, args = ["--appendonly", "no"] } = {}) {
+export async function startRedisServer({
+  command = "redis-server",
+  port: wanted,
+  timeoutMs = 15_000,
+  args = ["--appendonly", "no"],
+} = {}) {
   const port = wanted ?? (await freePort());
   const child = spawn(command, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...args], {
     stdio: ["ignore", "pipe", "pipe"],

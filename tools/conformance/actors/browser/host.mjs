@@ -19,7 +19,11 @@ const here = dirname(fileURLToPath(import.meta.url));
  * Beside the offline flags: no throttling of timers in tabs that are not in front, so a waiting tab
  * wakes when its lock or its clock says, not when Chromium gets round to it.
  */
-const UNTHROTTLED = ["--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"];
+const UNTHROTTLED = [
+  "--disable-background-timer-throttling",
+  "--disable-renderer-backgrounding",
+  "--disable-backgrounding-occluded-windows",
+];
 
 /** How long Chromium may take to print its DevTools address. */
 const LAUNCH_TIMEOUT_MS = 30_000;
@@ -50,7 +54,8 @@ async function servePage(script) {
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
     if (path === "/tab.js") res.writeHead(200, { "content-type": "text/javascript; charset=utf-8" }).end(script);
-    else if (path === "/" || path === "/callback") res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html);
+    else if (path === "/" || path === "/callback")
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html);
     else if (path === "/reset") res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(resetHtml);
     else if (path === "/reset-done" && req.method === "POST") {
       res.writeHead(204).end();
@@ -85,7 +90,9 @@ async function resetTabs(cdpEndpoint, origin, resetDone) {
   const done = resetDone();
   const tab = JSON.parse(await ask(`/json/new?${origin}/reset`, "PUT"));
   let timer;
-  const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("the reset page did not report within 10 s")), 10_000)));
+  const late = new Promise(
+    (_, reject) => (timer = setTimeout(() => reject(new Error("the reset page did not report within 10 s")), 10_000)),
+  );
   try {
     await Promise.race([done, late]);
   } finally {
@@ -106,7 +113,10 @@ function launchChromium(userDataDir) {
   const child = spawn(findChromium(), args, { stdio: ["ignore", "ignore", "pipe"] });
   const endpoint = new Promise((resolve, reject) => {
     let err = "";
-    const timer = setTimeout(() => fail(new Error(`Chromium printed no DevTools address within ${LAUNCH_TIMEOUT_MS} ms`)), LAUNCH_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`Chromium printed no DevTools address within ${LAUNCH_TIMEOUT_MS} ms`)),
+      LAUNCH_TIMEOUT_MS,
+    );
     const fail = (error) => {
       clearTimeout(timer);
       child.kill("SIGKILL");
@@ -123,7 +133,9 @@ function launchChromium(userDataDir) {
     };
     child.stderr.setEncoding("utf8").on("data", onData);
     child.once("error", fail);
-    child.once("exit", (code, signal) => fail(new Error(`Chromium exited (${signal ?? code}) before printing its DevTools address`)));
+    child.once("exit", (code, signal) =>
+      fail(new Error(`Chromium exited (${signal ?? code}) before printing its DevTools address`)),
+    );
   });
   return { child, endpoint };
 }

@@ -32,19 +32,30 @@ const emit = (event) => console.debug(EVENT_MARK + JSON.stringify(event));
 
 /** The kit's `Logger` shape: every line, at its level, as a protocol log event. */
 const protocolLogger = Object.fromEntries(
-  Object.entries(LEVELS).map(([kitLevel, level]) => [kitLevel, (_fields, message) => emit({ event: "log", level, message })]),
+  Object.entries(LEVELS).map(([kitLevel, level]) => [
+    kitLevel,
+    (_fields, message) => emit({ event: "log", level, message }),
+  ]),
 );
 
 /** A `fetch` that names the actor on every request to the tenant (the ledger's `Sandbox-Actor`). */
-const fetchAs = (name) => (input, init = {}) => {
-  const headers = new Headers(init.headers);
-  headers.set("Sandbox-Actor", name);
-  return fetch(input, { ...init, headers });
-};
+const fetchAs =
+  (name) =>
+  (input, init = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set("Sandbox-Actor", name);
+    return fetch(input, { ...init, headers });
+  };
 
 /** The storage and lock options of a protocol `storage`: tabs support `{"kind":"web"}` only. */
 function storageOptions(storage) {
-  if (storage?.kind !== "web") throw Object.assign(new Error(`a browser tab keeps its tokens in localStorage: storage kind ${String(storage?.kind)} is not supported`), { code: "UNSUPPORTED" });
+  if (storage?.kind !== "web")
+    throw Object.assign(
+      new Error(
+        `a browser tab keeps its tokens in localStorage: storage kind ${String(storage?.kind)} is not supported`,
+      ),
+      { code: "UNSUPPORTED" },
+    );
   const options = { storage: webStorage(localStorage) };
   // The documented bring-your-own-lock seam: the `lock` option replaces the Web Locks.
   if (storage.lock === "none") options.lock = noLock;
@@ -54,7 +65,11 @@ function storageOptions(storage) {
 /** The protocol's error object for anything thrown. */
 function failure(error) {
   const code = typeof error?.code === "string" ? error.code : "UNEXPECTED";
-  return { code, name: typeof error?.name === "string" ? error.name : "Error", message: String(error?.message ?? error) };
+  return {
+    code,
+    name: typeof error?.name === "string" ? error.name : "Error",
+    message: String(error?.message ?? error),
+  };
 }
 
 /** Everything one tab's actor holds. */
@@ -109,7 +124,9 @@ async function call() {
   const before = state.refreshes;
   const get = async () => {
     const token = await manager.getAccessToken();
-    const response = await state.fetch(`${state.tenant}/api/v1/auth/user`, { headers: { Authorization: `Bearer ${token}` } });
+    const response = await state.fetch(`${state.tenant}/api/v1/auth/user`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
     await response.arrayBuffer();
     return { token, status: response.status };
   };
@@ -133,7 +150,8 @@ const COMMANDS = {
   "sign-in": signIn,
   call,
   clock: async ({ offsetMs }) => {
-    if (typeof offsetMs !== "number" || !Number.isFinite(offsetMs)) throw Object.assign(new Error("clock: offsetMs must be a number"), { code: "UNEXPECTED" });
+    if (typeof offsetMs !== "number" || !Number.isFinite(offsetMs))
+      throw Object.assign(new Error("clock: offsetMs must be a number"), { code: "UNEXPECTED" });
     state.offsetMs = offsetMs;
     return {};
   },

@@ -89,7 +89,9 @@ function readConfig() {
   } catch {
     // reported below
   }
-  process.stderr.write("CONFORMANCE_ACTOR must hold the actor's configuration as JSON (spec/conformance/PROTOCOL.md)\n");
+  process.stderr.write(
+    "CONFORMANCE_ACTOR must hold the actor's configuration as JSON (spec/conformance/PROTOCOL.md)\n",
+  );
   process.exit(2);
 }
 
@@ -101,11 +103,14 @@ function readConfig() {
  * @throws {ActorError} `UNSUPPORTED` for a point this storage cannot reach, `UNEXPECTED` for a bad `then`.
  */
 function arm({ point, then }) {
-  if (!POINTS.includes(point)) throw new ActorError("UNSUPPORTED", `no such point of the refresh protocol: ${JSON.stringify(point)}`);
-  if (!["stop", "hang", "go"].includes(then)) throw new ActorError("UNEXPECTED", `then must be stop, hang or go, not ${JSON.stringify(then)}`);
+  if (!POINTS.includes(point))
+    throw new ActorError("UNSUPPORTED", `no such point of the refresh protocol: ${JSON.stringify(point)}`);
+  if (!["stop", "hang", "go"].includes(then))
+    throw new ActorError("UNEXPECTED", `then must be stop, hang or go, not ${JSON.stringify(then)}`);
   // memoryStorage brings no lock: the manager refreshes under its in-process lock, which no public
   // seam shows (giving the storage one would turn on the refresh intents of shared storages).
-  if (point === "locked" && !state.hasLock) throw new ActorError("UNSUPPORTED", "memoryStorage has no lock of its own, so no seam shows the lock taken");
+  if (point === "locked" && !state.hasLock)
+    throw new ActorError("UNSUPPORTED", "memoryStorage has no lock of its own, so no seam shows the lock taken");
   state.armed = { point, then };
   state.refreshAnswered = false;
   return {};
@@ -124,7 +129,8 @@ async function reach(point) {
 
 /** Whether a request is a refresh-token grant at the token endpoint (RFC 6749 §6); the body is read, never printed. */
 function isRefresh(input, init) {
-  if (init?.method !== "POST" || !String(input instanceof Request ? input.url : input).endsWith("/oauth/token")) return false;
+  if (init?.method !== "POST" || !String(input instanceof Request ? input.url : input).endsWith("/oauth/token"))
+    return false;
   try {
     return JSON.parse(String(init.body)).grant_type === "refresh_token";
   } catch {
@@ -228,7 +234,9 @@ async function openStorage({ storage, manager = {} }) {
   } else if (storage.kind === "redis" || storage.kind === "redis-cluster") {
     const cluster = storage.kind === "redis-cluster";
     // A cluster client starts from the nodes it is given and learns the slots from them.
-    const client = cluster ? createCluster({ rootNodes: storage.urls.map((url) => ({ url })) }) : createClient({ url: storage.url });
+    const client = cluster
+      ? createCluster({ rootNodes: storage.urls.map((url) => ({ url })) })
+      : createClient({ url: storage.url });
     // A Redis outage must not crash the process: the commands fail, and the manager reports them.
     client.on("error", (e) => process.stderr.write(`redis: ${e?.message ?? e}\n`));
     await client.connect();
@@ -251,7 +259,10 @@ async function openStorage({ storage, manager = {} }) {
 
 /** The kit's `Logger`: every line, at its level, as a protocol log event (the message only: fields are in it). */
 const protocolLogger = Object.fromEntries(
-  Object.entries(LOG_LEVELS).map(([kitLevel, level]) => [kitLevel, (_fields, message) => say({ event: "log", level, message: String(message) })]),
+  Object.entries(LOG_LEVELS).map(([kitLevel, level]) => [
+    kitLevel,
+    (_fields, message) => say({ event: "log", level, message: String(message) }),
+  ]),
 );
 
 /** Makes the manager, reports its events, and says `ready`. */
@@ -294,7 +305,8 @@ async function signIn() {
   await response.arrayBuffer();
   const location = response.headers.get("location");
   // The Location holds the code and state: never in a message.
-  if (response.status !== 302 || !location) throw new ActorError("UNEXPECTED", `the authorize endpoint answered ${response.status} without a redirect`);
+  if (response.status !== 302 || !location)
+    throw new ActorError("UNEXPECTED", `the authorize endpoint answered ${response.status} without a redirect`);
   await state.manager.completeAuthorization(new URL(location, url).href);
   return {};
 }
@@ -322,7 +334,8 @@ async function call() {
 
 /** `clock`: the manager's `now` becomes the wall clock plus `offsetMs`. */
 function clock({ offsetMs }) {
-  if (typeof offsetMs !== "number" || !Number.isFinite(offsetMs)) throw new ActorError("UNEXPECTED", "clock: offsetMs must be a finite number");
+  if (typeof offsetMs !== "number" || !Number.isFinite(offsetMs))
+    throw new ActorError("UNEXPECTED", "clock: offsetMs must be a finite number");
   state.offsetMs = offsetMs;
   return {};
 }
@@ -335,7 +348,8 @@ function exit({ id }) {
 
 /** Closes the Redis client (bounded: Redis may be down) and exits with status 0. */
 async function quit() {
-  if (state.redis) await Promise.race([state.redis.close().catch(() => {}), new Promise((r) => setTimeout(r, CLOSE_WAIT_MS))]);
+  if (state.redis)
+    await Promise.race([state.redis.close().catch(() => {}), new Promise((r) => setTimeout(r, CLOSE_WAIT_MS))]);
   // Idle keep-alive connections to the tenant would hold the process for seconds.
   process.exit(0);
 }
@@ -380,7 +394,8 @@ function parseCommand(line) {
   } catch {
     // reported below
   }
-  if (command && typeof command === "object" && Number.isInteger(command.id) && typeof command.cmd === "string") return command;
+  if (command && typeof command === "object" && Number.isInteger(command.id) && typeof command.cmd === "string")
+    return command;
   if (line.trim() !== "") process.stderr.write(`ignored a line that is not a command (${line.length} characters)\n`);
   return undefined;
 }

@@ -45,18 +45,29 @@ const EVENTS = new Set(["ready", "at", "session", "log"]);
 export function protocolViolation(message) {
   if (typeof message !== "object" || message === null || Array.isArray(message)) return "not a JSON object";
   if ("event" in message) {
-    if (!EVENTS.has(message.event)) return `unknown event "${String(message.event).slice(0, 40)}" (events: ${[...EVENTS].join(", ")})`;
+    if (!EVENTS.has(message.event))
+      return `unknown event "${String(message.event).slice(0, 40)}" (events: ${[...EVENTS].join(", ")})`;
     if (message.event === "at" && typeof message.point !== "string") return `"at" without a string "point"`;
     if (message.event === "session" && typeof message.what !== "string") return `"session" without a string "what"`;
-    if (message.event === "log" && (typeof message.level !== "string" || typeof message.message !== "string")) return `"log" needs string "level" and "message"`;
+    if (message.event === "log" && (typeof message.level !== "string" || typeof message.message !== "string"))
+      return `"log" needs string "level" and "message"`;
     if (message.event === "ready" && !Number.isInteger(message.pid)) return `"ready" without an integer "pid"`;
     return undefined;
   }
-  if (!Number.isInteger(message.id)) return `an answer needs an integer "id" (or the line is an event and needs "event")`;
-  if (message.ok === true) return typeof message.result === "object" && message.result !== null ? undefined : `an ok answer needs an object "result"`;
+  if (!Number.isInteger(message.id))
+    return `an answer needs an integer "id" (or the line is an event and needs "event")`;
+  if (message.ok === true)
+    return typeof message.result === "object" && message.result !== null
+      ? undefined
+      : `an ok answer needs an object "result"`;
   if (message.ok === false) {
     const error = message.error;
-    if (typeof error !== "object" || error === null || typeof error.code !== "string" || typeof error.message !== "string") {
+    if (
+      typeof error !== "object" ||
+      error === null ||
+      typeof error.code !== "string" ||
+      typeof error.message !== "string"
+    ) {
       return `a failed answer needs "error" with string "code" and "message"`;
     }
     return undefined;
@@ -111,7 +122,13 @@ export async function startActor({ name, target, config, command, step }) {
     }
     const violation = message === undefined ? "not JSON" : protocolViolation(message);
     if (violation) {
-      failAll(new ActorError(report(`spoke the protocol wrongly: its output line ${lineNumber} (${JSON.stringify(line.slice(0, 120))}): ${violation}`)));
+      failAll(
+        new ActorError(
+          report(
+            `spoke the protocol wrongly: its output line ${lineNumber} (${JSON.stringify(line.slice(0, 120))}): ${violation}`,
+          ),
+        ),
+      );
       return;
     }
     if ("event" in message) {
@@ -121,7 +138,13 @@ export async function startActor({ name, target, config, command, step }) {
     }
     const waiter = pending.get(message.id);
     if (!waiter) {
-      failAll(new ActorError(report(`spoke the protocol wrongly: its output line ${lineNumber} answers id ${message.id}, which no command has (or had already)`)));
+      failAll(
+        new ActorError(
+          report(
+            `spoke the protocol wrongly: its output line ${lineNumber} answers id ${message.id}, which no command has (or had already)`,
+          ),
+        ),
+      );
       return;
     }
     pending.delete(message.id);
@@ -143,7 +166,10 @@ export async function startActor({ name, target, config, command, step }) {
     const earlier = seen ? events.find(match) : undefined;
     if (earlier) return Promise.resolve(earlier);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done(undefined, new ActorError(report(`did not say ${what} within ${timeoutMs} ms`))), timeoutMs);
+      const timer = setTimeout(
+        () => done(undefined, new ActorError(report(`did not say ${what} within ${timeoutMs} ms`))),
+        timeoutMs,
+      );
       const done = (message, error) => {
         if (!error && !match(message)) return;
         clearTimeout(timer);

@@ -34,7 +34,13 @@ if (process.env.CI === "true" && found.missing.length > 0) {
 }
 let runs;
 try {
-  runs = plan({ geometry, targets: found.targets, redis: found.redis, filter: (run) => keep(values.scenario, run.scenario) && keep(values.storage, run.storage) && keep(values.mix, run.mix) });
+  runs = plan({
+    geometry,
+    targets: found.targets,
+    redis: found.redis,
+    filter: (run) =>
+      keep(values.scenario, run.scenario) && keep(values.storage, run.storage) && keep(values.mix, run.mix),
+  });
 } catch (error) {
   if (error instanceof ScenarioError) {
     console.error(error.message);
@@ -66,9 +72,16 @@ try {
   await suite.close();
 }
 const ran = new Set(runs.map((run) => run.scenario));
-const report = matrix(results, { geometry, redis: found.redis?.version, missing: found.missing, scenarios: loadScenarios().filter((scenario) => ran.has(scenario.name)) });
+const report = matrix(results, {
+  geometry,
+  redis: found.redis?.version,
+  missing: found.missing,
+  scenarios: loadScenarios().filter((scenario) => ran.has(scenario.name)),
+});
 mkdirSync(values.out, { recursive: true });
 writeFileSync(join(values.out, "last-run.json"), `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(join(values.out, "last-run.md"), markdown(report));
-console.log(`conformance: ${report.passed} passed, ${report.failed} failed; the matrix is in ${join(values.out, "last-run.md")}`);
+console.log(
+  `conformance: ${report.passed} passed, ${report.failed} failed; the matrix is in ${join(values.out, "last-run.md")}`,
+);
 process.exit(report.failed > 0 ? 1 : 0);

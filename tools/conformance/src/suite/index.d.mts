@@ -44,7 +44,10 @@ export declare class ScenarioError extends Error {
 }
 export declare function loadScenario(file: string): Record<string, unknown>;
 export declare function loadScenarios(dir?: string): Record<string, unknown>[];
-export declare function expand(scenario: Record<string, unknown>, options?: { geometry?: "reduced" | "full"; targets?: string[] }): Run[];
+export declare function expand(
+  scenario: Record<string, unknown>,
+  options?: { geometry?: "reduced" | "full"; targets?: string[] },
+): Run[];
 export declare const TARGETS: Readonly<Record<Target, readonly Storage[]>>;
 export declare const SCENARIO_DIR: string;
 export declare const CLIENT_ID: string;
@@ -84,7 +87,12 @@ export interface Matrix {
 }
 export declare function matrix(
   results: readonly RunResult[],
-  context: { geometry: string; redis?: string | undefined; missing: { name: string; why: string }[]; scenarios?: Record<string, unknown>[] },
+  context: {
+    geometry: string;
+    redis?: string | undefined;
+    missing: { name: string; why: string }[];
+    scenarios?: Record<string, unknown>[];
+  },
 ): Matrix;
 export declare function markdown(report: Matrix): string;
 export declare function protocolViolation(message: unknown): string | undefined;

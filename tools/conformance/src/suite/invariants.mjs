@@ -21,7 +21,14 @@ export function secretIn(line) {
 }
 
 /** Every invariant, in the order they are reported. */
-export const INVARIANTS = ["single-redemption", "no-spurious-logout", "no-lost-rotation", "bounded-waits", "one-refresh-per-expiry", "secrets-hygiene"];
+export const INVARIANTS = [
+  "single-redemption",
+  "no-spurious-logout",
+  "no-lost-rotation",
+  "bounded-waits",
+  "one-refresh-per-expiry",
+  "secrets-hygiene",
+];
 
 /** Which invariants apply to an outcome, when the scenario does not list them. */
 export function invariantsFor(run) {
@@ -29,7 +36,10 @@ export function invariantsFor(run) {
   if (run.expect.outcome === "kept") return listed;
   // A session ended by the tenant or signed out on purpose keeps the waits bounded and the logs clean;
   // the ended one is a reuse by definition, and neither has a session left to continue.
-  const apply = run.expect.outcome === "ended" ? ["bounded-waits", "secrets-hygiene"] : ["single-redemption", "bounded-waits", "secrets-hygiene"];
+  const apply =
+    run.expect.outcome === "ended"
+      ? ["bounded-waits", "secrets-hygiene"]
+      : ["single-redemption", "bounded-waits", "secrets-hygiene"];
   return listed.filter((name) => apply.includes(name));
 }
 
@@ -42,17 +52,28 @@ export function singleRedemption(ledger) {
     .map(
       (token) =>
         `single-redemption: refresh token ${short(token.fingerprint)} (family ${token.family}) was presented ${token.presentations.length} times: ` +
-        token.presentations.map((p) => `by ${p.actor ?? "an unnamed client"} (event ${p.seq}: ${p.outcome}${p.detail ? ` ${p.detail}` : ""})`).join(", "),
+        token.presentations
+          .map(
+            (p) =>
+              `by ${p.actor ?? "an unnamed client"} (event ${p.seq}: ${p.outcome}${p.detail ? ` ${p.detail}` : ""})`,
+          )
+          .join(", "),
     );
 }
 
 /** No actor saw its session end, and the tenant revoked no family, while nothing should have ended it. */
 export function noSpuriousLogout(ledger, actors) {
   const failures = [];
-  for (const reuse of ledger.reuses) failures.push(`no-spurious-logout: the tenant revoked family ${reuse.family} on the reuse of ${short(reuse.fingerprint)} by ${reuse.actor ?? "an unnamed client"}`);
+  for (const reuse of ledger.reuses)
+    failures.push(
+      `no-spurious-logout: the tenant revoked family ${reuse.family} on the reuse of ${short(reuse.fingerprint)} by ${reuse.actor ?? "an unnamed client"}`,
+    );
   for (const actor of actors) {
     for (const event of actor.events) {
-      if (event.event === "session" && event.what === "ended") failures.push(`no-spurious-logout: ${actor.describe()} reported its session ended${event.code ? ` (${event.code})` : ""}`);
+      if (event.event === "session" && event.what === "ended")
+        failures.push(
+          `no-spurious-logout: ${actor.describe()} reported its session ended${event.code ? ` (${event.code})` : ""}`,
+        );
     }
   }
   return failures;
@@ -70,7 +91,12 @@ export function secretsHygiene(actors) {
     const line = actor.transcript.find((text) => secretIn(text) !== undefined);
     if (line !== undefined) {
       const secret = secretIn(line);
-      failures.push(`secrets-hygiene: ${actor.describe()} printed a token, code, verifier or state: ${line.split(secret).join(`${secret.slice(0, 5)}…[cut here]`).slice(0, 200)}`);
+      failures.push(
+        `secrets-hygiene: ${actor.describe()} printed a token, code, verifier or state: ${line
+          .split(secret)
+          .join(`${secret.slice(0, 5)}…[cut here]`)
+          .slice(0, 200)}`,
+      );
     }
   }
   return failures;

@@ -28,15 +28,22 @@ export function markdown(report) {
     `Conformance run of ${report.date.slice(0, 10)}, ${report.geometry} geometry: ${report.passed} passed, ${report.failed} failed.`,
     "",
     `Runtimes: ${report.runtimes.join(", ") || "none"}${report.redis ? `; redis-server ${report.redis}` : ""}.`,
-    ...(report.leftOut.length ? ["", `Left out: ${report.leftOut.map((m) => `${m.name} (${m.why})`).join("; ")}.`] : []),
+    ...(report.leftOut.length
+      ? ["", `Left out: ${report.leftOut.map((m) => `${m.name} (${m.why})`).join("; ")}.`]
+      : []),
     "",
     "| scenario | storage | actors | parameters | result | refreshes / expiries | worst wait |",
     "|---|---|---|---|---|---|---|",
   ];
   for (const result of report.results) {
-    const params = Object.entries(result.params).map(([k, v]) => `${k}=${v}`).join(", ") || "–";
+    const params =
+      Object.entries(result.params)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", ") || "–";
     const outcome = result.passed ? "pass" : `**fail**: ${cell(result.failures[0] ?? "")}`.slice(0, 400);
-    lines.push(`| ${result.scenario} | ${result.storage} | ${result.actors} ${result.mix} | ${params} | ${outcome} | ${result.refreshes ?? "?"} / ${result.expiries} | ${result.worstWaitMs} ms |`);
+    lines.push(
+      `| ${result.scenario} | ${result.storage} | ${result.actors} ${result.mix} | ${params} | ${outcome} | ${result.refreshes ?? "?"} / ${result.expiries} | ${result.worstWaitMs} ms |`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }

@@ -5,7 +5,14 @@ import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ActorError, startActor } from "./actor.mjs";
-import { invariantsFor, noSpuriousLogout, refreshCount, secretsHygiene, singleRedemption, tenantSaw } from "./invariants.mjs";
+import {
+  invariantsFor,
+  noSpuriousLogout,
+  refreshCount,
+  secretsHygiene,
+  singleRedemption,
+  tenantSaw,
+} from "./invariants.mjs";
 import { EXPIRE_SECONDS, startDisk } from "./services.mjs";
 
 /** A step that did not go as the scenario says; the run stops there. */
@@ -22,10 +29,22 @@ function storageConfig(run, env, dir) {
       // A directory the kit must create, so that its mode is the kit's (0700).
       return { kind: "file", path: join(dir, "state", "tokens.json"), ...(stale ? { staleMs: stale } : {}), ...lock };
     case "redis":
-      return { kind: "redis", url: env.redisUrl, prefix: `conformance:${env.runNumber}:`, ...(stale ? { leaseMs: stale } : {}), ...lock };
+      return {
+        kind: "redis",
+        url: env.redisUrl,
+        prefix: `conformance:${env.runNumber}:`,
+        ...(stale ? { leaseMs: stale } : {}),
+        ...lock,
+      };
     case "redis-cluster":
       // The cluster's nodes are the client's seeds; the run's keys share one hash slot (the kits' key scheme).
-      return { kind: "redis-cluster", urls: env.redisClusterUrls, prefix: `conformance:${env.runNumber}:`, ...(stale ? { leaseMs: stale } : {}), ...lock };
+      return {
+        kind: "redis-cluster",
+        urls: env.redisClusterUrls,
+        prefix: `conformance:${env.runNumber}:`,
+        ...(stale ? { leaseMs: stale } : {}),
+        ...lock,
+      };
     default:
       return { kind: run.storage, ...lock };
   }
@@ -33,7 +52,8 @@ function storageConfig(run, env, dir) {
 
 function managerOptions(timing) {
   const options = {};
-  for (const name of ["requestTimeoutMs", "intentWaitMs", "lockWaitMs"]) if (timing[name] !== undefined) options[name] = timing[name];
+  for (const name of ["requestTimeoutMs", "intentWaitMs", "lockWaitMs"])
+    if (timing[name] !== undefined) options[name] = timing[name];
   return options;
 }
 
@@ -87,7 +107,9 @@ export async function runScenario(run, env) {
     storage,
     clockOffsetMs: sandbox.offsetMs + run.skewMs[index % run.skewMs.length],
     manager: managerOptions(run.timing),
-    ...(run.storage === "web" ? { browser: { cdpEndpoint: env.browser.cdpEndpoint, pageUrl: env.browser.pageUrl } } : {}),
+    ...(run.storage === "web"
+      ? { browser: { cdpEndpoint: env.browser.cdpEndpoint, pageUrl: env.browser.pageUrl } }
+      : {}),
   });
   const spawnActor = (index, target, name) =>
     startActor({ name, target, config: configFor(index), command: env.commands[target], step: () => current });
@@ -99,10 +121,13 @@ export async function runScenario(run, env) {
     return selector;
   };
   const describeAnswer = (answer) =>
-    answer.ok ? `status ${answer.result.status}` : `${answer.error.code} (${answer.error.name ?? "Error"}: ${answer.error.message.slice(0, 200)})`;
+    answer.ok
+      ? `status ${answer.result.status}`
+      : `${answer.error.code} (${answer.error.name ?? "Error"}: ${answer.error.message.slice(0, 200)})`;
   const expectOk = async (actor, cmd, fields = {}) => {
     const answer = await actor.request(cmd, fields, bound);
-    if (!answer.ok) throw new StepFailure(`step ${current}: ${actor.describe()} failed "${cmd}": ${describeAnswer(answer)}`);
+    if (!answer.ok)
+      throw new StepFailure(`step ${current}: ${actor.describe()} failed "${cmd}": ${describeAnswer(answer)}`);
     return answer;
   };
   /** Every outcome a call ended with ("200" or an error code), for the ended outcome's check. */
@@ -114,19 +139,27 @@ export async function runScenario(run, env) {
     try {
       answer = await actor.request("call", {}, bound);
     } catch (error) {
-      if (error instanceof ActorError && /did not answer/.test(error.message)) throw new StepFailure(`bounded-waits: step ${label}: ${error.message}`);
+      if (error instanceof ActorError && /did not answer/.test(error.message))
+        throw new StepFailure(`bounded-waits: step ${label}: ${error.message}`);
       throw error;
     }
     if (answer.dropped) return;
     worstWaitMs = Math.max(worstWaitMs, answer.ms);
     const got = answer.ok ? String(answer.result.status) : answer.error.code;
     outcomes.add(got);
-    if (!expected.includes(got)) throw new StepFailure(`step ${label}: ${actor.describe()} was to end with ${expected.join(" or ")}, and ended with ${describeAnswer(answer)}`);
+    if (!expected.includes(got))
+      throw new StepFailure(
+        `step ${label}: ${actor.describe()} was to end with ${expected.join(" or ")}, and ended with ${describeAnswer(answer)}`,
+      );
   };
   const moveClocks = async (seconds) => {
     await sandbox.advance(seconds);
     await Promise.all(
-      [...alive].filter((index) => !stopped.has(index)).map((index) => expectOk(actors[index], "clock", { offsetMs: sandbox.offsetMs + run.skewMs[index % run.skewMs.length] })),
+      [...alive]
+        .filter((index) => !stopped.has(index))
+        .map((index) =>
+          expectOk(actors[index], "clock", { offsetMs: sandbox.offsetMs + run.skewMs[index % run.skewMs.length] }),
+        ),
     );
   };
 
@@ -156,7 +189,9 @@ export async function runScenario(run, env) {
       return expectOk(actors[actor], "arm", { point, then });
     },
     "wait-for": async ({ actor }) => {
-      const message = await actors[actor].waitEvent((m) => m.event === "at", bound, "it reached its armed point", { seen: true });
+      const message = await actors[actor].waitEvent((m) => m.event === "at", bound, "it reached its armed point", {
+        seen: true,
+      });
       if (armedThen.get(actor) === "stop") stopped.add(actor);
       return message;
     },
@@ -188,7 +223,11 @@ export async function runScenario(run, env) {
     const started = [];
     for (let first = 0; first < run.actorTargets.length; first += START_BATCH) {
       const batch = run.actorTargets.slice(first, first + START_BATCH);
-      started.push(...(await Promise.allSettled(batch.map((target, offset) => spawnActor(first + offset, target, `a${first + offset}`)))));
+      started.push(
+        ...(await Promise.allSettled(
+          batch.map((target, offset) => spawnActor(first + offset, target, `a${first + offset}`)),
+        )),
+      );
     }
     for (const [index, outcome] of started.entries()) {
       if (outcome.status === "fulfilled") {
@@ -216,10 +255,17 @@ export async function runScenario(run, env) {
       expiries++;
       await moveClocks(EXPIRE_SECONDS);
       const answer = await fresh.request("call", {}, bound);
-      if (!answer.ok || answer.result.status !== 200) failures.push(`no-lost-rotation: a fresh ${target} actor could not continue the session from the storage: ${describeAnswer(answer)}`);
+      if (!answer.ok || answer.result.status !== 200)
+        failures.push(
+          `no-lost-rotation: a fresh ${target} actor could not continue the session from the storage: ${describeAnswer(answer)}`,
+        );
     }
   } catch (error) {
-    failures.push(error instanceof StepFailure || error instanceof ActorError ? error.message : `step ${current}: ${error?.stack ?? error}`);
+    failures.push(
+      error instanceof StepFailure || error instanceof ActorError
+        ? error.message
+        : `step ${current}: ${error?.stack ?? error}`,
+    );
   }
 
   try {
@@ -237,8 +283,12 @@ export async function runScenario(run, env) {
     }
   }
   if (run.expect.outcome === "ended" && failures.length === 0) {
-    if (ledger && ledger.reuses.length === 0) failures.push(`expected outcome: the tenant was to end the session, and it saw no reuse`);
-    if (!outcomes.has(run.expect.code)) failures.push(`expected outcome: an actor was to report ${run.expect.code}; the calls ended with ${[...outcomes].join(", ")}`);
+    if (ledger && ledger.reuses.length === 0)
+      failures.push(`expected outcome: the tenant was to end the session, and it saw no reuse`);
+    if (!outcomes.has(run.expect.code))
+      failures.push(
+        `expected outcome: an actor was to report ${run.expect.code}; the calls ended with ${[...outcomes].join(", ")}`,
+      );
   }
   if (checks.includes("secrets-hygiene")) {
     failures.push(...secretsHygiene(actors.filter(Boolean)));
@@ -275,8 +325,8 @@ async function fileModes(path) {
     [dirname(path), 0o700],
   ]) {
     const info = await stat(file).catch(() => undefined);
-    if (info && (info.mode & 0o777) !== wanted) failures.push(`secrets-hygiene: ${file} has mode ${(info.mode & 0o777).toString(8)}, not ${wanted.toString(8)}`);
+    if (info && (info.mode & 0o777) !== wanted)
+      failures.push(`secrets-hygiene: ${file} has mode ${(info.mode & 0o777).toString(8)}, not ${wanted.toString(8)}`);
   }
   return failures;
 }
-

@@ -107,16 +107,25 @@ function checkRules(scenario, fail) {
   const actors = smallest(scenario.actors);
   const params = scenario.parameters ?? {};
   const timing = { ...DEFAULT_TIMING, ...scenario.timing };
-  if (scenario.storages.includes("memory") && actors > 1) fail("/actors", undefined, "memory storage keeps tokens in one process: at most 1 actor");
+  if (scenario.storages.includes("memory") && actors > 1)
+    fail("/actors", undefined, "memory storage keeps tokens in one process: at most 1 actor");
   const browserStorages = scenario.storages.filter((s) => s === "web");
-  if (browserStorages.length > 0 && scenario.storages.length > browserStorages.length) fail("/storages", undefined, "web runs only on browser tabs: give it a scenario of its own");
-  if (scenario.expect.outcome === "ended" && !scenario.expect.code) fail("/expect", "outcome", "an ended outcome names the code every actor reports");
-  if (scenario.redis?.appendonly && scenario.storages.some((s) => s !== "redis")) fail("/redis", "appendonly", "an append-only Redis applies to redis storage only");
+  if (browserStorages.length > 0 && scenario.storages.length > browserStorages.length)
+    fail("/storages", undefined, "web runs only on browser tabs: give it a scenario of its own");
+  if (scenario.expect.outcome === "ended" && !scenario.expect.code)
+    fail("/expect", "outcome", "an ended outcome names the code every actor reports");
+  if (scenario.redis?.appendonly && scenario.storages.some((s) => s !== "redis"))
+    fail("/redis", "appendonly", "an append-only Redis applies to redis storage only");
   const armed = new Set();
   const used = new Set();
   const scan = (value, at) => {
     for (const [, name] of String(value).matchAll(/\$\{([a-z-]+)\}/g)) {
-      if (!(name in params)) fail(at, undefined, `\${${name}} is not a parameter of the scenario (parameters: ${Object.keys(params).join(", ") || "none"})`);
+      if (!(name in params))
+        fail(
+          at,
+          undefined,
+          `\${${name}} is not a parameter of the scenario (parameters: ${Object.keys(params).join(", ") || "none"})`,
+        );
       used.add(name);
     }
   };
@@ -126,19 +135,34 @@ function checkRules(scenario, fail) {
     }
     if (typeof body === "string") scan(body, at);
     if (kind === "sleep") {
-      if (!(body in timing)) fail(at, undefined, `"${body}" is not a duration of timing (${Object.keys(timing).join(", ")})`);
+      if (!(body in timing))
+        fail(at, undefined, `"${body}" is not a duration of timing (${Object.keys(timing).join(", ")})`);
     }
     const indexes = typeof body?.actor === "number" ? [body.actor] : Array.isArray(body?.actors) ? body.actors : [];
     for (const index of indexes) {
-      if (index >= actors) fail(`${at}/${typeof body.actor === "number" ? "actor" : "actors"}`, undefined, `actor ${index} does not exist: the scenario has ${actors} (0 to ${actors - 1})`);
+      if (index >= actors)
+        fail(
+          `${at}/${typeof body.actor === "number" ? "actor" : "actors"}`,
+          undefined,
+          `actor ${index} does not exist: the scenario has ${actors} (0 to ${actors - 1})`,
+        );
     }
     if (kind === "arm") armed.add(body.actor);
-    if (kind === "wait-for" && !armed.has(body.actor)) fail(`${at}/actor`, undefined, `actor ${body.actor} has no armed fault to wait for (arm it in an earlier step)`);
-    if (kind === "redis" && body === "restart" && !scenario.redis?.appendonly) fail(at, undefined, "redis: restart needs redis: { appendonly: true }, or the restart loses everything by design");
-    if (kind === "redis" && scenario.storages.some((s) => s !== "redis")) fail(at, undefined, "redis steps apply to redis storage only: give the scenario storages: [redis]");
-    if (kind === "disk" && scenario.storages.some((s) => s !== "file")) fail(at, undefined, "disk steps apply to file storage only: give the scenario storages: [file]");
+    if (kind === "wait-for" && !armed.has(body.actor))
+      fail(`${at}/actor`, undefined, `actor ${body.actor} has no armed fault to wait for (arm it in an earlier step)`);
+    if (kind === "redis" && body === "restart" && !scenario.redis?.appendonly)
+      fail(
+        at,
+        undefined,
+        "redis: restart needs redis: { appendonly: true }, or the restart loses everything by design",
+      );
+    if (kind === "redis" && scenario.storages.some((s) => s !== "redis"))
+      fail(at, undefined, "redis steps apply to redis storage only: give the scenario storages: [redis]");
+    if (kind === "disk" && scenario.storages.some((s) => s !== "file"))
+      fail(at, undefined, "disk steps apply to file storage only: give the scenario storages: [file]");
   }
-  for (const name of Object.keys(params)) if (!used.has(name)) fail(`/parameters/${name}`, undefined, `parameter "${name}" is never used in a step`);
+  for (const name of Object.keys(params))
+    if (!used.has(name)) fail(`/parameters/${name}`, undefined, `parameter "${name}" is never used in a step`);
 }
 
 /**
@@ -166,7 +190,8 @@ export function loadScenario(file) {
     const { key, why } = describeError(error);
     fail(error.instancePath || "", key, why);
   }
-  if (`${scenario.name}.yaml` !== basename(file)) fail("/name", undefined, `the file of scenario "${scenario.name}" must be named ${scenario.name}.yaml`);
+  if (`${scenario.name}.yaml` !== basename(file))
+    fail("/name", undefined, `the file of scenario "${scenario.name}" must be named ${scenario.name}.yaml`);
   checkRules(scenario, fail);
   return scenario;
 }
@@ -191,7 +216,8 @@ function substitute(value, params) {
     return value.replace(/\$\{([a-z-]+)\}/g, (_, name) => params[name]);
   }
   if (Array.isArray(value)) return value.map((item) => substitute(item, params));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, params)]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substitute(v, params)]));
   return value;
 }
 
@@ -206,7 +232,8 @@ function scaleSteps(value, geometry) {
 
 function combinations(params) {
   let out = [{}];
-  for (const [name, values] of Object.entries(params)) out = out.flatMap((combo) => values.map((value) => ({ ...combo, [name]: value })));
+  for (const [name, values] of Object.entries(params))
+    out = out.flatMap((combo) => values.map((value) => ({ ...combo, [name]: value })));
   return out;
 }
 
@@ -218,7 +245,9 @@ function combinations(params) {
  */
 export function expand(scenario, { geometry = "reduced", targets = Object.keys(TARGETS) } = {}) {
   const runs = [];
-  const timing = Object.fromEntries(Object.entries({ ...DEFAULT_TIMING, ...scenario.timing }).map(([name, value]) => [name, at(value, geometry)]));
+  const timing = Object.fromEntries(
+    Object.entries({ ...DEFAULT_TIMING, ...scenario.timing }).map(([name, value]) => [name, at(value, geometry)]),
+  );
   const actors = at(scenario.actors, geometry);
   for (const storage of scenario.storages) {
     const able = Object.keys(TARGETS).filter((target) => TARGETS[target].includes(storage));
@@ -232,7 +261,9 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
     for (const mix of mixes) {
       if (!mix.every((target) => targets.includes(target))) continue;
       for (const params of combinations(scenario.parameters ?? {})) {
-        const label = Object.entries(params).map(([k, v]) => `${k}=${v}`).join(",");
+        const label = Object.entries(params)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(",");
         runs.push({
           id: [scenario.name, storage, mix.length > 1 ? "mixed" : mix[0], label].filter(Boolean).join(" / "),
           scenario: scenario.name,
@@ -245,7 +276,10 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
           timing,
           skewMs: scenario.clock?.skewMs ?? [0],
           // A run that stops or kills Redis has a redis-server of its own, so other lanes keep theirs.
-          redis: { ...scenario.redis, own: Boolean(scenario.redis?.appendonly) || [...walkSteps(scenario.steps)].some((s) => s.kind === "redis") },
+          redis: {
+            ...scenario.redis,
+            own: Boolean(scenario.redis?.appendonly) || [...walkSteps(scenario.steps)].some((s) => s.kind === "redis"),
+          },
           disk: [...walkSteps(scenario.steps)].some((s) => s.kind === "disk"),
           steps: substitute(scaleSteps(scenario.steps, geometry), params),
           expect: scenario.expect,

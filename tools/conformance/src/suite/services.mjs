@@ -85,7 +85,9 @@ export async function startSandbox(clients) {
 export function findRedisServer() {
   const command = process.env.REDIS_SERVER_PATH || "redis-server";
   const probe = spawnSync(command, ["--version"], { encoding: "utf8" });
-  return probe.status === 0 ? { command, version: probe.stdout.trim().match(/v=(\S+)/)?.[1] ?? probe.stdout.trim() } : undefined;
+  return probe.status === 0
+    ? { command, version: probe.stdout.trim().match(/v=(\S+)/)?.[1] ?? probe.stdout.trim() }
+    : undefined;
 }
 
 /**
@@ -177,25 +179,50 @@ export async function startRedisCluster({ command = "redis-server", primaries = 
   const cli = command.includes("/") ? join(command, "..", "redis-cli") : "redis-cli";
   const ask = (port, ...args) => {
     const run = spawnSync(cli, ["-h", "127.0.0.1", "-p", String(port), ...args], { encoding: "utf8", timeout: 30_000 });
-    if (run.status !== 0) throw new Error(`redis-cli ${args.join(" ")} failed (${run.status}): ${run.stderr}${run.stdout}`);
+    if (run.status !== 0)
+      throw new Error(`redis-cli ${args.join(" ")} failed (${run.status}): ${run.stderr}${run.stdout}`);
     return run.stdout;
   };
   const nodes = [];
   const close = async () => {
     for (const node of nodes) node.child.kill("SIGCONT");
-    await Promise.all(nodes.map(({ child, exited }) => (child.exitCode === null && child.signalCode === null ? (child.kill("SIGKILL"), exited) : exited)));
+    await Promise.all(
+      nodes.map(({ child, exited }) =>
+        child.exitCode === null && child.signalCode === null ? (child.kill("SIGKILL"), exited) : exited,
+      ),
+    );
     await rm(dir, { recursive: true, force: true });
   };
   try {
     for (let i = 0; i < primaries; i++) {
       const port = await freePort();
-      const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--cluster-enabled", "yes", "--cluster-port", String(await freePort()), "--cluster-config-file", join(dir, `nodes-${port}.conf`), "--dir", dir];
+      const args = [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--cluster-enabled",
+        "yes",
+        "--cluster-port",
+        String(await freePort()),
+        "--cluster-config-file",
+        join(dir, `nodes-${port}.conf`),
+        "--dir",
+        dir,
+      ];
       const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
       const exited = new Promise((resolve) => child.once("exit", resolve));
       nodes.push({ port, child, exited });
       let log = "";
       await new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`redis-server (cluster node) did not start within 15 s:\n${log}`)), 15_000);
+        const timer = setTimeout(
+          () => reject(new Error(`redis-server (cluster node) did not start within 15 s:\n${log}`)),
+          15_000,
+        );
         const read = (chunk) => {
           log += chunk;
           if (log.includes("Ready to accept connections")) {
@@ -211,10 +238,27 @@ export async function startRedisCluster({ command = "redis-server", primaries = 
         });
       });
     }
-    ask(nodes[0].port, "--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`), "--cluster-replicas", "0", "--cluster-yes");
+    ask(
+      nodes[0].port,
+      "--cluster",
+      "create",
+      ...nodes.map((n) => `127.0.0.1:${n.port}`),
+      "--cluster-replicas",
+      "0",
+      "--cluster-yes",
+    );
     const deadline = Date.now() + 30_000;
-    while (!nodes.every((n) => /cluster_state:ok/.test(ask(n.port, "CLUSTER", "INFO")) && ask(n.port, "CLUSTER", "INFO").includes(`cluster_known_nodes:${nodes.length}`))) {
-      if (Date.now() > deadline) throw new Error(`the Redis Cluster did not become ready within 30 s:\n${ask(nodes[0].port, "CLUSTER", "NODES")}`);
+    while (
+      !nodes.every(
+        (n) =>
+          /cluster_state:ok/.test(ask(n.port, "CLUSTER", "INFO")) &&
+          ask(n.port, "CLUSTER", "INFO").includes(`cluster_known_nodes:${nodes.length}`),
+      )
+    ) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `the Redis Cluster did not become ready within 30 s:\n${ask(nodes[0].port, "CLUSTER", "NODES")}`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } catch (error) {
@@ -235,7 +279,9 @@ export async function startDisk(dir, sizeKiB = 256) {
     try {
       execFileSync("mount", args, { stdio: "pipe" });
     } catch (error) {
-      throw new Error(`disk faults mount a tmpfs and need root (as CI runs): mount ${args.join(" ")} failed: ${error.message}`);
+      throw new Error(
+        `disk faults mount a tmpfs and need root (as CI runs): mount ${args.join(" ")} failed: ${error.message}`,
+      );
     }
   };
   await mkdir(dir, { recursive: true, mode: 0o700 });

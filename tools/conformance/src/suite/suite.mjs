@@ -22,9 +22,18 @@ export function survey({ commands = defaultCommands() } = {}) {
   const missing = [];
   const targets = [];
   for (const [target, command] of Object.entries(commands)) {
-    if (!command && target === "go") missing.push({ name: target, why: "packages/go/bin/conformance-actor is not built (pnpm build, with Go on PATH)" });
-    else if (!command) missing.push({ name: target, why: "the repository's Python venv is missing (node tools/python/venv.mjs makes it)" });
-    else if (target === "browser" && !existsSync(CHROMIUM)) missing.push({ name: target, why: `${CHROMIUM} does not exist (apt-get install -y chromium)` });
+    if (!command && target === "go")
+      missing.push({
+        name: target,
+        why: "packages/go/bin/conformance-actor is not built (pnpm build, with Go on PATH)",
+      });
+    else if (!command)
+      missing.push({
+        name: target,
+        why: "the repository's Python venv is missing (node tools/python/venv.mjs makes it)",
+      });
+    else if (target === "browser" && !existsSync(CHROMIUM))
+      missing.push({ name: target, why: `${CHROMIUM} does not exist (apt-get install -y chromium)` });
     else targets.push(target);
   }
   const redis = findRedisServer();

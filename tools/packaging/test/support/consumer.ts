@@ -53,7 +53,10 @@ export function consumerProject(kind: string, options: ConsumerOptions): string 
     mkdirSync(dirname(join(dir, file)), { recursive: true });
     copyFileSync(join(fixtures, source), join(dir, file));
   }
-  const install = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], { cwd: dir, encoding: "utf8" });
+  const install = spawnSync("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], {
+    cwd: dir,
+    encoding: "utf8",
+  });
   expect(install.status, install.stdout + install.stderr).toBe(0);
   return dir;
 }

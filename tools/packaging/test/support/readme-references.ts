@@ -5,7 +5,10 @@
 /** Markdown link and image targets that are neither absolute URLs nor in-page anchors, without their #fragment. */
 export function relativeLinks(markdown: string): string[] {
   const prose = withoutFences(markdown);
-  const targets = [...prose.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g), ...prose.matchAll(/^\s*\[[^\]]+\]:\s*(\S+)/gm)].map((m) => m[1]!);
+  const targets = [
+    ...prose.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g),
+    ...prose.matchAll(/^\s*\[[^\]]+\]:\s*(\S+)/gm),
+  ].map((m) => m[1]!);
   return targets.filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && !t.startsWith("#")).map((t) => t.split("#")[0]!);
 }
 
@@ -24,7 +27,9 @@ export function namedFiles(markdown: string, packageName: string, packageFolder:
 
 /** Lines a user cannot run: the repository's own pnpm scripts (`pnpm test`, `pnpm --filter …`). */
 export function contributorCommands(markdown: string): string[] {
-  return markdown.split("\n").filter((line) => /\bpnpm (run )?(build|test|typecheck|lint|bench|bundle|generate|--filter)\b/.test(line));
+  return markdown
+    .split("\n")
+    .filter((line) => /\bpnpm (run )?(build|test|typecheck|lint|bench|bundle|generate|--filter)\b/.test(line));
 }
 
 function withoutFences(markdown: string): string {
