@@ -6,7 +6,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 const notUnit = [
   "test/cli.test.ts",
   "test/contract.test.ts",
-  "test/state-file.test.ts",
+  "test/tenant-state-file.test.ts",
   "test/readme-node-flow.test.ts",
   "test/testing-samples.test.ts",
   "test/samples.test.ts",

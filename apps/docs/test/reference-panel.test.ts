@@ -223,11 +223,11 @@ describe("the error code catalogue of the guides", () => {
   const KIT_CODES: [string, string][] = [
     ["packages/token-manager/src/errors.ts", "ErrorCode"],
     ["packages/token-manager/src/node/file-storage-error.ts", "FileStorageErrorCode"],
-    ["packages/token-store-redis/src/errors.ts", "RedisStoreErrorCode"],
+    ["packages/token-store-redis/src/errors.ts", "RedisStorageErrorCode"],
     ["packages/client/src/errors.ts", "TenantClientErrorCode"],
     ["packages/python/src/tenant_integration/token_errors.py", "TokenErrorCode"],
     ["packages/python/src/tenant_integration/storage/errors.py", "FileStorageErrorCode"],
-    ["packages/python/src/tenant_integration/storage/errors.py", "RedisStoreErrorCode"],
+    ["packages/python/src/tenant_integration/storage/errors.py", "RedisStorageErrorCode"],
   ];
 
   it.each(KIT_CODES)("lists every code of %s (%s)", (path, name) => {

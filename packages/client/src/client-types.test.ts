@@ -44,10 +44,14 @@ describe("types of the tenant client", () => {
       void client.POST("/api/v1/auth/user");
       // @ts-expect-error a wrong grant_type
       void client.POST("/oauth/token", { body: { grant_type: "password", client_id: "x" } });
+      const withoutVerifier = {
+        grant_type: "authorization_code",
+        client_id: "x",
+        code: "c",
+        redirect_uri: "https://a",
+      } as const;
       // @ts-expect-error a missing required field of the authorization code grant
-      void client.POST("/oauth/token", {
-        body: { grant_type: "authorization_code", client_id: "x", code: "c", redirect_uri: "https://a" },
-      });
+      void client.POST("/oauth/token", { body: withoutVerifier });
       // @ts-expect-error the authorize query is required
       void client.GET("/oauth/authorize");
       // @ts-expect-error the escape hatch only takes /api/v1 paths

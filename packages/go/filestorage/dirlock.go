@@ -1,7 +1,7 @@
 package filestorage
 
 // The lock directory protocol shared with the TypeScript kit (proper-lockfile plus an owner file,
-// packages/token-manager/src/node/file-lock.ts) and the Python kit (storage/_dir_lock.py):
+// packages/token-manager/src/node/dir-lock.ts) and the Python kit (storage/_dir_lock.py):
 //
 //   - the lock is the directory <file>.refresh.lock (or .write.lock), taken by an atomic mkdir;
 //   - its holder writes the owner file right after the mkdir:

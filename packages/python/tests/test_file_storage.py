@@ -26,7 +26,7 @@ KEY = "tenant-integration:https://acme.tenant.test:demo:tokens"
 
 class Disk:
     """A small tmpfs of its own, which can be remounted read-only: root ignores file modes, so a
-    chmod cannot fake a read-only directory (as packages/token-manager/src/testing/disks.ts)."""
+    chmod cannot fake a read-only directory (as packages/token-manager/src/test-support/disks.ts)."""
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
@@ -294,7 +294,7 @@ class TestReadOnlyDirectory:
 
 
 class TestLockDirectoryProtocol:
-    """The directory part of the lock, as proper-lockfile and file-lock.ts speak it."""
+    """The directory part of the lock, as proper-lockfile and dir-lock.ts speak it."""
 
     def test_holds_the_typescript_lock_directory_and_removes_it_on_release(self, tmp_path: Path) -> None:
         path = tmp_path / "tokens.json"

@@ -2,7 +2,7 @@
 both kinds of process, a killed holder is taken over, a killed writer leaves a valid file, and keys
 written at once by both kinds are all kept.
 
-The Node processes are packages/token-manager/src/testing/file-worker.mjs: the BUILT
+The Node processes are packages/token-manager/src/test-support/file-worker.mjs: the BUILT
 ``@tenant-integration/token-manager/node`` ``fileStorage``, as a command-line tool uses it. The Python
 processes run this file as a script (``worker`` below), with ``FileStorage``. Both speak one JSON
 object per line. A lock directory whose holder is paused or has exited is the last test. Fleets of managers
@@ -30,7 +30,7 @@ from tenant_integration.storage.errors import FileStorageError
 from tenant_integration.storage.file import FileStorage
 
 REPO = Path(__file__).resolve().parents[3]
-NODE_WORKER = REPO / "packages" / "token-manager" / "src" / "testing" / "file-worker.mjs"
+NODE_WORKER = REPO / "packages" / "token-manager" / "src" / "test-support" / "file-worker.mjs"
 #: How long the answer to one command may take before the test fails (a hung process, not a timing check).
 ANSWER_TIMEOUT = 60.0
 

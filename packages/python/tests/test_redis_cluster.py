@@ -26,7 +26,7 @@ from redis.cluster import ClusterNode, LoadBalancingStrategy, RedisCluster
 from redis.retry import Retry
 
 from tenant_integration import TokenManagerError
-from tenant_integration.storage.errors import RedisStoreError, RedisStoreOptionsError
+from tenant_integration.storage.errors import RedisStorageError, RedisStorageOptionsError
 from tenant_integration.storage.redis import RedisClusterLock, RedisClusterStorage, RedisLock, RedisStorage, redis_key
 
 SESSION = "tenant-integration:https://acme.tenant.test:demo"
@@ -199,7 +199,7 @@ def test_a_waiter_is_woken_by_a_release_published_through_another_node(cluster: 
 def test_replicas_waits_for_the_replica_of_the_slots_primary(client: RedisCluster, prefix: str) -> None:
     RedisClusterStorage(client, prefix=prefix, replicas=(1, 5)).set(f"{SESSION}:tokens", "v")
     # Each primary has one replica: two are never there, and WAIT on that primary says so.
-    with pytest.raises(RedisStoreError) as caught:
+    with pytest.raises(RedisStorageError) as caught:
         RedisClusterStorage(client, prefix=prefix, replicas=(2, 0.05)).set(f"{SESSION}:tokens", "v2")
     assert caught.value.code == "REPLICATION_TIMEOUT"
     assert "v2" not in str(caught.value)
@@ -209,16 +209,16 @@ def test_bad_input_is_refused_with_invalid_options_saying_why(cluster: Cluster, 
     single = redis.Redis(host="127.0.0.1", port=next(iter(cluster.processes)), socket_timeout=5)
     try:
         for make in (RedisStorage, RedisLock):
-            with pytest.raises(RedisStoreOptionsError, match=r"is a redis\.cluster\.RedisCluster: use RedisCluster"):
+            with pytest.raises(RedisStorageOptionsError, match=r"is a redis\.cluster\.RedisCluster: use RedisCluster"):
                 make(client)
         for make in (RedisClusterStorage, RedisClusterLock):
-            with pytest.raises(RedisStoreOptionsError, match=r"must be a redis\.cluster\.RedisCluster: use Redis"):
+            with pytest.raises(RedisStorageOptionsError, match=r"must be a redis\.cluster\.RedisCluster: use Redis"):
                 make(single)
-            with pytest.raises(RedisStoreOptionsError, match="split the session across slots"):
+            with pytest.raises(RedisStorageOptionsError, match="split the session across slots"):
                 make(client, prefix="app{x}:")
-            with pytest.raises(RedisStoreOptionsError, match="reads from replicas"):
+            with pytest.raises(RedisStorageOptionsError, match="reads from replicas"):
                 make(cluster.client(load_balancing_strategy=LoadBalancingStrategy.ROUND_ROBIN))
-        with pytest.raises(RedisStoreOptionsError, match="split the session across slots") as caught:
+        with pytest.raises(RedisStorageOptionsError, match="split the session across slots") as caught:
             RedisStorage(single, prefix="{tenant}:")
         assert caught.value.code == "INVALID_OPTIONS"
     finally:
@@ -240,7 +240,7 @@ def test_a_stopped_primary_is_storage_failed_and_nothing_stored_is_lost(cluster:
                 storage.lock(f"{SESSION}:lock", lambda: None)
             assert caught.value.code == "STORAGE_FAILED"
             assert redis_key(prefix, f"{SESSION}:lock") in str(caught.value)
-            with pytest.raises(RedisStoreError) as failed:
+            with pytest.raises(RedisStorageError) as failed:
                 storage.get(f"{SESSION}:tokens")
             assert failed.value.code == "COMMAND_FAILED"
         finally:
@@ -288,7 +288,7 @@ def test_the_session_is_kept_while_its_slot_migrates_between_primaries(cluster: 
 
                 storage.lock(lock, read_then_write)
                 written.append(n)
-            except (RedisStoreError, TokenManagerError) as e:
+            except (RedisStorageError, TokenManagerError) as e:
                 failures.append(e)
 
     writer = threading.Thread(target=write)

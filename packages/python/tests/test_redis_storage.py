@@ -16,7 +16,7 @@ from redis.retry import Retry
 
 from tenant_integration import TokenManagerError
 from tenant_integration.errors import InvalidOptionsError
-from tenant_integration.storage.errors import RedisStoreError
+from tenant_integration.storage.errors import RedisStorageError
 from tenant_integration.storage.redis import RedisLock, RedisStorage
 
 TOKENS_KEY = "tenant-integration:https://acme.tenant.test:demo:tokens"
@@ -117,7 +117,7 @@ def test_a_lock_another_owner_holds_is_waited_for_within_a_bound_then_lock_timeo
         nonlocal ran
         ran = True
 
-    with pytest.raises(RedisStoreError) as caught:
+    with pytest.raises(RedisStorageError) as caught:
         lock(LOCK_NAME, task)
     assert caught.value.code == "LOCK_TIMEOUT"
     assert LOCK_REDIS_KEY in str(caught.value)
@@ -149,7 +149,7 @@ def test_the_lease_is_renewed_while_a_long_task_runs(client: redis.Redis, prefix
 
 
 def test_a_lost_lease_is_reported_and_the_new_owners_lock_is_left_alone(client: redis.Redis, prefix: str) -> None:
-    lost: list[RedisStoreError] = []
+    lost: list[RedisStorageError] = []
     lock = RedisLock(client, prefix=prefix, lease=5, on_lease_lost=lost.append)
 
     def task() -> None:
@@ -181,7 +181,7 @@ def test_a_failing_command_names_the_command_and_the_key_never_the_value(prefix:
     with socket_on_a_closed_port() as url:
         down = redis.Redis.from_url(url, retry=Retry(NoBackoff(), 0), socket_timeout=5, socket_connect_timeout=1)
         storage = RedisStorage(down, prefix=prefix)
-        with pytest.raises(RedisStoreError) as caught:
+        with pytest.raises(RedisStorageError) as caught:
             storage.set(TOKENS_KEY, CANARY)
         assert caught.value.code == "COMMAND_FAILED"
         message = str(caught.value)
@@ -190,21 +190,21 @@ def test_a_failing_command_names_the_command_and_the_key_never_the_value(prefix:
         assert CANARY not in message
         assert CANARY not in repr(caught.value.__dict__)
         assert isinstance(caught.value.cause, redis.exceptions.ConnectionError)
-        with pytest.raises(RedisStoreError) as read:
+        with pytest.raises(RedisStorageError) as read:
             storage.get(TOKENS_KEY)
         assert (read.value.code, "GET" in str(read.value)) == ("COMMAND_FAILED", True)
         # The lock's failure is the storage's: STORAGE_FAILED, the store's LOCK_UNAVAILABLE as cause.
         with pytest.raises(TokenManagerError) as locked:
             storage.lock(LOCK_NAME, lambda: None)
         assert locked.value.code == "STORAGE_FAILED"
-        assert isinstance(locked.value.cause, RedisStoreError)
+        assert isinstance(locked.value.cause, RedisStorageError)
         assert locked.value.cause.code == "LOCK_UNAVAILABLE"
 
 
 def test_replicas_that_do_not_acknowledge_a_write_are_a_replication_timeout(client: redis.Redis, prefix: str) -> None:
     # A single server has no replica: WAIT 1 answers 0 once its timeout passes.
     storage = RedisStorage(client, prefix=prefix, replicas=(1, 0.05))
-    with pytest.raises(RedisStoreError) as caught:
+    with pytest.raises(RedisStorageError) as caught:
         storage.set(TOKENS_KEY, "v")
     assert caught.value.code == "REPLICATION_TIMEOUT"
     assert "0 of 1 replicas" in str(caught.value)

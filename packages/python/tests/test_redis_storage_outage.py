@@ -23,7 +23,7 @@ from redis.retry import Retry
 from conftest import RedisServer
 from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, FakeTenant
 from tenant_integration import TokenManager, TokenManagerError
-from tenant_integration.storage.errors import RedisStoreError, RedisStoreOptionsError
+from tenant_integration.storage.errors import RedisStorageError, RedisStorageOptionsError
 from tenant_integration.storage.redis import RedisLock, RedisStorage
 
 SOCKET_TIMEOUT = 0.5
@@ -93,7 +93,7 @@ def test_a_refresh_due_fails_with_storage_failed_like_the_typescript_kit(
     # STORAGE_FAILED in the TypeScript kit, which reads first. One code now, at every step.
     assert isinstance(error, TokenManagerError), error
     assert error.code == "STORAGE_FAILED"
-    assert isinstance(error.cause, RedisStoreError)
+    assert isinstance(error.cause, RedisStorageError)
     assert error.cause.code == "LOCK_UNAVAILABLE"
     why = "timed out: Redis stopped answering" if outage == "hang" else "Redis could not be reached"
     assert why in str(error)
@@ -129,7 +129,7 @@ def test_a_client_without_a_socket_timeout_is_refused_saying_what_to_pass(
     # connection stays open, past any bound the storage could promise.
     client = redis.Redis.from_url(redis_url, socket_timeout=socket_timeout)
     for make in (RedisStorage, RedisLock):
-        with pytest.raises(RedisStoreOptionsError) as caught:
+        with pytest.raises(RedisStorageOptionsError) as caught:
             make(client)
         assert caught.value.option == "client"
         assert "socket_timeout=5" in str(caught.value)
@@ -144,5 +144,5 @@ def test_a_default_client_is_accepted_where_redis_py_gives_it_a_socket_timeout_a
         if major >= 8:
             assert RedisStorage(client).lock is not None
         else:
-            with pytest.raises(RedisStoreOptionsError):
+            with pytest.raises(RedisStorageOptionsError):
                 RedisStorage(client)

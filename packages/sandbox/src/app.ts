@@ -20,7 +20,7 @@ import { consentRoute } from "./routes/consent.js";
 import { revokeRoute } from "./routes/revoke.js";
 import { tokenRoute } from "./routes/token.js";
 import { DEMO_USER, USER_SCOPE, userRoute } from "./routes/user.js";
-import type { SandboxState } from "./state.js";
+import type { SandboxState } from "./tenant-state.js";
 import { MAX_ROTATION_GRACE_SECONDS, TokenStore, type IssuedTokens } from "./tokens.js";
 import { checkScope } from "./scopes.js";
 import { cors, corsPath } from "./cors.js";

@@ -10,7 +10,7 @@ import { HELP, parseCommand, UsageError } from "./args.js";
 import { ClientConfigError, type ClientRegistration } from "./clients.js";
 import { parseConfig, type SandboxConfig } from "./config.js";
 import { startSandbox, type StartOptions } from "./start.js";
-import { StateFileError } from "./state-file.js";
+import { StateFileError } from "./tenant-state-file.js";
 
 /** The port used when neither `--port` nor the config file names one. */
 export const DEFAULT_PORT = 4020;

@@ -24,7 +24,7 @@ export {
   type IssuedTokens,
 } from "./tokens.js";
 export { HostConfigError, isLoopbackHostname } from "./hosts.js";
-export { StateFileError, type StateFileErrorCode } from "./state-file.js";
+export { StateFileError, type StateFileErrorCode } from "./tenant-state-file.js";
 export { EVENT_RETENTION_SECONDS, MAX_EVENTS, type SandboxEvent } from "./events.js";
 export { DEMO_USER, USER_SCOPE } from "./routes/user.js";
 export { CONSENT_PATH } from "./routes/authorize.js";

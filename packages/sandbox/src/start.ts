@@ -9,7 +9,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildSandbox, type Sandbox, type SandboxOptions } from "./app.js";
 import { hostsOfListenAddress } from "./hosts.js";
-import { readStateFile, StateFileWriter } from "./state-file.js";
+import { readStateFile, StateFileWriter } from "./tenant-state-file.js";
 
 /** Options of {@link startSandbox}: the sandbox's own, plus where to listen. */
 export interface StartOptions extends SandboxOptions {

@@ -9,7 +9,7 @@ import { readmeSamples } from "@tenant-integration/readme-samples";
 import { toJavaScript } from "@tenant-integration/readme-samples/run";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { createTokenManager } from "./token-manager.js";
-import { startSandboxProcess } from "./testing/processes.js";
+import { startSandboxProcess } from "./test-support/processes.js";
 
 const README = fileURLToPath(new URL("../README.md", import.meta.url));
 const REDIRECT_URI = "http://127.0.0.1:53682/callback";

@@ -6,7 +6,7 @@ import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
-import { BASE, CLIENT_ID, REDIRECT_URI, bodyOf, json, setup, tokens, type Setup } from "./testing/harness.js";
+import { BASE, CLIENT_ID, REDIRECT_URI, bodyOf, json, setup, tokens, type Setup } from "./test-support/harness.js";
 
 const CANARY = /CANARY/;
 const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { processLock, webLock, type LockManagerLike } from "./lock.js";
-import { deferred } from "./testing/harness.js";
+import { deferred } from "./test-support/harness.js";
 
 describe("processLock", () => {
   it("runs tasks of one name one after another, and of different names side by side", async () => {

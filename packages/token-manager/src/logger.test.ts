@@ -9,8 +9,8 @@ import { fileURLToPath } from "node:url";
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { logSessionTo, type Logger, type LogLevel } from "./logger.js";
-import { failure } from "./testing/failure.js";
-import { json, REDIRECT_URI, setup, signIn, tokens } from "./testing/harness.js";
+import { failure } from "./test-support/failure.js";
+import { json, REDIRECT_URI, setup, signIn, tokens } from "./test-support/harness.js";
 
 interface Line {
   level: string;

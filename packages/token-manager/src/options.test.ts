@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { failure } from "./testing/failure.js";
+import { failure } from "./test-support/failure.js";
 import { redirectTarget, tenantBase } from "./options.js";
 
 describe("tenantBase (the rule shared with the client, URL by URL, is tested in internal/base-url.test.ts)", () => {

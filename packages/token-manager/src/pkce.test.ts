@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { failure } from "./testing/failure.js";
+import { failure } from "./test-support/failure.js";
 import { createPkcePair, deriveCodeChallenge } from "./pkce.js";
 
 const UNRESERVED = /^[A-Za-z0-9\-._~]+$/;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { OAuthResponseError, SessionEndedError, TransientError } from "./errors.js";
-import { failure } from "./testing/failure.js";
+import { failure } from "./test-support/failure.js";
 import { processLock, webLock, type LockManagerLike } from "./lock.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
@@ -15,7 +15,7 @@ import {
   tokenServer,
   tokens,
   type Handler,
-} from "./testing/harness.js";
+} from "./test-support/harness.js";
 
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
 /** How long tokens whose write failed are served before the write is tried again. */

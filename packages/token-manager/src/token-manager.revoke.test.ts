@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { OAuthResponseError, TransientError } from "./errors.js";
-import { failure } from "./testing/failure.js";
-import { BASE, CLIENT_ID, json, setup, signIn } from "./testing/harness.js";
+import { failure } from "./test-support/failure.js";
+import { BASE, CLIENT_ID, json, setup, signIn } from "./test-support/harness.js";
 
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
 

@@ -12,11 +12,11 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { SessionEndedError, type ErrorCode } from "./errors.js";
-import { failure } from "./testing/failure.js";
+import { failure } from "./test-support/failure.js";
 import { memoryStorage } from "./storage/memory.js";
 import { webStorage, type WebStorageLike } from "./storage/web.js";
 import type { TokenManager, TokenManagerEvents } from "./types.js";
-import { BASE, CLIENT_ID, REDIRECT_URI, json, setup, signIn, tokenServer, type Setup } from "./testing/harness.js";
+import { BASE, CLIENT_ID, REDIRECT_URI, json, setup, signIn, tokenServer, type Setup } from "./test-support/harness.js";
 
 const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;

@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
 import { type ErrorCode, OAuthResponseError, TransientError } from "./errors.js";
-import { failure } from "./testing/failure.js";
+import { failure } from "./test-support/failure.js";
 import { deriveCodeChallenge } from "./pkce.js";
 import { memoryStorage } from "./storage/memory.js";
 import { createTokenManager } from "./token-manager.js";
 import type { TokenManagerOptions } from "./types.js";
-import { BASE, CLIENT_ID, REDIRECT_URI, bodyOf, json, setup, signIn, tokens } from "./testing/harness.js";
+import { BASE, CLIENT_ID, REDIRECT_URI, bodyOf, json, setup, signIn, tokens } from "./test-support/harness.js";
 
 const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;

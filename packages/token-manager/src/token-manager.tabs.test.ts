@@ -12,7 +12,7 @@ import { TransientError } from "./errors.js";
 import type { LockManagerLike } from "./lock.js";
 import { processLock } from "./lock.js";
 import type { TokenStorage } from "./storage/storage.js";
-import { BASE, CLIENT_ID, bodyOf, json, setup, signIn, tokens, type Handler } from "./testing/harness.js";
+import { BASE, CLIENT_ID, bodyOf, json, setup, signIn, tokens, type Handler } from "./test-support/harness.js";
 
 const PREFIX = `tenant-integration:${BASE}:${CLIENT_ID}:`;
 const TOKENS_KEY = PREFIX + "tokens";

@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "./storage/memory.js";
-import { BASE, CLIENT_ID, setup, signIn, tokenServer } from "./testing/harness.js";
+import { BASE, CLIENT_ID, setup, signIn, tokenServer } from "./test-support/harness.js";
 
 const SCHEMAS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "spec", "token-store");
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;

@@ -25,7 +25,7 @@ describe("a command with no reply", () => {
       .get("k")
       .catch((e: unknown) => e);
     expect(error).toMatchObject({
-      name: "RedisStoreError",
+      name: "RedisStorageError",
       code: "COMMAND_FAILED",
       message:
         "COMMAND_FAILED: Redis GET of k got no answer within 50 ms (timed out: Redis stopped answering, or could not be reached)",
@@ -41,7 +41,7 @@ describe("a command with no reply", () => {
       code: "STORAGE_FAILED",
       message:
         "STORAGE_FAILED: Redis SET of lock got no answer within 50 ms (timed out: Redis stopped answering, or could not be reached)",
-      cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" },
+      cause: { name: "RedisStorageError", code: "LOCK_UNAVAILABLE" },
     });
     expect(task).not.toHaveBeenCalled();
   });

@@ -2,7 +2,7 @@
  * The part of a Redis client the store uses: one method that sends a command and resolves with the
  * reply. node-redis clients (`redis` v5 and v6, `createClient()` once connected) have it as is.
  */
-import { RedisStoreError } from "./errors.js";
+import { RedisStorageError } from "./errors.js";
 import type { RedisSubscriberLike } from "./wake.js";
 
 /**
@@ -133,7 +133,7 @@ export interface SendOptions {
 
 /**
  * Sends one command and waits for its reply at most `timeoutMs`; a failure, or no reply in time,
- * becomes a {@link RedisStoreError} naming the command and `key` only (the other arguments may hold
+ * becomes a {@link RedisStorageError} naming the command and `key` only (the other arguments may hold
  * a value).
  *
  * node-redis bounds only the wait of a command not yet written (its `commandOptions.timeout`): a
@@ -168,10 +168,10 @@ export async function send(
       : client.sendCommand(args, { abortSignal: abort.signal });
     return await Promise.race([reply, deadline]);
   } catch (e) {
-    if (!timedOut) throw new RedisStoreError(code, `Redis ${args[0]} of ${key} failed: ${why(e)}`, e);
+    if (!timedOut) throw new RedisStorageError(code, `Redis ${args[0]} of ${key} failed: ${why(e)}`, e);
     // The reply may still come (the server resumes): it is settled here, never unhandled.
     reply?.then(late, () => {});
-    throw new RedisStoreError(
+    throw new RedisStorageError(
       code,
       `Redis ${args[0]} of ${key} got no answer within ${timeoutMs} ms (timed out: Redis stopped answering, or could not be reached)`,
       e,
@@ -233,7 +233,7 @@ export function script(body: string): Script {
       try {
         return await send(client, ["EVALSHA", await (sha ??= digest()), "1", key, ...args], key, options);
       } catch (e) {
-        const reason = (e as RedisStoreError).cause as Error | undefined;
+        const reason = (e as RedisStorageError).cause as Error | undefined;
         if (!String(reason?.message).startsWith("NOSCRIPT")) throw e;
       }
       return send(client, ["EVAL", body, "1", key, ...args], key, options);

@@ -1,23 +1,23 @@
 /**
- * The one error class of the Redis store and lock. Messages name the Redis key and the command,
+ * The one error class of the Redis storage and lock. Messages name the Redis key and the command,
  * never a value: values hold refresh tokens.
  */
 
 /**
- * The stable codes of {@link RedisStoreError}: branch on these, never on the message.
+ * The stable codes of {@link RedisStorageError}: branch on these, never on the message.
  *
  * @example
  * ```ts
- * const retryable: RedisStoreErrorCode[] = ["COMMAND_FAILED", "LOCK_UNAVAILABLE", "LOCK_TIMEOUT"];
+ * const retryable: RedisStorageErrorCode[] = ["COMMAND_FAILED", "LOCK_UNAVAILABLE", "LOCK_TIMEOUT"];
  * ```
  * @see RFC 9700 §4.14.2 (why a lock guards the refresh)
  */
-export type RedisStoreErrorCode =
+export type RedisStorageErrorCode =
   /** An option is not a finite positive number, or the renewal interval is not shorter than the lease. */
   | "INVALID_OPTIONS"
   /** A Redis command failed (connection lost, client closed, an error reply); `cause` has the client's error. */
   | "COMMAND_FAILED"
-  /** Redis answered something the store did not expect (e.g. a `GET` of a key holding a hash). */
+  /** Redis answered something the storage did not expect (e.g. a `GET` of a key holding a hash). */
   | "UNEXPECTED_REPLY"
   /** Fewer replicas than asked acknowledged a write within the `replicas` timeout (`WAIT`). */
   | "REPLICATION_TIMEOUT"
@@ -36,7 +36,7 @@ export type RedisStoreErrorCode =
   | "LEASE_LOST";
 
 /**
- * An error of the Redis store or lock, with a stable `code` and the underlying error as `cause`.
+ * An error of the Redis storage or lock, with a stable `code` and the underlying error as `cause`.
  * Never carries a stored value or a token.
  *
  * @example
@@ -44,17 +44,17 @@ export type RedisStoreErrorCode =
  * try {
  *   await tm.getAccessToken();
  * } catch (e) {
- *   if (e instanceof RedisStoreError && e.code === "LOCK_TIMEOUT") retryLater();
+ *   if (e instanceof RedisStorageError && e.code === "LOCK_TIMEOUT") retryLater();
  * }
  * ```
  * @see RFC 6749 §10.4 (refresh tokens kept confidential), RFC 9700 §4.14.2
  */
-export class RedisStoreError extends Error {
-  override readonly name = "RedisStoreError";
+export class RedisStorageError extends Error {
+  override readonly name = "RedisStorageError";
 
   constructor(
     /** Stable, for branching. */
-    readonly code: RedisStoreErrorCode,
+    readonly code: RedisStorageErrorCode,
     message: string,
     cause?: unknown,
   ) {

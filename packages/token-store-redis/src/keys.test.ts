@@ -76,7 +76,7 @@ describe("bad input", () => {
       ]) {
         expect(make).toThrow(
           expect.objectContaining({
-            name: "RedisStoreError",
+            name: "RedisStorageError",
             code: "INVALID_OPTIONS",
             message: expect.stringContaining("split the session across slots"),
           }),

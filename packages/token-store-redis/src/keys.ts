@@ -3,7 +3,7 @@
  * tag, so that the keys of one session share one Redis Cluster hash slot. The scheme every kit
  * speaks, in spec/token-store/README.md, "Redis keys: one hash slot per session".
  */
-import { RedisStoreError } from "./errors.js";
+import { RedisStorageError } from "./errors.js";
 
 /** The manager's names: `tenant-integration:<origin>:<clientId>:<kind>`; the session part is everything between. */
 const MANAGER_NAME = /^tenant-integration:(.+):(tokens|pending|intent|lock)$/;
@@ -32,12 +32,12 @@ export function redisKey(prefix: string, name: string): string {
  * so the keys of one session could hash to different slots and its scripts fail with CROSSSLOT or
  * land on different nodes.
  *
- * @throws {@link RedisStoreError} `INVALID_OPTIONS` for a prefix that is not a string or holds a brace.
+ * @throws {@link RedisStorageError} `INVALID_OPTIONS` for a prefix that is not a string or holds a brace.
  */
 export function checkPrefix(prefix: unknown): string {
-  if (typeof prefix !== "string") throw new RedisStoreError("INVALID_OPTIONS", "prefix must be a string");
+  if (typeof prefix !== "string") throw new RedisStorageError("INVALID_OPTIONS", "prefix must be a string");
   if (/[{}]/.test(prefix)) {
-    throw new RedisStoreError(
+    throw new RedisStorageError(
       "INVALID_OPTIONS",
       `prefix ${JSON.stringify(prefix)} holds "{" or "}": a brace would move the hash tag that keeps the keys of one session in one Redis Cluster slot, and split the session across slots`,
     );

@@ -16,7 +16,7 @@ import {
   type RedisClusterLike,
   type SendOptions,
 } from "./client.js";
-import { RedisStoreError } from "./errors.js";
+import { RedisStorageError } from "./errors.js";
 import { checkPrefix, redisKey } from "./keys.js";
 import { storageFailed } from "./storage-failed.js";
 import { announceRelease, watchReleases, type ReleaseWatch } from "./wake.js";
@@ -68,7 +68,7 @@ export interface RedisLockOptions {
    * "What the store guarantees"). Default: `console.warn` of the error's message (a key name and a
    * duration, never a value).
    */
-  onLeaseLost?: (error: RedisStoreError) => void;
+  onLeaseLost?: (error: RedisStorageError) => void;
 }
 
 /** Deletes the key only if it still holds this owner's value. */
@@ -104,7 +104,7 @@ async function sendForLock(
   try {
     return await send(client, args, key, { ...options, code: "LOCK_UNAVAILABLE" });
   } catch (e) {
-    throw e instanceof RedisStoreError ? storageFailed(e) : e;
+    throw e instanceof RedisStorageError ? storageFailed(e) : e;
   }
 }
 
@@ -118,7 +118,7 @@ async function releaseOwn(client: RedisClientLike, key: string, owner: string, t
 /** Checks that `value` is a finite number > 0 and returns it. */
 function positive(name: string, value: number): number {
   if (!(Number.isFinite(value) && value > 0))
-    throw new RedisStoreError("INVALID_OPTIONS", `${name} must be a finite number > 0`);
+    throw new RedisStorageError("INVALID_OPTIONS", `${name} must be a finite number > 0`);
   return value;
 }
 
@@ -144,10 +144,10 @@ function newOwner(): string {
  * Every command waits for its reply at most `commandTimeoutMs`, so a call settles within
  * `waitTimeoutMs + commandTimeoutMs` even when Redis stops answering with its connections open.
  *
- * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option, a prefix holding `{` or
+ * @throws {@link RedisStorageError} `INVALID_OPTIONS` at once for a bad option, a prefix holding `{` or
  * `}`, or a Redis Cluster client (use {@link redisClusterLock}). The returned lock
- * rejects with `LOCK_TIMEOUT` (a `RedisStoreError`) when the wait runs out; with the token manager's
- * `TokenManagerError` `STORAGE_FAILED` (cause: a `RedisStoreError` `LOCK_UNAVAILABLE` saying which
+ * rejects with `LOCK_TIMEOUT` (a `RedisStorageError`) when the wait runs out; with the token manager's
+ * `TokenManagerError` `STORAGE_FAILED` (cause: a `RedisStorageError` `LOCK_UNAVAILABLE` saying which
  * command failed and why) when Redis fails, or gives no reply within `commandTimeoutMs`, while the
  * lock is taken (or checked by `isHeld`): the code a failed read or write of the storage gets, so
  * an outage is one code at every step; or with the task's own error.
@@ -170,7 +170,7 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
  * primary of the lock key's slot; waiters subscribe on the cluster's pub/sub connection (a
  * `PUBLISH` on any node reaches it).
  *
- * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option, or for a
+ * @throws {@link RedisStorageError} `INVALID_OPTIONS` at once for a bad option, or for a
  * single-server client (use {@link redisLock}). The returned lock rejects as {@link redisLock}'s.
  * @example
  * ```ts
@@ -188,7 +188,7 @@ export function redisClusterLock(cluster: RedisClusterLike, options: RedisLockOp
 /** Refuses a cluster client given to a single-server factory (its commands would not be routed to their slot). */
 export function singleServer(client: RedisClientLike, factory: string, instead: string): RedisClientLike {
   if (isCluster(client)) {
-    throw new RedisStoreError(
+    throw new RedisStorageError(
       "INVALID_OPTIONS",
       `${factory} was given a Redis Cluster client (createCluster): use ${instead}, which sends each command to the node of its key's slot`,
     );
@@ -199,7 +199,7 @@ export function singleServer(client: RedisClientLike, factory: string, instead: 
 /** Refuses a single-server client given to a cluster factory; the store's client for the cluster otherwise. */
 export function clusterClient(cluster: RedisClusterLike, factory: string, instead: string): RedisClientLike {
   if (!isCluster(cluster)) {
-    throw new RedisStoreError(
+    throw new RedisStorageError(
       "INVALID_OPTIONS",
       `${factory} was given a client that is not a Redis Cluster client (createCluster() of the redis package): use ${instead} for a single Redis server`,
     );
@@ -209,11 +209,11 @@ export function clusterClient(cluster: RedisClusterLike, factory: string, instea
 
 /** The lock of {@link redisLock} and {@link redisClusterLock}, over a client that sends each command to its key's node. */
 export function lockOn(client: RedisClientLike, options: RedisLockOptions = {}): Lock {
-  const { onLeaseLost = (e: RedisStoreError) => console.warn(e.message) } = options;
+  const { onLeaseLost = (e: RedisStorageError) => console.warn(e.message) } = options;
   const prefix = checkPrefix(options.prefix ?? "");
   const leaseMs = Math.ceil(positive("leaseMs", options.leaseMs ?? 10_000));
   const renewEveryMs = positive("renewEveryMs", options.renewEveryMs ?? Math.floor(leaseMs / 3));
-  if (renewEveryMs >= leaseMs) throw new RedisStoreError("INVALID_OPTIONS", "renewEveryMs must be less than leaseMs");
+  if (renewEveryMs >= leaseMs) throw new RedisStorageError("INVALID_OPTIONS", "renewEveryMs must be less than leaseMs");
   const waitTimeoutMs = positive("waitTimeoutMs", options.waitTimeoutMs ?? 45_000);
   const retryDelayMs = positive("retryDelayMs", options.retryDelayMs ?? 20);
   const maxRetryDelayMs = positive("maxRetryDelayMs", options.maxRetryDelayMs ?? 500);
@@ -241,7 +241,7 @@ export function lockOn(client: RedisClientLike, options: RedisLockOptions = {}):
         if ((await take()) !== null) return;
         const left = deadline - performance.now();
         if (left <= 0)
-          throw new RedisStoreError("LOCK_TIMEOUT", `${key} still held by another owner after ${waitTimeoutMs} ms`);
+          throw new RedisStorageError("LOCK_TIMEOUT", `${key} still held by another owner after ${waitTimeoutMs} ms`);
         if (attempt === 0) {
           // Subscribed before the next try, so a release between the two tries is not missed.
           watch = await watchReleases(client, key, Math.min(commandTimeoutMs, left));
@@ -276,7 +276,7 @@ export function lockOn(client: RedisClientLike, options: RedisLockOptions = {}):
       reported = true;
       try {
         onLeaseLost(
-          new RedisStoreError("LEASE_LOST", `${key}: ${why}; the task under the lock was not stopped`, cause),
+          new RedisStorageError("LEASE_LOST", `${key}: ${why}; the task under the lock was not stopped`, cause),
         );
       } catch {
         // A throwing callback must not become an unhandled rejection on a timer that crashes the process.

@@ -3,7 +3,7 @@
  * the shape every error of the kit has (name, stable code, cause; no value).
  */
 import { describe, expect, it, vi } from "vitest";
-import { RedisStoreError, redisLock, redisStorage } from "./index.js";
+import { RedisStorageError, redisLock, redisStorage } from "./index.js";
 
 const unused = { sendCommand: vi.fn(async () => null) };
 
@@ -18,9 +18,9 @@ describe("options", () => {
     [{ leaseMs: 1_000, renewEveryMs: 1_000 }],
   ])("refuses %o with INVALID_OPTIONS before any command", (options) => {
     expect(() => redisLock(unused, options)).toThrow(
-      expect.objectContaining({ name: "RedisStoreError", code: "INVALID_OPTIONS" }),
+      expect.objectContaining({ name: "RedisStorageError", code: "INVALID_OPTIONS" }),
     );
-    expect(() => redisStorage(unused, options)).toThrow(RedisStoreError);
+    expect(() => redisStorage(unused, options)).toThrow(RedisStorageError);
     expect(unused.sendCommand).not.toHaveBeenCalled();
   });
 
@@ -30,15 +30,15 @@ describe("options", () => {
   });
 });
 
-describe("RedisStoreError", () => {
+describe("RedisStorageError", () => {
   it("is an Error with its class name, a stable code prefixed to the message, and the cause", () => {
     const cause = new Error("ECONNREFUSED");
-    const error = new RedisStoreError("COMMAND_FAILED", "Redis GET of k failed", cause);
+    const error = new RedisStorageError("COMMAND_FAILED", "Redis GET of k failed", cause);
     expect(error).toBeInstanceOf(Error);
-    expect(error.name).toBe("RedisStoreError");
+    expect(error.name).toBe("RedisStorageError");
     expect(error.code).toBe("COMMAND_FAILED");
     expect(error.message).toBe("COMMAND_FAILED: Redis GET of k failed");
     expect(error.cause).toBe(cause);
-    expect("cause" in new RedisStoreError("LOCK_TIMEOUT", "x")).toBe(false);
+    expect("cause" in new RedisStorageError("LOCK_TIMEOUT", "x")).toBe(false);
   });
 });

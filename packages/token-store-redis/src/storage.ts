@@ -6,7 +6,7 @@
 import type { Lock, TokenStorage } from "@tenant-integration/token-manager";
 import { processIdentity } from "@tenant-integration/token-manager/node";
 import { DEFAULT_COMMAND_TIMEOUT_MS, send, text, type RedisClientLike, type RedisClusterLike } from "./client.js";
-import { RedisStoreError } from "./errors.js";
+import { RedisStorageError } from "./errors.js";
 import { checkPrefix, redisKey } from "./keys.js";
 import { clusterClient, lockOn, singleServer, type RedisLockOptions } from "./lock.js";
 
@@ -61,7 +61,7 @@ export interface RedisTokenStorage extends TokenStorage {
  * `replicas.timeoutMs`), so a Redis that stops answering with its connections open fails a call
  * instead of blocking it for the whole outage.
  *
- * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option, a prefix holding `{` or
+ * @throws {@link RedisStorageError} `INVALID_OPTIONS` at once for a bad option, a prefix holding `{` or
  * `}`, or a Redis Cluster client (use {@link redisClusterStorage}). Its methods reject with
  * `COMMAND_FAILED` (cause: the client's error, or a `TimeoutError` when no reply came within
  * `commandTimeoutMs`), `UNEXPECTED_REPLY` or `REPLICATION_TIMEOUT`; the token manager turns those
@@ -94,7 +94,7 @@ export function redisStorage(client: RedisClientLike, options: RedisStorageOptio
  * command goes to that slot's primary (node-redis follows MOVED and ASK while a slot moves), and
  * `replicas` (`WAIT`) is asked of the node that took the write.
  *
- * @throws {@link RedisStoreError} `INVALID_OPTIONS` at once for a bad option, a prefix holding `{`
+ * @throws {@link RedisStorageError} `INVALID_OPTIONS` at once for a bad option, a prefix holding `{`
  * or `}`, or a client that is not a cluster client (use {@link redisStorage}). Its methods reject as
  * {@link redisStorage}'s; a cluster that is down, or has no node serving the session's slot, is
  * `COMMAND_FAILED` (the token manager's `STORAGE_FAILED`), and nothing stored is lost.
@@ -125,7 +125,7 @@ function storageOn(client: RedisClientLike, options: RedisStorageOptions): Redis
       replicas.timeoutMs > 0
     )
   ) {
-    throw new RedisStoreError(
+    throw new RedisStorageError(
       "INVALID_OPTIONS",
       "replicas.count and replicas.timeoutMs must be integers, count >= 0 and timeoutMs > 0 (WAIT 0 would block forever)",
     );
@@ -144,7 +144,7 @@ function storageOn(client: RedisClientLike, options: RedisStorageOptions): Redis
       }),
     );
     if (!(acknowledged >= replicas.count)) {
-      throw new RedisStoreError(
+      throw new RedisStorageError(
         "REPLICATION_TIMEOUT",
         `${acknowledged} of ${replicas.count} replicas acknowledged the write of ${key} within ${replicas.timeoutMs} ms`,
       );
@@ -157,13 +157,13 @@ function storageOn(client: RedisClientLike, options: RedisStorageOptions): Redis
     async get(name) {
       const key = redisKey(prefix, name);
       const value = text(await send(client, ["GET", key], key, { timeoutMs }));
-      if (value === undefined) throw new RedisStoreError("UNEXPECTED_REPLY", `GET of ${key} did not answer a string`);
+      if (value === undefined) throw new RedisStorageError("UNEXPECTED_REPLY", `GET of ${key} did not answer a string`);
       return value;
     },
     async set(name, value) {
       const key = redisKey(prefix, name);
       const reply = text(await send(client, ["SET", key, value], key, { timeoutMs }));
-      if (reply !== "OK") throw new RedisStoreError("UNEXPECTED_REPLY", `SET of ${key} was not acknowledged with OK`);
+      if (reply !== "OK") throw new RedisStorageError("UNEXPECTED_REPLY", `SET of ${key} was not acknowledged with OK`);
       await replicated(key);
     },
     async delete(name) {

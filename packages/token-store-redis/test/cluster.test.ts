@@ -102,7 +102,7 @@ describe("redisClusterStorage", () => {
       .set(`${SESSION}:tokens`, "v2")
       .catch((e: unknown) => e);
     expect(error).toMatchObject({
-      name: "RedisStoreError",
+      name: "RedisStorageError",
       code: "REPLICATION_TIMEOUT",
       message: expect.not.stringContaining("v2"),
     });

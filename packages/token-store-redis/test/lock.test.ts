@@ -4,7 +4,7 @@
  * being reported. (Across real processes and `kill -9`: test/fleet.test.ts.)
  */
 import { describe, expect, it, vi } from "vitest";
-import { RedisStoreError, redisLock } from "../src/index.js";
+import { RedisStorageError, redisLock } from "../src/index.js";
 import { connect, counting, uniquePrefix } from "./support/helpers.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -111,8 +111,8 @@ describe("redisLock", () => {
     await client.set(`${prefix}lock`, "holder-secret-value", { PX: 60_000 });
     const task = vi.fn(async () => {});
     const error = await redisLock(client, { prefix, waitTimeoutMs: 300 })("lock", task).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(RedisStoreError);
-    expect(error).toMatchObject({ name: "RedisStoreError", code: "LOCK_TIMEOUT" });
+    expect(error).toBeInstanceOf(RedisStorageError);
+    expect(error).toMatchObject({ name: "RedisStorageError", code: "LOCK_TIMEOUT" });
     expect((error as Error).message).toContain(`${prefix}lock`);
     expect((error as Error).message).not.toContain("holder-secret-value");
     expect(task).not.toHaveBeenCalled();
@@ -147,7 +147,7 @@ describe("redisLock", () => {
     );
     expect(result).toBe("done");
     expect(lost).toHaveBeenCalledTimes(1);
-    expect(lost.mock.calls[0]![0]).toMatchObject({ name: "RedisStoreError", code: "LEASE_LOST" });
+    expect(lost.mock.calls[0]![0]).toMatchObject({ name: "RedisStorageError", code: "LEASE_LOST" });
     expect(await client.get(`${prefix}lock`)).toBe("new-owner");
   });
 
@@ -210,7 +210,7 @@ describe("redisLock", () => {
       name: "TokenManagerError",
       code: "STORAGE_FAILED",
       message: "STORAGE_FAILED: Redis SET of tenant-integration:{x}:lock failed: the client is closed",
-      cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE", cause: new Error("The client is closed") },
+      cause: { name: "RedisStorageError", code: "LOCK_UNAVAILABLE", cause: new Error("The client is closed") },
     });
     expect(task).not.toHaveBeenCalled();
   });

@@ -7,7 +7,7 @@
 import { createClient } from "redis";
 import { memoryStorage, TokenManagerError } from "@tenant-integration/token-manager";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { RedisStoreError, redisStorage } from "../src/index.js";
+import { RedisStorageError, redisStorage } from "../src/index.js";
 import { connect, counting, inProcessSandbox, managerFor, signIn, uniquePrefix } from "./support/helpers.js";
 import { startRedisServer } from "./support/redis-server.mjs";
 
@@ -112,7 +112,7 @@ describe("redisStorage", () => {
     const storage = redisStorage(client, { prefix });
     const error = await storage.get(key).catch((e: unknown) => e);
     expect(error).toMatchObject({
-      name: "RedisStoreError",
+      name: "RedisStorageError",
       code: "COMMAND_FAILED",
       message: `COMMAND_FAILED: Redis GET of ${redisKey} failed: Redis answered an error (WRONGTYPE)`,
     });
@@ -140,13 +140,13 @@ describe("redisStorage", () => {
     const error = await redisStorage(client, { prefix, replicas: { count: 1, timeoutMs: 50 } })
       .set("k", "v2")
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "RedisStoreError", code: "REPLICATION_TIMEOUT" });
+    expect(error).toMatchObject({ name: "RedisStorageError", code: "REPLICATION_TIMEOUT" });
     expect((error as Error).message).not.toContain("v2");
   });
 
   it("refuses bad replica options at once (INVALID_OPTIONS)", async () => {
     const client = await connect();
-    expect(() => redisStorage(client, { replicas: { count: 1, timeoutMs: 0 } })).toThrow(RedisStoreError);
+    expect(() => redisStorage(client, { replicas: { count: 1, timeoutMs: 0 } })).toThrow(RedisStorageError);
     expect(() => redisStorage(client, { replicas: { count: -1, timeoutMs: 10 } })).toThrow(/INVALID_OPTIONS/);
   });
 
@@ -205,7 +205,7 @@ describe("redisStorage", () => {
     expect(reported).toHaveLength(1);
     expect(reported[0]).toMatchObject({
       code: "STORAGE_FAILED",
-      cause: { code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } },
+      cause: { code: "STORAGE_FAILED", cause: { name: "RedisStorageError", code: "LOCK_UNAVAILABLE" } },
     });
 
     // Back, and empty (no persistence): a later call writes the tokens again, for every process.

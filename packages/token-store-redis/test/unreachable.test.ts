@@ -106,7 +106,7 @@ describe.each([
       error: {
         name: "TokenManagerError",
         code: "STORAGE_FAILED",
-        cause: { name: "RedisStoreError", code: "COMMAND_FAILED" },
+        cause: { name: "RedisStorageError", code: "COMMAND_FAILED" },
       },
     });
     expect(String(((refresh as { error: Error }).error.cause as Error).message)).toMatch(
@@ -139,7 +139,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
         code: "STORAGE_FAILED",
         message:
           "STORAGE_FAILED: Redis SET of tenant-integration:{x}:lock got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)",
-        cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE", cause: { name: "TimeoutError" } },
+        cause: { name: "RedisStorageError", code: "LOCK_UNAVAILABLE", cause: { name: "TimeoutError" } },
       },
     });
     expect(ran).toBe(false);
@@ -197,7 +197,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
       expect(results[i]).toMatchObject({
         outcome: "rejected",
         error: {
-          name: "RedisStoreError",
+          name: "RedisStorageError",
           code: "COMMAND_FAILED",
           message: `COMMAND_FAILED: Redis ${command} of ${TOKENS_KEY} got no answer within 300 ms (timed out: Redis stopped answering, or could not be reached)`,
         },
@@ -231,7 +231,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     expect(served).toMatchObject({ outcome: "resolved", value: token });
     expect(reported.at(-1)).toMatchObject({
       code: "STORAGE_FAILED",
-      cause: { code: "STORAGE_FAILED", cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" } },
+      cause: { code: "STORAGE_FAILED", cause: { name: "RedisStorageError", code: "LOCK_UNAVAILABLE" } },
     });
 
     process.kill(server.pid, "SIGCONT");
@@ -271,7 +271,7 @@ describe("a Redis that refuses connections (killed)", () => {
         error: {
           name: "TokenManagerError",
           code: "STORAGE_FAILED",
-          cause: { name: "RedisStoreError", code: "COMMAND_FAILED" },
+          cause: { name: "RedisStorageError", code: "COMMAND_FAILED" },
         },
       });
       expect(signingIn).toMatchObject({
@@ -283,7 +283,7 @@ describe("a Redis that refuses connections (killed)", () => {
         error: {
           name: "TokenManagerError",
           code: "STORAGE_FAILED",
-          cause: { name: "RedisStoreError", code: "LOCK_UNAVAILABLE" },
+          cause: { name: "RedisStorageError", code: "LOCK_UNAVAILABLE" },
         },
       });
       if ("disableOfflineQueue" in clientOptions) {

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ b
     )
     from .errors import InvalidOptionsError, TenantIntegrationError
     from .pkce import PkcePair, create_pkce_pair, derive_code_challenge
-    from .storage import FileStorage, FileStorageError, Lock, RedisStoreError, TokenStorage
+    from .storage import FileStorage, FileStorageError, Lock, RedisStorageError, TokenStorage
     from .storage.memory import MemoryStorage
     from .token_errors import OAuthResponseError, SessionEndedError, TokenErrorCode, TokenManagerError, TransientError
     from .token_manager import (
@@ -88,7 +88,7 @@ _EXPORTS: Final[dict[str, str]] = {
     "FileStorage": ".storage",
     "FileStorageError": ".storage",
     "Lock": ".storage",
-    "RedisStoreError": ".storage",
+    "RedisStorageError": ".storage",
     "TokenStorage": ".storage",
     "MemoryStorage": ".storage.memory",
     "OAuthResponseError": ".token_errors",
@@ -165,7 +165,7 @@ __all__ = [
     "PathOutsideApiError",
     "PkcePair",
     "RateLimitError",
-    "RedisStoreError",
+    "RedisStorageError",
     "RefreshableTokenSource",
     "RetryPolicy",
     "RunningTimeTransport",

@@ -10,7 +10,7 @@ import { MAX_ADVANCE_SECONDS } from "../clock.js";
 import { BadRequestError } from "../errors.js";
 import { FaultConfigError, type Faults, type FaultSpec } from "../faults.js";
 import type { LedgerView } from "../ledger.js";
-import type { SandboxState } from "../state.js";
+import type { SandboxState } from "../tenant-state.js";
 
 /** Path of the clock route. */
 export const CLOCK_PATH = "/__sandbox/clock";

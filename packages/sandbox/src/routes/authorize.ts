@@ -8,7 +8,7 @@ import type { Context } from "hono";
 import { consentPage, errorPage, htmlResponse } from "../html.js";
 import { redirectTo } from "../redirect.js";
 import { checkScope } from "../scopes.js";
-import type { SandboxState } from "../state.js";
+import type { SandboxState } from "../tenant-state.js";
 import type { AuthorizationRequest } from "../pending.js";
 
 /** The path the consent form posts to. */

@@ -8,7 +8,7 @@ import { readBody } from "../body.js";
 import { BadRequestError } from "../errors.js";
 import { errorPage, htmlResponse } from "../html.js";
 import { redirectTo } from "../redirect.js";
-import type { SandboxState } from "../state.js";
+import type { SandboxState } from "../tenant-state.js";
 import { approve } from "./authorize.js";
 
 /**

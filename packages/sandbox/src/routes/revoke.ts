@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import { readBody, requiredString, stringField } from "../body.js";
 import { BadRequestError, oauthError } from "../errors.js";
-import type { SandboxState } from "../state.js";
+import type { SandboxState } from "../tenant-state.js";
 
 /**
  * Handles a revocation request, form-encoded or JSON: `token` required, `client_id` and

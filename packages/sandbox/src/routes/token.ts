@@ -10,7 +10,7 @@ import { s256Challenge, timingSafeEqual } from "../crypto.js";
 import { BadRequestError, NO_STORE_HEADERS, oauthError, type OAuthErrorCode } from "../errors.js";
 import { actorOf, refreshTokenFingerprint, type PresentationInput } from "../ledger.js";
 import { checkScope } from "../scopes.js";
-import type { SandboxState } from "../state.js";
+import type { SandboxState } from "../tenant-state.js";
 import type { IssuedTokens } from "../tokens.js";
 
 const VERIFIER_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/;

@@ -5,7 +5,7 @@
  */
 import type { Context } from "hono";
 import { insufficientScope, invalidToken, missingToken } from "../errors.js";
-import type { SandboxState } from "../state.js";
+import type { SandboxState } from "../tenant-state.js";
 
 /** The scope the route requires. */
 export const USER_SCOPE = "profile:read";

@@ -1,6 +1,6 @@
 /**
  * fileStorage under faults that last (issue 27): a read-only directory and a full disk, on real
- * tmpfs mounts (packages/token-manager/src/testing/disks.ts; needs root, as CI runs).
+ * tmpfs mounts (packages/token-manager/src/test-support/disks.ts; needs root, as CI runs).
  */
 import { mkdtemp, readdir, readFile, rm, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,9 +8,9 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTokenManager } from "../token-manager.js";
 import type { TokenManager } from "../types.js";
-import { failure } from "../testing/failure.js";
-import { testDisk, type TestDisk } from "../testing/disks.js";
-import { BASE, CLIENT_ID, REDIRECT_URI, clock, recordingFetch, signIn, tokenServer } from "../testing/harness.js";
+import { failure } from "../test-support/failure.js";
+import { testDisk, type TestDisk } from "../test-support/disks.js";
+import { BASE, CLIENT_ID, REDIRECT_URI, clock, recordingFetch, signIn, tokenServer } from "../test-support/harness.js";
 import { fileStorage } from "./file-storage.js";
 
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;

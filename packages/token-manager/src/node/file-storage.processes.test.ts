@@ -19,7 +19,7 @@ import {
   together,
   type Child,
   type SandboxProcess,
-} from "../testing/processes.js";
+} from "../test-support/processes.js";
 import { createTokenManager } from "../token-manager.js";
 import { fileStorage } from "./file-storage.js";
 

@@ -9,7 +9,7 @@ import { chmod, lstat, mkdir, open, readdir, readFile, readlink, rename, stat, u
 import { basename, dirname, join, resolve } from "node:path";
 import type { HeldLock, Lock, LockWaitOptions } from "../lock.js";
 import type { TokenStorage } from "../storage/storage.js";
-import { withFileLock, type FileLockOptions } from "./file-lock.js";
+import { withDirLock, type DirLockOptions } from "./dir-lock.js";
 import { FileStorageError } from "./file-storage-error.js";
 import { processIdentity } from "./process-identity.js";
 
@@ -115,7 +115,7 @@ function problem(text: string): string | undefined {
  * @see RFC 6749 §10.3, RFC 9700 §4.14.2
  */
 export function fileStorage(path: string, options: FileStorageOptions = {}): FileTokenStorage {
-  const lockOptions: FileLockOptions = {
+  const lockOptions: DirLockOptions = {
     ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
     ...(options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }),
   };
@@ -135,7 +135,7 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
         e,
       );
     });
-    return withFileLock(
+    return withDirLock(
       `${file}.${kind}.lock`,
       wait?.until ? { ...lockOptions, until: wait.until } : lockOptions,
       (held) => task(file, held),

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { TokenManagerError } from "../errors.js";
-import { failure } from "../testing/failure.js";
-import { startSandboxProcess } from "../testing/processes.js";
+import { failure } from "../test-support/failure.js";
+import { startSandboxProcess } from "../test-support/processes.js";
 import { waitForCallback } from "./loopback.js";
 
 async function freePort(): Promise<number> {

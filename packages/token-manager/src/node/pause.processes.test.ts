@@ -4,7 +4,7 @@
  * each point of the refresh is a conformance scenario now (spec/conformance/scenarios/holder-paused.yaml,
  * every target alone and mixed), and so is a single process stopped while the tenant holds its answer
  * (paused-awaiting-answer.yaml); what stays here is the lock's owner file. Real worker processes (the BUILT
- * package, testing/file-worker.mjs), real signals, and the real sandbox process with strict rotation
+ * package, test-support/file-worker.mjs), real signals, and the real sandbox process with strict rotation
  * (a rotated-away refresh token presented again revokes the family, RFC 9700 §4.14.2).
  *
  * The issue's geometry (a 10 s stale bound, a 13 s pause) is kept at a smaller scale to bound CI
@@ -17,7 +17,13 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandboxProcess, startScript, startWorker, stopAll, type SandboxProcess } from "../testing/processes.js";
+import {
+  startSandboxProcess,
+  startScript,
+  startWorker,
+  stopAll,
+  type SandboxProcess,
+} from "../test-support/processes.js";
 
 const CLIENT_ID = "pause-cli";
 const REDIRECT_URI = "http://127.0.0.1:53682/callback";

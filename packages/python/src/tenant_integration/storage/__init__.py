@@ -19,9 +19,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ b
     from .errors import (
         FileStorageError,
         FileStorageErrorCode,
-        RedisStoreError,
-        RedisStoreErrorCode,
-        RedisStoreOptionsError,
+        RedisStorageError,
+        RedisStorageErrorCode,
+        RedisStorageOptionsError,
     )
     from .file import FileStorage
     from .memory import MemoryStorage
@@ -32,9 +32,9 @@ _EXPORTS: Final[dict[str, str]] = {
     "TokenStorage": ".base",
     "FileStorageError": ".errors",
     "FileStorageErrorCode": ".errors",
-    "RedisStoreError": ".errors",
-    "RedisStoreErrorCode": ".errors",
-    "RedisStoreOptionsError": ".errors",
+    "RedisStorageError": ".errors",
+    "RedisStorageErrorCode": ".errors",
+    "RedisStorageOptionsError": ".errors",
     "FileStorage": ".file",
     "MemoryStorage": ".memory",
 }
@@ -66,8 +66,8 @@ __all__ = [
     "FileStorageErrorCode",
     "Lock",
     "MemoryStorage",
-    "RedisStoreError",
-    "RedisStoreErrorCode",
-    "RedisStoreOptionsError",
+    "RedisStorageError",
+    "RedisStorageErrorCode",
+    "RedisStorageOptionsError",
     "TokenStorage",
 ]

@@ -10,7 +10,7 @@ Two parts, each for a reason:
    proper-lockfile (https://github.com/moxystudio/node-proper-lockfile): an atomic ``mkdir``, whose
    mtime the live holder touches every ``max(stale/4, 1 s)``; a directory older than ``stale`` is
    abandoned and taken over, through a ``<base>.lock.steal`` gate directory
-   (packages/token-manager/src/node/file-lock.ts, ``removeStale``). A TypeScript process knows only
+   (packages/token-manager/src/node/dir-lock.ts, ``removeStale``). A TypeScript process knows only
    this directory, so a Python holder must hold it too. No Python library speaks this protocol
    (proper-lockfile is Node-only, and filelock's ``SoftFileLock`` is a file, not a directory, with
    no mtime refresh), so this part is written here, step for step as proper-lockfile and
@@ -18,7 +18,7 @@ Two parts, each for a reason:
 
 Every holder, Python or TypeScript, names itself in the directory's owner file ``owner``: one line of
 JSON, ``{"pid":<int>,"host":"<host name>","id":"<random hex>","since":<ms since epoch>}``, the
-TypeScript kit's format byte for byte (packages/token-manager/src/node/file-lock.ts, ``OWNER_FILE``).
+TypeScript kit's format byte for byte (packages/token-manager/src/node/dir-lock.ts, ``OWNER_FILE``).
 A reader of the directory alone (proper-lockfile) still sees the directory as the lock. The owner
 decides what a waiter may do with a lock whose mtime is old: a holder on this host that is alive
 (paused with ``SIGSTOP``, a suspended laptop) is never taken over, the wait ends in ``LOCK_TIMEOUT``
@@ -244,7 +244,7 @@ class _Record:
 def _remove_stale(lock_path: str, stale_after: float, *, orphan: tuple[int, int, int] | None) -> bool:
     """Removes the lock directory if it is still stale (or still the orphan ``orphan``), holding the steal gate.
 
-    As file-lock.ts's ``removeStale``: two waiters that both saw the lock as stale must not remove it
+    As dir-lock.ts's ``removeStale``: two waiters that both saw the lock as stale must not remove it
     one after the other (the second removing the first's fresh lock). Returns whether the lock is gone.
     """
     gate = lock_path + ".steal"
@@ -382,7 +382,7 @@ def _take_directory(
             continue
         if time.monotonic() >= deadline:
             raise _timeout(lock_path, timeout)
-        # Randomized, so waiters do not move in step (10 to 50 ms, as file-lock.ts).
+        # Randomized, so waiters do not move in step (10 to 50 ms, as dir-lock.ts).
         time.sleep(random.uniform(0.01, 0.05))  # noqa: S311 - jitter, not a secret
         if until is not None and until():
             raise _wait_ended(lock_path)

@@ -15,9 +15,9 @@ from ..errors import InvalidOptionsError, TenantIntegrationError
 __all__ = [
     "FileStorageError",
     "FileStorageErrorCode",
-    "RedisStoreError",
-    "RedisStoreErrorCode",
-    "RedisStoreOptionsError",
+    "RedisStorageError",
+    "RedisStorageErrorCode",
+    "RedisStorageOptionsError",
 ]
 
 FileStorageErrorCode = Literal["FILE_CORRUPT", "FILE_UNSAFE", "IO_FAILED", "LOCK_TIMEOUT"]
@@ -32,7 +32,7 @@ FileStorageErrorCode = Literal["FILE_CORRUPT", "FILE_UNSAFE", "IO_FAILED", "LOCK
 - ``LOCK_TIMEOUT``: a lock stayed held by another live process for the whole bounded wait.
 """
 
-RedisStoreErrorCode = Literal[
+RedisStorageErrorCode = Literal[
     "INVALID_OPTIONS",
     "COMMAND_FAILED",
     "UNEXPECTED_REPLY",
@@ -41,10 +41,10 @@ RedisStoreErrorCode = Literal[
     "LOCK_TIMEOUT",
     "LEASE_LOST",
 ]
-"""The stable codes of :class:`RedisStoreError` (those of ``@tenant-integration/token-store-redis``).
+"""The stable codes of :class:`RedisStorageError` (those of ``@tenant-integration/token-store-redis``).
 
 - ``INVALID_OPTIONS``: at construction, a duration is not a finite number > 0, ``renew_every`` is not
-  shorter than ``lease``, or ``replicas`` is malformed (raised as :class:`RedisStoreOptionsError`).
+  shorter than ``lease``, or ``replicas`` is malformed (raised as :class:`RedisStorageOptionsError`).
 - ``COMMAND_FAILED``: a command failed (Redis unreachable, connection lost, an error reply); ``cause``
   is redis-py's error, and the message says which command on which key failed and why.
 - ``UNEXPECTED_REPLY``: Redis answered something other than a string where one was expected.
@@ -90,33 +90,33 @@ class FileStorageError(TenantIntegrationError):
         self.reset = reset
 
 
-class RedisStoreError(TenantIntegrationError):
+class RedisStorageError(TenantIntegrationError):
     """A failure of :class:`~tenant_integration.storage.RedisStorage` or of its lock.
 
     Never carries a stored value or a token: messages name the command and the key.
 
     Example:
-        >>> RedisStoreError("LOCK_TIMEOUT", "tenant-integration:…:lock still held after 45 s").code
+        >>> RedisStorageError("LOCK_TIMEOUT", "tenant-integration:…:lock still held after 45 s").code
         'LOCK_TIMEOUT'
 
     See RFC 6749 §10.4 (refresh tokens kept confidential), RFC 9700 §4.14.2.
     """
 
-    code: RedisStoreErrorCode
+    code: RedisStorageErrorCode
 
-    def __init__(self, code: RedisStoreErrorCode, message: str, *, cause: BaseException | None = None) -> None:
+    def __init__(self, code: RedisStorageErrorCode, message: str, *, cause: BaseException | None = None) -> None:
         super().__init__(code, message, cause=cause)
 
 
-class RedisStoreOptionsError(RedisStoreError, InvalidOptionsError):
+class RedisStorageOptionsError(RedisStorageError, InvalidOptionsError):
     """A bad option of :class:`~tenant_integration.storage.RedisStorage` (code ``INVALID_OPTIONS``).
 
-    Both a :class:`RedisStoreError` (as in the TypeScript kit) and an
+    Both a :class:`RedisStorageError` (as in the TypeScript kit) and an
     :class:`~tenant_integration.errors.InvalidOptionsError` (as every bad option of this SDK), with the
     option's name in ``option``.
 
     Example:
-        >>> e = RedisStoreOptionsError("lease", "must be a finite number > 0")
+        >>> e = RedisStorageOptionsError("lease", "must be a finite number > 0")
         >>> (e.code, e.option, isinstance(e, InvalidOptionsError))
         ('INVALID_OPTIONS', 'lease', True)
     """

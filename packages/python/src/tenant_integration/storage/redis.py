@@ -56,7 +56,7 @@ from .._redact import redact
 from ..token_errors import TokenManagerError
 from ._redis_wake import ReleaseWatch, announce_release, watch_releases
 from .base import Lock
-from .errors import RedisStoreError, RedisStoreErrorCode, RedisStoreOptionsError
+from .errors import RedisStorageError, RedisStorageErrorCode, RedisStorageOptionsError
 
 if TYPE_CHECKING:
     import redis
@@ -108,9 +108,9 @@ def _check_prefix(prefix: object) -> str:
     """Refuses a prefix holding ``{`` or ``}``: it would move the hash tag (a cluster takes the first
     ``{``), so the keys of one session could hash to different slots."""
     if not isinstance(prefix, str):
-        raise RedisStoreOptionsError("prefix", "must be a string")
+        raise RedisStorageOptionsError("prefix", "must be a string")
     if "{" in prefix or "}" in prefix:
-        raise RedisStoreOptionsError(
+        raise RedisStorageOptionsError(
             "prefix",
             f"{prefix!r} holds '{{' or '}}': a brace would move the hash tag that keeps the keys of one "
             "session in one Redis Cluster slot, and split the session across slots",
@@ -157,7 +157,7 @@ class LockWaitEnded(Exception):
 
 def _positive(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value > 0):
-        raise RedisStoreOptionsError(name, "must be a finite number of seconds > 0")
+        raise RedisStorageOptionsError(name, "must be a finite number of seconds > 0")
     return float(value)
 
 
@@ -175,12 +175,12 @@ def _why(error: BaseException, secrets_: Sequence[str]) -> str:
 
 
 def _failed(
-    code: RedisStoreErrorCode, command: str, key: str, error: BaseException, secrets_: Sequence[str] = ()
-) -> RedisStoreError:
-    return RedisStoreError(code, f"Redis {command} of {key} failed ({_why(error, secrets_)})", cause=error)
+    code: RedisStorageErrorCode, command: str, key: str, error: BaseException, secrets_: Sequence[str] = ()
+) -> RedisStorageError:
+    return RedisStorageError(code, f"Redis {command} of {key} failed ({_why(error, secrets_)})", cause=error)
 
 
-def _storage_failed(error: RedisStoreError) -> TokenManagerError:
+def _storage_failed(error: RedisStorageError) -> TokenManagerError:
     """A lock command's Redis failure as the token manager's ``STORAGE_FAILED`` (issue 27): the code a
     failed read or write of the storage gets, so an outage is one code at every step and in every kit;
     the store's ``LOCK_UNAVAILABLE`` error (which command, which key, why) is the cause."""
@@ -225,12 +225,12 @@ class RedisLock:
             ``tenant_integration.storage.redis`` logger (a key name, never a value).
 
     Raises:
-        RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``), a prefix
+        RedisStorageOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``), a prefix
             holding a brace, or a cluster client (use :class:`RedisClusterLock`).
-        RedisStoreError: from a call: ``LOCK_TIMEOUT`` when the wait runs out.
+        RedisStorageError: from a call: ``LOCK_TIMEOUT`` when the wait runs out.
         TokenManagerError: from a call: ``STORAGE_FAILED`` when Redis fails, or gives no answer within
             the client's ``socket_timeout``, while the lock is taken: the code a failed read or write
-            gets, so an outage is one code at every step; the cause is a ``RedisStoreError``
+            gets, so an outage is one code at every step; the cause is a ``RedisStorageError``
             ``LOCK_UNAVAILABLE`` saying which command failed and why. Otherwise what the task raises.
 
     Example:
@@ -255,7 +255,7 @@ class RedisLock:
         wait_timeout: float = 45.0,
         retry_delay: float = 0.02,
         max_retry_delay: float = 0.5,
-        on_lease_lost: Callable[[RedisStoreError], None] | None = None,
+        on_lease_lost: Callable[[RedisStorageError], None] | None = None,
     ) -> None:
         self._socket_timeout = _check_client(client, cluster=self._cluster, names=("RedisLock", "RedisClusterLock"))
         self._client = client
@@ -264,7 +264,7 @@ class RedisLock:
         self._lease_ms = math.ceil(_positive("lease", lease) * 1000)
         self._renew_every = _positive("renew_every", renew_every) if renew_every is not None else lease / 3
         if self._renew_every >= lease:
-            raise RedisStoreOptionsError("renew_every", "must be less than lease")
+            raise RedisStorageOptionsError("renew_every", "must be less than lease")
         self._wait_timeout = _positive("wait_timeout", wait_timeout)
         self._retry_delay = _positive("retry_delay", retry_delay)
         self._max_retry_delay = _positive("max_retry_delay", max_retry_delay)
@@ -347,7 +347,7 @@ class RedisLock:
             while not self._take(key, owner):
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise RedisStoreError(
+                    raise RedisStorageError(
                         "LOCK_TIMEOUT", f"{key} still held by another owner after {self._wait_timeout:g} s"
                     )
                 if attempt == 0:
@@ -372,7 +372,7 @@ class RedisLock:
                 watch.close()
 
     def _lost(self, key: str, why: str, cause: BaseException | None = None) -> None:
-        error = RedisStoreError("LEASE_LOST", f"{key}: {why}; the task under the lock was not stopped", cause=cause)
+        error = RedisStorageError("LEASE_LOST", f"{key}: {why}; the task under the lock was not stopped", cause=cause)
         # A throwing callback must not kill the renewal thread or the task.
         with contextlib.suppress(Exception):
             self._on_lease_lost(error)
@@ -477,32 +477,32 @@ def _check_client(client: object, *, cluster: bool, names: tuple[str, str]) -> f
 
     single_name, cluster_name = names
     if isinstance(client, redis.asyncio.Redis | redis.asyncio.RedisCluster):
-        raise RedisStoreOptionsError(
+        raise RedisStorageOptionsError(
             "client",
             f"is an asyncio client: pass a {'redis.cluster.RedisCluster' if cluster else 'redis.Redis'} "
             "(the storage is synchronous; AsyncTokenManager runs it in a thread)",
         )
     if not cluster and isinstance(client, redis.cluster.RedisCluster):
-        raise RedisStoreOptionsError(
+        raise RedisStorageOptionsError(
             "client",
             f"is a redis.cluster.RedisCluster: use {cluster_name}, which sends each command to the node of "
             "its key's slot",
         )
     if cluster and not isinstance(client, redis.cluster.RedisCluster):
-        raise RedisStoreOptionsError(
+        raise RedisStorageOptionsError(
             "client", f"must be a redis.cluster.RedisCluster: use {single_name} for a single Redis server"
         )
     if cluster and (
         getattr(client, "read_from_replicas", False) or getattr(client, "load_balancing_strategy", None) is not None
     ):
         # A replica's copy may lag its primary: the lock's is_held and the refresh's re-read must see the last write.
-        raise RedisStoreOptionsError(
+        raise RedisStorageOptionsError(
             "client",
             "reads from replicas (read_from_replicas or load_balancing_strategy): their copy may lag the "
             "primary, and the lock and the refresh must read the last write; create it without either",
         )
     if not callable(getattr(client, "set", None)) or not callable(getattr(client, "register_script", None)):
-        raise RedisStoreOptionsError("client", "must be a redis.Redis")
+        raise RedisStorageOptionsError("client", "must be a redis.Redis")
     timeout = _socket_timeout(client)
     if (
         isinstance(timeout, bool)
@@ -511,7 +511,7 @@ def _check_client(client: object, *, cluster: bool, names: tuple[str, str]) -> f
     ):
         # Without one, a command written to a Redis that stopped answering (SIGSTOP, a lost network)
         # waits for as long as the connection stays open: the storage's bound is this timeout.
-        raise RedisStoreOptionsError(
+        raise RedisStorageOptionsError(
             "client",
             "has no socket_timeout, so a Redis that stops answering would block a call for as long as the "
             "connection stays open: create it with one, e.g. redis.Redis.from_url(url, socket_timeout=5) "
@@ -545,11 +545,11 @@ class RedisStorage:
 
     Raises:
         ImportError: when the ``redis`` package is not installed (naming the extra to install).
-        RedisStoreOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``), a prefix
+        RedisStorageOptionsError: at construction, for a bad option (code ``INVALID_OPTIONS``), a prefix
             holding ``{`` or ``}`` (it would split a session across cluster slots), a client without a
             ``socket_timeout``, or a ``redis.cluster.RedisCluster`` (use :class:`RedisClusterStorage`;
             ``option`` is ``"client"``).
-        RedisStoreError: from the methods: ``COMMAND_FAILED`` (cause: redis-py's error; the message
+        RedisStorageError: from the methods: ``COMMAND_FAILED`` (cause: redis-py's error; the message
             says which command on which key failed and why, never the value), ``UNEXPECTED_REPLY``,
             ``REPLICATION_TIMEOUT``; the token manager reports them as ``STORAGE_FAILED``.
 
@@ -576,16 +576,16 @@ class RedisStorage:
         retry_delay: float = 0.02,
         max_retry_delay: float = 0.5,
         replicas: Replicas | tuple[int, float] | None = None,
-        on_lease_lost: Callable[[RedisStoreError], None] | None = None,
+        on_lease_lost: Callable[[RedisStorageError], None] | None = None,
     ) -> None:
         _check_client(client, cluster=self._lock_class._cluster, names=("RedisStorage", "RedisClusterStorage"))
         if replicas is not None:
             count, timeout = (replicas.count, replicas.timeout) if isinstance(replicas, Replicas) else replicas
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise RedisStoreOptionsError("replicas", "count must be an integer >= 0")
+                raise RedisStorageOptionsError("replicas", "count must be an integer >= 0")
             # WAIT takes whole milliseconds, and WAIT with 0 blocks forever.
             if _positive("replicas", timeout) * 1000 < 1:
-                raise RedisStoreOptionsError("replicas", "timeout must be at least 1 ms (WAIT 0 would block forever)")
+                raise RedisStorageOptionsError("replicas", "timeout must be at least 1 ms (WAIT 0 would block forever)")
         self._replicas = None if replicas is None else Replicas(count, float(timeout))
         self._client = client
         self._prefix = _check_prefix(prefix)
@@ -623,7 +623,7 @@ class RedisStorage:
                 raise
             raise _failed("COMMAND_FAILED", "WAIT", key, e) from e
         if acknowledged < count:
-            raise RedisStoreError(
+            raise RedisStorageError(
                 "REPLICATION_TIMEOUT",
                 f"{acknowledged} of {count} replicas acknowledged the {command} of {key} within {timeout:g} s",
             )
@@ -632,7 +632,7 @@ class RedisStorage:
         """``GET prefix+key``: the value, or ``None`` when absent.
 
         Raises:
-            RedisStoreError: ``COMMAND_FAILED``, ``UNEXPECTED_REPLY``.
+            RedisStorageError: ``COMMAND_FAILED``, ``UNEXPECTED_REPLY``.
         """
         name = redis_key(self._prefix, key)
         try:
@@ -644,13 +644,13 @@ class RedisStorage:
         try:
             return _text(reply)
         except (TypeError, UnicodeDecodeError) as e:
-            raise RedisStoreError("UNEXPECTED_REPLY", f"GET of {name} did not answer a string", cause=e) from e
+            raise RedisStorageError("UNEXPECTED_REPLY", f"GET of {name} did not answer a string", cause=e) from e
 
     def set(self, key: str, value: str) -> None:
         """``SET prefix+key value``; returns once Redis (and ``replicas``) acknowledged it.
 
         Raises:
-            RedisStoreError: ``COMMAND_FAILED``, ``UNEXPECTED_REPLY``, ``REPLICATION_TIMEOUT``.
+            RedisStorageError: ``COMMAND_FAILED``, ``UNEXPECTED_REPLY``, ``REPLICATION_TIMEOUT``.
         """
         name = redis_key(self._prefix, key)
         try:
@@ -660,14 +660,14 @@ class RedisStorage:
                 raise
             raise _failed("COMMAND_FAILED", "SET", name, e, [value]) from e
         if reply is not True:
-            raise RedisStoreError("UNEXPECTED_REPLY", f"SET of {name} was not acknowledged with OK")
+            raise RedisStorageError("UNEXPECTED_REPLY", f"SET of {name} was not acknowledged with OK")
         self._replicated("SET", name)
 
     def delete(self, key: str) -> None:
         """``DEL prefix+key``; succeeds when absent.
 
         Raises:
-            RedisStoreError: ``COMMAND_FAILED``, ``REPLICATION_TIMEOUT``.
+            RedisStorageError: ``COMMAND_FAILED``, ``REPLICATION_TIMEOUT``.
         """
         name = redis_key(self._prefix, key)
         try:
@@ -686,7 +686,7 @@ class RedisClusterLock(RedisLock):
     node reaches them).
 
     Raises:
-        RedisStoreOptionsError: at construction, as :class:`RedisLock`, and for a client that is not a
+        RedisStorageOptionsError: at construction, as :class:`RedisLock`, and for a client that is not a
             ``RedisCluster`` (use :class:`RedisLock`) or that reads from replicas.
 
     Example:
@@ -708,7 +708,7 @@ class RedisClusterStorage(RedisStorage):
     is lost.
 
     Raises:
-        RedisStoreOptionsError: at construction, as :class:`RedisStorage`, and for a client that is not
+        RedisStorageOptionsError: at construction, as :class:`RedisStorage`, and for a client that is not
             a ``redis.cluster.RedisCluster`` (use :class:`RedisStorage`) or that reads from replicas.
 
     Example:

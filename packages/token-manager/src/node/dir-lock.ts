@@ -15,8 +15,8 @@ import type { HeldLock, LockWaitOptions } from "../lock.js";
 import { FileStorageError } from "./file-storage-error.js";
 import { isGone } from "./process-identity.js";
 
-/** Options of {@link withFileLock}. */
-export interface FileLockOptions extends LockWaitOptions {
+/** Options of {@link withDirLock}. */
+export interface DirLockOptions extends LockWaitOptions {
   /**
    * After how many milliseconds without an update from its holder a lock counts as abandoned and may
    * be taken over (default 10 000, at least 2 000), when its holder cannot be checked (no owner file,
@@ -186,13 +186,13 @@ export class LockWaitEnded extends Error {
  * `IO_FAILED` for any other failure to take it. Otherwise what `task` throws.
  * @example
  * ```ts
- * const result = await withFileLock("/home/me/.config/cli/tokens.json.write.lock", {}, async () => update());
+ * const result = await withDirLock("/home/me/.config/cli/tokens.json.write.lock", {}, async () => update());
  * ```
  * @see RFC 9700 §4.14.2
  */
-export function withFileLock<T>(
+export function withDirLock<T>(
   lockPath: string,
-  options: FileLockOptions,
+  options: DirLockOptions,
   task: (held: HeldLock) => Promise<T>,
 ): Promise<T> {
   const run = Promise.resolve(tails.get(lockPath))
@@ -264,11 +264,7 @@ function changes(lockPath: string): { next(): Promise<Wake>; close(): void } {
   };
 }
 
-async function holding<T>(
-  lockPath: string,
-  options: FileLockOptions,
-  task: (held: HeldLock) => Promise<T>,
-): Promise<T> {
+async function holding<T>(lockPath: string, options: DirLockOptions, task: (held: HeldLock) => Promise<T>): Promise<T> {
   const staleMs = Math.max(options.staleMs ?? 10_000, 2_000);
   const timeoutMs = options.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { startSandbox, StateFileError, type RunningSandbox } from "../src/index.js";
-import { readStateFile, STATE_WRITE_DELAY_MS, StateFileWriter } from "../src/state-file.js";
+import { readStateFile, STATE_WRITE_DELAY_MS, StateFileWriter } from "../src/tenant-state-file.js";
 import { CLIENT_ID, pkce, REDIRECT_URI, type TokenBody } from "./helpers.js";
 
 const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
