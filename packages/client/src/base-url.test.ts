@@ -5,7 +5,7 @@
  * `INVALID_OPTIONS` there, and loopback patterns that had drifted apart).
  */
 import { describe, expect, it } from "vitest";
-import { staticToken } from "./auth-strategy.js";
+import { staticToken } from "./access-token-source.js";
 import { createTokenManager } from "@tenant-integration/token-manager";
 import { apiPrefix, inScope } from "./base-url.js";
 import { createTenantClient } from "./create-tenant-client.js";

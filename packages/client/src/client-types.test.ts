@@ -1,7 +1,7 @@
 import createClient from "openapi-fetch";
 import type { components, paths } from "@tenant-integration/types";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { staticToken, type AuthStrategy } from "./auth-strategy.js";
+import { staticToken, type AccessTokenSource } from "./access-token-source.js";
 import { createTenantClient, type TenantClient } from "./create-tenant-client.js";
 import type { ForbiddenError, ScopeName } from "./errors.js";
 import { bearerMiddleware } from "./middleware/bearer.js";
@@ -76,9 +76,9 @@ describe("types of the tenant client", () => {
   });
 
   it("accepts any object with getAccessToken as a strategy, and rejects one without", () => {
-    const ok: AuthStrategy = { getAccessToken: async () => "t" };
+    const ok: AccessTokenSource = { getAccessToken: async () => "t" };
     // @ts-expect-error getAccessToken must return a Promise<string>
-    const bad: AuthStrategy = { getAccessToken: () => 1 };
+    const bad: AccessTokenSource = { getAccessToken: () => 1 };
     expect(typeof ok.getAccessToken).toBe("function");
     expect(bad).toBeDefined();
   });

@@ -6,7 +6,7 @@
 import { createRequire } from "node:module";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startPrism, type RunningPrism } from "@tenant-integration/prism-testing";
-import { staticToken } from "./auth-strategy.js";
+import { staticToken } from "./access-token-source.js";
 import { createTenantClient, type TenantClient } from "./create-tenant-client.js";
 import { ForbiddenError, HttpError, UnauthorizedError } from "./errors.js";
 

@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { staticToken } from "./auth-strategy.js";
+import { staticToken } from "./access-token-source.js";
 import { createTenantClient } from "./create-tenant-client.js";
 import {
   ForbiddenError,

@@ -1,5 +1,5 @@
 import createClient, { defaultBodySerializer, type Middleware } from "openapi-fetch";
-import type { AuthStrategy } from "./auth-strategy.js";
+import type { AccessTokenSource } from "./access-token-source.js";
 import { apiPrefix, inScope } from "./base-url.js";
 import type { HttpMethod, RawPaths, TenantPaths, TypedClient, WithErrorClasses } from "./client-types.js";
 import { httpErrorFrom, PathOutsideApiError, TenantClientError } from "./errors.js";
@@ -17,8 +17,8 @@ export interface TenantClientOptions {
    * empty `?` or `#`). The token manager takes the same `baseUrl` by the same rule.
    */
   readonly baseUrl: string;
-  /** Where bearer tokens come from: the token manager, {@link staticToken}, or any {@link AuthStrategy}. */
-  readonly auth: AuthStrategy;
+  /** Where bearer tokens come from: the token manager, {@link staticToken}, or any {@link AccessTokenSource}. */
+  readonly auth: AccessTokenSource;
   /** The fetch to send requests with, shaped like the global one. Default `globalThis.fetch`. Tests inject one (or `sandbox.fetch`). */
   readonly fetch?: FetchLike;
   /**

@@ -47,7 +47,7 @@ export type ScopeName = Scope | (string & {});
  * The base class of every error this package throws or returns. Thrown as is with code
  * `INVALID_OPTIONS` by `createTenantClient` and the middleware factories for a bad option, `baseUrl`
  * included (the message names the option and says why; the token manager refuses the same
- * `baseUrl` with the same code and reason), and `INVALID_TOKEN` when the auth strategy yields a
+ * `baseUrl` with the same code and reason), and `INVALID_TOKEN` when the token source yields a
  * value outside the RFC 6750 `b64token` syntax. None echoes the value.
  *
  * @example

@@ -4,7 +4,7 @@
  */
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { staticToken } from "./auth-strategy.js";
+import { staticToken } from "./access-token-source.js";
 import { createTenantClient } from "./create-tenant-client.js";
 import {
   ForbiddenError,

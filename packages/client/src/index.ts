@@ -1,13 +1,13 @@
 /**
  * The typed fetch client of the Tenant Integration Service API: openapi-fetch over the contract's
- * types, with pluggable auth (any {@link AuthStrategy}), bearer scoping, a one-time retry after 401,
+ * types, with pluggable auth (any {@link AccessTokenSource}), bearer scoping, a one-time retry after 401,
  * opt-in retries of 429/5xx and failed connections ({@link retryPolicy}), opt-in timeouts ({@link timeoutAfter}), opt-in logging
  * ({@link logTo}), one error class per status, and an escape hatch for unlisted `/api/v1` routes.
  *
  * @packageDocumentation
  */
 export { createTenantClient, type TenantClient, type TenantClientOptions } from "./create-tenant-client.js";
-export { staticToken, type AuthStrategy } from "./auth-strategy.js";
+export { staticToken, type AccessTokenSource } from "./access-token-source.js";
 export type { FetchLike } from "./internal/fetch-like.js";
 export { logTo, type ClientLogger, type Logger, type LogLevel, type LogEvent } from "./logger.js";
 export { bearerMiddleware, type BearerMiddlewareOptions } from "./middleware/bearer.js";

@@ -5,8 +5,8 @@
  * logger is console-shaped or pino-shaped.
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
-import type { AuthStrategy } from "./auth-strategy.js";
-import { staticToken } from "./auth-strategy.js";
+import type { AccessTokenSource } from "./access-token-source.js";
+import { staticToken } from "./access-token-source.js";
 import { createTenantClient, type TenantClientOptions } from "./create-tenant-client.js";
 import { TenantClientError } from "./errors.js";
 import { logTo, type Logger, type LogLevel } from "./logger.js";
@@ -76,7 +76,7 @@ function pinoLike(): PinoLike & { lines: Line[] } {
 }
 
 /** A strategy that hands out TOKEN, then NEXT_TOKEN after onUnauthorized. */
-function rotating(): AuthStrategy {
+function rotating(): AccessTokenSource {
   let current = TOKEN;
   return { getAccessToken: async () => current, onUnauthorized: () => void (current = NEXT_TOKEN) };
 }
@@ -182,7 +182,7 @@ describe("logger", () => {
       logger: logTo(logger),
     }).GET("/api/v1/auth/user");
     const messages = logger.lines.map((l) => `${l.level} ${l.message}`);
-    expect(messages).toContain("info GET /api/v1/auth/user 401: refreshing the token through the auth strategy");
+    expect(messages).toContain("info GET /api/v1/auth/user 401: refreshing the token through the token source");
     expect(messages).toContain("info GET /api/v1/auth/user: token refreshed, sending again");
     expect(messages.filter((m) => m.startsWith("info GET /api/v1/auth/user 200"))).toHaveLength(1);
 
@@ -198,7 +198,7 @@ describe("logger", () => {
       {
         level: "warn",
         fields: { method: "GET", path: "/api/v1/auth/user", error: "TenantClientError", code: "INVALID_TOKEN" },
-        message: "GET /api/v1/auth/user: session ended, the auth strategy could not give a new token",
+        message: "GET /api/v1/auth/user: session ended, the token source could not give a new token",
       },
     ]);
   });

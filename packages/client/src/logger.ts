@@ -66,7 +66,7 @@ function about(
 
 /** Each event's level and the message after `METHOD /path`. */
 const LINES: LogLines<LogEvent, Reported> = {
-  token: about("debug", () => ": asking the auth strategy for a token"),
+  token: about("debug", () => ": asking the token source for a token"),
   "keep-copy": about("debug", () => ": keeping a copy of the request body for a possible retry"),
   "stream-body": about("debug", () => ": the request body is a stream; it will not be sent again"),
   answered: about(
@@ -82,9 +82,9 @@ const LINES: LogLines<LogEvent, Reported> = {
     (f) =>
       ` ${String(f["status"] ?? f["error"])}: retry in ${String(f["delayMs"])}ms (attempt ${String(f["attempt"])})`,
   ),
-  refreshing: about("info", () => " 401: refreshing the token through the auth strategy"),
-  "session-ended": about("warn", () => ": session ended, the auth strategy could not give a new token"),
-  "no-new-token": about("warn", () => " 401: the auth strategy has no new token; returning the 401"),
+  refreshing: about("info", () => " 401: refreshing the token through the token source"),
+  "session-ended": about("warn", () => ": session ended, the token source could not give a new token"),
+  "no-new-token": about("warn", () => " 401: the token source has no new token; returning the 401"),
   refreshed: about("info", () => ": token refreshed, sending again"),
 };
 

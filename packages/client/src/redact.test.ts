@@ -6,7 +6,7 @@
  */
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { staticToken } from "./auth-strategy.js";
+import { staticToken } from "./access-token-source.js";
 import { createTenantClient } from "./create-tenant-client.js";
 import { NetworkError } from "./errors.js";
 import { fakeFetch } from "./test-support/fake-fetch.js";

@@ -6,7 +6,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { staticToken } from "./auth-strategy.js";
+import { staticToken } from "./access-token-source.js";
 import { createTenantClient } from "./create-tenant-client.js";
 import { NetworkError, TimeoutError } from "./errors.js";
 import type { FetchLike } from "./internal/fetch-like.js";
@@ -155,7 +155,7 @@ describe("timeout: timeoutAfter(ms)", () => {
     expect(sent).not.toHaveBeenCalled();
   });
 
-  it("passes the auth strategy's own error on unchanged, even when it comes after the timeout fired", async () => {
+  it("passes the token source's own error on unchanged, even when it comes after the timeout fired", async () => {
     const ended = Object.assign(new Error("session ended"), { code: "SESSION_ENDED" });
     const auth = {
       getAccessToken: async () => TOKEN,

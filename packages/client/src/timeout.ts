@@ -72,7 +72,7 @@ export function timeoutAfter(ms: number): CallTimeout {
         signal: signal ? AbortSignal.any([signal, controller.signal]) : controller.signal,
         thrown(failure, line) {
           // A timeout while openapi-fetch reads the body is not seen by the middleware. Only the abort
-          // itself becomes a TimeoutError: anything else (the auth strategy's own error) goes on unchanged.
+          // itself becomes a TimeoutError: anything else (the token source's own error) goes on unchanged.
           const aborted = failure === controller.signal.reason || (failure as Error | null)?.name === "AbortError";
           return controller.signal.aborted && !signal?.aborted && aborted ? new TimeoutError(line, failure) : failure;
         },

@@ -133,7 +133,7 @@ export interface TokenManagerEvents {
 export type Listener<E extends keyof TokenManagerEvents> = (payload: TokenManagerEvents[E]) => void;
 
 /**
- * The token manager. Its `getAccessToken` and `onUnauthorized` make it an auth strategy for the
+ * The token manager. Its `getAccessToken` and `onUnauthorized` make it an token source for the
  * client package.
  */
 export interface TokenManager {

@@ -2,7 +2,7 @@ import createClient from "openapi-fetch";
 import type { paths } from "@tenant-integration/types";
 import { createTokenManager } from "@tenant-integration/token-manager";
 import { describe, expect, it } from "vitest";
-import { staticToken } from "../auth-strategy.js";
+import { staticToken } from "../access-token-source.js";
 import { createTenantClient } from "../create-tenant-client.js";
 import { TenantClientError } from "../errors.js";
 import { fakeFetch, json, redirect } from "../test-support/fake-fetch.js";

@@ -1,5 +1,5 @@
 import type { Middleware } from "openapi-fetch";
-import type { AuthStrategy } from "../auth-strategy.js";
+import type { AccessTokenSource } from "../access-token-source.js";
 import { apiPrefix } from "../base-url.js";
 import { coreMiddleware } from "./core.js";
 
@@ -8,7 +8,7 @@ export interface BearerMiddlewareOptions {
   /** The tenant's base URL; only requests under `<baseUrl>/api/v1` are concerned. Validated like the client's. */
   readonly baseUrl: string;
   /** Where tokens come from. */
-  readonly auth: AuthStrategy;
+  readonly auth: AccessTokenSource;
 }
 
 /**
@@ -24,7 +24,7 @@ export interface BearerMiddlewareOptions {
  *
  * Register it after middleware that rewrites requests, so that it sees the final URL.
  *
- * @param options - the tenant base URL and the auth strategy
+ * @param options - the tenant base URL and the token source
  * @returns an openapi-fetch middleware
  * @throws {@link TenantClientError} `INVALID_OPTIONS` (synchronously) for an unacceptable `baseUrl`
  * @throws {@link TenantClientError} with code `INVALID_TOKEN` (from the request) when the strategy yields a value outside `b64token`

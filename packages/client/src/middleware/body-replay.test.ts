@@ -4,7 +4,7 @@
  * it is sent. A streamed body can be sent once only, so its call is never sent again.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { AuthStrategy } from "../auth-strategy.js";
+import type { AccessTokenSource } from "../access-token-source.js";
 import { createTenantClient } from "../create-tenant-client.js";
 import { fakeFetch, json } from "../test-support/fake-fetch.js";
 import { retryPolicy } from "./retry.js";
@@ -14,7 +14,7 @@ const unauthorized = () =>
   json(401, { error: "invalid_token" }, { "www-authenticate": 'Bearer error="invalid_token"' });
 const noWait = { sleep: async () => undefined, random: () => 0.5 };
 
-function rotatingAuth(): AuthStrategy & { rejected: string[] } {
+function rotatingAuth(): AccessTokenSource & { rejected: string[] } {
   let n = 1;
   const rejected: string[] = [];
   return {

@@ -15,7 +15,7 @@
  * keyed by its Response, which is what the tenant client gets back. None is touched on the hot path.
  */
 import type { Middleware } from "openapi-fetch";
-import type { AuthStrategy } from "../auth-strategy.js";
+import type { AccessTokenSource } from "../access-token-source.js";
 import { inScope } from "../base-url.js";
 import { bearerTokenOf, NetworkError, TenantClientError, TimeoutError } from "../errors.js";
 import type { Log } from "../logger.js";
@@ -36,7 +36,7 @@ export interface CoreOptions {
   /** The tenant's API prefix (from `apiPrefix`), or `undefined` (no request is in scope). */
   readonly prefix: string | undefined;
   /** The strategy (needed by the bearer and unauthorized parts). */
-  readonly auth?: AuthStrategy | undefined;
+  readonly auth?: AccessTokenSource | undefined;
   /** The retry policy (from `retryPolicy`), or `undefined` for no retries. */
   readonly retry?: RetryPolicy | undefined;
   /** Called before each retry, instead of the policy's own `onRetry`. */

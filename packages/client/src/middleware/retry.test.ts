@@ -1,7 +1,7 @@
 import createClient from "openapi-fetch";
 import type { paths } from "@tenant-integration/types";
 import { describe, expect, it } from "vitest";
-import { staticToken } from "../auth-strategy.js";
+import { staticToken } from "../access-token-source.js";
 import { createTenantClient, type TenantClientOptions } from "../create-tenant-client.js";
 import { ServerError } from "../errors.js";
 import { fakeFetch, json } from "../test-support/fake-fetch.js";

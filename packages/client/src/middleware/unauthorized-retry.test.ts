@@ -1,8 +1,8 @@
 import createClient from "openapi-fetch";
 import type { paths } from "@tenant-integration/types";
 import { describe, expect, it } from "vitest";
-import type { AuthStrategy } from "../auth-strategy.js";
-import { staticToken } from "../auth-strategy.js";
+import type { AccessTokenSource } from "../access-token-source.js";
+import { staticToken } from "../access-token-source.js";
 import { createTenantClient } from "../create-tenant-client.js";
 import { UnauthorizedError } from "../errors.js";
 import { fakeFetch, json } from "../test-support/fake-fetch.js";
@@ -14,7 +14,7 @@ import { unauthorizedRetryMiddleware } from "./unauthorized-retry.js";
 const baseUrl = "https://acme.tenant.example";
 
 /** A strategy that hands out at_1, then at_2 after each onUnauthorized, and records the calls. */
-function rotatingAuth(): AuthStrategy & { rejected: string[] } {
+function rotatingAuth(): AccessTokenSource & { rejected: string[] } {
   let n = 1;
   const rejected: string[] = [];
   return {

@@ -16,7 +16,7 @@ export type UnauthorizedRetryMiddlewareOptions = BearerMiddlewareOptions;
  * The retry goes straight to the client's fetch and, like {@link bearerMiddleware}, follows no
  * redirect: a 3xx comes back as it is.
  *
- * @param options - the tenant base URL and the auth strategy
+ * @param options - the tenant base URL and the token source
  * @returns an openapi-fetch middleware
  * @throws {@link TenantClientError} `INVALID_OPTIONS` (synchronously) for an unacceptable `baseUrl`
  * @throws {@link TenantClientError} `INVALID_TOKEN`, or {@link NetworkError} when the retry cannot be sent (from the request)

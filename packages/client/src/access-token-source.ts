@@ -8,7 +8,7 @@ import { TenantClientError } from "./errors.js";
  *
  * @example
  * ```ts
- * const auth: AuthStrategy = {
+ * const auth: AccessTokenSource = {
  *   getAccessToken: async () => (await myStore.load()).accessToken,
  *   onUnauthorized: async (rejected) => { await myStore.refreshIfStill(rejected); },
  * };
@@ -16,7 +16,7 @@ import { TenantClientError } from "./errors.js";
  * @see RFC 6750 §2.1 (the token is sent as `Authorization: Bearer <token>`)
  * @see RFC 6749 §6 (refreshing an access token)
  */
-export interface AuthStrategy {
+export interface AccessTokenSource {
   /**
    * Resolves to a current access token. Called before every request to `/api/v1` of the tenant.
    * Should be cheap when a valid token is cached: returning the same promise while the token stays
@@ -26,7 +26,7 @@ export interface AuthStrategy {
   getAccessToken(): Promise<string>;
   /**
    * Called once when the server answered 401 to a request that carried `rejectedToken`, before the
-   * client asks {@link AuthStrategy.getAccessToken} again and retries once. A strategy refreshes here
+   * client asks {@link AccessTokenSource.getAccessToken} again and retries once. A strategy refreshes here
    * (and should do nothing if its current token already differs from `rejectedToken`, because a
    * concurrent request refreshed it).
    */
@@ -34,7 +34,7 @@ export interface AuthStrategy {
 }
 
 /**
- * An {@link AuthStrategy} that always yields the same token, for scripts, tests and tokens managed
+ * An {@link AccessTokenSource} that always yields the same token, for scripts, tests and tokens managed
  * elsewhere. It has no `onUnauthorized`, so a 401 is returned to the caller without a retry.
  * The token lives only in a closure: printing the strategy (`console.log`, `JSON.stringify`)
  * cannot show it.
@@ -48,7 +48,7 @@ export interface AuthStrategy {
  * ```
  * @see RFC 6750 §2.1
  */
-export function staticToken(token: string): AuthStrategy {
+export function staticToken(token: string): AccessTokenSource {
   if (typeof token !== "string" || token.length === 0)
     throw new TenantClientError("INVALID_OPTIONS", "Invalid staticToken: the token must be a non-empty string");
   // one promise for every call: the client's middleware then adds the header without awaiting
