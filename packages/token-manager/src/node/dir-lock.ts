@@ -59,7 +59,7 @@ export interface LockOwner {
   readonly since: number;
 }
 
-/** Reads the owner file of `lockPath`; `undefined` when absent or unreadable (an older writer, a holder killed before writing it). */
+/** Reads the owner file of `lockPath`; `undefined` when absent or unreadable (a writer that keeps none, a holder killed before writing it). */
 export async function readOwner(lockPath: string): Promise<LockOwner | undefined> {
   try {
     const owner = JSON.parse(await readFile(join(lockPath, OWNER_FILE), "utf8")) as Partial<LockOwner>;

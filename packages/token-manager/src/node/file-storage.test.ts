@@ -150,7 +150,7 @@ describe("fileStorage", () => {
     expect(error).toMatchObject({
       code: "LOCK_TIMEOUT",
       path: `${path}.refresh.lock`,
-      // No owner file (a holder of an older version, or one killed before writing it): "another process".
+      // No owner file (a writer that keeps none, or one killed before writing it): "another process".
       message: `the lock ${path}.refresh.lock stayed held for 300 ms by another process`,
     });
   });

@@ -95,8 +95,8 @@ class LockOwner:
 
 
 def read_owner(lock_path: str) -> LockOwner | None:
-    """The owner file of ``lock_path``; ``None`` when absent or unreadable (an older writer, a holder
-    killed between its ``mkdir`` and the file's write)."""
+    """The owner file of ``lock_path``; ``None`` when absent or unreadable (a holder killed between its
+    ``mkdir`` and the file's write, or a writer that keeps none, such as proper-lockfile alone)."""
     try:
         with open(os.path.join(lock_path, OWNER_FILE), "rb") as handle:
             data = json.loads(handle.read(4096))
