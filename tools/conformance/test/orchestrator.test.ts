@@ -195,9 +195,14 @@ describe("the suite can fail", () => {
   });
 
   it(`actors given a lock that does not lock (the bring-your-own-lock seam) break single redemption, and the report names the token presented twice (${mix})`, async () => {
+    // Without a lock, the refresh intents the managers write still hold some fleets to one refresh
+    // (two managers that read the expired record at the same instant both send; one that reads the
+    // other's intent waits): a double redemption is likely, not certain, in one run. Up to five
+    // runs, then: the first that breaks it must be reported, naming the token presented twice.
     const suite = await openSuite({ runs, noLock: true });
     try {
-      const result = await suite.run(runs[0]!);
+      let result = await suite.run(runs[0]!);
+      for (let attempt = 1; attempt < 5 && result.passed; attempt++) result = await suite.run(runs[0]!);
       expect(result.passed).toBe(false);
       expect(result.failures.join("\n")).toMatch(
         /single-redemption: refresh token sha256:[0-9a-f]{12}… \(family fam_\S+\) was presented [2-9] times: by a\d .* by a\d/,
@@ -205,5 +210,5 @@ describe("the suite can fail", () => {
     } finally {
       await suite.close();
     }
-  }, 120_000);
+  }, 300_000);
 });
