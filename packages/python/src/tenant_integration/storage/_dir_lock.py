@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import filelock
 
 from .._process_identity import is_gone, this_host
-from .errors import FileStorageError
+from .errors import FileStorageError, LockWaitEnded
 
 __all__ = ["OWNER_FILE", "UNTIL_EVERY", "Held", "LockOwner", "hold", "read_owner", "touch_interval"]
 
@@ -180,13 +180,6 @@ def _local(path: str) -> threading.Lock:
         return _local_locks.setdefault(path, threading.Lock())
 
 
-def _wait_ended(lock_path: str) -> Exception:
-    """The error that ends a wait its ``until`` check ended (code ``LOCK_WAIT_ENDED``): the storages' one."""
-    from .redis import LockWaitEnded  # its home; the module loads no redis client
-
-    return LockWaitEnded(lock_path)
-
-
 def _acquire_until(
     acquire: Callable[[float], bool], deadline: float, until: Callable[[], bool] | None, lock_path: str
 ) -> bool:
@@ -199,7 +192,7 @@ def _acquire_until(
         if time.monotonic() >= deadline:
             return False
         if until is not None and until():
-            raise _wait_ended(lock_path)
+            raise LockWaitEnded(lock_path)
 
 
 def _timeout(lock_path: str, timeout: float) -> FileStorageError:
@@ -385,7 +378,7 @@ def _take_directory(
         # Randomized, so waiters do not move in step (10 to 50 ms, as dir-lock.ts).
         time.sleep(random.uniform(0.01, 0.05))  # noqa: S311 - jitter, not a secret
         if until is not None and until():
-            raise _wait_ended(lock_path)
+            raise LockWaitEnded(lock_path)
 
 
 @contextlib.contextmanager

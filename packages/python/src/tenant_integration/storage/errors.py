@@ -15,6 +15,7 @@ from ..errors import InvalidOptionsError, TenantIntegrationError
 __all__ = [
     "FileStorageError",
     "FileStorageErrorCode",
+    "LockWaitEnded",
     "RedisStorageError",
     "RedisStorageErrorCode",
     "RedisStorageOptionsError",
@@ -124,3 +125,14 @@ class RedisStorageOptionsError(RedisStorageError, InvalidOptionsError):
     def __init__(self, option: str, reason: str) -> None:
         TenantIntegrationError.__init__(self, "INVALID_OPTIONS", f"{option}: {reason}")
         self.option = option
+
+
+class LockWaitEnded(Exception):
+    """The wait for a storage's lock (``RedisLock``, ``FileStorage.lock``) ended because its ``until``
+    check said so: the task did not run (the TypeScript and Go kits' ``LockWaitEnded``, code
+    ``LOCK_WAIT_ENDED``). A caller that passes ``until`` catches it; nobody else meets it."""
+
+    code = "LOCK_WAIT_ENDED"
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the wait for the lock {key} ended: no longer needed")

@@ -56,7 +56,7 @@ from .._redact import redact
 from ..token_errors import TokenManagerError
 from ._redis_wake import ReleaseWatch, announce_release, watch_releases
 from .base import Lock
-from .errors import RedisStorageError, RedisStorageErrorCode, RedisStorageOptionsError
+from .errors import LockWaitEnded, RedisStorageError, RedisStorageErrorCode, RedisStorageOptionsError
 
 if TYPE_CHECKING:
     import redis
@@ -142,17 +142,6 @@ class Replicas:
 
     count: int
     timeout: float
-
-
-class LockWaitEnded(Exception):
-    """The wait for a :class:`RedisLock` ended because its ``until`` check said so: the task did not run
-    (the TypeScript kit's ``LockWaitEnded``, code ``LOCK_WAIT_ENDED``). A caller that passes ``until``
-    catches it; nobody else meets it."""
-
-    code = "LOCK_WAIT_ENDED"
-
-    def __init__(self, key: str) -> None:
-        super().__init__(f"the wait for the lock {key} ended: no longer needed")
 
 
 def _positive(name: str, value: float) -> float:
