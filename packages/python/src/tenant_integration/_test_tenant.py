@@ -198,6 +198,27 @@ def _registered(sandbox: SandboxProcess, client_id: str | None) -> SandboxClient
     raise SandboxError(f"the sandbox has no client {client_id!r}; its clients: {[c.id for c in sandbox.clients]}")
 
 
+def _manager_arguments(
+    sandbox: SandboxProcess,
+    registered: SandboxClient,
+    scopes: Sequence[Scope],
+    storage: TokenStorage | None,
+    manager_options: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """The token manager's keyword arguments for a test tenant (sync and async alike): the caller's
+    ``manager_options`` with the sandbox's URL, the registered client, the scopes and the sandbox's
+    clock over them, and ``storage`` when given (else the manager's own, in memory)."""
+    return {
+        **(manager_options or {}),
+        "base_url": sandbox.url,
+        "client_id": registered.id,
+        "redirect_uri": registered.redirect_uris[0],
+        "scopes": list(scopes),
+        "now": sandbox.clock.now,
+        **({"storage": storage} if storage is not None else {}),
+    }
+
+
 def create_test_tenant(
     sandbox: SandboxProcess,
     *,
@@ -232,17 +253,7 @@ def create_test_tenant(
 
     registered = _registered(sandbox, client_id)
     since = sandbox.last_seq()
-    manager = TokenManager(
-        **{
-            **(manager_options or {}),
-            "base_url": sandbox.url,
-            "client_id": registered.id,
-            "redirect_uri": registered.redirect_uris[0],
-            "scopes": list(scopes),
-            "now": sandbox.clock.now,
-            **({"storage": storage} if storage is not None else {}),
-        }
-    )
+    manager = TokenManager(**_manager_arguments(sandbox, registered, scopes, storage, manager_options))
     client = Client(**{**(client_options or {}), "base_url": sandbox.url, "auth": manager})
     tenant = TestTenant(sandbox, manager, client, registered.id, registered.redirect_uris[0], since)
     if sign_in:
@@ -271,17 +282,7 @@ async def create_async_test_tenant(
 
     registered = _registered(sandbox, client_id)
     since = sandbox.last_seq()
-    manager = AsyncTokenManager(
-        **{
-            **(manager_options or {}),
-            "base_url": sandbox.url,
-            "client_id": registered.id,
-            "redirect_uri": registered.redirect_uris[0],
-            "scopes": list(scopes),
-            "now": sandbox.clock.now,
-            **({"storage": storage} if storage is not None else {}),
-        }
-    )
+    manager = AsyncTokenManager(**_manager_arguments(sandbox, registered, scopes, storage, manager_options))
     client = AsyncClient(**{**(client_options or {}), "base_url": sandbox.url, "auth": manager})
     tenant = AsyncTestTenant(sandbox, manager, client, registered.id, registered.redirect_uris[0], since)
     if sign_in:
