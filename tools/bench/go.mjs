@@ -18,11 +18,11 @@ const goDir = join(root, "packages", "go");
 /** How the Go rows are measured, written under the table in BENCHMARKS.md (bench.mjs reads it). */
 export const goMethod =
   "The Go client as its README builds it (`transport.New(manager.Transport(nil))`: retry and log layers over the token manager's bearer layer, default clock, signed in before the clock starts) against bare net/http with a static header set by a RoundTripper on a clone of the request, as the RoundTripper contract asks and as golang.org/x/oauth2's Transport does (packages/go/internal/cmd/bench). " +
-  "For information, the same rounds also run golang.org/x/oauth2's Transport over a ReuseTokenSource, which like the kit checks its token's expiry on every call. " +
+  "For information, the same rounds also run golang.org/x/oauth2's Transport over a ReuseTokenSource, which reads the clock on every call to check its token's expiry. " +
   "Paired rounds, every contender in each in a random order; a row is the median of the rounds' ratios with their middle half and range. " +
   "In process (a RoundTripper answering a prebuilt response: only the layers are measured) the clock is the process's CPU time with GOMAXPROCS 1, so a neighbour's load and the collector's idle workers stay out of the figure; over loopback (an httptest server) it is the wall clock. " +
-  "The kit checks its token's freshness on every call: one wall-clock read (time.Now), most of what remains of its in-process overhead. " +
-  "Rerun: `node tools/bench/go.mjs`; the same contenders as Go benchmarks: `go test ./transport ./tokenmanager -run '^$' -bench BenchmarkTransport -benchmem` in packages/go.";
+  "With the default clock the bearer layer reads no clock per call: it sends an armed token, disarmed by a timer on the monotonic clock at the token's freshness deadline and by any change of the session (packages/go/tokenmanager/armed.go); with an injected clock, and for a request whose body cannot be sent again after a 401, every call checks the token's freshness on the clock. " +
+  "Rerun: `node tools/bench/go.mjs`, or one row: `go run ./internal/cmd/bench -row in-process` (or `-row loopback`) in packages/go; the same contenders as Go benchmarks: `go test ./transport ./tokenmanager -run '^$' -bench BenchmarkTransport -benchmem` in packages/go.";
 
 /** The go command: on the PATH, or where the Go toolchain is usually installed. */
 function goCommand() {

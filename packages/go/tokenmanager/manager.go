@@ -28,6 +28,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tenant-integration/sdk/packages/go/api"
@@ -106,9 +107,15 @@ type Manager struct {
 	http                                          *http.Client
 	log                                           *slog.Logger
 	tokensKey, pendingKey, intentKey, lockName    string
+	arms                                          bool // the default clock: the bearer layer may arm a token (armed.go)
+	afterFunc                                     func(time.Duration, func()) (stop func() bool)
 
-	mu              sync.Mutex // guards what follows; never held across I/O
-	current         *tokenRecord
+	// armed is the token the bearer layer sends without a clock read (armed.go); stored and swapped
+	// with mu held, loaded without it.
+	armed atomic.Pointer[armedToken]
+
+	mu              sync.Mutex   // guards what follows; never held across I/O
+	current         *tokenRecord // set through setCurrent, which disarms the armed token
 	unsaved         *tokenRecord
 	rejected        string
 	generation      int
@@ -127,7 +134,7 @@ type flight struct {
 // New makes a Manager. It fails with INVALID_OPTIONS, saying why.
 func New(config Config, opts ...Option) (*Manager, error) {
 	o := options{
-		now: time.Now, leeway: 60 * time.Second, pendingLifetime: 10 * time.Minute,
+		leeway: 60 * time.Second, pendingLifetime: 10 * time.Minute,
 		requestTimeout: 10 * time.Second, attempts: 3, retryDelay: 300 * time.Millisecond, intentWait: 20 * time.Second,
 	}
 	for _, opt := range opts {
@@ -151,7 +158,11 @@ func New(config Config, opts ...Option) (*Manager, error) {
 		return nil, invalidOption("options", "attempts must be >= 1 and durations positive")
 	}
 	m := &Manager{origin: origin, clientID: config.ClientID, redirectURI: config.RedirectURI,
-		redirectTarget: normalTarget(redirect, true), scopes: append([]scope.Scope(nil), config.Scopes...), o: o}
+		redirectTarget: normalTarget(redirect, true), scopes: append([]scope.Scope(nil), config.Scopes...), o: o,
+		afterFunc: afterFuncOnTimer}
+	if m.o.now == nil {
+		m.o.now, m.arms = time.Now, true
+	}
 	m.storage = o.storage
 	if m.storage == nil {
 		m.storage = NewMemoryStorage()
@@ -227,6 +238,13 @@ func (m *Manager) info(r *tokenRecord) SessionInfo {
 
 func (m *Manager) fresh(r *tokenRecord) bool {
 	return r.fresh(m.nowMs(), float64(m.o.leeway.Milliseconds()))
+}
+
+// freshUntilMs is when r stops being fresh (ms, on the manager's clock): its lifetime minus the
+// leeway (at most half the lifetime) after its receive time.
+func (m *Manager) freshUntilMs(r *tokenRecord, nowMs float64) float64 {
+	lifetimeMs := r.ExpiresIn * 1000
+	return r.receivedAt(nowMs) + lifetimeMs - math.Min(float64(m.o.leeway.Milliseconds()), lifetimeMs/2)
 }
 
 // known is every token in play, for scrubbing.
@@ -453,7 +471,7 @@ func (m *Manager) OnUnauthorized(rejected string) {
 	defer m.mu.Unlock()
 	if m.current != nil && m.current.AccessToken == rejected {
 		m.rejected = rejected
-		m.current = nil
+		m.setCurrent(nil)
 	}
 }
 
@@ -546,7 +564,7 @@ func (m *Manager) freshInStorage(ctx context.Context) *tokenRecord {
 	if stored == nil || before != m.generation || m.unsaved != nil || !m.fresh(stored) || stored.AccessToken == m.rejected {
 		return nil
 	}
-	m.current = stored
+	m.setCurrent(stored)
 	return stored
 }
 
@@ -715,7 +733,7 @@ func (m *Manager) obtain(ctx context.Context, held Held, again bool, wait *waite
 		return m.refresh(ctx, held, stored, again)
 	}
 	m.mu.Lock()
-	m.current = stored
+	m.setCurrent(stored)
 	m.mu.Unlock()
 	return stored.AccessToken, nil
 }
@@ -983,7 +1001,8 @@ func (m *Manager) retryWait(failure *Error, attempt int) (time.Duration, bool) {
 // same (kept as unsaved) and STORAGE_FAILED is returned.
 func (m *Manager) commit(ctx context.Context, record *tokenRecord) (SessionInfo, error) {
 	m.mu.Lock()
-	m.current, m.unsaved = record, record
+	m.setCurrent(record)
+	m.unsaved = record
 	m.mu.Unlock()
 	if err := m.storage.Set(ctx, m.tokensKey, record.serialize()); err != nil {
 		return SessionInfo{}, m.storageFailed(err)
@@ -1027,7 +1046,8 @@ func (m *Manager) retryWriteLater() {
 func (m *Manager) clear(ctx context.Context) error {
 	m.mu.Lock()
 	m.generation++
-	m.current, m.unsaved = nil, nil
+	m.setCurrent(nil)
+	m.unsaved = nil
 	m.mu.Unlock()
 	if err := m.storage.Delete(ctx, m.tokensKey); err != nil {
 		return m.storageFailed(err)

@@ -2,7 +2,6 @@ package tokenmanager
 
 import (
 	"context"
-	"math"
 	"net/http"
 	"net/url"
 	"sync/atomic"
@@ -45,9 +44,7 @@ func (m *Manager) freshUntil(token string) time.Time {
 		return time.Now()
 	}
 	nowMs := m.nowMs()
-	lifetimeMs := current.ExpiresIn * 1000
-	untilMs := current.receivedAt(nowMs) + lifetimeMs - math.Min(float64(m.o.leeway.Milliseconds()), lifetimeMs/2)
-	return time.Now().Add(time.Duration((untilMs - nowMs) * float64(time.Millisecond)))
+	return time.Now().Add(time.Duration((m.freshUntilMs(current, nowMs) - nowMs) * float64(time.Millisecond)))
 }
 
 // Transport returns an http.RoundTripper that adds the bearer token to requests for the tenant's
@@ -67,7 +64,8 @@ func (m *Manager) Transport(base http.RoundTripper) http.RoundTripper {
 
 // bearer is the RoundTripper of Transport. Its per-call work is kept to what the RoundTripper
 // contract asks of any layer that sets a header (a clone of the request); the rest is done once:
-// the origin is split at construction and the header value is kept with the token it was built for.
+// the origin is split at construction, the header value is kept with the token it was built for,
+// and with the default clock the token is the manager's armed token (armed.go), read with no clock.
 type bearer struct {
 	m            *Manager
 	base         http.RoundTripper
@@ -82,7 +80,8 @@ func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
 	if !b.forTenant(request.URL) {
 		return b.base.RoundTrip(request)
 	}
-	token, err := b.m.AccessToken(request.Context())
+	replayable := canReplay(request)
+	token, err := b.m.transportToken(request.Context(), replayable)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +89,7 @@ func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
 	if err != nil || response.StatusCode != http.StatusUnauthorized {
 		return response, err
 	}
-	if request.Body != nil && request.GetBody == nil {
+	if !replayable {
 		return response, nil // the body cannot be sent again
 	}
 	b.m.OnUnauthorized(token)
@@ -106,6 +105,11 @@ func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
 	}
 	_ = response.Body.Close()
 	return b.base.RoundTrip(retry)
+}
+
+// canReplay: the request can be sent again after a 401 (no body, or one GetBody makes again).
+func canReplay(request *http.Request) bool {
+	return request.Body == nil || request.Body == http.NoBody || request.GetBody != nil
 }
 
 // forTenant: u is on the tenant's origin. A URL written as the origin is written (the usual case)

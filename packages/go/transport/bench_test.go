@@ -97,8 +97,8 @@ func BenchmarkTransportBare(b *testing.B) {
 	get(b, &http.Client{Transport: staticHeader{next: prebuilt{}, value: "Bearer at_bench_0123456789"}})
 }
 
-// BenchmarkTransportOAuth2 is golang.org/x/oauth2's Transport over a ReuseTokenSource, which like
-// the kit checks the token's expiry on every call.
+// BenchmarkTransportOAuth2 is golang.org/x/oauth2's Transport over a ReuseTokenSource, which reads
+// the clock on every call to check the token's expiry.
 func BenchmarkTransportOAuth2(b *testing.B) {
 	token := &oauth2.Token{AccessToken: "at_bench_0123456789", TokenType: "Bearer", Expiry: time.Now().Add(time.Hour)}
 	get(b, &http.Client{Transport: &oauth2.Transport{Source: oauth2.ReuseTokenSource(token, oauth2.StaticTokenSource(token)), Base: prebuilt{}}})

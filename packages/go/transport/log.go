@@ -41,11 +41,14 @@ type logging struct {
 
 func (l *logging) RoundTrip(request *http.Request) (*http.Response, error) {
 	ctx := request.Context()
-	if !l.log.Enabled(ctx, slog.LevelError) {
+	if !l.log.Enabled(ctx, slog.LevelError) { // no line of this layer would be written: no clock read
 		return l.next.RoundTrip(request)
 	}
 	started := time.Now()
 	response, err := l.next.RoundTrip(request)
+	if err == nil && !l.log.Enabled(ctx, slog.LevelInfo) {
+		return response, nil // an answer's line is Info: nothing built for a logger above it
+	}
 	elapsed := time.Since(started).Milliseconds()
 	method, path, attempt := request.Method, request.URL.Path, attemptOf(ctx)
 	common := []slog.Attr{slog.String("method", method), slog.String("path", path),

@@ -109,6 +109,27 @@ func TestALoggerBelowErrorCostsNothingAndWritesNothing(t *testing.T) {
 	}
 }
 
+// roundTripFunc is a RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Regression (issue 30 point 7): a logger that keeps warnings only builds no line for an answer.
+func TestALoggerAboveInfoBuildsNothingForAnAnswer(t *testing.T) {
+	var out bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	answer := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 200, Body: http.NoBody, Request: r}, nil
+	})
+	request, _ := http.NewRequest(http.MethodGet, "https://acme.tenant.test/api/v1/auth/user", nil)
+	layer, direct := Log(answer, logger), Log(answer, nil) // nil: no layer, answer itself
+	bare := testing.AllocsPerRun(100, func() { _, _ = direct.RoundTrip(request) })
+	logged := testing.AllocsPerRun(100, func() { _, _ = layer.RoundTrip(request) })
+	if logged != bare || out.Len() != 0 {
+		t.Fatalf("%v allocations per answered request with the layer, %v without; wrote %q", logged, bare, out.String())
+	}
+}
+
 // Regression (issue 30 point 7): New without WithLogger must not pay a logging layer on every call.
 func TestALoggerThatWritesNothingAddsNoLayer(t *testing.T) {
 	for _, logger := range []*slog.Logger{nil, slog.New(slog.DiscardHandler)} {

@@ -2,15 +2,16 @@
 // through the kit's client stack (transport.New over the token manager's Transport, default clock, a
 // fresh token) against bare net/http with a static Authorization header set by a RoundTripper on a
 // clone of the request (as the RoundTripper contract asks), the goal's baseline; and, for
-// information, against golang.org/x/oauth2's Transport over a ReuseTokenSource, which like the kit
-// checks the token's expiry on every call. In process (a RoundTripper answering a prebuilt response,
-// so only the layers are measured) and over loopback HTTP (an httptest server). Paired rounds, every
+// information, against golang.org/x/oauth2's Transport over a ReuseTokenSource, which reads the
+// clock on every call to check the token's expiry. In process (a RoundTripper answering a prebuilt
+// response, so only the layers are measured) and over loopback HTTP (an httptest server). Paired rounds, every
 // contender in each, in a random order; the median per-call time of each, and the median of the
 // rounds' ratios with their middle half and range (tools/bench/stats.mjs's paired). In process the
 // clock is the process's CPU time (all its threads, the garbage collector's included) with one P:
 // the layers cost CPU only, and CPU time does not count the time a busy machine keeps the process
 // waiting. Over loopback it is the wall clock, what a caller waits. Prints one JSON object per line:
-// {"metric", "value", "goal", "met"}. The same contenders as Go benchmarks:
+// {"metric", "value", "goal", "met"}; -row in-process (or loopback) measures one row alone. The same
+// contenders as Go benchmarks:
 // go test ./transport -run '^$' -bench BenchmarkTransport -benchmem.
 // Never imported; not a test (speed is measured here, never asserted).
 package main
@@ -19,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -135,7 +137,7 @@ type where struct {
 }
 
 // oauth2Transport is what a net/http user with a token that expires writes: golang.org/x/oauth2's
-// Transport over a ReuseTokenSource, which, like the kit, checks the token's expiry on every call.
+// Transport over a ReuseTokenSource, which reads the clock on every call to check the token's expiry.
 func oauth2Transport(base http.RoundTripper) http.RoundTripper {
 	token := &oauth2.Token{AccessToken: "at_bench_0123456789", TokenType: "Bearer", Expiry: time.Now().Add(time.Hour)}
 	return &oauth2.Transport{Source: oauth2.ReuseTokenSource(token, oauth2.StaticTokenSource(token)), Base: base}
@@ -193,19 +195,28 @@ func rows(w where) []map[string]any {
 }
 
 func main() {
+	only := flag.String("row", "all", "which rows to measure: in-process, loopback or all")
+	flag.Parse()
+	if *only != "all" && *only != "in-process" && *only != "loopback" {
+		must(fmt.Errorf("-row: give in-process, loopback or all, not %q", *only))
+	}
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.Copy(w, bytes.NewReader([]byte(user)))
 	}))
 	defer server.Close()
 	var out []map[string]any
-	out = append(out, rows(where{metric: "Go client per-call overhead, in process", name: "a RoundTripper answering a prebuilt response",
-		base: prebuilt{}, origin: tenant, rounds: 61, n: 5000, clock: cpuTime, clockName: cpuTimeName,
-		// One P: an idle P would run the collector's idle-time workers, whose CPU time would land in
-		// whichever batch they happen to run beside.
-		procs: 1})...)
-	out = append(out, rows(where{metric: "Go client per-call overhead, over loopback", name: "an httptest server on 127.0.0.1",
-		base: http.DefaultTransport, origin: server.URL, rounds: 61, n: 500, clock: wall, clockName: "wall clock"})...)
+	if *only != "loopback" {
+		out = append(out, rows(where{metric: "Go client per-call overhead, in process", name: "a RoundTripper answering a prebuilt response",
+			base: prebuilt{}, origin: tenant, rounds: 61, n: 5000, clock: cpuTime, clockName: cpuTimeName,
+			// One P: an idle P would run the collector's idle-time workers, whose CPU time would land in
+			// whichever batch they happen to run beside.
+			procs: 1})...)
+	}
+	if *only != "in-process" {
+		out = append(out, rows(where{metric: "Go client per-call overhead, over loopback", name: "an httptest server on 127.0.0.1",
+			base: http.DefaultTransport, origin: server.URL, rounds: 61, n: 500, clock: wall, clockName: "wall clock"})...)
+	}
 	for _, r := range out {
 		line, _ := json.Marshal(r)
 		fmt.Println(string(line))
