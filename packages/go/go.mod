@@ -3,6 +3,7 @@ module github.com/tenant-integration/sdk/packages/go
 go 1.26.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/oapi-codegen/runtime v1.9.0
 	github.com/redis/go-redis/v9 v9.23.0
 	golang.org/x/oauth2 v0.38.0

@@ -244,9 +244,10 @@ func take(lockPath string) (*holder, error) {
 	return h, nil
 }
 
-// hold runs task holding the lock directory lockPath (its parent must exist), waiting at most
-// timeout for a live holder of another process; until (nil: none) may end the wait after each poll.
-func hold(ctx context.Context, lockPath string, stale, timeout time.Duration, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
+// hold runs task holding the lock directory lockPath beside the token file file (their directory
+// must exist), waiting at most timeout for a live holder of another process; until (nil: none) may
+// end the wait after each poll, or after a change the wait was woken by (lockwatch.go).
+func hold(ctx context.Context, lockPath, file string, stale, timeout time.Duration, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
 	deadline := time.Now().Add(timeout)
 	timedOut := func() error {
 		return tokenmanager.NewStorageError(tokenmanager.CodeLockTimeout, lockPath,
@@ -264,6 +265,9 @@ func hold(ctx context.Context, lockPath string, stale, timeout time.Duration, un
 		return ctx.Err()
 	}
 	defer func() { <-slot }()
+	var watch *lockWatch
+	watching := false
+	defer func() { watch.close() }()
 	for {
 		h, err := take(lockPath)
 		if err == nil {
@@ -287,11 +291,15 @@ func hold(ctx context.Context, lockPath string, stale, timeout time.Duration, un
 		if time.Now().After(deadline) {
 			return timedOut()
 		}
+		if !watching {
+			// Watched from the first wait on; the lock is tried once more, as it may have been
+			// released before the watch began.
+			watch, watching = watchLock(lockPath, file), true
+			continue
+		}
 		jitter, _ := rand.Int(rand.Reader, big.NewInt(40))
-		select {
-		case <-time.After(time.Duration(10+jitter.Int64()) * time.Millisecond):
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := watch.pause(ctx, time.Duration(10+jitter.Int64())*time.Millisecond); err != nil {
+			return err
 		}
 		if until != nil && until(ctx) {
 			return tokenmanager.ErrLockWaitEnded

@@ -3,7 +3,10 @@
 // (spec/token-store/token-file.schema.json) and the same lock directories as fileStorage of
 // @tenant-integration/token-manager/node and FileStorage of the Python kit.
 //
-//   - One refresh among processes: Lock() is the cross-process refresh lock <file>.refresh.lock.
+//   - One refresh among processes: Lock() is the cross-process refresh lock <file>.refresh.lock. A
+//     waiter polls it every 10–50 ms and wakes at once when it is released or the file replaced
+//     (a file system watch where the system has one), so that processes waiting for another's
+//     refresh use its tokens as soon as they are written.
 //   - Writes that lose nothing: each Set and Delete reads, changes and writes the file under
 //     <file>.write.lock; a write goes to <file>.<12 hex>.tmp, is fsynced, renamed over the file, and
 //     the directory is fsynced.
@@ -171,7 +174,7 @@ func (s *Storage) lockedUntil(ctx context.Context, kind string, until func(conte
 	if err := makeDirectories(filepath.Dir(file)); err != nil {
 		return ioFailed(file, "cannot create the directory of the token file", err)
 	}
-	return hold(ctx, file+"."+kind+".lock", s.staleAfter, s.lockTimeout, until, func(ctx context.Context, held tokenmanager.Held) error {
+	return hold(ctx, file+"."+kind+".lock", file, s.staleAfter, s.lockTimeout, until, func(ctx context.Context, held tokenmanager.Held) error {
 		return task(ctx, held, file)
 	})
 }

@@ -238,6 +238,20 @@ func (l *armedLock) Do(ctx context.Context, name string, task func(context.Conte
 	})
 }
 
+// DoUntil keeps the inner lock's early end of a wait (tokenmanager.WaitingLock), so that the actor
+// waits as the kit's users do: a waiter stops once another process stored fresh tokens.
+func (l *armedLock) DoUntil(ctx context.Context, name string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
+	waiting, ok := l.inner.(tokenmanager.WaitingLock)
+	if !ok {
+		return l.Do(ctx, name, task)
+	}
+	return waiting.DoUntil(ctx, name, until, func(ctx context.Context, held tokenmanager.Held) error {
+		l.running.Add(1)
+		defer l.running.Add(-1)
+		return task(ctx, held)
+	})
+}
+
 // unlocked is a lock that does not lock ("lock": "none"): only to prove that the suite can fail.
 type unlocked struct{}
 
