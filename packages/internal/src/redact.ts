@@ -158,8 +158,17 @@ const ERROR_FIELDS = ["name", "message", "stack", "code", "cause", "errors"] as 
  */
 export function redact<T>(value: T, secrets: readonly (string | undefined)[]): T {
   const forms = formsOf(secrets);
-  if (forms.length === 0 || !holds(value, forms, 0, new Set())) return value;
-  return copy(value, forms, 0, new Map()) as T;
+  if (forms.length === 0) return value;
+  const walk: Walk = { forms, copies: new Map(), changed: false };
+  const copied = copy(value, walk, 0);
+  return walk.changed ? (copied as T) : value;
+}
+
+/** One copy under way: the forms to remove, the copies made so far (cycles), and whether anything was removed. */
+interface Walk {
+  readonly forms: readonly string[];
+  readonly copies: Map<object, unknown>;
+  changed: boolean;
 }
 
 /** The named parts of an object, as [key, value] pairs; unreadable properties are skipped. */
@@ -178,38 +187,29 @@ function parts(value: object): [string, unknown][] {
   return out;
 }
 
-/** The entries of a collection whose content is not in own properties. */
-function entries(value: object): unknown[] | undefined {
-  if (value instanceof Map || value instanceof Headers || value instanceof URLSearchParams) return [...value.entries()];
-  if (value instanceof Set) return [...value];
-  return undefined;
-}
-
-/** Whether `value` holds a form of a secret anywhere, or is nested too deeply to tell. */
-function holds(value: unknown, forms: readonly string[], depth: number, seen: Set<object>): boolean {
-  if (typeof value === "string") return mentions(value, forms);
-  if (typeof value !== "object" || value === null) return false;
-  if (seen.has(value)) return false;
-  if (depth > MAX_DEPTH) return true; // cannot be checked: treat as holding one, so the copy drops it
-  seen.add(value);
-  const inner = entries(value) ?? parts(value).flat();
-  return inner.some((part) => holds(part, forms, depth + 1, seen));
-}
-
-function copy(value: unknown, forms: readonly string[], depth: number, copies: Map<object, unknown>): unknown {
-  if (typeof value === "string") return redactText(value, forms);
+/** A copy of `value` with the forms removed, noting in `walk` whether it differs from `value`. */
+function copy(value: unknown, walk: Walk, depth: number): unknown {
+  const { forms, copies } = walk;
+  if (typeof value === "string") {
+    const redacted = redactText(value, forms);
+    if (redacted !== value) walk.changed = true;
+    return redacted;
+  }
   if (typeof value !== "object" || value === null) return value;
-  if (depth > MAX_DEPTH) return TOO_DEEP;
+  if (depth > MAX_DEPTH) {
+    walk.changed = true; // cannot be checked: dropped
+    return TOO_DEEP;
+  }
   const done = copies.get(value);
   if (done !== undefined) return done;
-  const inner = (part: unknown): unknown => copy(part, forms, depth + 1, copies);
+  const inner = (part: unknown): unknown => copy(part, walk, depth + 1);
 
   if (value instanceof Headers) {
     const out = new Headers();
     for (const [name, v] of value) out.append(name, inner(v) as string);
     return out;
   }
-  if (value instanceof URLSearchParams) return new URLSearchParams(redactText(value.toString(), forms));
+  if (value instanceof URLSearchParams) return new URLSearchParams(inner(value.toString()) as string);
   if (value instanceof Map) {
     const out = new Map();
     copies.set(value, out);
@@ -235,8 +235,9 @@ function copy(value: unknown, forms: readonly string[], depth: number, copies: M
     value instanceof AggregateError ? new AggregateError([]) : value instanceof Error ? new Error() : {};
   copies.set(value, out);
   for (const [key, v] of parts(value)) {
-    if (v === undefined && !Object.prototype.hasOwnProperty.call(value, key)) continue;
     const own = Object.getOwnPropertyDescriptor(value, key);
+    // an error field that the error does not have (no `code`, no `cause`)
+    if (v === undefined && !own) continue;
     Object.defineProperty(out, inner(key) as string, {
       value: inner(v),
       enumerable: own?.enumerable ?? false,
