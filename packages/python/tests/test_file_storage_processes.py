@@ -20,13 +20,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
-from tenant_integration.storage.errors import FileStorageError
+from tenant_integration.storage import _dir_lock
+from tenant_integration.storage.errors import FileStorageError, LockWaitEnded
 from tenant_integration.storage.file import FileStorage
 
 REPO = Path(__file__).resolve().parents[3]
@@ -277,6 +278,51 @@ def test_a_file_written_by_python_is_read_by_node_and_the_other_way_round(tmp_pa
 
 
 # -- the Python worker: this file run as a script ---------------------------------------------------
+
+
+def test_a_wait_for_the_refresh_lock_asks_until_as_soon_as_the_token_file_is_replaced(
+    tmp_path: Path, workers: list[Worker], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28: while another process holds the refresh lock, a waiter looks at the token file (one
+    ``stat``) between its tries and asks ``until`` once the file was replaced, as the TypeScript lock
+    wakes on a change of the file, instead of only at its periodic check (moved out of this test's
+    reach): a fleet waiting on a refresher stops waiting soon after the tokens were written. Before,
+    this wait ran out (LOCK_TIMEOUT)."""
+    monkeypatch.setattr(_dir_lock, "UNTIL_EVERY", 3600.0)
+    file, log = tmp_path / "tokens.json", tmp_path / "log"
+    holder = start(workers, "python", file, stale=60)
+    holder.send({"cmd": "hold-lock", "log": str(log), "ms": 60_000})
+    deadline = time.monotonic() + ANSWER_TIMEOUT
+    while not (log.exists() and log.read_text().startswith("in ")):
+        assert time.monotonic() < deadline, "the holder did not take the lock"
+        time.sleep(0.01)
+    stop = threading.Event()
+
+    def another_process_writing() -> None:
+        # Replaced again and again, so that a replacement comes after the waiter has looked once.
+        writer, i = FileStorage(file), 0
+        while not stop.wait(0.01):
+            writer.set("tokens", str(i))
+            i += 1
+
+    thread = threading.Thread(target=another_process_writing, daemon=True)
+    thread.start()
+    asked: list[bool] = []
+    ran: list[bool] = []
+
+    def fresh_tokens_stored() -> bool:
+        asked.append(True)
+        return True
+
+    waiting: Callable[..., Any] = FileStorage(file, lock_timeout=10).lock
+    try:
+        with pytest.raises(LockWaitEnded):
+            waiting("refresh", lambda: ran.append(True), until=fresh_tokens_stored)
+    finally:
+        stop.set()
+        thread.join(ANSWER_TIMEOUT)
+    assert asked == [True]
+    assert ran == []
 
 
 def worker(file: str, options: dict[str, float]) -> None:

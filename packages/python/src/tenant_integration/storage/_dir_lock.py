@@ -58,7 +58,7 @@ import filelock
 from .._process_identity import is_gone, this_host
 from .errors import FileStorageError, LockWaitEnded
 
-__all__ = ["OWNER_FILE", "UNTIL_EVERY", "Held", "LockOwner", "hold", "read_owner", "touch_interval"]
+__all__ = ["CHANGE_EVERY", "OWNER_FILE", "UNTIL_EVERY", "Held", "LockOwner", "hold", "read_owner", "touch_interval"]
 
 #: The owner file inside a lock directory (the TypeScript kit's ``OWNER_FILE``).
 OWNER_FILE = "owner"
@@ -69,6 +69,11 @@ _CANNOT_CREATE = frozenset({errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC
 #: Seconds between two calls of a wait's ``until`` check (issue 28): often enough that waiters stop
 #: soon after another process stored fresh tokens, seldom enough that 20 waiters do not flood the disk.
 UNTIL_EVERY = 0.05
+#: Seconds between two looks at the guarded file (one ``stat``) while a wait with ``until`` lasts: the
+#: check is asked as soon as the file was replaced (another process wrote it: fresh tokens, or its
+#: refresh intent), not at its next :data:`UNTIL_EVERY`, as the TypeScript lock wakes on a change of
+#: the file (``fs.watch``). A ``stat`` costs little; it is the read and parse of ``until`` that would.
+CHANGE_EVERY = 0.01
 
 _local_locks: dict[str, threading.Lock] = {}
 _local_guard = threading.Lock()
@@ -180,18 +185,44 @@ def _local(path: str) -> threading.Lock:
         return _local_locks.setdefault(path, threading.Lock())
 
 
+def _file_identity(path: str) -> tuple[int, int, int, int] | None:
+    """What changes when ``path`` is replaced or written (device, inode, mtime, size); ``None`` when absent."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
+
+
 def _acquire_until(
-    acquire: Callable[[float], bool], deadline: float, until: Callable[[], bool] | None, lock_path: str
+    acquire: Callable[[float], bool],
+    deadline: float,
+    until: Callable[[], bool] | None,
+    lock_path: str,
+    guarded: str | None = None,
 ) -> bool:
     """``acquire(timeout)`` until it succeeds or ``deadline`` passes (``False``); without ``until`` one
-    call, with it calls of at most :data:`UNTIL_EVERY` seconds, ``until`` asked between them."""
+    call, with it calls of at most :data:`UNTIL_EVERY` seconds (:data:`CHANGE_EVERY` with a ``guarded``
+    file), ``until`` asked every :data:`UNTIL_EVERY` seconds and as soon as ``guarded`` changed."""
+    seen = _file_identity(guarded) if until is not None and guarded is not None else None
+    asked = time.monotonic()
+    between_looks = UNTIL_EVERY if guarded is None else CHANGE_EVERY
     while True:
         left = max(deadline - time.monotonic(), 0)
-        if acquire(left if until is None else min(left, UNTIL_EVERY)):
+        if acquire(left if until is None else min(left, between_looks)):
             return True
-        if time.monotonic() >= deadline:
+        now = time.monotonic()
+        if now >= deadline:
             return False
-        if until is not None and until():
+        if until is None:
+            continue
+        if guarded is not None:
+            identity = _file_identity(guarded)
+            changed, seen = identity != seen, identity
+            if not changed and now - asked < UNTIL_EVERY:
+                continue
+        asked = now
+        if until():
             raise LockWaitEnded(lock_path)
 
 
@@ -383,7 +414,12 @@ def _take_directory(
 
 @contextlib.contextmanager
 def _kernel_lock(
-    path: str, deadline: float, timeout: float, lock_path: str, until: Callable[[], bool] | None = None
+    path: str,
+    deadline: float,
+    timeout: float,
+    lock_path: str,
+    until: Callable[[], bool] | None = None,
+    guarded: str | None = None,
 ) -> Iterator[_Record | None]:
     """Holds ``filelock.FileLock(path)``; yields its record, or ``None`` when no lock file can be made here."""
     lock = filelock.FileLock(path, mode=0o600, poll_interval=0.01, thread_local=False)
@@ -396,7 +432,7 @@ def _kernel_lock(
         return True
 
     try:
-        if not _acquire_until(acquire, deadline, until, lock_path):
+        if not _acquire_until(acquire, deadline, until, lock_path, guarded):
             raise _timeout(lock_path, timeout)
     except OSError as e:
         if e.errno in _CANNOT_CREATE or e.errno == errno.ENOSYS:
@@ -431,13 +467,22 @@ class Held:
 
 
 @contextlib.contextmanager
-def hold(base: str, *, stale_after: float, timeout: float, until: Callable[[], bool] | None = None) -> Iterator[Held]:
+def hold(
+    base: str,
+    *,
+    stale_after: float,
+    timeout: float,
+    until: Callable[[], bool] | None = None,
+    guarded: str | None = None,
+) -> Iterator[Held]:
     """Holds the lock ``base`` across threads and processes, Python and TypeScript alike.
 
     In order: this process's lock for ``base``, the kernel lock ``<base>.flock``, the directory
     ``<base>.lock`` (see the module's documentation). The whole wait is bounded by ``timeout`` seconds;
-    ``until``, when given, is called every :data:`UNTIL_EVERY` seconds or so while it lasts, and ends
-    it when it returns ``True`` (``LockWaitEnded``, code ``LOCK_WAIT_ENDED``; the block never runs).
+    ``until``, when given, is called every :data:`UNTIL_EVERY` seconds or so while it lasts, and as
+    soon as the file ``guarded`` (the token file, when given) was replaced while this process waits
+    for the other threads or processes, and ends the wait when it returns ``True`` (``LockWaitEnded``,
+    code ``LOCK_WAIT_ENDED``; the block never runs).
 
     Raises:
         FileStorageError: ``LOCK_TIMEOUT`` (naming the lock) when the wait runs out; ``IO_FAILED`` when
@@ -453,10 +498,10 @@ def hold(base: str, *, stale_after: float, timeout: float, until: Callable[[], b
     lock_path = base + ".lock"
     deadline = time.monotonic() + timeout
     local = _local(base)
-    if not _acquire_until(lambda seconds: local.acquire(timeout=seconds), deadline, until, lock_path):
+    if not _acquire_until(lambda seconds: local.acquire(timeout=seconds), deadline, until, lock_path, guarded):
         raise _timeout(lock_path, timeout)
     try:
-        with _kernel_lock(base + ".flock", deadline, timeout, lock_path, until) as record:
+        with _kernel_lock(base + ".flock", deadline, timeout, lock_path, until, guarded) as record:
             toucher = _take_directory(lock_path, stale_after, deadline, timeout, record, until)
             try:
                 yield Held(toucher)

@@ -98,9 +98,10 @@ class _RefreshLock:
 
     def __call__(self, name: str, task: Callable[[], T], *, until: Callable[[], bool] | None = None) -> T:
         """Runs ``task`` holding the file's refresh lock (see :attr:`FileStorage.lock`). ``until``, when
-        given, is asked every 50 ms or so while the lock is waited for; when it returns ``True`` the
-        wait ends without the lock (``LockWaitEnded``, code ``LOCK_WAIT_ENDED``) and ``task`` never
-        runs, as with :class:`~tenant_integration.storage.redis.RedisLock`. See RFC 9700 §4.14.2."""
+        given, is asked every 50 ms or so while the lock is waited for, and as soon as the token file
+        was replaced (another process wrote it); when it returns ``True`` the wait ends without the
+        lock (``LockWaitEnded``, code ``LOCK_WAIT_ENDED``) and ``task`` never runs, as with
+        :class:`~tenant_integration.storage.redis.RedisLock`. See RFC 9700 §4.14.2."""
         return self._storage._refresh_lock(name, task, until)
 
     def is_held(self, name: str) -> bool:
@@ -235,7 +236,11 @@ class FileStorage:
                 path=file,
                 cause=e,
             ) from e
-        with hold(f"{file}.{kind}", stale_after=self._stale_after, timeout=self._lock_timeout, until=until) as held:
+        # The token file is what the refresh lock guards: a waiter asks ``until`` as soon as it was replaced.
+        guarded = file if kind == "refresh" else None
+        with hold(
+            f"{file}.{kind}", stale_after=self._stale_after, timeout=self._lock_timeout, until=until, guarded=guarded
+        ) as held:
             if kind != "refresh":
                 return task(file)
             self._refresh_held = held
