@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import json
 import logging
 import os
@@ -343,12 +344,16 @@ class ArmedLock:
         self._inner = inner
         self._guard = threading.Lock()
         self._running = 0
+        try:
+            self._takes_until = "until" in inspect.signature(inner).parameters
+        except (TypeError, ValueError):
+            self._takes_until = False
 
     @property
     def held(self) -> bool:
         return self._running > 0
 
-    def __call__(self, name: str, task: Callable[[], T]) -> T:
+    def __call__(self, name: str, task: Callable[[], T], *, until: Callable[[], bool] | None = None) -> T:
         def under() -> T:
             with self._guard:
                 self._running += 1
@@ -358,7 +363,12 @@ class ArmedLock:
                 with self._guard:
                     self._running -= 1
 
-        return self._inner(name, under)
+        # ``until`` passed on as the manager gives it (as the Node actor passes its ``wait``): a wrapper
+        # that dropped it would make every waiter of a fleet take the lock in turn, as no application does.
+        if until is None or not self._takes_until:
+            return self._inner(name, under)
+        inner: Callable[..., T] = self._inner
+        return inner(name, under, until=until)
 
     def is_held(self, name: str) -> bool:
         """The inner lock's answer; ``True`` for one that cannot tell (the manager trusts it then)."""
