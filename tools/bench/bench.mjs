@@ -21,7 +21,7 @@ import { sandboxMethod, sandboxThroughput } from "./sandbox-throughput.mjs";
 import { sandboxHeap } from "./sandbox-heap.mjs";
 import { tokenManagerMethod, tokenManagerSpeed } from "./token-manager.mjs";
 import { fileStorageFigures } from "./crash-window.mjs";
-import { fleets } from "./fleets.mjs";
+import { fleets, fleetsMethod } from "./fleets.mjs";
 import { pythonClientOverhead, pythonMethod } from "./python-client.mjs";
 import { QUICK } from "./stats.mjs";
 import { schemathesisLongRun } from "../schemathesis/bench.mjs";
@@ -42,9 +42,9 @@ const sections = [
     "1 vs 20 processes (`file-process.mjs`, `fileStorage(file)`) released together after expiry against the sandbox, in 11 interleaved rounds each released after the last one's writes settled; the median ratio with its spread. The crash window: token response parsed → rotated tokens durable, over 50 refreshes. SIGKILL at a random instant of 40 refreshes, with strict rotation and with `--rotation-grace 30`. Rerun: `node tools/bench/crash-window.mjs`.",
   ],
   [
-    "Fleets after expiry (TypeScript and Python, Redis and a token file)",
+    "Fleets after expiry (TypeScript and Python, Redis and a token file), each beside its floor",
     () => fleets(),
-    "20 processes of one language (the conformance suite's actors, `tools/conformance/actors`, each kit's public API only) sharing one redis-server or one token file, signed in and warm, released together after the access token expired, until all hold a token and have read the user, against one process alone doing the same; one untimed round, then the median of 5, with the refreshes the sandbox's ledger recorded per expiry. Rerun: `node tools/bench/fleets.mjs`.",
+    fleetsMethod,
   ],
   [
     "Refresh window",

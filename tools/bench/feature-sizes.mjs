@@ -12,11 +12,15 @@
 //   the packages that the typical app does not; a feature whose modules are all in the typical app
 //   ships its code to every app, and its row says so and misses.
 // - Where the typical app's bytes go: the packages' modules in its bundle, by minified bytes (the
-//   kit's part; gzip shares strings across modules, so these do not add up to the gzipped size).
+//   kit's part; gzip shares strings across modules, so these do not add up to the gzipped size), and
+//   what its gzipped bytes buy, by groups of modules named after what they do (issue 28: the row that
+//   says what the kit's bytes over the peer's pay for).
 //
 // `node feature-sizes.mjs` prints these rows alone (build first).
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { build, transform } from "esbuild";
 import { measureBuild } from "./sizes.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -30,7 +34,90 @@ const FEATURES = [
 ];
 
 /** How the rows were measured, for BENCHMARKS.md. */
-export const featureSizesMethod = `Entry files bundled as every size figure is (esbuild, browser, ES2022, minified; gzip -9): \`typical-app/kit.js\` and \`typical-app/features/*.js\`, each the typical app plus one opt-in feature imported and used. A feature's cost is the difference; "opt-in" is checked from esbuild's metafile: the feature's bundle must hold package modules the typical app's does not. Rerun: \`node tools/bench/feature-sizes.mjs\` after \`pnpm build\`.`;
+export const featureSizesMethod = `Entry files bundled as every size figure is (esbuild, browser, ES2022, minified; gzip -9): \`typical-app/kit.js\` and \`typical-app/features/*.js\`, each the typical app plus one opt-in feature imported and used. A feature's cost is the difference; "opt-in" is checked from esbuild's metafile: the feature's bundle must hold package modules the typical app's does not. What the typical app's gzipped bytes buy: its modules in groups (\`SHARES\` in feature-sizes.mjs), each group's figure the app gzipped minus the app without that group's modules gzipped (an estimate: gzip shares strings across modules, so the groups do not add up). Rerun: \`node tools/bench/feature-sizes.mjs\` after \`pnpm build\`.`;
+
+/**
+ * What the typical app's bytes buy (issue 28: the app on the kit is well over 1.15× the one on
+ * openapi-fetch + oauth4webapi): the kit's modules grouped by what they do for the app, each group
+ * matched by its paths (relative to the repository). Modules that match no group are counted as
+ * "other", so a renamed module shows up instead of vanishing.
+ */
+const SHARES = [
+  ["openapi-fetch (both apps carry it)", /openapi-fetch\//],
+  [
+    "client: the tenant client and its middleware (bearer scoping, one refresh-and-retry after 401, kept bodies, network errors)",
+    /client\/dist\/(create-tenant-client|middleware\/|base-url|internal\/base-url)/,
+  ],
+  [
+    "client: typed errors (a class per status, codes, the error value of a non-2xx, WWW-Authenticate scopes, Retry-After)",
+    /client\/dist\/(errors|www-authenticate|internal\/retry-after)/,
+  ],
+  ["client: redaction of error bodies, headers and causes", /client\/dist\/internal\/redact/],
+  [
+    "token manager: sign-in (PKCE, state, the callback's checks, the code exchange)",
+    /token-manager\/dist\/(sign-in|pkce|state|encoding)\.js/,
+  ],
+  [
+    "token manager: the refresh protocol (one refresh under a lock, retries, tokens whose write failed)",
+    /token-manager\/dist\/(refresh|lock|running-time)\.js/,
+  ],
+  [
+    "token manager: refresh intents (processes sharing a storage; idle in a browser)",
+    /token-manager\/dist\/refresh-intent\.js/,
+  ],
+  ["token manager: tabs (sign-ins and sign-outs told across tabs, rotation markers)", /token-manager\/dist\/tabs\.js/],
+  [
+    "token manager: token requests and answers, revocation",
+    /token-manager\/dist\/(token-request|token-response|revoke|internal\/retry-after)\.js/,
+  ],
+  [
+    "token manager: the token record, the session, web storage",
+    /token-manager\/dist\/(token-record|session|storage\/)/,
+  ],
+  [
+    "token manager: options, state, errors, the scope list",
+    /token-manager\/dist\/(token-manager|manager-state|options|errors|internal\/base-url)\.js|types\/dist\//,
+  ],
+  ["token manager: redaction of causes and OAuth error fields", /token-manager\/dist\/(redact|internal\/redact)\.js/],
+  ["the app's own code", /tools\/bench\/typical-app\//],
+];
+
+/**
+ * The gzipped bytes each group of {@link SHARES} adds to the typical app: the app's bundle (minified
+ * as every size figure is) gzipped, minus the same bundle without that group's modules gzipped. An
+ * estimate: gzip shares strings across modules, so the groups do not add up to the whole, and a
+ * group's callers would shrink too without it. The modules are told apart by the comment esbuild
+ * writes before each one when whitespace is kept; whitespace is minified afterwards.
+ */
+async function bytesByShare(entry) {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    minifySyntax: true,
+    minifyIdentifiers: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    write: false,
+    absWorkingDir: join(here, "..", ".."),
+    logLevel: "silent",
+  });
+  const modules = result.outputFiles[0].text.split(/^(?=\/\/ (?:packages|node_modules|tools)\/)/m);
+  const gz = async (code) =>
+    gzipSync((await transform(code, { minifyWhitespace: true, loader: "js", format: "esm" })).code, { level: 9 })
+      .length;
+  const whole = await gz(modules.join(""));
+  const path = (module) => module.slice(0, module.indexOf("\n"));
+  const shares = [...SHARES, ["other", null]];
+  const out = [];
+  for (const [name, pattern] of shares) {
+    const inShare = (module) =>
+      pattern ? pattern.test(path(module)) : !SHARES.some(([, other]) => other.test(path(module)));
+    if (!modules.some(inShare)) continue;
+    out.push([name, whole - (await gz(modules.filter((module) => !inShare(module)).join("")))]);
+  }
+  return { shares: out };
+}
 
 const kb = (n) => `${(n / 1024).toFixed(2)} kB`;
 const isPackageModule = (path) => path.startsWith("packages/");
@@ -59,6 +146,14 @@ export async function featureSizes() {
       ([path, bytes]) =>
         `${path.replace(/^packages\//, "").replace(/^node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?/, "")} ${kb(bytes)}`,
     );
+  const { shares } = await bytesByShare(join(here, "typical-app", "kit.js"));
+  rows.push({
+    metric:
+      "browser bundle: typical app on the kit, what its gzipped bytes buy (each group: the app gzipped minus the app without it; gzip shares strings, so the groups do not add up)",
+    value: `${kb(app.gz)} gz in all: ${shares.map(([name, bytes]) => `${name} ${kb(bytes)}`).join("; ")}`,
+    goal: "",
+    met: null,
+  });
   rows.push({
     metric:
       "browser bundle: typical app on the kit, module by module (minified bytes; gzip shares strings across modules)",

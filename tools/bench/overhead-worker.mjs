@@ -5,7 +5,8 @@
 // one process, milliseconds apart, so what disturbs one round disturbs both sides of its pairs.
 // workerData: { contender, mode: "stub" | "loopback", url }. It sets its contender up, makes one
 // call that must succeed, posts { ready: true }; then each message { calls } runs that many calls one
-// after the other and posts { usPerCall } (wall time).
+// after the other and posts { usPerCall, cpuUsPerCall }: wall time, and the process's CPU time (user
+// + system; the other contenders' workers are idle meanwhile, waiting for their turn).
 //
 // Fair setups (tools/bench/README.md, "Fair baselines"): the kit as its README shows it, the token
 // manager as `auth` with its default clock and storage, signed in once before the clock starts (its
@@ -108,7 +109,12 @@ const first = await run();
 if (first?.error) throw new Error(`${contender}: the call failed: ${JSON.stringify(first.error)}`);
 parentPort.on("message", async ({ calls }) => {
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   for (let i = 0; i < calls; i++) await run();
-  parentPort.postMessage({ usPerCall: ((performance.now() - start) * 1000) / calls });
+  const cpu = process.cpuUsage(cpuStart);
+  parentPort.postMessage({
+    usPerCall: ((performance.now() - start) * 1000) / calls,
+    cpuUsPerCall: (cpu.user + cpu.system) / calls,
+  });
 });
 parentPort.postMessage({ ready: true });
