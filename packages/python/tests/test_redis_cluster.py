@@ -258,6 +258,53 @@ def test_a_stopped_primary_is_storage_failed_and_nothing_stored_is_lost(cluster:
         client.close()
 
 
+def test_a_stopped_primary_costs_one_try_per_command_even_with_redis_pys_default_retries(
+    cluster: Cluster, prefix: str
+) -> None:
+    """redis-py's cluster client retries a command whose node gave no answer (10 times by default, each
+    up to ``socket_timeout``): a call would take eleven times the bound the storage documents. The
+    storage sends each command to the slot's primary as one try. Regression: the conformance scenario
+    redis-outage on a cluster, where the Python kit, on a client built as the docs show, answered a call
+    after 55 s instead of 5."""
+    client = cluster.client(socket_timeout=0.5)  # redis-py's default retries
+    tries: list[tuple[int, str]] = []
+    execute = client._execute_command
+
+    def counted(target_node: ClusterNode, *args: object, **kwargs: object) -> object:
+        tries.append((int(target_node.port), str(args[0])))
+        return execute(target_node, *args, **kwargs)  # type: ignore[no-untyped-call]
+
+    client._execute_command = counted  # type: ignore[method-assign]
+    try:
+        storage = RedisClusterStorage(client, prefix=prefix)
+        storage.set(f"{SESSION}:tokens", "kept")
+        port = int(client.get_node_from_key(redis_key(prefix, f"{SESSION}:tokens")).port)  # type: ignore[no-untyped-call]
+        process = cluster.processes[port]
+        tries.clear()
+        os.kill(process.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(RedisStorageError) as failed:
+                storage.get(f"{SESSION}:tokens")
+            assert failed.value.code == "COMMAND_FAILED"
+            with pytest.raises(TokenManagerError) as caught:
+                storage.lock(f"{SESSION}:lock", lambda: None)
+            assert caught.value.code == "STORAGE_FAILED"
+        finally:
+            os.kill(process.pid, signal.SIGCONT)
+        assert [command for node, command in tries if node == port] == ["GET", "SET"]
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                assert storage.get(f"{SESSION}:tokens") == "kept"
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+    finally:
+        client.close()
+
+
 def test_the_session_is_kept_while_its_slot_migrates_between_primaries(cluster: Cluster, prefix: str) -> None:
     """CLUSTER SETSLOT IMPORTING/MIGRATING, MIGRATE a key at a time, SETSLOT NODE, twice, while a
     writer takes the lock and rewrites the record: redis-py follows ASK and MOVED; every step either

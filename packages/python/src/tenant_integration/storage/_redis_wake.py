@@ -23,12 +23,18 @@ def released_channel(key: str) -> str:
     return f"{key}:released"
 
 
-def announce_release(client: redis.Redis | redis.cluster.RedisCluster, key: str) -> None:
+def announce_release(client: redis.Redis | redis.cluster.RedisCluster, key: str, *, on_primary: bool = False) -> None:
     """``PUBLISH <key>:released ""`` (the message carries nothing), after this owner's own
     compare-and-``DEL`` deleted the key. A failure (an ACL denying ``PUBLISH``, Redis gone) is
-    ignored: the waiters poll. On a cluster, a ``PUBLISH`` on any node reaches subscribers on every node."""
+    ignored: the waiters poll. On a cluster (``on_primary``), a ``PUBLISH`` on any node reaches
+    subscribers on every node: it goes, as one try, to the primary that just deleted the key, not to a
+    node that may have stopped answering, which redis-py would retry ten times."""
     with contextlib.suppress(Exception):
-        client.publish(released_channel(key), "")
+        if on_primary:
+            node = client.get_node_from_key(key)  # type: ignore[union-attr]
+            client.execute_command("PUBLISH", released_channel(key), "", target_nodes=node)  # type: ignore[no-untyped-call]
+        else:
+            client.publish(released_channel(key), "")
 
 
 class ReleaseWatch:

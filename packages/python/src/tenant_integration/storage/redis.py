@@ -32,7 +32,9 @@ at once instead of at their next poll. See ``_redis_wake`` and ``spec/token-stor
 (:func:`redis_key`): the hash tag keeps the keys of a session in one cluster slot, on one node, on
 a single server and a cluster alike, in every kit. :class:`RedisClusterStorage` and
 :class:`RedisClusterLock` take a ``redis.cluster.RedisCluster``; each command goes to the primary of
-its key's slot (redis-py follows ``MOVED`` and ``ASK``).
+its key's slot as one try (redis-py follows ``MOVED`` and ``ASK``, but does not repeat it on a node that
+failed or gave no answer, as its cluster client otherwise does up to 10 times), so the bound above holds
+on a cluster too.
 
 See RFC 9700 §4.14.2 (refresh token rotation), RFC 6749 §6, §10.4.
 """
@@ -177,6 +179,20 @@ def _storage_failed(error: RedisStorageError) -> TokenManagerError:
     return TokenManagerError("STORAGE_FAILED", reason, cause=error)
 
 
+def _send(client: redis.Redis | redis.cluster.RedisCluster, cluster: bool, key: str, *command: object) -> object:
+    """``command`` about ``key`` (``"GET", key``…) through ``client.execute_command``. On a cluster it goes
+    to the primary of the key's slot as one try: redis-py's cluster client retries a command whose node
+    failed or gave no answer (10 times by default, each after a re-read of the slot table), which would
+    stretch a command on a primary that stopped answering to about 11 times ``socket_timeout``. A command
+    given its node is not retried (redis-py still follows ``MOVED`` and ``ASK``), so a call settles
+    within ``socket_timeout`` per command on a cluster as on a single server; the failed try re-reads the
+    slot table, so the next call reaches a replica promoted meanwhile."""
+    if cluster:
+        node = client.get_node_from_key(key)  # type: ignore[union-attr]
+        return client.execute_command(*command, target_nodes=node)  # type: ignore[no-untyped-call]
+    return client.execute_command(*command)  # type: ignore[no-untyped-call]
+
+
 def _text(reply: object) -> str | None:
     """A bulk-string reply as text (redis-py answers bytes unless ``decode_responses=True``)."""
     if reply is None or isinstance(reply, str):
@@ -310,7 +326,7 @@ class RedisLock:
         if owner is None:
             return False
         try:
-            return _text(self._client.get(key)) == owner
+            return _text(_send(self._client, self._cluster, key, "GET", key)) == owner
         except Exception as e:
             if not _is_redis_error(e) and not isinstance(e, TypeError | UnicodeDecodeError):
                 raise
@@ -320,7 +336,7 @@ class RedisLock:
         """One ``SET NX PX``: whether the lock is ours now. A Redis failure is ``STORAGE_FAILED``."""
         try:
             # A SET whose reply is lost may still have taken the lock: it then expires after the lease.
-            return bool(self._client.set(key, owner, nx=True, px=self._lease_ms))
+            return bool(_send(self._client, self._cluster, key, "SET", key, owner, "NX", "PX", self._lease_ms))
         except Exception as e:
             if not _is_redis_error(e):
                 raise
@@ -360,6 +376,13 @@ class RedisLock:
             if watch is not None:
                 watch.close()
 
+    def _run_script(self, script: Script, key: str, *args: str | int) -> object:
+        """One of the lock's scripts on ``key``; on a cluster an ``EVAL`` on the primary of its slot, one try
+        (see :func:`_send`)."""
+        if self._cluster:
+            return _send(self._client, True, key, "EVAL", script.script, 1, key, *args)
+        return script(keys=[key], args=list(args))
+
     def _lost(self, key: str, why: str, cause: BaseException | None = None) -> None:
         error = RedisStorageError("LEASE_LOST", f"{key}: {why}; the task under the lock was not stopped", cause=cause)
         # A throwing callback must not kill the renewal thread or the task.
@@ -393,7 +416,7 @@ class _Holder:
         # A chain of waits, not a fixed rate: a slow renewal never overlaps the next one.
         while not self._stop.wait(lock._renew_every):
             try:
-                reply = lock._renew(keys=[self._key], args=[self._owner, lock._lease_ms])
+                reply = lock._run_script(lock._renew, self._key, self._owner, lock._lease_ms)
             except Exception as e:
                 if self._stop.is_set():
                     return
@@ -413,20 +436,21 @@ class _Holder:
         self._stop.set()
         self._thread.join()
         try:
-            released = self._lock._release(keys=[self._key], args=[self._owner])
+            released = self._lock._run_script(self._lock._release, self._key, self._owner)
         except Exception:
             # A failed release only leaves the lease to expire (at most the lease): the task's outcome stands.
             return
         if released != 1:
             self._report("at release the lock was no longer this owner's (the lease expired under the task)")
             return
-        announce_release(self._lock._client, self._key)
+        announce_release(self._lock._client, self._key, on_primary=self._lock._cluster)
 
 
 def _is_redis_error(error: BaseException) -> bool:
     import redis.exceptions
 
-    return isinstance(error, redis.exceptions.RedisError)
+    # RedisClusterException: a slot the client's table does not cover (SlotNotCoveredError), no node to ask.
+    return isinstance(error, redis.exceptions.RedisError | redis.exceptions.RedisClusterException)
 
 
 def _socket_timeout(client: object) -> object:
@@ -625,7 +649,7 @@ class RedisStorage:
         """
         name = redis_key(self._prefix, key)
         try:
-            reply: object = self._client.get(name)
+            reply: object = _send(self._client, self._lock_class._cluster, name, "GET", name)
         except Exception as e:
             if not _is_redis_error(e):
                 raise
@@ -643,7 +667,7 @@ class RedisStorage:
         """
         name = redis_key(self._prefix, key)
         try:
-            reply: object = self._client.set(name, value)
+            reply: object = _send(self._client, self._lock_class._cluster, name, "SET", name, value)
         except Exception as e:
             if not _is_redis_error(e):
                 raise
@@ -660,7 +684,7 @@ class RedisStorage:
         """
         name = redis_key(self._prefix, key)
         try:
-            self._client.delete(name)
+            _send(self._client, self._lock_class._cluster, name, "DEL", name)
         except Exception as e:
             if not _is_redis_error(e):
                 raise
@@ -693,8 +717,9 @@ class RedisClusterStorage(RedisStorage):
     the same keys, values and lock, interchangeable with ``redisClusterStorage`` of
     ``@tenant-integration/token-store-redis``. The keys of a session share one hash tag, so one slot on
     one primary; ``replicas`` (``WAIT``) is asked of that primary. A cluster that is down, or a primary
-    that stops answering, is ``COMMAND_FAILED`` (the manager's ``STORAGE_FAILED``), and nothing stored
-    is lost.
+    that stops answering, is ``COMMAND_FAILED`` (the manager's ``STORAGE_FAILED``) within the client's
+    ``socket_timeout`` per command, whatever its ``retry`` (each command is one try on the slot's
+    primary), and nothing stored is lost.
 
     Raises:
         RedisStorageOptionsError: at construction, as :class:`RedisStorage`, and for a client that is not
