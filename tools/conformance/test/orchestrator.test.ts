@@ -88,6 +88,27 @@ describe("a scenario file", () => {
     );
   });
 
+  it("with redis steps or an append-only Redis is refused unless every storage is redis or redis-cluster", () => {
+    const onRedis = (storages: string) =>
+      VALID.replace("storages: [file]", `storages: [${storages}]`)
+        .replace("actors: 2", "actors: 2\nredis: { appendonly: true }")
+        .replace("  - expire: {}", "  - redis: restart\n  - expire: {}");
+    expect(loadScenario(scenarioFile("demo", onRedis("redis, redis-cluster")))).toMatchObject({
+      storages: ["redis", "redis-cluster"],
+    });
+    expect(refusal("demo", onRedis("file, redis-cluster")).message).toMatch(
+      /:6: \/redis\/appendonly: an append-only Redis applies to redis and redis-cluster storage only/,
+    );
+    expect(
+      refusal(
+        "demo",
+        onRedis("file, redis")
+          .replace("redis: restart", "redis: hang")
+          .replace(/redis: \{.*\}\n/, ""),
+      ).message,
+    ).toMatch(/:8: \/steps\/1\/redis: redis steps apply to redis and redis-cluster storage only/);
+  });
+
   it("whose file name differs from its name, or that is not YAML, is refused", () => {
     expect(refusal("other", VALID).message).toMatch(/must be named demo\.yaml/);
     expect(refusal("demo", "name: [unclosed").message).toMatch(/not valid YAML/);

@@ -1,6 +1,7 @@
 // The conformance matrix at the reduced geometry: every scenario of spec/conformance/scenarios, for
 // every target present (in CI: all of them) alone and in mixed fleets, against one sandbox, one
-// redis-server and one Chromium. A run passes when every step went as the scenario says and every
+// redis-server, one Redis Cluster and one Chromium (a run that restarts, stops or kills Redis has a
+// redis-server or a cluster of its own). A run passes when every step went as the scenario says and every
 // invariant held; a failure names the step, the actor and what the tenant saw. Runs go three at a
 // time, each lane with a sandbox of its own (vitest.config.ts: maxConcurrency).
 import { mkdirSync, writeFileSync } from "node:fs";

@@ -1,7 +1,7 @@
 // Types of the conformance orchestrator (src/suite/*.mjs), for the tests.
 
 export type Target = "node" | "python" | "python-async" | "browser" | "go";
-export type Storage = "memory" | "web" | "file" | "redis";
+export type Storage = "memory" | "web" | "file" | "redis" | "redis-cluster";
 
 /** One expanded run: a scenario on one storage with one actor mix and one parameter combination. */
 export interface Run {

@@ -50,6 +50,14 @@ function storageConfig(run, env, dir) {
   }
 }
 
+/**
+ * The Redis key of the run's session tokens (spec/token-store/README.md, "Redis keys"):
+ * `<prefix>tenant-integration:{<origin>:<clientId>}:tokens`.
+ */
+function sessionKey(storage, tenant, clientId) {
+  return `${storage.prefix ?? ""}tenant-integration:{${new URL(tenant).origin}:${clientId}}:tokens`;
+}
+
 function managerOptions(timing) {
   const options = {};
   for (const name of ["requestTimeoutMs", "intentWaitMs", "lockWaitMs"])
@@ -76,7 +84,8 @@ const START_BATCH = 10;
  *
  * @param {object} run from expand()
  * @param {{ sandbox: object, clientId: string, redirectUri: string, commands: object, redisUrl?: string, redisClusterUrls?: string[],
- *   redis?: { restart(): Promise<void> }, browser?: object, runNumber: number, noLock?: boolean }} env
+ *   redis?: { restart(key: string): Promise<void> }, browser?: object, runNumber: number, noLock?: boolean }} env
+ *   `redis` is the run's own redis-server or Redis Cluster, for its redis steps (given the session's key).
  * @returns {Promise<object>} the run's result: passed, failures, refreshes per expiry, worst wait…
  */
 export async function runScenario(run, env) {
@@ -210,7 +219,8 @@ export async function runScenario(run, env) {
       await actors[actor].kill();
     },
     fault: (spec) => sandbox.addFault({ route: "/oauth/token", method: "POST", ...spec }),
-    redis: (what) => env.redis[what](),
+    // On a cluster the step acts on the primary that owns the session's slot, found by one of its keys.
+    redis: (what) => env.redis[what](sessionKey(storage, sandbox.url, env.clientId)),
     disk: (what) => disk[what](),
     revoke: ({ actor }) => expectOk(actors[actor], "revoke"),
     "sign-out": ({ actor }) => expectOk(actors[actor], "sign-out"),

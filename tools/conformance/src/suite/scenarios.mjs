@@ -102,6 +102,11 @@ function smallest(scaled) {
   return typeof scaled === "number" ? scaled : Math.min(scaled.reduced, scaled.full);
 }
 
+/** Whether every storage of the scenario is a Redis (a single server or a cluster), which redis steps act on. */
+function onRedisOnly(scenario) {
+  return scenario.storages.every((storage) => storage === "redis" || storage === "redis-cluster");
+}
+
 /** The rules a schema cannot say. Throws ScenarioError at the first broken one. */
 function checkRules(scenario, fail) {
   const actors = smallest(scenario.actors);
@@ -114,8 +119,8 @@ function checkRules(scenario, fail) {
     fail("/storages", undefined, "web runs only on browser tabs: give it a scenario of its own");
   if (scenario.expect.outcome === "ended" && !scenario.expect.code)
     fail("/expect", "outcome", "an ended outcome names the code every actor reports");
-  if (scenario.redis?.appendonly && scenario.storages.some((s) => s !== "redis"))
-    fail("/redis", "appendonly", "an append-only Redis applies to redis storage only");
+  if (scenario.redis?.appendonly && !onRedisOnly(scenario))
+    fail("/redis", "appendonly", "an append-only Redis applies to redis and redis-cluster storage only");
   const armed = new Set();
   const used = new Set();
   const scan = (value, at) => {
@@ -156,8 +161,12 @@ function checkRules(scenario, fail) {
         undefined,
         "redis: restart needs redis: { appendonly: true }, or the restart loses everything by design",
       );
-    if (kind === "redis" && scenario.storages.some((s) => s !== "redis"))
-      fail(at, undefined, "redis steps apply to redis storage only: give the scenario storages: [redis]");
+    if (kind === "redis" && !onRedisOnly(scenario))
+      fail(
+        at,
+        undefined,
+        "redis steps apply to redis and redis-cluster storage only: give the scenario storages: [redis, redis-cluster]",
+      );
     if (kind === "disk" && scenario.storages.some((s) => s !== "file"))
       fail(at, undefined, "disk steps apply to file storage only: give the scenario storages: [file]");
   }
@@ -275,7 +284,7 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
           geometry,
           timing,
           skewMs: scenario.clock?.skewMs ?? [0],
-          // A run that stops or kills Redis has a redis-server of its own, so other lanes keep theirs.
+          // A run that stops or kills Redis has a redis-server (or cluster) of its own, so other lanes keep theirs.
           redis: {
             ...scenario.redis,
             own: Boolean(scenario.redis?.appendonly) || [...walkSteps(scenario.steps)].some((s) => s.kind === "redis"),

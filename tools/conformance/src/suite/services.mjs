@@ -1,8 +1,11 @@
 // The services a run needs: the sandbox tenant as a process (its test clock, ledger, events and
-// faults over HTTP), redis-server on a free loopback port, and a Redis Cluster of such servers.
+// faults over HTTP), redis-server on a free loopback port, and a Redis Cluster of such servers; the
+// redis steps (restart, hang, down, back) on either.
 // Every process started here is stopped by the caller's close().
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { REPO } from "./scenarios.mjs";
@@ -92,7 +95,8 @@ export function findRedisServer() {
 
 /**
  * Starts redis-server on a free loopback port: no persistence, or an append-only file fsynced on
- * every write (`appendonly`) in `dir`, so that a restart keeps what was acknowledged.
+ * every write (`appendonly`) in `dir`, so that a restart keeps what was acknowledged. Its redis steps
+ * act on the one server (the session's key they are given, as a cluster's are, is not needed).
  */
 export async function startRedis({ command = "redis-server", appendonly = false, dir } = {}) {
   const port = await freePort();
@@ -165,80 +169,145 @@ export async function startRedis({ command = "redis-server", appendonly = false,
   };
 }
 
+/** The cluster-node-timeout of a cluster a run stops Redis in: short, so the cluster marks the stopped primary failed within the outage. */
+export const OWN_CLUSTER_NODE_TIMEOUT_MS = 3000;
+
 /**
- * Starts a Redis Cluster (issue 31): `primaries` redis-servers with `--cluster-enabled yes`, each on
- * a free loopback port with a free bus port (`--cluster-port`), no persistence, joined by
- * `redis-cli --cluster create` (redis-cli beside REDIS_SERVER_PATH, else on PATH); resolves once
- * every node reports `cluster_state:ok` and knows the others. `urls` are the nodes' URLs, the seeds
- * an actor's cluster client starts from.
+ * Starts a Redis Cluster (issue 31): `primaries` redis-servers with `--cluster-enabled yes` and no
+ * replica, each on a free loopback port with a free bus port (`--cluster-port`) and a directory of
+ * its own (its nodes.conf and, with `appendonly`, its append-only file fsynced on every write),
+ * joined by `redis-cli --cluster create` (redis-cli beside REDIS_SERVER_PATH, else on PATH);
+ * resolves once every node reports `cluster_state:ok` and knows the others. `urls` are the nodes'
+ * URLs, the seeds an actor's cluster client starts from.
+ *
+ * The redis steps of a run act on the primary that owns the session's hash slot (`key` is one of the
+ * session's keys): `restart` (SIGKILL, started again on the same port, directory and nodes.conf, so
+ * it rejoins as the same primary with its data), `hang` (SIGSTOP, its connections stay open),
+ * `resume`, `down` (SIGKILL: its slots are unreachable, the cluster reports CLUSTERDOWN once it marks
+ * it failed), `up`, `back`; each that brings it back resolves once every node reports
+ * `cluster_state:ok` again.
+ *
+ * @param {{ command?: string, primaries?: number, appendonly?: boolean, nodeTimeoutMs?: number }} [options]
  */
-export async function startRedisCluster({ command = "redis-server", primaries = 3 } = {}) {
-  const { mkdtemp, rm } = await import("node:fs/promises");
-  const { tmpdir } = await import("node:os");
+export async function startRedisCluster({
+  command = "redis-server",
+  primaries = 3,
+  appendonly = false,
+  nodeTimeoutMs,
+} = {}) {
   const dir = await mkdtemp(join(tmpdir(), "conformance-cluster-"));
   const cli = command.includes("/") ? join(command, "..", "redis-cli") : "redis-cli";
-  const ask = (port, ...args) => {
-    const run = spawnSync(cli, ["-h", "127.0.0.1", "-p", String(port), ...args], { encoding: "utf8", timeout: 30_000 });
-    if (run.status !== 0)
-      throw new Error(`redis-cli ${args.join(" ")} failed (${run.status}): ${run.stderr}${run.stdout}`);
-    return run.stdout;
-  };
-  const nodes = [];
-  const close = async () => {
-    for (const node of nodes) node.child.kill("SIGCONT");
-    await Promise.all(
-      nodes.map(({ child, exited }) =>
-        child.exitCode === null && child.signalCode === null ? (child.kill("SIGKILL"), exited) : exited,
+  // Asynchronous, so that the actors' lines are read while a node is asked.
+  const ask = (port, ...args) =>
+    new Promise((resolve, reject) =>
+      execFile(
+        cli,
+        ["-h", "127.0.0.1", "-p", String(port), ...args],
+        { encoding: "utf8", timeout: 10_000 },
+        (error, stdout, stderr) =>
+          error
+            ? reject(new Error(`redis-cli -p ${port} ${args.join(" ")} failed: ${error.message}${stderr}${stdout}`))
+            : resolve(stdout),
       ),
     );
+  const nodes = [];
+  /** The outage under way: "hang" or "down", and its node. */
+  let outage;
+  const startNode = async (node) => {
+    const args = ["--port", String(node.port), "--bind", "127.0.0.1", "--save", "", "--dir", node.dir];
+    if (appendonly) args.push("--appendonly", "yes", "--appendfsync", "always");
+    else args.push("--appendonly", "no");
+    args.push(
+      "--cluster-enabled",
+      "yes",
+      "--cluster-port",
+      String(node.busPort),
+      "--cluster-config-file",
+      "nodes.conf",
+    );
+    if (nodeTimeoutMs) args.push("--cluster-node-timeout", String(nodeTimeoutMs));
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+    node.child = child;
+    node.exited = new Promise((resolve) => child.once("exit", resolve));
+    let log = "";
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`redis-server (cluster node) did not start within 15 s:\n${log}`)),
+        15_000,
+      );
+      const read = (chunk) => {
+        log += chunk;
+        if (log.includes("Ready to accept connections")) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout.on("data", read);
+      child.stderr.on("data", read);
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server (cluster node) exited (${code}):\n${log}`));
+      });
+    });
+  };
+  const killNode = async (node) => {
+    if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill("SIGKILL");
+    await node.exited;
+  };
+  /** Resolves once every node reports cluster_state:ok and knows every other node. */
+  const ready = async () => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const infos = await Promise.all(nodes.map((n) => ask(n.port, "CLUSTER", "INFO").catch((error) => error.message)));
+      if (infos.every((info) => /cluster_state:ok/.test(info) && info.includes(`cluster_known_nodes:${nodes.length}`)))
+        return;
+      if (Date.now() > deadline)
+        throw new Error(
+          `the Redis Cluster was not ready within 30 s:\n${await ask(nodes[0].port, "CLUSTER", "NODES").catch((e) => e.message)}`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  /** The primary that owns the hash slot of `key` (CLUSTER KEYSLOT, CLUSTER NODES), which must hold `key`. */
+  const ownerOf = async (key) => {
+    if (!key) throw new Error("a redis step on a cluster needs the session's key to find its primary");
+    const asked = nodes.find((n) => n !== outage?.node) ?? nodes[0];
+    const slot = Number((await ask(asked.port, "CLUSTER", "KEYSLOT", key)).trim());
+    const table = await ask(asked.port, "CLUSTER", "NODES");
+    // <id> <ip:port@cport> <flags> <primary> <ping> <pong> <epoch> <link> <slot or range>...
+    const line = table
+      .split("\n")
+      .map((row) => row.trim().split(" "))
+      .find(
+        (fields) =>
+          fields[2]?.includes("master") &&
+          fields.slice(8).some((range) => {
+            const [first, last = first] = range.split("-").map(Number);
+            return slot >= first && slot <= last;
+          }),
+      );
+    const port = Number(line?.[1]?.match(/:(\d+)@/)?.[1]);
+    const node = nodes.find((n) => n.port === port);
+    if (!node) throw new Error(`no primary of the cluster owns slot ${slot} of ${key}:\n${table}`);
+    // Guards the step against a drifted key scheme: acting on another primary would test nothing.
+    if ((await ask(node.port, "EXISTS", key)).trim() !== "1")
+      throw new Error(`${key} is not on 127.0.0.1:${port}, the primary that owns its slot ${slot}`);
+    return node;
+  };
+  const close = async () => {
+    for (const node of nodes) node.child?.kill("SIGCONT");
+    await Promise.all(nodes.filter((node) => node.child).map(killNode));
     await rm(dir, { recursive: true, force: true });
   };
   try {
     for (let i = 0; i < primaries; i++) {
       const port = await freePort();
-      const args = [
-        "--port",
-        String(port),
-        "--bind",
-        "127.0.0.1",
-        "--save",
-        "",
-        "--appendonly",
-        "no",
-        "--cluster-enabled",
-        "yes",
-        "--cluster-port",
-        String(await freePort()),
-        "--cluster-config-file",
-        join(dir, `nodes-${port}.conf`),
-        "--dir",
-        dir,
-      ];
-      const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      nodes.push({ port, child, exited });
-      let log = "";
-      await new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`redis-server (cluster node) did not start within 15 s:\n${log}`)),
-          15_000,
-        );
-        const read = (chunk) => {
-          log += chunk;
-          if (log.includes("Ready to accept connections")) {
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        child.stdout.on("data", read);
-        child.stderr.on("data", read);
-        child.once("exit", (code) => {
-          clearTimeout(timer);
-          reject(new Error(`redis-server (cluster node) exited (${code}):\n${log}`));
-        });
-      });
+      const node = { port, busPort: await freePort(), dir: join(dir, String(port)) };
+      await mkdir(node.dir);
+      nodes.push(node);
+      await startNode(node);
     }
-    ask(
+    await ask(
       nodes[0].port,
       "--cluster",
       "create",
@@ -247,25 +316,52 @@ export async function startRedisCluster({ command = "redis-server", primaries = 
       "0",
       "--cluster-yes",
     );
-    const deadline = Date.now() + 30_000;
-    while (
-      !nodes.every(
-        (n) =>
-          /cluster_state:ok/.test(ask(n.port, "CLUSTER", "INFO")) &&
-          ask(n.port, "CLUSTER", "INFO").includes(`cluster_known_nodes:${nodes.length}`),
-      )
-    ) {
-      if (Date.now() > deadline)
-        throw new Error(
-          `the Redis Cluster did not become ready within 30 s:\n${ask(nodes[0].port, "CLUSTER", "NODES")}`,
-        );
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await ready();
   } catch (error) {
     await close();
     throw error;
   }
-  return { urls: nodes.map((n) => `redis://127.0.0.1:${n.port}`), close };
+  return {
+    urls: nodes.map((n) => `redis://127.0.0.1:${n.port}`),
+    /** SIGKILL to the primary of `key`, started again on the same port, directory and nodes.conf. */
+    async restart(key) {
+      const node = await ownerOf(key);
+      await killNode(node);
+      await startNode(node);
+      await ready();
+    },
+    /** SIGSTOP to the primary of `key`: its connections stay open and nothing answers. */
+    async hang(key) {
+      const node = await ownerOf(key);
+      outage = { kind: "hang", node };
+      node.child.kill("SIGSTOP");
+    },
+    async resume() {
+      if (outage?.kind !== "hang") return;
+      const { node } = outage;
+      outage = undefined;
+      node.child.kill("SIGCONT");
+      await ready();
+    },
+    /** SIGKILL to the primary of `key`: connections to it are refused, its slots unreachable. */
+    async down(key) {
+      const node = await ownerOf(key);
+      outage = { kind: "down", node };
+      await killNode(node);
+    },
+    async up() {
+      if (outage?.kind !== "down") return;
+      const { node } = outage;
+      outage = undefined;
+      await startNode(node);
+      await ready();
+    },
+    /** Ends the outage `hang` or `down` made. */
+    back() {
+      return outage?.kind === "hang" ? this.resume() : this.up();
+    },
+    close,
+  };
 }
 
 /**
@@ -274,7 +370,7 @@ export async function startRedisCluster({ command = "redis-server", primaries = 
  */
 export async function startDisk(dir, sizeKiB = 256) {
   const { execFileSync } = await import("node:child_process");
-  const { mkdir, readdir, rm, writeFile } = await import("node:fs/promises");
+  const { readdir, writeFile } = await import("node:fs/promises");
   const mount = (...args) => {
     try {
       execFileSync("mount", args, { stdio: "pipe" });

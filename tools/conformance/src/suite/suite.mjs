@@ -7,7 +7,13 @@ import { join } from "node:path";
 import { defaultCommands } from "./actor.mjs";
 import { runScenario } from "./run.mjs";
 import { expand, loadScenarios } from "./scenarios.mjs";
-import { findRedisServer, startRedis, startRedisCluster, startSandbox } from "./services.mjs";
+import {
+  findRedisServer,
+  OWN_CLUSTER_NODE_TIMEOUT_MS,
+  startRedis,
+  startRedisCluster,
+  startSandbox,
+} from "./services.mjs";
 
 export const CLIENT_ID = "conformance";
 /** The redirect URI of the Node and Python actors (RFC 8252 loopback; the sandbox auto-approves, nothing listens). */
@@ -55,8 +61,8 @@ export function plan({ geometry = "reduced", targets, redis, filter = () => true
 /**
  * Starts the services for a set of runs and returns a runner; close it to stop everything. Runs
  * go in `lanes` parallel lanes, each with a sandbox of its own (a run moves its sandbox's clock);
- * one redis-server serves them all (each run has its own key prefix), and the lane that takes the
- * browser runs has the Chromium.
+ * one redis-server and one Redis Cluster serve them all (each run has its own key prefix), but a run
+ * that stops Redis has its own; the lane that takes the browser runs has the Chromium.
  *
  * @param {{ runs: object[], commands?: object, redis?: { command: string }, noLock?: boolean, lanes?: number }} options
  */
@@ -66,14 +72,15 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
     for (const closer of closers.reverse()) await closer().catch(() => {});
   };
   try {
+    // One redis-server and one Redis Cluster (three primaries) for the runs that leave Redis running;
+    // each run has its own key prefix.
     let shared;
-    if (runs.some((run) => run.storage === "redis")) {
+    if (runs.some((run) => run.storage === "redis" && !run.redis.own)) {
       shared = await startRedis({ command: redis?.command });
       closers.push(() => shared.close());
     }
-    // One Redis Cluster (three primaries) for the redis-cluster runs; each run has its own key prefix.
     let cluster;
-    if (runs.some((run) => run.storage === "redis-cluster")) {
+    if (runs.some((run) => run.storage === "redis-cluster" && !run.redis.own)) {
       cluster = await startRedisCluster({ command: redis?.command });
       closers.push(() => cluster.close());
     }
@@ -113,7 +120,10 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
     let runNumber = 0;
     return {
       sandbox: opened[0].sandbox,
-      /** Runs one run in the first free lane; a run that restarts, stops or kills Redis gets a redis-server of its own. */
+      /**
+       * Runs one run in the first free lane; a run that restarts, stops or kills Redis gets a
+       * redis-server, or a Redis Cluster, of its own.
+       */
       async run(run) {
         const lane = await acquire(run);
         runNumber++;
@@ -122,17 +132,24 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
         try {
           // Tabs share one browser across runs: a run's tabs start without the last run's session.
           if (run.storage === "web") await lane.browser.reset();
-          if (run.redis.own) {
+          const appendonly = Boolean(run.redis.appendonly);
+          if (run.redis.own && run.storage === "redis-cluster")
+            own = await startRedisCluster({
+              command: redis?.command,
+              appendonly,
+              nodeTimeoutMs: OWN_CLUSTER_NODE_TIMEOUT_MS,
+            });
+          else if (run.redis.own) {
             dir = await mkdtemp(join(tmpdir(), "conformance-redis-"));
-            own = await startRedis({ command: redis?.command, appendonly: Boolean(run.redis.appendonly), dir });
+            own = await startRedis({ command: redis?.command, appendonly, dir });
           }
           return await runScenario(run, {
             sandbox: lane.sandbox,
             clientId: CLIENT_ID,
             redirectUri: REDIRECT_URI,
             commands,
-            redisUrl: (own ?? shared)?.url,
-            redisClusterUrls: cluster?.urls,
+            redisUrl: run.storage === "redis" ? (own ?? shared)?.url : undefined,
+            redisClusterUrls: run.storage === "redis-cluster" ? (own ?? cluster)?.urls : undefined,
             redis: own,
             browser: lane.browser,
             runNumber,
