@@ -94,6 +94,37 @@ export function findRedisServer() {
 }
 
 /**
+ * Spawns `command args` (a redis-server) and resolves with the child and a promise of its exit once
+ * it logs "Ready to accept connections"; rejects, with its log, when it exits first or is not ready
+ * within 15 s (it is then killed). `what` names it in those errors.
+ */
+async function spawnRedisServer(command, args, what) {
+  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  let log = "";
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${what} did not start within 15 s:\n${log}`));
+    }, 15_000);
+    const read = (chunk) => {
+      log += chunk;
+      if (log.includes("Ready to accept connections")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on("data", read);
+    child.stderr.on("data", read);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited (${code}):\n${log}`));
+    });
+  });
+  return { child, exited };
+}
+
+/**
  * Starts redis-server on a free loopback port: no persistence, or an append-only file fsynced on
  * every write (`appendonly`) in `dir`, so that a restart keeps what was acknowledged. Its redis steps
  * act on the one server (the session's key they are given, as a cluster's are, is not needed).
@@ -108,25 +139,7 @@ export async function startRedis({ command = "redis-server", appendonly = false,
   /** The outage under way: "hang" or "down". */
   let outage;
   const start = async () => {
-    child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-    exited = new Promise((resolve) => child.once("exit", resolve));
-    let log = "";
-    await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start within 15 s:\n${log}`)), 15_000);
-      const read = (chunk) => {
-        log += chunk;
-        if (log.includes("Ready to accept connections")) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout.on("data", read);
-      child.stderr.on("data", read);
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server exited (${code}):\n${log}`));
-      });
-    });
+    ({ child, exited } = await spawnRedisServer(command, args, "redis-server"));
   };
   const kill = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
@@ -226,29 +239,7 @@ export async function startRedisCluster({
       "nodes.conf",
     );
     if (nodeTimeoutMs) args.push("--cluster-node-timeout", String(nodeTimeoutMs));
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-    node.child = child;
-    node.exited = new Promise((resolve) => child.once("exit", resolve));
-    let log = "";
-    await new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`redis-server (cluster node) did not start within 15 s:\n${log}`)),
-        15_000,
-      );
-      const read = (chunk) => {
-        log += chunk;
-        if (log.includes("Ready to accept connections")) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout.on("data", read);
-      child.stderr.on("data", read);
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        reject(new Error(`redis-server (cluster node) exited (${code}):\n${log}`));
-      });
-    });
+    Object.assign(node, await spawnRedisServer(command, args, "redis-server (cluster node)"));
   };
   const killNode = async (node) => {
     if (node.child.exitCode === null && node.child.signalCode === null) node.child.kill("SIGKILL");
