@@ -245,17 +245,22 @@ def test_a_stopped_primary_is_storage_failed_and_nothing_stored_is_lost(cluster:
             assert failed.value.code == "COMMAND_FAILED"
         finally:
             os.kill(process.pid, signal.SIGCONT)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                assert storage.get(f"{SESSION}:tokens") == "kept"
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+        _wait_until_read(storage, f"{SESSION}:tokens", "kept")
     finally:
         client.close()
+
+
+def _wait_until_read(storage: RedisClusterStorage, key: str, expected: str) -> None:
+    """Reads ``key`` until it gives ``expected`` (the node resumed: the record was never lost), within 10 s."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            assert storage.get(key) == expected
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def test_a_stopped_primary_costs_one_try_per_command_even_with_redis_pys_default_retries(
@@ -292,15 +297,7 @@ def test_a_stopped_primary_costs_one_try_per_command_even_with_redis_pys_default
         finally:
             os.kill(process.pid, signal.SIGCONT)
         assert [command for node, command in tries if node == port] == ["GET", "SET"]
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                assert storage.get(f"{SESSION}:tokens") == "kept"
-                break
-            except Exception:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+        _wait_until_read(storage, f"{SESSION}:tokens", "kept")
     finally:
         client.close()
 
