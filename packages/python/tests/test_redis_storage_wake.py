@@ -51,6 +51,16 @@ def until_subscribed(client: redis.Redis, channel: str) -> None:
     raise AssertionError(f"{channel} never had a subscriber")
 
 
+def until_held(client: redis.Redis, key: str) -> None:
+    """Returns once the holder's thread has taken the lock ``key`` (a thread may start late on a busy
+    machine: a waiter started before would take the lock itself)."""
+    for _ in range(400):
+        if client.exists(key):
+            return
+        time.sleep(0.025)
+    raise AssertionError(f"{key} was never taken")
+
+
 def in_thread(call: Callable[[], object]) -> tuple[threading.Thread, list[object]]:
     """Runs ``call`` in a thread; its result (or error) lands in the list."""
     outcome: list[object] = []
@@ -86,7 +96,7 @@ def test_a_waiter_that_polls_once_a_minute_takes_the_lock_as_soon_as_the_holder_
     channel = f"{prefix}lock:released"
     let_go = threading.Event()
     holder, _ = in_thread(lambda: RedisLock(client, prefix=prefix)("lock", let_go.wait))
-    time.sleep(0.05)
+    until_held(client, f"{prefix}lock")
     order: list[str] = []
     waiter, outcome = in_thread(
         lambda: RedisLock(redis.Redis.from_url(redis_url, socket_timeout=5), prefix=prefix, **SLOW_POLL)(
@@ -134,7 +144,7 @@ def test_polls_when_it_may_not_subscribe_an_acl_without_subscribe_and_publish(cl
         assert restricted.acl_whoami() == user
         let_go = threading.Event()
         holder, held = in_thread(lambda: RedisLock(restricted, prefix=prefix)("lock", let_go.wait))
-        time.sleep(0.05)
+        until_held(client, f"{prefix}lock")
         waiter, outcome = in_thread(
             lambda: RedisLock(restricted, prefix=prefix, retry_delay=0.02, max_retry_delay=0.05)(
                 "lock", lambda: "taken"
@@ -164,7 +174,7 @@ def test_an_until_check_ends_a_wait_without_the_lock_when_it_says_so_on_the_wake
         stored.set()  # what the holder's refresh leaves behind
 
     holder, _ = in_thread(lambda: RedisLock(client, prefix=prefix)("lock", holder_task))
-    time.sleep(0.05)
+    until_held(client, f"{prefix}lock")
     ran: list[bool] = []
     waiter, outcome = in_thread(
         lambda: RedisLock(client, prefix=prefix, **SLOW_POLL)("lock", lambda: ran.append(True), until=stored.is_set)
