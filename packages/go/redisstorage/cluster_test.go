@@ -1,8 +1,8 @@
 package redisstorage_test
 
 // Against a real Redis Cluster of three primaries (redis-server --cluster-enabled yes on free
-// loopback ports, joined by redis-cli --cluster create), started per test and stopped, by pid,
-// after. Skipped with -short or without redis-server and redis-cli.
+// loopback ports, joined by redis-cli --cluster create: internal/rediscluster), started per test and
+// stopped, by pid, after. Skipped with -short or without redis-server and redis-cli.
 
 import (
 	"bufio"
@@ -23,81 +23,27 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tenant-integration/sdk/packages/go/api/scope"
+	"github.com/tenant-integration/sdk/packages/go/internal/rediscluster"
 	"github.com/tenant-integration/sdk/packages/go/redisstorage"
 	"github.com/tenant-integration/sdk/packages/go/tenanttest"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
 
-type cluster struct {
-	nodes []*exec.Cmd
-	addrs []string
-	buses map[string]int // the cluster bus port of each node, by address
-}
-
-// freePort is a free loopback port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer listener.Close()
-	return listener.Addr().(*net.TCPAddr).Port
-}
-
-// startNode starts one cluster-enabled redis-server (its bus on a port of its own, --cluster-port,
-// Redis 7), stopped with the cluster; its address.
-func (c *cluster) startNode(t *testing.T, dir string) string {
-	t.Helper()
-	server, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed (apt-get install redis-server)")
-	}
-	port, bus := freePort(t), freePort(t)
-	node := exec.Command(server, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--cluster-enabled", "yes", "--cluster-port", fmt.Sprint(bus), "--cluster-node-timeout", "2000",
-		"--cluster-config-file", fmt.Sprintf("nodes-%d.conf", port), "--dir", dir)
-	if err := node.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c.nodes = append(c.nodes, node)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	c.buses[addr] = bus
-	waitFor(t, "redis-server at "+addr+" to answer", func() bool {
-		probe := redis.NewClient(&redis.Options{Addr: addr})
-		defer probe.Close()
-		return probe.Ping(context.Background()).Err() == nil
-	})
-	return addr
-}
-
-func startCluster(t *testing.T) *cluster {
+// startCluster starts a cluster of three primaries (the module's one starter, internal/rediscluster),
+// stopped when the test ends.
+func startCluster(t *testing.T) *rediscluster.Cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: a Redis Cluster is real processes")
 	}
-	cli, err := exec.LookPath("redis-cli")
+	c, err := rediscluster.Start(rediscluster.Options{Primaries: 3})
+	if errors.Is(err, rediscluster.ErrNotInstalled) {
+		t.Skip(err)
+	}
 	if err != nil {
-		t.Skip("redis-cli is not installed (apt-get install redis-tools)")
+		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	c := &cluster{buses: map[string]int{}}
-	t.Cleanup(func() {
-		for _, node := range c.nodes {
-			_ = node.Process.Kill()
-			_ = node.Wait()
-		}
-	})
-	for range 3 {
-		c.addrs = append(c.addrs, c.startNode(t, dir))
-	}
-	create := exec.Command(cli, append(append([]string{"--cluster", "create"}, c.addrs...), "--cluster-replicas", "0", "--cluster-yes")...)
-	if out, err := create.CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
-	for _, addr := range c.addrs {
-		waitFor(t, "the cluster to be ok at "+addr, func() bool { return clusterState(addr) == "ok" })
-	}
+	t.Cleanup(c.Stop)
 	return c
 }
 
@@ -127,8 +73,9 @@ func clusterState(addr string) string {
 	return ""
 }
 
-func (c *cluster) client(t *testing.T) *redis.ClusterClient {
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs})
+// clusterClient is a cluster client of c, closed when the test ends.
+func clusterClient(t *testing.T, c *rediscluster.Cluster) *redis.ClusterClient {
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
 	t.Cleanup(func() { client.Close() })
 	return client
 }
@@ -155,7 +102,7 @@ func sessionName(m *tokenmanager.Manager, kind string) string {
 
 func TestTheKeysOfOneSessionSitInOneSlotOfACluster(t *testing.T) {
 	c := startCluster(t)
-	client := c.client(t)
+	client := clusterClient(t, c)
 	ctx := context.Background()
 	session := "tenant-integration:https://acme.tenant.test:demo:"
 	slots := map[int64]bool{}
@@ -176,14 +123,14 @@ func TestManagersOnAClusterSignInAndMakeOneRefreshAfterExpiry(t *testing.T) {
 	sandbox := tenanttest.Start(t)
 	var managers []*tokenmanager.Manager
 	for range 4 {
-		storage, err := redisstorage.New(c.client(t), redisstorage.WithPrefix("fleet:"))
+		storage, err := redisstorage.New(clusterClient(t, c), redisstorage.WithPrefix("fleet:"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		managers = append(managers, manager(t, sandbox.URL, storage, tokenmanager.WithClock(sandbox.Now)))
 	}
 	signIn(t, managers[0])
-	stored, err := c.client(t).Get(context.Background(), redisstorage.Key("fleet:", sessionName(managers[0], "tokens"))).Result()
+	stored, err := clusterClient(t, c).Get(context.Background(), redisstorage.Key("fleet:", sessionName(managers[0], "tokens"))).Result()
 	if err != nil || !strings.Contains(stored, "refresh_token") {
 		t.Fatalf("the tokens are not under the session's key on the cluster: %v", err)
 	}
@@ -259,7 +206,7 @@ func clusterChild(addrs []string) error {
 func TestProcessesOnAClusterMakeOneRefreshAfterExpiry(t *testing.T) {
 	c := startCluster(t)
 	sandbox := tenanttest.Start(t)
-	storage, err := redisstorage.New(c.client(t), redisstorage.WithPrefix("fleet:"))
+	storage, err := redisstorage.New(clusterClient(t, c), redisstorage.WithPrefix("fleet:"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +229,7 @@ func TestProcessesOnAClusterMakeOneRefreshAfterExpiry(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			child := exec.Command(executable)
-			child.Env = append(os.Environ(), "REDISSTORAGE_CLUSTER_CHILD="+strings.Join(c.addrs, ","),
+			child.Env = append(os.Environ(), "REDISSTORAGE_CLUSTER_CHILD="+strings.Join(c.Addrs(), ","),
 				"REDISSTORAGE_SANDBOX="+sandbox.URL, "REDISSTORAGE_CLOCK_OFFSET="+offset.String())
 			out, err := child.CombinedOutput()
 			if err != nil {
@@ -314,9 +261,9 @@ func TestAWaiterOnAClusterIsWokenByTheRelease(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
 	name := "tenant-integration:https://acme.tenant.test:demo:lock"
-	holder, _ := redisstorage.NewLock(c.client(t))
+	holder, _ := redisstorage.NewLock(clusterClient(t, c))
 	// The waiter's poll pause is a minute: only the announcement wakes it within the test's bound.
-	waiter, _ := redisstorage.NewLock(c.client(t), redisstorage.WithRetryDelay(time.Minute, time.Minute))
+	waiter, _ := redisstorage.NewLock(clusterClient(t, c), redisstorage.WithRetryDelay(time.Minute, time.Minute))
 	taken := make(chan struct{})
 	letGo := make(chan struct{})
 	done := make(chan error, 2)
@@ -332,7 +279,7 @@ func TestAWaiterOnAClusterIsWokenByTheRelease(t *testing.T) {
 		done <- waiter.Do(ctx, name, func(context.Context, tokenmanager.Held) error { return nil })
 	}()
 	channel := redisstorage.ReleasedChannel(redisstorage.Key("", name))
-	probe := c.client(t)
+	probe := clusterClient(t, c)
 	waitFor(t, "the waiter to subscribe", func() bool {
 		var subscribers atomic.Int64 // ForEachMaster calls on every primary at once
 		_ = probe.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
@@ -358,7 +305,7 @@ func TestAWaiterOnAClusterIsWokenByTheRelease(t *testing.T) {
 
 func TestAClusterThatIsDownIsStorageFailedSayingSo(t *testing.T) {
 	c := startCluster(t)
-	client := c.client(t)
+	client := clusterClient(t, c)
 	storage, _ := redisstorage.New(client)
 	m := manager(t, "https://acme.tenant.test", storage)
 	ctx := context.Background()
@@ -368,10 +315,11 @@ func TestAClusterThatIsDownIsStorageFailedSayingSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, addr := range c.addrs {
+	for _, addr := range c.Addrs() {
 		if addr != own.Options().Addr {
-			_ = c.nodes[i].Process.Kill()
-			_ = c.nodes[i].Wait()
+			if err := c.Kill(addr); err != nil {
+				t.Fatal(err)
+			}
 			break
 		}
 	}
@@ -404,7 +352,7 @@ func nodeClient(t *testing.T, addr string) *redis.Client {
 
 // moveSlot moves slot, keys included, from the node at from to the node at to, the way redis-cli
 // --cluster reshard does (IMPORTING, MIGRATING, MIGRATE, then SETSLOT NODE on every node).
-func moveSlot(t *testing.T, c *cluster, slot int, from, to string) {
+func moveSlot(t *testing.T, c *rediscluster.Cluster, slot int, from, to string) {
 	t.Helper()
 	ctx := context.Background()
 	source, target := nodeClient(t, from), nodeClient(t, to)
@@ -428,7 +376,7 @@ func moveSlot(t *testing.T, c *cluster, slot int, from, to string) {
 		must(source.Do(ctx, args...).Err())
 	}
 	must(target.Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", targetID).Err())
-	for _, addr := range c.addrs {
+	for _, addr := range c.Addrs() {
 		if addr != to {
 			must(nodeClient(t, addr).Do(ctx, "CLUSTER", "SETSLOT", slot, "NODE", targetID).Err())
 		}
@@ -439,7 +387,7 @@ func TestASessionWhoseSlotMovedIsFollowedAndARedirectNotFollowedSaysResharding(t
 	c := startCluster(t)
 	sandbox := tenanttest.Start(t)
 	ctx := context.Background()
-	following := c.client(t)
+	following := clusterClient(t, c)
 	storage, _ := redisstorage.New(following)
 	m := manager(t, sandbox.URL, storage, tokenmanager.WithClock(sandbox.Now))
 	signIn(t, m)
@@ -448,7 +396,7 @@ func TestASessionWhoseSlotMovedIsFollowedAndARedirectNotFollowedSaysResharding(t
 		t.Fatal(err)
 	}
 	// A client that follows no redirect, its slot map read before the move.
-	strict := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs, MaxRedirects: -1})
+	strict := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), MaxRedirects: -1})
 	t.Cleanup(func() { strict.Close() })
 	strictStorage, _ := redisstorage.New(strict)
 	if _, ok, err := strictStorage.Get(ctx, sessionName(m, "tokens")); !ok || err != nil {
@@ -461,9 +409,9 @@ func TestASessionWhoseSlotMovedIsFollowedAndARedirectNotFollowedSaysResharding(t
 	if err != nil {
 		t.Fatal(err)
 	}
-	from, to := owner.Options().Addr, c.addrs[0]
+	from, to := owner.Options().Addr, c.Addrs()[0]
 	if to == from {
-		to = c.addrs[1]
+		to = c.Addrs()[1]
 	}
 	moveSlot(t, c, slot, from, to)
 
@@ -490,15 +438,15 @@ func TestASessionWhoseSlotMovedIsFollowedAndARedirectNotFollowedSaysResharding(t
 func TestAWriteWithReplicasOnAClusterWaitsOnTheConnectionToTheKeysPrimary(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
-	client := c.client(t)
+	client := clusterClient(t, c)
 	name := "tenant-integration:https://acme.tenant.test:demo:tokens"
 	owner, err := client.MasterForKey(ctx, redisstorage.Key("", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A replica of the key's primary only: a WAIT sent anywhere else counts no acknowledgement.
-	replica := c.addReplica(t, owner.Options().Addr)
-	storage, _ := redisstorage.New(c.client(t), redisstorage.WithReplicas(1, 5*time.Second))
+	replica := addReplica(t, c, owner.Options().Addr)
+	storage, _ := redisstorage.New(clusterClient(t, c), redisstorage.WithReplicas(1, 5*time.Second))
 	for i := range 5 {
 		if err := storage.Set(ctx, name, fmt.Sprintf(`{"n":"%d"}`, i)); err != nil {
 			t.Fatalf("write %d: %v", i, err)
@@ -514,13 +462,16 @@ func TestAWriteWithReplicasOnAClusterWaitsOnTheConnectionToTheKeysPrimary(t *tes
 }
 
 // addReplica starts a fourth node and makes it a replica of the primary at primary; its address.
-func (c *cluster) addReplica(t *testing.T, primary string) string {
+func addReplica(t *testing.T, c *rediscluster.Cluster, primary string) string {
 	t.Helper()
-	addr := c.startNode(t, t.TempDir())
+	addr, err := c.AddNode()
+	if err != nil {
+		t.Fatal(err)
+	}
 	replica := nodeClient(t, addr)
 	ctx := context.Background()
 	host, primaryPort, _ := net.SplitHostPort(primary)
-	if err := replica.Do(ctx, "CLUSTER", "MEET", host, primaryPort, c.buses[primary]).Err(); err != nil {
+	if err := replica.Do(ctx, "CLUSTER", "MEET", host, primaryPort, c.BusPort(primary)).Err(); err != nil {
 		t.Fatal(err)
 	}
 	primaryClient := nodeClient(t, primary)

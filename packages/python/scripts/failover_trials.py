@@ -5,29 +5,39 @@ right after a refresh, with the replica promoted by CLUSTER FAILOVER, with and w
 the tests (it is a measurement, not a check); needs redis-server and redis-cli, and the built sandbox
 (``packages/sandbox/dist``). From this package, in the repository's venv:
 
-    python scripts/failover_trials.py [trials per mode, default 50]
+    python scripts/failover_trials.py [--settle connected] [trials per mode, default 50]
 
-Each trial: a manager signs in on a 3-primary cluster with a replica per primary (the tests' cluster,
-``tests/test_redis_cluster.py``); the sandbox's clock passes the access token's expiry and the manager
-refreshes (the tenant rotates the refresh token, the storage writes the new one: ``SET``, and with
-``replicas`` ``WAIT 1``); right after the refresh returned, the primary of the session's slot is
+Each trial: a token manager signs in on a 3-primary cluster with a replica per primary (the tests'
+cluster, ``tests/test_redis_cluster.py``); the sandbox's clock passes the access token's expiry and the
+manager refreshes (the tenant rotates the refresh token, the storage writes the new one: ``SET``, and
+with ``replicas`` ``WAIT 1``); right after the refresh returned, the primary of the session's slot is
 killed (SIGKILL) and its replica promoted (``CLUSTER FAILOVER TAKEOVER``: at once, without the dead
-primary's agreement). A second manager, on its own cluster connections, then needs a token after the
-next expiry: the session is kept when it refreshes with the rotated token the replica holds, and lost
-when the replica lacked the last write (it presents the rotated-away token: the sandbox, under strict
-rotation, revokes the family). The killed node is restarted as a replica of the new primary, and the
-next trial waits until every primary has a replica in sync.
+primary's agreement). A second token manager, on cluster connections of its own as another process
+would have, then needs a token after the next expiry: the session is kept when it refreshes with the
+rotated token the replica holds, and lost when the replica lacked the last write (it presents the
+rotated-away token: the sandbox, under strict rotation, revokes the family). The killed node is
+restarted as a replica of the new primary, and the next trial waits until the cluster has settled:
+every primary's replica has received a probe write made on the primary, so it is sent the primary's
+writes as they are made (see :func:`replicated`; ``--settle connected`` waits only for a connected
+replica not in a bulk transfer, the earlier protocol, to compare).
+
+Each trial prints the replication offsets at the kill: the primary's ``master_repl_offset`` and the
+replica's ``slave_repl_offset`` and link status, read together over open connections right before the
+kill, and the replica's offset right after it (what it was promoted with).
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
+import re
 import signal
 import subprocess
 import sys
 import time
 import uuid
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,23 +93,98 @@ def view(cluster: Cluster) -> list[Node]:
     return nodes
 
 
-def settled(cluster: Cluster) -> None:
-    """Waits until every node answers, says the cluster is ok, and each primary has a replica in sync."""
+def field(info: str, name: str) -> str | None:
+    """The ``name`` field of ``INFO replication`` text, or ``None``."""
+    for line in info.splitlines():
+        key, _, value = line.partition(":")
+        if key == name:
+            return value.strip()
+    return None
+
+
+_probe_keys: dict[tuple[str, ...], str] = {}
+
+
+def probe_key(cluster: Cluster, primary: Node) -> str:
+    """A key in one of ``primary``'s slots, by its slot ranges (found with ``CLUSTER KEYSLOT`` once per range)."""
+    i = 0
+    while primary.slots not in _probe_keys:
+        key = f"failover-trials:settled:{{{i}}}"
+        if primary.owns(int(cluster.run(primary.port, "CLUSTER", "KEYSLOT", key))):
+            _probe_keys[primary.slots] = key
+        i += 1
+    return _probe_keys[primary.slots]
+
+
+def replicated(cluster: Cluster, primary: Node, caught_up: bool) -> bool:
+    """Whether ``primary`` has a replica that has caught up and receives its writes: after a probe write on
+    the primary, the replica's link is up and its processed offset (``slave_repl_offset``) has reached the
+    primary's ``master_repl_offset``. A replica that is connected, even one whose acknowledged offset equals
+    the primary's, may not be sent writes yet: after a full resync the primary starts sending them only on
+    an acknowledgement (``REPLCONF ACK``, sent once a second) that comes after it has put the replica
+    online, and the writes made until then wait in its buffer, lost with the primary. With ``--settle
+    connected``: a connected replica not in a bulk transfer (the earlier protocol)."""
+    info = cluster.run(primary.port, "INFO", "replication")
+    if "connected_slaves:1" not in info:
+        return False
+    if not caught_up:
+        return "state=wait_bgsave" not in info and "state=send_bulk" not in info
+    # The replica as the primary knows it (the view of another node may not list it yet).
+    replica = re.search(r"^slave0:.*\bport=(\d+),state=(\w+)", info, re.MULTILINE)
+    if replica is None or replica[2] != "online":
+        return False
+    cluster.run(primary.port, "SET", probe_key(cluster, primary), str(time.time()))
+    want = int(field(cluster.run(primary.port, "INFO", "replication"), "master_repl_offset") or "-1")
+    theirs = cluster.run(int(replica[1]), "INFO", "replication")
+    return field(theirs, "master_link_status") == "up" and int(field(theirs, "slave_repl_offset") or "-1") >= want
+
+
+def settled(cluster: Cluster, caught_up: bool) -> None:
+    """Waits until every node answers and says the cluster is ok, and each primary's replica has caught up
+    (see :func:`replicated`)."""
     for _ in range(600):
         ports = live(cluster)
         ok = len(ports) == len(cluster.processes) and all(
             "cluster_state:ok" in cluster.run(port, "CLUSTER", "INFO") for port in ports
         )
-        if ok and all(
-            "connected_slaves:1" in (info := cluster.run(n.port, "INFO", "replication"))
-            and "state=wait_bgsave" not in info
-            and "state=send_bulk" not in info
-            for n in view(cluster)
-            if n.primary
-        ):
+        if ok and all(replicated(cluster, n, caught_up) for n in view(cluster) if n.primary):
             return
         time.sleep(0.1)
     raise RuntimeError(f"the cluster did not settle:\n{cluster.run(live(cluster)[0], 'CLUSTER', 'NODES')}")
+
+
+@dataclass(frozen=True)
+class Offsets:
+    """The replication offsets at the kill: the primary's ``master_repl_offset`` and the replica's
+    ``slave_repl_offset`` and ``master_link_status``, read together right before the kill, and the
+    replica's ``slave_repl_offset`` right after it, before its promotion (-1: not read)."""
+
+    primary: int
+    replica: int
+    link: str
+    promoted: int
+
+    def __str__(self) -> str:
+        return (
+            f"offsets at the kill: primary {self.primary}, replica {self.replica} (link {self.link}), "
+            f"replica after the kill {self.promoted} ({self.primary - self.promoted} behind)"
+        )
+
+
+def probe(port: int) -> redis.Redis:
+    """A plain client of one node, its connection open, to read ``INFO replication`` without starting a process."""
+    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2, socket_connect_timeout=1)
+    client.ping()
+    return client
+
+
+def replication(client: redis.Redis, name: str) -> tuple[int, str]:
+    """The offset ``name`` and ``master_link_status`` of ``INFO replication``; ``-1`` when it does not answer."""
+    try:
+        info = client.info("replication")
+    except redis.RedisError:
+        return -1, "unread"
+    return int(info.get(name, -1)), str(info.get("master_link_status", ""))
 
 
 def connect(cluster: Cluster) -> RedisCluster:
@@ -121,9 +206,22 @@ class Trial:
     second_failed: bool
     """The second manager's writes did: with ``replicas``, the promoted primary has no replica until the
     killed node rejoins, so its ``WAIT`` times out (its token is handed out all the same)."""
+    offsets: Offsets
+    killed: int
+    """The port of the node killed (and restarted as a replica)."""
+    resynced: bool
+    """The session's replica was the node the trial before restarted (it had just made a full resync)."""
+
+    def __str__(self) -> str:
+        return (
+            f"{self.outcome}; {self.offsets}; its replica resynced after the trial before: "
+            f"{'yes' if self.resynced else 'no'}"
+        )
 
 
-def trial(cluster: Cluster, sandbox: SandboxProcess, replicas: Replicas | None) -> Trial:
+def trial(
+    cluster: Cluster, sandbox: SandboxProcess, replicas: Replicas | None, caught_up: bool, restarted: int | None
+) -> Trial:
     prefix = f"trial-{uuid.uuid4()}:"
     first = connect(cluster)
     a = manager(RedisClusterStorage(first, prefix=prefix, replicas=replicas), sandbox)
@@ -132,6 +230,9 @@ def trial(cluster: Cluster, sandbox: SandboxProcess, replicas: Replicas | None) 
     nodes = view(cluster)
     primary = next(n for n in nodes if n.primary and n.owns(slot))
     replica = next(n for n in nodes if not n.primary and n.primary_id == primary.id)
+    # Connections of their own to read the offsets at the kill, opened now so that reading them
+    # delays the kill by one round trip.
+    primary_probe, replica_probe = probe(primary.port), probe(replica.port)
 
     sandbox.advance(16 * 60)
     # A refresh hands out its tokens even when their write failed, and reports that as an event.
@@ -141,10 +242,18 @@ def trial(cluster: Cluster, sandbox: SandboxProcess, replicas: Replicas | None) 
         a.get_access_token()  # the refresh: the rotated token written (with replicas, acknowledged by the replica)
     except TokenManagerError as error:
         refresh_failures.append(error)
+    with ThreadPoolExecutor(2) as both:
+        at_primary = both.submit(replication, primary_probe, "master_repl_offset")
+        at_replica = both.submit(replication, replica_probe, "slave_repl_offset")
+        (primary_offset, _), (replica_offset, link) = at_primary.result(), at_replica.result()
     killed = cluster.processes[primary.port]
     killed.send_signal(signal.SIGKILL)
     killed.wait()
     first.close()
+    promoted, _ = replication(replica_probe, "slave_repl_offset")
+    primary_probe.close()
+    replica_probe.close()
+    offsets = Offsets(primary_offset, replica_offset, link, promoted)
     cluster.run(replica.port, "CLUSTER", "FAILOVER", "TAKEOVER")
     for _ in range(100):
         if cluster.run(replica.port, "ROLE").startswith("master"):
@@ -169,32 +278,68 @@ def trial(cluster: Cluster, sandbox: SandboxProcess, replicas: Replicas | None) 
     cluster.processes[primary.port] = subprocess.Popen(  # noqa: S603 (the argv the tests' starter used)
         killed.args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    settled(cluster)
-    return Trial(outcome, bool(refresh_failures), bool(second_failures))
+    settled(cluster, caught_up)
+    return Trial(
+        outcome,
+        bool(refresh_failures),
+        bool(second_failures),
+        offsets,
+        killed=primary.port,
+        resynced=replica.port == restarted,
+    )
 
 
 def main() -> None:
-    trials = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    parser = argparse.ArgumentParser(description="Failover, measured (issue 31).")
+    parser.add_argument("trials", nargs="?", type=int, default=50, help="trials per mode (default 50)")
+    parser.add_argument(
+        "--settle",
+        choices=("caught-up", "connected"),
+        default="caught-up",
+        help="what the next trial waits for: caught-up (every replica's offset has reached its primary's) "
+        "or connected (the earlier protocol)",
+    )
+    args = parser.parse_args()
+    if args.trials < 1:
+        parser.error("the number of trials per mode is a positive integer")
+    caught_up = args.settle == "caught-up"
     # The second manager's failed writes (see Trial.second_failed) are counted, not logged each time.
     logging.getLogger("tenant_integration").setLevel(logging.CRITICAL)
     cluster = Cluster(primaries=3, replicas=1)
     try:
-        print(f"{cluster.version}; redis-py {redis.__version__}", flush=True)
+        settle = (
+            "settled: every replica has received a probe write made on its primary"
+            if caught_up
+            else "settled (earlier protocol): every primary has a connected replica not in a bulk transfer"
+        )
+        print(f"{cluster.version}; redis-py {redis.__version__}; {settle}", flush=True)
         with SandboxProcess(
             clients=(SandboxClient(id=CLIENT, redirect_uris=(REDIRECT,)),),
             command=["node", str(REPO / "packages" / "sandbox" / "dist" / "cli.js")],
         ) as sandbox:
-            settled(cluster)
+            settled(cluster, caught_up)
+            restarted: int | None = None
             for replicas in (None, REPLICAS):
-                results = [trial(cluster, sandbox, replicas) for _ in range(trials)]
+                mode = "replicas=Replicas(1, 1.0)" if replicas else "no replicas option"
+                results = []
+                for i in range(args.trials):
+                    result = trial(cluster, sandbox, replicas, caught_up, restarted)
+                    restarted = result.killed
+                    print(f"  {mode}, trial {i + 1}: {result}", flush=True)
+                    results.append(result)
                 outcomes = Counter(result.outcome for result in results)
                 others = ", ".join(f"{what}: {n}" for what, n in outcomes.items() if what != "kept")
-                mode = "replicas=Replicas(1, 1.0)" if replicas else "no replicas option"
+                lost = [r for r in results if r.outcome != "kept"]
+                behind = [r for r in results if r.offsets.promoted < r.offsets.primary]
                 print(
-                    f"{mode}: session kept in {outcomes['kept']} of {trials} trials"
+                    f"{mode}: session kept in {outcomes['kept']} of {args.trials} trials"
                     f"{f' (otherwise {others})' if others else ''}; "
                     f"{sum(r.refresh_failed for r in results)} refreshes reported STORAGE_FAILED; "
-                    f"the second manager's writes failed in {sum(r.second_failed for r in results)}",
+                    f"the second manager's writes failed in {sum(r.second_failed for r in results)}; "
+                    f"the promoted replica was behind the killed primary in {len(behind)} trials "
+                    f"({sum(r.outcome != 'kept' for r in behind)} of the {len(lost)} lost); "
+                    f"{sum(r.resynced for r in lost)} of the lost trials were on the pair the trial before "
+                    "had resynced",
                     flush=True,
                 )
     finally:

@@ -4,22 +4,28 @@
 // packages/token-store-redis/scripts/failover-trials.mjs, so the kits' figures compare. Needs
 // redis-server and redis-cli, and the sandbox (tenanttest finds it). From this module:
 //
-//	go run ./internal/cmd/failover [trials per mode, default 50]
+//	go run ./internal/cmd/failover [-settle connected] [trials per mode, default 50]
 //
 // Each trial: a manager signs in on a 3-primary cluster with a replica per primary; the sandbox's
 // clock passes the access token's expiry and the manager refreshes (the tenant rotates the refresh
 // token, the storage writes the new one: SET, and with WithReplicas WAIT 1); right after the
 // refresh returned, the primary of the session's slot is killed (SIGKILL) and its replica promoted
 // (CLUSTER FAILOVER TAKEOVER: at once, without the dead primary's agreement). A second manager, on
-// its own cluster connections, then needs a token after the next expiry: the session is kept when it
-// refreshes with the rotated token the replica holds, and lost when the replica lacked the last
-// write (it presents the rotated-away token: the sandbox, under strict rotation, revokes the
-// family). The killed node is restarted as a replica of the new primary, and the next trial waits
-// until every primary has a replica in sync.
+// cluster connections of its own as another process would have, then needs a token after the next
+// expiry: the session is kept when it refreshes with the rotated token the replica holds, and lost
+// when the replica lacked the last write (it presents the rotated-away token: the sandbox, under
+// strict rotation, revokes the family). The killed node is restarted as a replica of the new
+// primary, and the next trial waits until the cluster has settled: every primary's replica has
+// received a probe write made on the primary, so it is sent the primary's writes as they are made
+// (see receives; `-settle connected` waits only for a connected replica not in a bulk transfer, the
+// earlier protocol, to compare).
 //
-// The cluster is started here: the module's test starter (redisstorage/cluster_test.go) lives in a
-// test file, which a command cannot import, and starts primaries only. Never imported; not a test
-// (a measurement: nothing is asserted).
+// Each trial prints the replication offsets at the kill: the primary's master_repl_offset and the
+// replica's slave_repl_offset and link status, read together over open connections right before
+// the kill, and the replica's offset right after it (what it was promoted with).
+//
+// The cluster is internal/rediscluster's, the one the module's tests use. Never imported; not a
+// test (a measurement: nothing is asserted).
 package main
 
 import (
@@ -27,21 +33,20 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tenant-integration/sdk/packages/go/api/scope"
+	"github.com/tenant-integration/sdk/packages/go/internal/rediscluster"
 	"github.com/tenant-integration/sdk/packages/go/redisstorage"
 	"github.com/tenant-integration/sdk/packages/go/tenanttest"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
@@ -56,31 +61,40 @@ const (
 )
 
 func main() {
+	settle := flag.String("settle", "caught-up", "what the next trial waits for: caught-up (every replica's offset has reached its primary's) or connected (the earlier protocol)")
+	flag.Parse()
+	if *settle != "caught-up" && *settle != "connected" {
+		fail(fmt.Errorf("-settle is caught-up or connected, not %q", *settle))
+	}
 	trials := 50
-	if len(os.Args) > 1 {
-		n, err := strconv.Atoi(os.Args[1])
+	if flag.NArg() > 0 {
+		n, err := strconv.Atoi(flag.Arg(0))
 		if err != nil || n < 1 {
-			fail(fmt.Errorf("the number of trials per mode is a positive integer, not %q", os.Args[1]))
+			fail(fmt.Errorf("the number of trials per mode is a positive integer, not %q", flag.Arg(0)))
 		}
 		trials = n
 	}
-	if err := run(trials); err != nil {
+	if err := run(trials, *settle == "caught-up"); err != nil {
 		fail(err)
 	}
 }
 
 // run starts the cluster and the sandbox, runs the trials of each mode and prints the figures; the
 // cluster and the sandbox are stopped however it ends.
-func run(trials int) error {
+func run(trials int, caughtUp bool) error {
 	// The second manager's failed writes (see result.secondFailed) are counted, not logged each time.
 	redis.SetLogger(quiet{})
-	c, err := startCluster(3, 1)
+	started, err := rediscluster.Start(rediscluster.Options{Primaries: 3, Replicas: 1, NodeTimeout: time.Second})
 	if err != nil {
 		return err
 	}
-	defer c.stop()
-	version, _ := exec.Command("redis-server", "--version").Output()
-	fmt.Printf("%s; go-redis %s\n", strings.TrimSpace(string(version)), goRedisVersion())
+	c := &cluster{Cluster: started, caughtUp: caughtUp, probeKeys: map[string]string{}}
+	defer c.Stop()
+	settle := "settled: every replica has received a probe write made on its primary"
+	if !caughtUp {
+		settle = "settled (earlier protocol): every primary has a connected replica not in a bulk transfer"
+	}
+	fmt.Printf("%s; go-redis %s; %s\n", c.Version, goRedisVersion(), settle)
 	sandbox, err := tenanttest.StartSandbox(tenanttest.WithClients(tenanttest.Client{ID: clientID, RedirectURIs: []string{redirect}}))
 	if err != nil {
 		return err
@@ -90,14 +104,19 @@ func run(trials int) error {
 		return err
 	}
 	for _, replicas := range []bool{false, true} {
+		mode := "no replicas option"
+		if replicas {
+			mode = fmt.Sprintf("WithReplicas(%d, %s)", replicaCount, replicaTimeout)
+		}
 		outcomes := map[string]int{}
 		var order []string
-		refreshFailed, secondFailed := 0, 0
-		for range trials {
+		refreshFailed, secondFailed, behind, lostBehind, lostResynced := 0, 0, 0, 0, 0
+		for i := range trials {
 			r, err := c.trial(sandbox, replicas)
 			if err != nil {
 				return err
 			}
+			fmt.Printf("  %s, trial %d: %s\n", mode, i+1, r)
 			if outcomes[r.outcome] == 0 {
 				order = append(order, r.outcome)
 			}
@@ -108,6 +127,15 @@ func run(trials int) error {
 			if r.secondFailed {
 				secondFailed++
 			}
+			if r.offsets.promoted < r.offsets.primary {
+				behind++
+				if r.outcome != "kept" {
+					lostBehind++
+				}
+			}
+			if r.outcome != "kept" && r.resynced {
+				lostResynced++
+			}
 		}
 		var others []string
 		for _, what := range order {
@@ -115,16 +143,14 @@ func run(trials int) error {
 				others = append(others, fmt.Sprintf("%s: %d", what, outcomes[what]))
 			}
 		}
-		mode := "no replicas option"
-		if replicas {
-			mode = fmt.Sprintf("WithReplicas(%d, %s)", replicaCount, replicaTimeout)
-		}
 		otherwise := ""
 		if len(others) > 0 {
 			otherwise = " (otherwise " + strings.Join(others, ", ") + ")"
 		}
-		fmt.Printf("%s: session kept in %d of %d trials%s; %d refreshes reported STORAGE_FAILED; the second manager's writes failed in %d\n",
-			mode, outcomes["kept"], trials, otherwise, refreshFailed, secondFailed)
+		lost := trials - outcomes["kept"]
+		fmt.Printf("%s: session kept in %d of %d trials%s; %d refreshes reported STORAGE_FAILED; the second manager's writes failed in %d; "+
+			"the promoted replica was behind the killed primary in %d trials (%d of the %d lost); %d of the lost trials were on the pair the trial before had resynced\n",
+			mode, outcomes["kept"], trials, otherwise, refreshFailed, secondFailed, behind, lostBehind, lost, lostResynced)
 	}
 	return nil
 }
@@ -150,15 +176,51 @@ func goRedisVersion() string {
 	return redis.Version()
 }
 
+// offsets are the replication offsets at the kill: the primary's master_repl_offset and the
+// replica's slave_repl_offset and master_link_status, read together right before the kill, and the
+// replica's slave_repl_offset right after it, before its promotion.
+type offsets struct {
+	primary  int64
+	replica  int64
+	link     string
+	promoted int64
+}
+
+func (o offsets) String() string {
+	return fmt.Sprintf("offsets at the kill: primary %d, replica %d (link %s), replica after the kill %d (%d behind)",
+		o.primary, o.replica, o.link, o.promoted, o.primary-o.promoted)
+}
+
 // result is one trial's outcome: "kept", "reuse" (a token was handed out but the sandbox saw a
 // reuse), or the second manager's error code; whether the refresh's writes reported STORAGE_FAILED
-// (with WithReplicas: a REPLICATION_TIMEOUT); and whether the second manager's did (with
+// (with WithReplicas: a REPLICATION_TIMEOUT); whether the second manager's did (with
 // WithReplicas, the promoted primary has no replica until the killed node rejoins, so its WAIT times
-// out; its token is handed out all the same).
+// out; its token is handed out all the same); the offsets at the kill; and whether the session's
+// replica was the node the trial before restarted (it had just made a full resync).
 type result struct {
 	outcome       string
 	refreshFailed bool
 	secondFailed  bool
+	offsets       offsets
+	resynced      bool
+}
+
+func (r result) String() string {
+	resynced := "no"
+	if r.resynced {
+		resynced = "yes"
+	}
+	return fmt.Sprintf("%s; %s; its replica resynced after the trial before: %s", r.outcome, r.offsets, resynced)
+}
+
+// cluster is the trials' cluster: internal/rediscluster's, with what the trials read of it.
+type cluster struct {
+	*rediscluster.Cluster
+	caughtUp bool
+	// restarted is the node the last trial killed and restarted ("" before the first).
+	restarted string
+	// probeKeys holds a key in each primary's slots, by its slot ranges (see probeKey).
+	probeKeys map[string]string
 }
 
 func (c *cluster) trial(sandbox *tenanttest.Sandbox, replicas bool) (result, error) {
@@ -208,9 +270,14 @@ func (c *cluster) trial(sandbox *tenanttest.Sandbox, replicas bool) (result, err
 			replica = n
 		}
 	}
-	if primary.port == 0 || replica.port == 0 {
+	if primary.addr == "" || replica.addr == "" {
 		return result{}, fmt.Errorf("no primary with a replica for slot %d", slot)
 	}
+	// Connections of their own to read the offsets at the kill, opened now so that reading them
+	// delays the kill by one round trip.
+	primaryProbe, replicaProbe := probe(primary.addr), probe(replica.addr)
+	defer primaryProbe.Close()
+	defer replicaProbe.Close()
 
 	if err := sandbox.Advance(16 * time.Minute); err != nil {
 		return result{}, err
@@ -218,15 +285,21 @@ func (c *cluster) trial(sandbox *tenanttest.Sandbox, replicas bool) (result, err
 	if _, err := a.AccessToken(ctx); err != nil { // the refresh: the rotated token written (with replicas, acknowledged by the replica)
 		refreshFailures++
 	}
-	if err := c.kill(primary.port); err != nil {
+	var at offsets
+	var wg sync.WaitGroup
+	wg.Go(func() { at.primary, _ = replication(primaryProbe, "master_repl_offset") })
+	wg.Go(func() { at.replica, at.link = replication(replicaProbe, "slave_repl_offset") })
+	wg.Wait()
+	if err := c.Kill(primary.addr); err != nil {
 		return result{}, err
 	}
 	first.Close()
-	if _, err := cli(replica.port, "CLUSTER", "FAILOVER", "TAKEOVER"); err != nil {
+	at.promoted, _ = replication(replicaProbe, "slave_repl_offset")
+	if _, err := c.CLI(replica.addr, "CLUSTER", "FAILOVER", "TAKEOVER"); err != nil {
 		return result{}, err
 	}
 	for range 100 {
-		if role, _ := cli(replica.port, "ROLE"); strings.HasPrefix(role, "master") {
+		if role, _ := c.CLI(replica.addr, "ROLE"); strings.HasPrefix(role, "master") {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -269,14 +342,46 @@ func (c *cluster) trial(sandbox *tenanttest.Sandbox, replicas bool) (result, err
 		}
 	}
 	second.Close()
+	resynced := replica.addr == c.restarted
 	// The killed node comes back on its port with its cluster config file: a replica of the promoted one.
-	if err := c.restart(primary.port); err != nil {
+	if err := c.Restart(primary.addr); err != nil {
 		return result{}, err
 	}
+	c.restarted = primary.addr
 	if err := c.settled(); err != nil {
 		return result{}, err
 	}
-	return result{outcome: outcome, refreshFailed: refreshFailures > 0, secondFailed: secondFailures > 0}, nil
+	return result{outcome: outcome, refreshFailed: refreshFailures > 0, secondFailed: secondFailures > 0, offsets: at, resynced: resynced}, nil
+}
+
+// probe is a plain client of one node, with its connection open.
+func probe(addr string) *redis.Client {
+	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialTimeout: time.Second})
+	_ = client.Ping(context.Background()).Err()
+	return client
+}
+
+// replication reads the offset field of INFO replication, and master_link_status (a replica's).
+func replication(client *redis.Client, field string) (int64, string) {
+	info, err := client.Info(context.Background(), "replication").Result()
+	if err != nil {
+		return -1, "unread"
+	}
+	return parseReplication(info, field)
+}
+
+func parseReplication(info, field string) (int64, string) {
+	offset, link := int64(-1), ""
+	for _, line := range strings.Split(info, "\n") {
+		key, value, _ := strings.Cut(strings.TrimSpace(line), ":")
+		switch key {
+		case field:
+			offset, _ = strconv.ParseInt(value, 10, 64)
+		case "master_link_status":
+			link = value
+		}
+	}
+	return offset, link
 }
 
 // manager is a token manager on the sandbox over a storage on client; failures counts its
@@ -305,120 +410,20 @@ func randomHex() string {
 	return hex.EncodeToString(b)
 }
 
-// cluster is redis-servers with --cluster-enabled yes on free loopback ports (client and bus port
-// both chosen at run time), joined by redis-cli --cluster create, without persistence; stopped by
-// their pids.
-type cluster struct {
-	dir   string
-	ports []int
-	procs map[int]*exec.Cmd
-	args  map[int][]string
-}
-
-func freePort() (int, error) {
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer listener.Close()
-	return listener.Addr().(*net.TCPAddr).Port, nil
-}
-
-// cli runs redis-cli with args against 127.0.0.1:port and returns its output.
-func cli(port int, args ...string) (string, error) {
-	out, err := exec.Command("redis-cli", append([]string{"-h", "127.0.0.1", "-p", strconv.Itoa(port)}, args...)...).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("redis-cli %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-func startCluster(primaries, replicas int) (*cluster, error) {
-	dir, err := os.MkdirTemp("", "redis-cluster-")
-	if err != nil {
-		return nil, err
-	}
-	c := &cluster{dir: dir, procs: map[int]*exec.Cmd{}, args: map[int][]string{}}
-	for range primaries * (1 + replicas) {
-		port, err := freePort()
-		if err != nil {
-			c.stop()
-			return nil, err
-		}
-		bus, err := freePort()
-		if err != nil {
-			c.stop()
-			return nil, err
-		}
-		c.args[port] = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus), "--cluster-node-timeout", "1000",
-			"--cluster-config-file", filepath.Join(dir, fmt.Sprintf("nodes-%d.conf", port)), "--dir", dir}
-		c.ports = append(c.ports, port)
-		if err := c.restart(port); err != nil {
-			c.stop()
-			return nil, err
+// live is the address of a node that runs.
+func (c *cluster) live() string {
+	for _, addr := range c.Addrs() {
+		if c.Running(addr) {
+			return addr
 		}
 	}
-	create := []string{"--cluster", "create"}
-	for _, port := range c.ports {
-		create = append(create, fmt.Sprintf("127.0.0.1:%d", port))
-	}
-	if _, err := cli(c.ports[0], append(create, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")...); err != nil {
-		c.stop()
-		return nil, err
-	}
-	return c, nil
+	return ""
 }
 
-// restart starts the node on port (again): with its cluster config file, it rejoins the cluster.
-func (c *cluster) restart(port int) error {
-	cmd := exec.Command("redis-server", c.args[port]...)
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	c.procs[port] = cmd
-	for range 600 {
-		if pong, _ := cli(port, "PING"); pong == "PONG" {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Errorf("redis-server on port %d did not answer", port)
-}
-
-func (c *cluster) kill(port int) error {
-	cmd := c.procs[port]
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		return err
-	}
-	_ = cmd.Wait()
-	delete(c.procs, port)
-	return nil
-}
-
-func (c *cluster) stop() {
-	for port, cmd := range c.procs {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		delete(c.procs, port)
-	}
-	_ = os.RemoveAll(c.dir)
-}
-
-func (c *cluster) live() []int {
-	var ports []int
-	for _, port := range c.ports {
-		if _, ok := c.procs[port]; ok {
-			ports = append(ports, port)
-		}
-	}
-	return ports
-}
-
-// node is one line of CLUSTER NODES: id, port, role, the primary a replica follows, a primary's slot ranges.
+// node is one line of CLUSTER NODES: id, address, role, the primary a replica follows, a primary's slot ranges.
 type node struct {
 	id        string
-	port      int
+	addr      string
 	primary   bool
 	failed    bool
 	primaryID string
@@ -442,7 +447,7 @@ func (n node) owns(slot int) bool {
 
 // view is the cluster's view from a live node.
 func (c *cluster) view() ([]node, error) {
-	out, err := cli(c.live()[0], "CLUSTER", "NODES")
+	out, err := c.CLI(c.live(), "CLUSTER", "NODES")
 	if err != nil {
 		return nil, err
 	}
@@ -453,15 +458,14 @@ func (c *cluster) view() ([]node, error) {
 			continue
 		}
 		address, _, _ := strings.Cut(fields[1], "@")
-		_, portText, _ := strings.Cut(address, ":")
-		port, _ := strconv.Atoi(portText)
-		nodes = append(nodes, node{id: fields[0], port: port, primary: strings.Contains(fields[2], "master"),
+		nodes = append(nodes, node{id: fields[0], addr: address, primary: strings.Contains(fields[2], "master"),
 			failed: strings.Contains(fields[2], "fail"), primaryID: fields[3], slots: fields[8:]})
 	}
 	return nodes, nil
 }
 
-// settled waits until every node answers, says the cluster is ok, and each primary has a replica in sync.
+// settled waits until every node answers and says the cluster is ok, and every primary has a
+// replica that has caught up (or, with -settle connected, a connected replica not in a bulk transfer).
 func (c *cluster) settled() error {
 	for range 600 {
 		if c.isSettled() {
@@ -469,17 +473,18 @@ func (c *cluster) settled() error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	nodes, _ := cli(c.live()[0], "CLUSTER", "NODES")
+	nodes, _ := c.CLI(c.live(), "CLUSTER", "NODES")
 	return fmt.Errorf("the cluster did not settle:\n%s", nodes)
 }
 
 func (c *cluster) isSettled() bool {
-	if len(c.live()) != len(c.ports) {
-		return false
-	}
-	for _, port := range c.ports {
-		info, err := cli(port, "CLUSTER", "INFO")
-		if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", len(c.ports))) {
+	addrs := c.Addrs()
+	for _, addr := range addrs {
+		if !c.Running(addr) {
+			return false
+		}
+		info, err := c.CLI(addr, "CLUSTER", "INFO")
+		if err != nil || !strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, fmt.Sprintf("cluster_known_nodes:%d", len(addrs))) {
 			return false
 		}
 	}
@@ -487,17 +492,83 @@ func (c *cluster) isSettled() bool {
 	if err != nil {
 		return false
 	}
-	for _, n := range nodes {
-		if !n.primary {
+	for _, p := range nodes {
+		if !p.primary {
 			continue
 		}
-		info, err := cli(n.port, "INFO", "replication")
-		if err != nil || !strings.Contains(info, "connected_slaves:1") ||
-			strings.Contains(info, "state=wait_bgsave") || strings.Contains(info, "state=send_bulk") {
+		info, err := c.CLI(p.addr, "INFO", "replication")
+		if err != nil || !strings.Contains(info, "connected_slaves:1") {
+			return false
+		}
+		if !c.caughtUp {
+			if strings.Contains(info, "state=wait_bgsave") || strings.Contains(info, "state=send_bulk") {
+				return false
+			}
+			continue
+		}
+		if !c.receives(p, info) {
 			return false
 		}
 	}
 	return true
+}
+
+// receives reports whether the primary p has a replica that has caught up and receives its
+// writes: after a probe write on the primary, the replica's link is up and its processed offset
+// (slave_repl_offset) has reached the primary's master_repl_offset. A replica that is connected,
+// even one whose acknowledged offset equals the primary's, may not be sent writes yet: after a full
+// resync the primary starts sending them only on an acknowledgement (REPLCONF ACK, sent once a
+// second) that comes after it has put the replica online, and the writes made until then wait in
+// its buffer, lost with the primary.
+func (c *cluster) receives(p node, info string) bool {
+	// The replica as the primary knows it (the view of another node may not list it yet).
+	replica := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if fields, ok := strings.CutPrefix(strings.TrimSpace(line), "slave0:"); ok {
+			for _, pair := range strings.Split(fields, ",") {
+				key, value, _ := strings.Cut(pair, "=")
+				replica[key] = value
+			}
+		}
+	}
+	if replica["state"] != "online" {
+		return false
+	}
+	key, err := c.probeKey(p)
+	if err != nil {
+		return false
+	}
+	if _, err := c.CLI(p.addr, "SET", key, strconv.FormatInt(time.Now().UnixNano(), 10)); err != nil {
+		return false
+	}
+	after, err := c.CLI(p.addr, "INFO", "replication")
+	if err != nil {
+		return false
+	}
+	want, _ := parseReplication(after, "master_repl_offset")
+	theirs, err := c.CLI(replica["ip"]+":"+replica["port"], "INFO", "replication")
+	if err != nil {
+		return false
+	}
+	got, link := parseReplication(theirs, "slave_repl_offset")
+	return link == "up" && got >= want
+}
+
+// probeKey is a key in one of the primary p's slots, by its slot ranges (found with CLUSTER KEYSLOT
+// once per range).
+func (c *cluster) probeKey(p node) (string, error) {
+	ranges := strings.Join(p.slots, " ")
+	for i := 0; c.probeKeys[ranges] == ""; i++ {
+		key := fmt.Sprintf("failover-trials:settled:{%d}", i)
+		out, err := c.CLI(p.addr, "CLUSTER", "KEYSLOT", key)
+		if err != nil {
+			return "", err
+		}
+		if slot, err := strconv.Atoi(out); err == nil && p.owns(slot) {
+			c.probeKeys[ranges] = key
+		}
+	}
+	return c.probeKeys[ranges], nil
 }
 
 // connect is a cluster client of its own (its own connections), started from the nodes that are not failed.
@@ -509,7 +580,7 @@ func (c *cluster) connect() (*redis.ClusterClient, error) {
 	var addrs []string
 	for _, n := range nodes {
 		if !n.failed {
-			addrs = append(addrs, fmt.Sprintf("127.0.0.1:%d", n.port))
+			addrs = append(addrs, n.addr)
 		}
 	}
 	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, DialTimeout: time.Second}), nil
