@@ -3,7 +3,8 @@
 // (as its README shows it: default clock and storage) against openapi-fetch with the bearer header
 // set once on the client (as openapi-fetch's README shows it), for a GET and a 1 KB JSON POST; and,
 // for reference, the client with a static token, the client with a timeout against openapi-fetch
-// with a timeout signal, and raw fetch.
+// with a timeout signal, and raw fetch; and where the overhead goes, step by step: openapi-fetch
+// with a middleware that only sets the header, then the client on a static token, then the manager.
 //
 // The method (issue 20: every contender in one isolate one after the other printed +25.6 % where
 // the true figure was +3.6 %; issue 28: the baseline merged a header into every call and the kit
@@ -35,6 +36,7 @@ const CONTENDERS = [
   "raw",
   "bare",
   "bareAgain",
+  "bareMiddleware",
   "bareTimeout",
   "barePost",
   "tenant",
@@ -105,6 +107,26 @@ function rows(label, times, withGoal) {
       false,
     ),
     row("client with the token manager vs raw fetch, GET", "tenant", "raw", false),
+    // Where the overhead goes, step by step: openapi-fetch's middleware mechanism alone (a middleware
+    // that only sets the header), then the client on a static token against it, then the token manager
+    row(
+      "openapi-fetch with a middleware that sets the header vs with the header set once, GET (the middleware mechanism alone)",
+      "bareMiddleware",
+      "bare",
+      false,
+    ),
+    row(
+      "client with a static token vs openapi-fetch with a middleware that sets the header, GET (the client's own middleware and error mapping)",
+      "tenantStatic",
+      "bareMiddleware",
+      false,
+    ),
+    row(
+      "client with the token manager vs with a static token, GET (the token manager's getAccessToken per call)",
+      "tenant",
+      "tenantStatic",
+      false,
+    ),
     // A/A: two workers running the same openapi-fetch client; a spread wider than the others' says
     // the machine, not the code, moved the figures
     row("openapi-fetch vs itself in another worker, GET (A/A: the method's own noise)", "bareAgain", "bare", false),
@@ -112,7 +134,7 @@ function rows(label, times, withGoal) {
 }
 
 /** How the rows were measured, for BENCHMARKS.md. */
-export const clientOverheadMethod = `Contenders: \`createTenantClient({ baseUrl, auth: tokenManager })\`, the token manager with its default clock and storage, signed in before timing (its token endpoint a stub), against openapi-fetch's \`createClient({ baseUrl, headers: { Authorization } })\` (the header set once, as openapi-fetch's README shows). One process on the load core (\`overhead-run.mjs\`, taskset) holds each contender in worker threads of its own (\`overhead-worker.mjs\`: each a V8 isolate of its own, so no contender shares another's JIT state or heap), ${ISOLATES.stub} per contender in-process (isolates running the same code settle on machine code a few per cent apart; their mean cancels that) and ${ISOLATES.loopback} over loopback; each worker makes one call that must succeed and ${WARMUP.stub.toLocaleString("en")} (in-process) or ${WARMUP.loopback} (loopback) calls of warm-up; then ${ROUNDS.stub} (in-process) or ${ROUNDS.loopback} (loopback) rounds of ${CALLS.stub.toLocaleString("en")} or ${CALLS.loopback} calls per contender, each round cut into ${TURNS.stub} or ${TURNS.loopback} turns in which every worker, in a new random order, makes its share of its contender's calls one after the other while the others wait. In-process figures are the process's CPU time (user + system), which leaves out the time other programs held the core; loopback figures are wall time, what a caller waits. A row is the median of the rounds' own ratios, with their middle half and range; the A/A row (openapi-fetch against itself in another worker) shows what the method reports for no difference on that machine. In-process: a stub \`fetch\` answering a 3-field user JSON. Loopback: \`server-process.mjs json\` (node:http) on the server core. Rerun: \`node tools/bench/client-overhead.mjs\` after \`pnpm build\`.`;
+export const clientOverheadMethod = `Contenders: \`createTenantClient({ baseUrl, auth: tokenManager })\`, the token manager with its default clock and storage, signed in before timing (its token endpoint a stub), against openapi-fetch's \`createClient({ baseUrl, headers: { Authorization } })\` (the header set once, as openapi-fetch's README shows). One process on the load core (\`overhead-run.mjs\`, taskset) holds each contender in worker threads of its own (\`overhead-worker.mjs\`: each a V8 isolate of its own, so no contender shares another's JIT state or heap), ${ISOLATES.stub} per contender in-process (isolates running the same code settle on machine code a few per cent apart; their mean cancels that) and ${ISOLATES.loopback} over loopback; each worker makes one call that must succeed and ${WARMUP.stub.toLocaleString("en")} (in-process) or ${WARMUP.loopback} (loopback) calls of warm-up; then ${ROUNDS.stub} (in-process) or ${ROUNDS.loopback} (loopback) rounds of ${CALLS.stub.toLocaleString("en")} or ${CALLS.loopback} calls per contender, each round cut into ${TURNS.stub} or ${TURNS.loopback} turns in which every worker, in a new random order, makes its share of its contender's calls one after the other while the others wait. In-process figures are the process's CPU time (user + system), which leaves out the time other programs held the core; loopback figures are wall time, what a caller waits. Three rows split the overhead step by step: openapi-fetch with a middleware that only sets the header (\`client.use({ onRequest })\`: openapi-fetch's middleware mechanism alone), the client on \`staticToken\` against that, and the client with the token manager against the client on a static token. A row is the median of the rounds' own ratios, with their middle half and range; the A/A row (openapi-fetch against itself in another worker) shows what the method reports for no difference on that machine. In-process: a stub \`fetch\` answering a 3-field user JSON. Loopback: \`server-process.mjs json\` (node:http) on the server core. Rerun: \`node tools/bench/client-overhead.mjs\` after \`pnpm build\`.`;
 
 export async function clientOverhead() {
   const stub = await rounds(
