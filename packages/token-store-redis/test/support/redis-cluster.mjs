@@ -27,7 +27,43 @@ export function cli(port, ...args) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Starts a cluster and resolves once every node reports `cluster_state:ok` and knows every other node. */
+/**
+ * Whether a write on the primary at `port` reaches its replicas: a probe `SET` of a key in its slots,
+ * then `WAIT 1 200` on the same connection (redis-cli reading both from stdin), which counts the
+ * replicas that processed it. A replica that is merely connected is not enough: after its full sync
+ * the primary sends it writes only from its first acknowledgement once online (up to a second), and
+ * a test asking for `WAIT` (the `replicas` option) before then would wait in vain.
+ */
+function writesReachReplica(port) {
+  for (let i = 0; i < 1000; i++) {
+    const key = `cluster-ready:{${i}}`;
+    const run = spawnSync(redisCli(), ["-h", "127.0.0.1", "-p", String(port)], {
+      input: `SET ${key} 1\nWAIT 1 200\n`,
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    const [set, acknowledged] = run.stdout.trim().split("\n");
+    if (set?.startsWith("MOVED")) continue; // the key is in another primary's slots
+    return set === "OK" && Number(acknowledged) >= 1;
+  }
+  return false;
+}
+
+/** Waits (at most 30 s) until a write on every primary reaches its replica (see `writesReachReplica`). */
+async function untilReplicasStream(nodes) {
+  const deadline = Date.now() + 30_000;
+  const primaries = () => nodes.filter((n) => cli(n.port, "ROLE").startsWith("master"));
+  while (!primaries().every((n) => writesReachReplica(n.port))) {
+    if (Date.now() > deadline)
+      throw new Error(`the replicas did not receive writes within 30 s:\n${cli(nodes[0].port, "CLUSTER", "NODES")}`);
+    await sleep(100);
+  }
+}
+
+/**
+ * Starts a cluster and resolves once every node reports `cluster_state:ok` and knows every other node,
+ * and, with replicas, once a write on every primary reaches its replica.
+ */
 export async function startRedisCluster({
   command = process.env.REDIS_SERVER_PATH || "redis-server",
   primaries = 3,
@@ -91,6 +127,7 @@ export async function startRedisCluster({
         throw new Error(`the cluster did not become ready within 30 s:\n${cli(nodes[0].port, "CLUSTER", "NODES")}`);
       await sleep(100);
     }
+    if (replicas > 0) await untilReplicasStream(nodes);
   } catch (e) {
     await stopAll();
     throw e;
