@@ -134,32 +134,7 @@ func TestManagersOnAClusterSignInAndMakeOneRefreshAfterExpiry(t *testing.T) {
 	if err != nil || !strings.Contains(stored, "refresh_token") {
 		t.Fatalf("the tokens are not under the session's key on the cluster: %v", err)
 	}
-	since, _ := sandbox.LastSeq()
-	if err := sandbox.Advance(16 * time.Minute); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	tokens := make([]string, 20)
-	for i := range tokens {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			token, err := managers[i%len(managers)].AccessToken(context.Background())
-			if err != nil {
-				t.Error(err)
-			}
-			tokens[i] = token
-		}()
-	}
-	wg.Wait()
-	if n, _ := sandbox.RefreshCount(since); n != 1 {
-		t.Fatalf("%d refreshes after one expiry by 20 goroutines", n)
-	}
-	for _, token := range tokens {
-		if token != tokens[0] {
-			t.Fatal("the managers hold different tokens")
-		}
-	}
+	oneRefreshAfterExpiry(t, sandbox, managers, 20)
 }
 
 // TestMain runs the child processes of TestProcessesOnAClusterMakeOneRefreshAfterExpiry (this test
