@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Validates the contract: Redocly lint on the multi-file root, the contract's own rules
+// Validates the token store format (scripts/token-store.mjs: its schemas compile, its test vectors
+// fit their schema) and the contract: Redocly lint on the multi-file root, the contract's own rules
 // (scripts/contract-rules.mjs) and Spectral (OWASP) on the bundle, and
 // a breaking-change check with optic against the contract of the last release. Each step prints
 // its own findings; the first failing step stops the run with exit code 1.
@@ -9,6 +10,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkBreakingChanges } from "./breaking-changes.mjs";
 import { checkContractRules } from "./contract-rules.mjs";
+import { checkTokenStore } from "./token-store.mjs";
 
 const specDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name) => join(specDir, "node_modules", ".bin", name);
@@ -22,6 +24,15 @@ function step(title, command, args) {
   }
   console.log(`✔ ${title}`);
 }
+
+console.log("\n▶ The token store's schemas and test vectors (scripts/token-store.mjs)");
+const storeProblems = checkTokenStore({ specDir });
+if (storeProblems.length > 0) {
+  console.error(storeProblems.map((p) => `  ✖ ${p}`).join("\n"));
+  console.error("\n✖ The token store's schemas and test vectors failed.");
+  process.exit(1);
+}
+console.log("✔ The token store's schemas and test vectors");
 
 step("Redocly lint (recommended-strict and the stricter rules of redocly.yaml)", bin("redocly"), [
   "lint",
