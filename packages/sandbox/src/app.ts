@@ -14,12 +14,13 @@ import { BadRequestError, methodNotAllowed, notFound, oauthError } from "./error
 import { EventLog, type SandboxEvent } from "./events.js";
 import { RefreshLedger, type SandboxLedger } from "./ledger.js";
 import { PendingRequests } from "./pending.js";
-import { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, LEDGER_PATH, registerAdminRoutes } from "./routes/admin.js";
+import { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, LEDGER_PATH, registerAdminRoutes, USERS_PATH } from "./routes/admin.js";
 import { authorizeRoute, CONSENT_PATH } from "./routes/authorize.js";
 import { consentRoute } from "./routes/consent.js";
 import { revokeRoute } from "./routes/revoke.js";
 import { tokenRoute } from "./routes/token.js";
-import { DEMO_USER, USER_SCOPE, userRoute } from "./routes/user.js";
+import { USER_SCOPE, userRoute } from "./routes/user.js";
+import { DEMO_USERS, idOf, SandboxUsers, type UserId, type UserRecord } from "./users.js";
 import type { SandboxState } from "./tenant-state.js";
 import { MAX_ROTATION_GRACE_SECONDS, TokenStore, type IssuedTokens } from "./tokens.js";
 import { checkScope } from "./scopes.js";
@@ -35,12 +36,18 @@ export interface SandboxOptions {
   readonly clients?: readonly ClientRegistration[];
   /** Approve every valid authorization request at once (302 with a code) instead of showing the consent page. */
   readonly autoApprove?: boolean;
-  /** Add the test routes `/__sandbox/clock`, `/__sandbox/events`, `/__sandbox/ledger` and `/__sandbox/faults`; without it they answer 404. */
+  /** Add the test routes `/__sandbox/clock`, `/__sandbox/events`, `/__sandbox/ledger`, `/__sandbox/faults` and `/__sandbox/users`; without it they answer 404. */
   readonly testClock?: boolean;
   /** The base time source in milliseconds (default `Date.now`); the clock adds its offset to it. */
   readonly now?: () => number;
-  /** The record `GET /api/v1/auth/user` returns (default {@link DEMO_USER}). */
-  readonly user?: Readonly<Record<string, unknown>>;
+  /**
+   * The users who can sign in (default {@link DEMO_USERS}: ids 42, 43 and 44): their records, each
+   * with an `id` (a non-empty string or a whole number), the first being the one a sign-in is approved
+   * as unless the consent page or the `sandbox_user` parameter chooses another; or how many demo users
+   * to make (1 to 10 000: the three demo users, then ids 45, 46…). `GET /api/v1/auth/user` answers
+   * each token with the record of the user who approved its grant.
+   */
+  readonly users?: readonly UserRecord[] | number;
   /** Scopes granted when a request has no `scope` and the client no allow-list (default `["profile:read"]`). */
   readonly defaultScopes?: readonly string[];
   /**
@@ -110,11 +117,13 @@ export interface Sandbox {
   readonly ledger: SandboxLedger;
   /**
    * Issues tokens for a registered client directly, without the authorization flow, e.g. to test
-   * an API call with a given scope.
+   * an API call with a given scope, as `user` (an id of {@link Sandbox.users}; default the first).
    *
-   * @throws Error when the client is unknown or a scope is not allowed.
+   * @throws Error when the client or the user is unknown or a scope is not allowed.
    */
-  issueTokens(clientId: string, scopes?: readonly string[]): IssuedTokens;
+  issueTokens(clientId: string, scopes?: readonly string[], user?: UserId): IssuedTokens;
+  /** The users who can sign in, in order (the first is the default), as `GET /api/v1/auth/user` returns them. */
+  readonly users: readonly UserRecord[];
   /** Counts of what the sandbox holds in memory. */
   stats(): { families: number; accessTokens: number; refreshTokens: number; codes: number; pendingRequests: number };
   /** Stops the idle eviction timer (it never keeps a process alive; this just ends it early). */
@@ -190,6 +199,7 @@ const JSON_404 = (c: { req: { method: string; path: string } }): Response => not
  * });
  * const res = await sandbox.app.request("/api/v1/auth/user"); // 401
  * @throws ClientConfigError when a client registration is invalid.
+ * @throws UserConfigError when `users` is not 1 to 10 000 records each with a distinct `id`, or such a count.
  * @throws HostConfigError when `allowedHosts` holds something other than a host name.
  * @throws RangeError when `rotationGraceSeconds` is not a whole number from 0 to {@link MAX_ROTATION_GRACE_SECONDS}.
  * @throws FaultConfigError when one of `faults` is invalid.
@@ -223,6 +233,7 @@ export function buildSandbox(
       onChange();
     },
   });
+  const users = new SandboxUsers(options.users ?? DEMO_USERS);
   // Stored clients first, so that the ones given now replace those with the same id.
   const clients = new Map<string, ClientRegistration>();
   for (const client of [...(restore?.clients ?? []), ...(options.clients ?? [])]) clients.set(client.id, client);
@@ -234,13 +245,17 @@ export function buildSandbox(
     events: new EventLog(clock),
     ledger: new RefreshLedger(clock),
     pending: new PendingRequests(clock),
-    user: options.user ?? DEMO_USER,
+    users,
     defaultScopes: options.defaultScopes ?? [USER_SCOPE],
     autoApprove: options.autoApprove ?? false,
   };
   if (restore !== undefined) {
-    state.tokens.restore(restore.tokens);
-    state.codes.restore(restore.codes);
+    // A grant stored without a user is the default user's (a state file of one user); one of a user
+    // no longer configured is dropped, never answered as another user.
+    const userOf = (stored: UserId | undefined): UserId | undefined =>
+      stored === undefined ? idOf(users.default) : users.has(stored) ? stored : undefined;
+    state.tokens.restore(restore.tokens, userOf);
+    state.codes.restore(restore.codes, userOf);
   }
   const housekeeping = new Housekeeping(clock, [
     () => state.tokens.sweep(),
@@ -285,6 +300,7 @@ export function buildSandbox(
     routes.all(EVENTS_PATH, () => methodNotAllowed(["GET", "DELETE"]));
     routes.all(LEDGER_PATH, () => methodNotAllowed(["GET", "DELETE"]));
     routes.all(FAULTS_PATH, () => methodNotAllowed(["GET", "POST", "DELETE"]));
+    routes.all(USERS_PATH, () => methodNotAllowed(["GET"]));
   }
   routes.notFound(JSON_404);
   routes.onError((error) => {
@@ -394,17 +410,20 @@ export function buildSandbox(
       list: () => state.ledger.list(),
       clear: () => state.ledger.clear(),
     },
-    issueTokens(clientId, scopes) {
+    users: users.list(),
+    issueTokens(clientId, scopes, user = idOf(users.default)) {
       const client = state.clients.get(clientId);
       if (client === undefined) throw new Error(`The client ${clientId} is not registered.`);
+      const owner = users.get(user);
+      if (owner === undefined) throw new Error(`The user ${String(user)} is not a user of this sandbox.`);
       let granted = client.scopes ?? state.defaultScopes;
       if (scopes !== undefined) {
         const checked = checkScope(scopes.join(" "), client);
         if (!checked.ok) throw new Error(checked.description);
         granted = checked.scopes;
       }
-      const tokens = state.tokens.issue(clientId, granted);
-      state.ledger.familyIssued(tokens.familyId);
+      const tokens = state.tokens.issue(clientId, granted, idOf(owner));
+      state.ledger.familyIssued(tokens.familyId, tokens.user);
       return tokens;
     },
     stats: () => ({ ...state.tokens.stats(), codes: state.codes.size, pendingRequests: state.pending.size }),

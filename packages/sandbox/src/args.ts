@@ -8,6 +8,7 @@ import { MAX_ROTATION_GRACE_SECONDS } from "./tokens.js";
 import { ClientConfigError, parseClientSpec, type ClientRegistration } from "./clients.js";
 import { HostConfigError, normalizeHostname } from "./hosts.js";
 import { FaultConfigError, parseFaultSpec, type FaultSpec } from "./faults.js";
+import { MAX_USERS } from "./users.js";
 
 /** Arguments that cannot be used; the CLI prints the message and exits with code 2. */
 export class UsageError extends Error {
@@ -31,6 +32,7 @@ export type Command =
       readonly rotationGraceSeconds?: number;
       readonly allowedHosts?: readonly string[];
       readonly faults?: readonly FaultSpec[];
+      readonly users?: number;
       readonly json: boolean;
     };
 
@@ -55,13 +57,17 @@ Options:
                                               so: its description requires an exact match, so
                                               integrations register a fixed loopback port
   --config <file>     read a JSON config file (fields: port, host, autoApprove, testClock, clients,
-                      user, defaultScopes, stateFile, rotationGraceSeconds, allowedHosts); flags
+                      users, defaultScopes, stateFile, rotationGraceSeconds, allowedHosts); flags
                       given as well override it, --client and --allowed-host add to it
+  --users <n>         how many users can sign in (default 3: ids 42, 43, 44; at most 10000; ids
+                      count up from 42). The consent page lets the person pick one; with
+                      --auto-approve the first, or the one the authorization request names with
+                      the sandbox-only parameter sandbox_user=<id>
   --auto-approve      approve every valid authorization request at once (302 with a code) instead of
                       showing the consent page; for automated tests
   --test-clock        add the test routes: POST /__sandbox/clock {"advanceSeconds": n},
                       GET/DELETE /__sandbox/events, GET/DELETE /__sandbox/ledger,
-                      POST/GET/DELETE /__sandbox/faults
+                      POST/GET/DELETE /__sandbox/faults, GET /__sandbox/users
   --state-file <path> keep clients, codes, tokens and the test clock in this JSON file (mode 0600,
                       written atomically), so a restart keeps every sign-in; without it the
                       sandbox keeps everything in memory only
@@ -118,6 +124,7 @@ export function parseCommand(argv: readonly string[]): Command {
         "rotation-grace": { type: "string" },
         "allowed-host": { type: "string", multiple: true },
         fault: { type: "string", multiple: true },
+        users: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
@@ -147,6 +154,13 @@ export function parseCommand(argv: readonly string[]): Command {
       );
     }
     rotationGraceSeconds = Number(grace);
+  }
+  let users: number | undefined;
+  if (values.users !== undefined) {
+    if (!/^\d{1,5}$/.test(values.users) || Number(values.users) < 1 || Number(values.users) > MAX_USERS) {
+      throw new UsageError(`--users must be a whole number from 1 to ${MAX_USERS}, not "${values.users}"`);
+    }
+    users = Number(values.users);
   }
   const allowedHosts = (values["allowed-host"] ?? []).map((name) => {
     try {
@@ -185,6 +199,7 @@ export function parseCommand(argv: readonly string[]): Command {
     ...(rotationGraceSeconds === undefined ? {} : { rotationGraceSeconds }),
     ...(allowedHosts.length === 0 ? {} : { allowedHosts }),
     ...(faults.length === 0 ? {} : { faults }),
+    ...(users === undefined ? {} : { users }),
     ...(port === undefined ? {} : { port }),
     ...(values.host === undefined ? {} : { host: values.host }),
     ...(values.config === undefined ? {} : { configPath: values.config }),

@@ -11,6 +11,7 @@ import { ClientConfigError, type ClientRegistration } from "./clients.js";
 import { parseConfig, type SandboxConfig } from "./config.js";
 import { startSandbox, type StartOptions } from "./start.js";
 import { StateFileError } from "./tenant-state-file.js";
+import { idOf, type UserRecord } from "./users.js";
 
 /** The port used when neither `--port` nor the config file names one. */
 export const DEFAULT_PORT = 4020;
@@ -52,6 +53,15 @@ function describe(client: ClientRegistration): string {
   return `  ${client.id}\n    redirect URIs: ${client.redirectUris.join("  ")}\n    scopes: ${scopes}${native}`;
 }
 
+/** The users as the startup text names them: id and name of the first few, and how many in all. */
+function describeUsers(users: readonly UserRecord[]): string {
+  const named = users.slice(0, 3).map((user) => {
+    const name = user["name"];
+    return typeof name === "string" ? `${String(idOf(user))} ${name}` : String(idOf(user));
+  });
+  return named.join(", ") + (users.length > 3 ? `, … (${users.length} in all)` : "") + " (the first is the default)";
+}
+
 /**
  * Runs the command with `argv` (without `node` and the script) and returns the exit code for the
  * cases that end at once (help, version, errors); a started server keeps the process alive.
@@ -78,6 +88,7 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       clients.push(client);
     }
     const stateFile = command.stateFile ?? config.stateFile;
+    const users = command.users ?? config.users;
     const rotationGraceSeconds = command.rotationGraceSeconds ?? config.rotationGraceSeconds;
     const options: StartOptions = {
       port: command.port ?? config.port ?? DEFAULT_PORT,
@@ -89,7 +100,7 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       ...(stateFile === undefined ? {} : { stateFile }),
       ...(rotationGraceSeconds === undefined ? {} : { rotationGraceSeconds }),
       ...(command.faults === undefined ? {} : { faults: command.faults }),
-      ...(config.user === undefined ? {} : { user: config.user }),
+      ...(users === undefined ? {} : { users }),
       ...(config.defaultScopes === undefined ? {} : { defaultScopes: config.defaultScopes }),
       onError: (error) =>
         process.stderr.write(
@@ -122,6 +133,7 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       process.stdout.write(
         clients.length === 0 ? "clients: none (add --client)\n" : `clients:\n${clients.map(describe).join("\n")}\n`,
       );
+      process.stdout.write(`users: ${describeUsers(running.sandbox.users)}\n`);
       process.stdout.write(
         `auto-approve: ${options.autoApprove === true ? "on" : "off"}, test clock: ${options.testClock === true ? "on" : "off"}\n`,
       );

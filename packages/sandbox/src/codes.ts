@@ -6,6 +6,7 @@
  */
 import type { Clock } from "./clock.js";
 import { randomToken } from "./crypto.js";
+import type { UserId } from "./users.js";
 
 /** Lifetime of an authorization code in seconds. @see RFC 6749 §4.1.2 (a maximum of 10 minutes is RECOMMENDED) */
 export const CODE_LIFETIME_SECONDS = 60;
@@ -13,6 +14,8 @@ export const CODE_LIFETIME_SECONDS = 60;
 /** What a code was issued for. */
 export interface CodeGrant {
   readonly clientId: string;
+  /** The user who approved the request: the tokens issued for the code belong to this user. */
+  readonly user: UserId;
   readonly redirectUri: string;
   readonly codeChallenge: string;
   readonly scopes: readonly string[];
@@ -42,7 +45,13 @@ export type CodeRedemption =
 
 /** The stored form of the codes, for the state file. */
 export type CodeSnapshot = readonly (
-  | (CodeGrant & { readonly code: string; readonly expiresAt: number; readonly used: false })
+  | (Omit<CodeGrant, "user"> & {
+      /** Absent in a state file of version 1, where every code was the default user's. */
+      readonly user?: UserId;
+      readonly code: string;
+      readonly expiresAt: number;
+      readonly used: false;
+    })
   | { readonly code: string; readonly expiresAt: number; readonly used: true; readonly familyId?: string }
 )[];
 
@@ -60,13 +69,14 @@ export class CodeStore {
   /**
    * Issues a new code for an approved authorization request.
    *
-   * @example const code = codes.issue({ clientId, redirectUri, codeChallenge, scopes: ["profile:read"] });
+   * @example const code = codes.issue({ clientId, user: 42, redirectUri, codeChallenge, scopes: ["profile:read"] });
    * @see RFC 6749 §4.1.2
    */
   issue(grant: CodeGrant): string {
     const code = randomToken("ac_");
     this.#codes.set(code, {
       clientId: grant.clientId,
+      user: grant.user,
       redirectUri: grant.redirectUri,
       codeChallenge: grant.codeChallenge,
       scopes: [...grant.scopes],
@@ -137,16 +147,20 @@ export class CodeStore {
     );
   }
 
-  /** Loads the codes of a snapshot into this (empty) store. */
-  restore(snapshot: CodeSnapshot): void {
+  /**
+   * Loads the codes of a snapshot into this (empty) store. `userOf` gives an unused code's user: the
+   * stored one, or for a code stored without one the default user; undefined drops the code (its user
+   * is no longer configured).
+   */
+  restore(snapshot: CodeSnapshot, userOf: (stored: UserId | undefined) => UserId | undefined): void {
     for (const entry of snapshot) {
       const { code, ...record } = entry;
-      this.#codes.set(
-        code,
-        record.used
-          ? { expiresAt: record.expiresAt, used: true, familyId: record.familyId }
-          : { ...record, scopes: [...record.scopes] },
-      );
+      if (record.used) {
+        this.#codes.set(code, { expiresAt: record.expiresAt, used: true, familyId: record.familyId });
+        continue;
+      }
+      const user = userOf(record.user);
+      if (user !== undefined) this.#codes.set(code, { ...record, user, scopes: [...record.scopes] });
     }
   }
 }

@@ -7,6 +7,7 @@ import { ClientConfigError, validateClient, type ClientRegistration } from "./cl
 import { scopes as knownScopes } from "@tenant-integration/types";
 import { MAX_ROTATION_GRACE_SECONDS } from "./tokens.js";
 import { HostConfigError, normalizeHostname } from "./hosts.js";
+import { SandboxUsers, UserConfigError, type UserRecord } from "./users.js";
 
 /** The fields of a config file; every one is optional. */
 export interface SandboxConfig {
@@ -15,7 +16,8 @@ export interface SandboxConfig {
   autoApprove?: boolean;
   testClock?: boolean;
   clients?: ClientRegistration[];
-  user?: Record<string, unknown>;
+  /** The users who can sign in: their records (each with an `id`; the first is the default), or how many demo users. */
+  users?: UserRecord[] | number;
   defaultScopes?: string[];
   /** As `--state-file`: where clients, codes, tokens and the test clock are kept across restarts. */
   stateFile?: string;
@@ -32,7 +34,7 @@ const FIELDS = [
   "autoApprove",
   "testClock",
   "clients",
-  "user",
+  "users",
   "defaultScopes",
   "stateFile",
   "rotationGraceSeconds",
@@ -71,7 +73,7 @@ export function parseConfig(input: unknown): SandboxConfig {
     autoApprove,
     testClock,
     clients,
-    user,
+    users,
     defaultScopes,
     stateFile,
     rotationGraceSeconds,
@@ -119,9 +121,16 @@ export function parseConfig(input: unknown): SandboxConfig {
       });
     });
   }
-  if (user !== undefined) {
-    if (!isObject(user)) throw new ClientConfigError("user must be a JSON object");
-    config.user = user;
+  if (users !== undefined) {
+    if (typeof users !== "number" && !Array.isArray(users))
+      throw new ClientConfigError("users must be a list of user records or a number of demo users");
+    try {
+      new SandboxUsers(users as UserRecord[] | number);
+    } catch (error) {
+      if (error instanceof UserConfigError) throw new ClientConfigError(error.message, { cause: error });
+      throw error;
+    }
+    config.users = users as UserRecord[] | number;
   }
   if (defaultScopes !== undefined) {
     const list = stringList(defaultScopes, "defaultScopes");

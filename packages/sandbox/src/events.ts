@@ -6,6 +6,7 @@
  */
 import type { Clock } from "./clock.js";
 import { REFRESH_TOKEN_LIFETIME_SECONDS } from "./tokens.js";
+import type { UserId } from "./users.js";
 
 /** One call to `POST /oauth/token` or `POST /oauth/revoke`. */
 export interface SandboxEvent {
@@ -18,6 +19,12 @@ export interface SandboxEvent {
   readonly grantType: string | null;
   /** The `client_id` sent (when a string, cut to 200 characters), or null. */
   readonly clientId: string | null;
+  /**
+   * The id of the user whose grant the call was about: the user who approved the code exchanged,
+   * the grant of the refresh token presented or of the token revoked; null when the call named no
+   * grant the sandbox knows (an unknown token, a malformed request, a code it refused).
+   */
+  readonly user: UserId | null;
   /** HTTP status of the answer. */
   readonly status: number;
   /** `ok`, or the RFC 6749 §5.2 error code of the answer. */
@@ -50,7 +57,7 @@ export class EventLog {
   /**
    * Appends an event.
    *
-   * @example log.record({ endpoint: "token", grantType: "refresh_token", clientId: "demo", status: 200, outcome: "ok", detail: null });
+   * @example log.record({ endpoint: "token", grantType: "refresh_token", clientId: "demo", user: 42, status: 200, outcome: "ok", detail: null });
    * @see RFC 6749 §10.3 (tokens must stay confidential; none is recorded)
    */
   record(input: SandboxEventInput): SandboxEvent {

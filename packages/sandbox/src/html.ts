@@ -5,6 +5,7 @@
  * @module
  */
 import { scopeDescriptions } from "@tenant-integration/types";
+import { idOf, type UserId, type UserRecord } from "./users.js";
 
 /**
  * Escapes text for HTML element content and quoted attribute values.
@@ -56,21 +57,39 @@ export interface ConsentPageInput {
   readonly scopes: readonly string[];
   /** The opaque id of the pending request, posted back with the decision. */
   readonly requestId: string;
+  /** The users the person may sign in as, and the one chosen at first. */
+  readonly users: readonly UserRecord[];
+  readonly user: UserId;
   /** Where the form posts. */
   readonly action: string;
 }
 
 const descriptions: Readonly<Record<string, string>> = scopeDescriptions;
 
+/** How the consent page names a user: the `name` and `email` of the record when they are text, else its id. */
+function userLabel(user: UserRecord): string {
+  const { name, email } = user;
+  const label = typeof name === "string" && name !== "" ? name : `User ${String(idOf(user))}`;
+  return typeof email === "string" && email !== "" ? `${label} (${email})` : label;
+}
+
 /**
- * Renders the consent page: the client, the scopes asked for with their descriptions, and approve
- * and deny buttons in a form that posts only the opaque request id and the decision.
+ * Renders the consent page: the client, the scopes asked for with their descriptions, the user to
+ * sign in as (a list of the sandbox's users, the chosen one selected), and approve and deny buttons
+ * in a form that posts only the opaque request id, the user's id and the decision.
  *
  * @see RFC 6749 §4.1.1 (the server asks the resource owner to grant or deny access)
  */
 export function consentPage(input: ConsentPageInput): string {
   const items = input.scopes
     .map((scope) => `<li><code>${escapeHtml(scope)}</code>: ${escapeHtml(descriptions[scope] ?? "")}</li>`)
+    .join("");
+  const chosen = String(input.user);
+  const options = input.users
+    .map((user) => {
+      const id = String(idOf(user));
+      return `<option value="${escapeHtml(id)}"${id === chosen ? " selected" : ""}>${escapeHtml(userLabel(user))}</option>`;
+    })
     .join("");
   return layout(
     "Approve access",
@@ -80,6 +99,7 @@ export function consentPage(input: ConsentPageInput): string {
       `<p class="muted">You will return to <code>${escapeHtml(input.redirectUri)}</code>.</p>` +
       `<form method="post" action="${escapeHtml(input.action)}">` +
       `<input type="hidden" name="request_id" value="${escapeHtml(input.requestId)}">` +
+      `<p><label for="user">Sign in as</label> <select id="user" name="user">${options}</select></p>` +
       `<button type="submit" name="decision" value="approve">Approve</button>` +
       `<button type="submit" name="decision" value="deny">Deny</button>` +
       `</form>`,

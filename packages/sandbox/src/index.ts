@@ -26,9 +26,19 @@ export {
 export { HostConfigError, isLoopbackHostname } from "./hosts.js";
 export { StateFileError, type StateFileErrorCode } from "./tenant-state-file.js";
 export { EVENT_RETENTION_SECONDS, MAX_EVENTS, type SandboxEvent } from "./events.js";
-export { DEMO_USER, USER_SCOPE } from "./routes/user.js";
+export { USER_SCOPE } from "./routes/user.js";
+export {
+  DEMO_USER,
+  DEMO_USERS,
+  demoUsers,
+  MAX_USERS,
+  USER_PARAMETER,
+  UserConfigError,
+  type UserId,
+  type UserRecord,
+} from "./users.js";
 export { CONSENT_PATH } from "./routes/authorize.js";
-export { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, LEDGER_PATH } from "./routes/admin.js";
+export { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, LEDGER_PATH, USERS_PATH } from "./routes/admin.js";
 export {
   ACTOR_HEADER,
   actorOf,

@@ -19,6 +19,7 @@
 import type { Clock } from "./clock.js";
 import { sha256Hex } from "./crypto.js";
 import { EVENT_RETENTION_SECONDS, MAX_EVENTS, type SandboxEvent } from "./events.js";
+import type { UserId } from "./users.js";
 
 /** The request header naming who sent a request, e.g. `Sandbox-Actor: a1`; the ledger records it. */
 export const ACTOR_HEADER = "Sandbox-Actor";
@@ -109,6 +110,12 @@ export interface LedgerFamily {
   /** The family id, `fam_…` (not a secret). */
   readonly id: string;
   /**
+   * The id of the user the family belongs to: the user who approved the sign-in, whom
+   * `GET /api/v1/auth/user` answers its tokens with. Null only for a family whose tokens the sandbox
+   * had already evicted when the ledger first saw it.
+   */
+  readonly user: UserId | null;
+  /**
    * Whether it was revoked while the ledger recorded. False says nothing about expiry: a family
    * whose refresh tokens outlived their 30 days is gone without being revoked.
    */
@@ -134,6 +141,8 @@ export interface LedgerView {
 export interface PresentationInput {
   readonly fingerprint: string;
   readonly family: string | null;
+  /** The user of that family, or null when the family is unknown. */
+  readonly user: UserId | null;
   readonly actor: string | null;
   /** Whether this presentation was caught as reuse and revoked the family. */
   readonly reused: boolean;
@@ -141,8 +150,14 @@ export interface PresentationInput {
 
 /** The ledger's stored form: one record per thing that happened, in time order. */
 type LedgerRecord =
-  | { readonly kind: "issued"; readonly time: number; readonly family: string }
-  | { readonly kind: "revoked"; readonly time: number; readonly family: string; readonly by: FamilyRevokedBy }
+  | { readonly kind: "issued"; readonly time: number; readonly family: string; readonly user: UserId }
+  | {
+      readonly kind: "revoked";
+      readonly time: number;
+      readonly family: string;
+      readonly user: UserId | null;
+      readonly by: FamilyRevokedBy;
+    }
   | ({
       readonly kind: "presented";
       readonly time: number;
@@ -175,28 +190,29 @@ export class RefreshLedger {
   }
 
   /**
-   * Records that a family was started (its first tokens issued), so that {@link LedgerView.families}
-   * lists a sign-in that was never refreshed.
+   * Records that a family was started (its first tokens issued) for `user`, so that
+   * {@link LedgerView.families} lists a sign-in that was never refreshed, with its user.
    *
-   * @example ledger.familyIssued(tokens.familyId);
+   * @example ledger.familyIssued(tokens.familyId, tokens.user);
    */
-  familyIssued(family: string): void {
-    this.#append({ kind: "issued", time: this.#clock.now(), family });
+  familyIssued(family: string, user: UserId): void {
+    this.#append({ kind: "issued", time: this.#clock.now(), family, user });
   }
 
   /**
    * Records a presentation of a refresh token, with the event the token route recorded for it.
    *
-   * @example ledger.presented({ fingerprint, family, actor: actorOf(request.headers), reused: false }, event);
+   * @example ledger.presented({ fingerprint, family, user, actor: actorOf(request.headers), reused: false }, event);
    * @see RFC 9700 §4.14.2
    */
   presented(input: PresentationInput, event: SandboxEvent): void {
-    const { fingerprint, family, actor, reused } = input;
+    const { fingerprint, family, user, actor, reused } = input;
     this.#append({
       kind: "presented",
       time: Date.parse(event.time),
       fingerprint,
       family,
+      user,
       actor,
       reused,
       presentation: { seq: event.seq, time: event.time, actor, outcome: event.outcome, detail: event.detail },
@@ -208,11 +224,11 @@ export class RefreshLedger {
    * reuse is recorded with its presentation.) Call it only when the family was revoked by this
    * request, not when it already was.
    *
-   * @example ledger.familyRevoked(familyId, "revocation");
+   * @example ledger.familyRevoked(familyId, 42, "revocation");
    * @see RFC 7009 §2.1, RFC 6749 §4.1.2
    */
-  familyRevoked(family: string, by: Exclude<FamilyRevokedBy, "reuse">): void {
-    this.#append({ kind: "revoked", time: this.#clock.now(), family, by });
+  familyRevoked(family: string, user: UserId | null, by: Exclude<FamilyRevokedBy, "reuse">): void {
+    this.#append({ kind: "revoked", time: this.#clock.now(), family, user, by });
   }
 
   /** The ledger grouped by refresh token, with the reuses and the families; fresh objects on every call. */
@@ -221,27 +237,31 @@ export class RefreshLedger {
       string,
       { fingerprint: string; family: string | null; presentations: LedgerPresentation[] }
     >();
-    const families = new Map<string, { id: string; revoked: boolean; revokedBy: FamilyRevokedBy | null }>();
+    const families = new Map<
+      string,
+      { id: string; user: UserId | null; revoked: boolean; revokedBy: FamilyRevokedBy | null }
+    >();
     const reuses: LedgerReuse[] = [];
-    const familyOf = (id: string) => {
+    const familyOf = (id: string, user: UserId | null) => {
       let family = families.get(id);
       if (family === undefined) {
-        family = { id, revoked: false, revokedBy: null };
+        family = { id, user, revoked: false, revokedBy: null };
         families.set(id, family);
       }
+      family.user ??= user;
       return family;
     };
-    const revoke = (id: string, by: FamilyRevokedBy): void => {
-      const family = familyOf(id);
+    const revoke = (id: string, user: UserId | null, by: FamilyRevokedBy): void => {
+      const family = familyOf(id, user);
       if (family.revoked) return;
       family.revoked = true;
       family.revokedBy = by;
     };
     for (const record of this.#records) {
       if (record.kind === "issued") {
-        familyOf(record.family);
+        familyOf(record.family, record.user);
       } else if (record.kind === "revoked") {
-        revoke(record.family, record.by);
+        revoke(record.family, record.user, record.by);
       } else {
         let token = tokens.get(record.fingerprint);
         if (token === undefined) {
@@ -251,9 +271,9 @@ export class RefreshLedger {
         // An evicted token is unknown to the store by now; an earlier presentation may still name its family.
         token.family ??= record.family;
         token.presentations.push(record.presentation);
-        if (record.family !== null) familyOf(record.family);
+        if (record.family !== null) familyOf(record.family, record.user);
         if (record.reused && record.family !== null) {
-          revoke(record.family, "reuse");
+          revoke(record.family, record.user, "reuse");
           const { seq, time, actor } = record.presentation;
           reuses.push({ fingerprint: record.fingerprint, family: record.family, seq, time, actor });
         }

@@ -6,6 +6,7 @@
  */
 import type { Clock } from "./clock.js";
 import { randomToken } from "./crypto.js";
+import type { UserId } from "./users.js";
 
 /** How long a consent page stays usable, in seconds. */
 export const PENDING_LIFETIME_SECONDS = 10 * 60;
@@ -21,6 +22,8 @@ export interface AuthorizationRequest {
   readonly scopes: readonly string[];
   readonly state: string;
   readonly codeChallenge: string;
+  /** The user chosen so far: the `sandbox_user` parameter's, or the default; the consent page may choose another. */
+  readonly user: UserId;
 }
 
 interface PendingRecord {

@@ -8,9 +8,15 @@
 import { validateClient, type ClientRegistration } from "./clients.js";
 import type { CodeSnapshot } from "./codes.js";
 import type { TokenSnapshot } from "./tokens.js";
+import type { UserId } from "./users.js";
 
-/** The version of the snapshot format this sandbox writes and reads. */
-export const SNAPSHOT_VERSION = 1;
+/**
+ * The version of the snapshot format this sandbox writes. It reads this one and version 1, written
+ * by a sandbox of one user, whose grants and codes carry no user: they are the default user's.
+ */
+export const SNAPSHOT_VERSION = 2;
+/** The versions this sandbox reads. */
+const READABLE_VERSIONS: readonly unknown[] = [1, SNAPSHOT_VERSION];
 
 /** Everything that survives a restart. Times are epoch milliseconds of the sandbox clock. */
 export interface SandboxSnapshot {
@@ -52,6 +58,11 @@ function time(value: unknown, where: string): number {
   return value;
 }
 
+function userId(value: unknown, where: string): UserId {
+  if ((typeof value === "string" && value !== "") || Number.isSafeInteger(value)) return value as UserId;
+  throw new SnapshotFormatError(`${where} must be a non-empty string or a whole number`);
+}
+
 function strings(value: unknown, where: string): string[] {
   return list(value, where).map((item, index) => text(item, `${where}[${index}]`));
 }
@@ -76,9 +87,9 @@ function optional<T>(
 export function parseSnapshot(input: unknown): SandboxSnapshot {
   const root = object(input, "the state");
   if (root["format"] !== "tenant-sandbox-state") throw new SnapshotFormatError('format must be "tenant-sandbox-state"');
-  if (root["version"] !== SNAPSHOT_VERSION)
+  if (!READABLE_VERSIONS.includes(root["version"]))
     throw new SnapshotFormatError(
-      `version ${String(root["version"])} is not supported (this sandbox reads ${SNAPSHOT_VERSION})`,
+      `version ${String(root["version"])} is not supported (this sandbox reads ${READABLE_VERSIONS.join(" and ")})`,
     );
   const clockOffsetSeconds = time(root["clockOffsetSeconds"], "clockOffsetSeconds");
   if (clockOffsetSeconds < 0) throw new SnapshotFormatError("clockOffsetSeconds must not be negative");
@@ -110,6 +121,7 @@ export function parseSnapshot(input: unknown): SandboxSnapshot {
       ...base,
       used: false as const,
       clientId: text(code["clientId"], `${where}.clientId`),
+      ...optional(code, "user", userId, where),
       redirectUri: text(code["redirectUri"], `${where}.redirectUri`),
       codeChallenge: text(code["codeChallenge"], `${where}.codeChallenge`),
       scopes: strings(code["scopes"], `${where}.scopes`),
@@ -123,6 +135,7 @@ export function parseSnapshot(input: unknown): SandboxSnapshot {
     return {
       id: text(family["id"], `${where}.id`),
       clientId: text(family["clientId"], `${where}.clientId`),
+      ...optional(family, "user", userId, where),
       scopes: strings(family["scopes"], `${where}.scopes`),
       revoked: family["revoked"],
     };

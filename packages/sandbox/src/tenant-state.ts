@@ -10,6 +10,7 @@ import type { EventLog } from "./events.js";
 import type { RefreshLedger } from "./ledger.js";
 import type { PendingRequests } from "./pending.js";
 import type { TokenStore } from "./tokens.js";
+import type { SandboxUsers } from "./users.js";
 
 /** Everything a route handler reads or changes. */
 export interface SandboxState {
@@ -21,8 +22,8 @@ export interface SandboxState {
   /** Every refresh token presented, by fingerprint; reuses; families. */
   readonly ledger: RefreshLedger;
   readonly pending: PendingRequests;
-  /** The user record `GET /api/v1/auth/user` returns. */
-  readonly user: Readonly<Record<string, unknown>>;
+  /** The users who can sign in; `GET /api/v1/auth/user` answers each token with its own user's record. */
+  readonly users: SandboxUsers;
   /** Scopes granted when an authorization request has no `scope` and the client no allow-list. */
   readonly defaultScopes: readonly string[];
   /** Whether `GET /oauth/authorize` approves at once instead of showing the consent page. */

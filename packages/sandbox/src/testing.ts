@@ -20,6 +20,7 @@ import {
 import type { Scope } from "@tenant-integration/types";
 import { createSandbox, type FetchLike, type Sandbox, type SandboxOptions } from "./app.js";
 import type { SandboxEvent } from "./events.js";
+import { USER_PARAMETER, type UserId } from "./users.js";
 
 /**
  * Options of {@link createTestTenant}; every one has a default.
@@ -35,6 +36,11 @@ export interface TestTenantOptions {
   readonly scopes?: readonly Scope[];
   /** Sign in before returning (default `true`); with `false`, call {@link TestTenant.signIn} yourself. */
   readonly signIn?: boolean;
+  /**
+   * The id of the sandbox user to sign in as (default the sandbox's first user, 42 unless
+   * `sandbox.users` says otherwise): `GET /api/v1/auth/user` answers the manager's tokens with this user.
+   */
+  readonly user?: UserId;
   /** The loopback address both use (default `"http://127.0.0.1:4020"`); nothing listens there, every request stays in-process. */
   readonly baseUrl?: string;
   /** The OAuth client registered in the sandbox (default `"test-integration"`). */
@@ -43,7 +49,7 @@ export interface TestTenantOptions {
   readonly redirectUri?: string;
   /** The clock's base time source in milliseconds (default `Date.now`); {@link TestTenant.advance} adds to it. */
   readonly now?: () => number;
-  /** More sandbox options (`user`, `defaultScopes`, `onError`, more `clients`…). */
+  /** More sandbox options (`users`, `defaultScopes`, `onError`, more `clients`…). */
   readonly sandbox?: Omit<SandboxOptions, "autoApprove" | "now">;
   /** More token manager options (`storage`, `logger: logSessionTo(console)`, `refreshLeewayMs`, `retry`…). */
   readonly tokenManager?: Omit<
@@ -101,11 +107,12 @@ export interface TestTenant {
   events(): SandboxEvent[];
   /**
    * Signs the token manager in again (after `revoke()`, `signOut()` or an ended session): authorize,
-   * approved at once by the sandbox, then the code exchange.
+   * approved at once by the sandbox, then the code exchange. As `options.user` when given (a sandbox
+   * user's id), else as the tenant's `user` option.
    *
-   * @throws {@link TestTenantError} `SIGN_IN_FAILED` when the sandbox does not approve (e.g. a scope it does not grant).
+   * @throws {@link TestTenantError} `SIGN_IN_FAILED` when the sandbox does not approve (e.g. a scope it does not grant, or a user it does not have).
    */
-  signIn(): Promise<SessionInfo>;
+  signIn(options?: { readonly user?: UserId }): Promise<SessionInfo>;
 }
 
 /**
@@ -181,11 +188,14 @@ export async function createTestTenant(options: TestTenantOptions = {}): Promise
   });
   const client = createTenantClient({ ...options.client, baseUrl, auth: tokenManager, fetch });
 
-  const signIn = async (): Promise<SessionInfo> => {
+  const signIn = async ({ user = options.user }: { readonly user?: UserId } = {}): Promise<SessionInfo> => {
     const { url } = await tokenManager.beginAuthorization();
-    const answer = await sandbox.fetch(url, { redirect: "manual" });
+    // The sandbox-only parameter that approves as this user; a real tenant would ignore it.
+    const authorize = new URL(url);
+    if (user !== undefined) authorize.searchParams.set(USER_PARAMETER, String(user));
+    const answer = await sandbox.fetch(authorize, { redirect: "manual" });
     const location = answer.headers.get("location");
-    const callback = location === null ? undefined : new URL(location, url);
+    const callback = location === null ? undefined : new URL(location, authorize);
     if (answer.status !== 302 || !callback?.searchParams.has("code")) {
       const reason =
         callback?.searchParams.get("error_description") ?? callback?.searchParams.get("error") ?? (await answer.text());

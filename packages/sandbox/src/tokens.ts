@@ -9,6 +9,7 @@
  */
 import type { Clock } from "./clock.js";
 import { randomToken } from "./crypto.js";
+import type { UserId } from "./users.js";
 
 /** Access token lifetime in seconds (15 minutes). @see RFC 6749 §5.1 (expires_in) */
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 15 * 60;
@@ -28,6 +29,8 @@ export interface IssuedTokens {
   readonly scopes: readonly string[];
   /** The family (grant) the tokens belong to. */
   readonly familyId: string;
+  /** The id of the user who approved the grant: `GET /api/v1/auth/user` answers the tokens with this user. */
+  readonly user: UserId;
 }
 
 /** What the resource server learns about an access token. */
@@ -35,6 +38,8 @@ export type AccessTokenState =
   | {
       readonly state: "active";
       readonly clientId: string;
+      /** The id of the user the token's grant belongs to. */
+      readonly user: UserId;
       readonly scopes: readonly string[];
       readonly expiresAt: number;
     }
@@ -51,6 +56,8 @@ export interface TokenSnapshot {
   readonly families: readonly {
     readonly id: string;
     readonly clientId: string;
+    /** The user of the grant; absent in a state file of a sandbox that had one user (version 1): its default user. */
+    readonly user?: UserId;
     readonly scopes: readonly string[];
     readonly revoked: boolean;
   }[];
@@ -74,6 +81,8 @@ export interface TokenSnapshot {
 interface Family {
   readonly id: string;
   readonly clientId: string;
+  /** The user who approved the grant; every token of the family answers as this user. */
+  readonly user: UserId;
   /** The scopes of the grant; a refresh may narrow an access token, never the family. */
   readonly scopes: readonly string[];
   revoked: boolean;
@@ -124,15 +133,16 @@ export class TokenStore {
   }
 
   /**
-   * Starts a new family for a grant and issues its first access and refresh tokens.
+   * Starts a new family for a grant of `user` and issues its first access and refresh tokens.
    *
-   * @example const tokens = store.issue("demo", ["profile:read"]);
+   * @example const tokens = store.issue("demo", ["profile:read"], 42);
    * @see RFC 6749 §5.1
    */
-  issue(clientId: string, scopes: readonly string[]): IssuedTokens {
+  issue(clientId: string, scopes: readonly string[], user: UserId): IssuedTokens {
     const family: Family = {
       id: randomToken("fam_", 16),
       clientId,
+      user,
       scopes: [...scopes],
       revoked: false,
       liveTokens: 0,
@@ -188,6 +198,7 @@ export class TokenStore {
           expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
           scopes,
           familyId: family.id,
+          user: family.user,
         },
       };
     }
@@ -211,7 +222,13 @@ export class TokenStore {
       return { state: "expired" };
     }
     if (record.family.revoked) return { state: "revoked" };
-    return { state: "active", clientId: record.family.clientId, scopes: record.scopes, expiresAt: record.expiresAt };
+    return {
+      state: "active",
+      clientId: record.family.clientId,
+      user: record.family.user,
+      scopes: record.scopes,
+      expiresAt: record.expiresAt,
+    };
   }
 
   /**
@@ -233,6 +250,25 @@ export class TokenStore {
    */
   familyOf(token: string): string | undefined {
     return (this.#access.get(token)?.family ?? this.#refresh.get(token)?.family)?.id;
+  }
+
+  /**
+   * The id of the user an access or refresh token's grant belongs to, or undefined for a token never
+   * issued here or already evicted.
+   *
+   * @example const user = store.userOf(refreshToken); // 42
+   */
+  userOf(token: string): UserId | undefined {
+    return (this.#access.get(token)?.family ?? this.#refresh.get(token)?.family)?.user;
+  }
+
+  /**
+   * The user of a family that still has tokens, or undefined.
+   *
+   * @example const user = store.familyUser(tokens.familyId); // 42
+   */
+  familyUser(familyId: string): UserId | undefined {
+    return this.#families.get(familyId)?.user;
   }
 
   /**
@@ -314,9 +350,10 @@ export class TokenStore {
   /** Every record, for the state file. */
   snapshot(): TokenSnapshot {
     return {
-      families: [...this.#families.values()].map(({ id, clientId, scopes, revoked }) => ({
+      families: [...this.#families.values()].map(({ id, clientId, user, scopes, revoked }) => ({
         id,
         clientId,
+        user,
         scopes,
         revoked,
       })),
@@ -338,11 +375,15 @@ export class TokenStore {
 
   /**
    * Loads the records of a snapshot into this (empty) store; records of unknown families are
-   * skipped, expired ones go at the next sweep.
+   * skipped, expired ones go at the next sweep. `userOf` gives each family's user: the stored one, or
+   * for a family stored without one the default user; undefined drops the family (its user is no
+   * longer configured), and its tokens with it.
    */
-  restore(snapshot: TokenSnapshot): void {
-    for (const { id, clientId, scopes, revoked } of snapshot.families) {
-      this.#families.set(id, { id, clientId, scopes: [...scopes], revoked, liveTokens: 0 });
+  restore(snapshot: TokenSnapshot, userOf: (stored: UserId | undefined) => UserId | undefined): void {
+    for (const { id, clientId, user: stored, scopes, revoked } of snapshot.families) {
+      const user = userOf(stored);
+      if (user === undefined) continue;
+      this.#families.set(id, { id, clientId, user, scopes: [...scopes], revoked, liveTokens: 0 });
     }
     for (const { token, family: familyId, scopes, expiresAt } of snapshot.accessTokens) {
       const family = this.#families.get(familyId);
@@ -383,7 +424,14 @@ export class TokenStore {
       successor: undefined,
     });
     family.liveTokens += 1;
-    return { accessToken, refreshToken, expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS, scopes, familyId: family.id };
+    return {
+      accessToken,
+      refreshToken,
+      expiresIn: ACCESS_TOKEN_LIFETIME_SECONDS,
+      scopes,
+      familyId: family.id,
+      user: family.user,
+    };
   }
 
   #issueAccess(family: Family, scopes: readonly string[], now: number): string {

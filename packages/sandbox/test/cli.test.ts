@@ -70,6 +70,10 @@ describe("parseCommand", () => {
     });
   });
 
+  it("reads --users", () => {
+    expect(parseCommand(["--users", "200"])).toMatchObject({ kind: "run", users: 200 });
+  });
+
   it("reads --state-file, --rotation-grace and repeated --allowed-host", () => {
     const command = parseCommand([
       "--state-file",
@@ -97,6 +101,9 @@ describe("parseCommand", () => {
     [["--state-file", ""], /--state-file/],
     [["--allowed-host", "tenant.test:4020"], /--allowed-host/],
     [["--port", "abc"], /--port/],
+    [["--users", "0"], /--users must be a whole number from 1 to 10000, not "0"/],
+    [["--users", "10001"], /--users/],
+    [["--users", "three"], /--users/],
     [["--port"], /argument missing/],
     [["--nope"], /Unknown option/],
     [["stray"], /positional/],
@@ -127,6 +134,7 @@ describe("tenant-sandbox", () => {
       "--state-file",
       "--rotation-grace",
       "--allowed-host",
+      "--users",
       "--json",
       "--help",
       "--version",
@@ -139,6 +147,34 @@ describe("tenant-sandbox", () => {
     const result = await run(["--port", "-3"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^tenant-sandbox: [\s\S]*\nRun tenant-sandbox --help/);
+  });
+
+  it("exits 2 on a config file whose users cannot sign in", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "sandbox-cli-"));
+    const path = join(dir, "sandbox.json");
+    await writeFile(path, JSON.stringify({ users: [{ id: 1 }, { id: "1" }] }));
+    const result = await run(["--config", path]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("users[1]: the id 1 is given twice");
+  });
+
+  it("--users names the users at start, and the sandbox approves as the one a request names", async () => {
+    const { output } = await start([
+      "--port",
+      "0",
+      "--auto-approve",
+      "--test-clock",
+      "--users",
+      "5",
+      "--client",
+      "id=demo,redirect=http://localhost:5173/callback",
+    ]);
+    expect(output()).toContain(
+      "users: 42 Ada Lovelace, 43 Grace Hopper, 44 Émilie du Châtelet, … (5 in all) (the first is the default)",
+    );
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1] ?? "";
+    const { users } = (await (await fetch(`${url}/__sandbox/users`)).json()) as { users: { id: number }[] };
+    expect(users.map((user) => user.id)).toEqual([42, 43, 44, 45, 46]);
   });
 
   it("exits 2 on a config file with an unknown field", async () => {
@@ -194,7 +230,7 @@ describe("tenant-sandbox", () => {
     expect(response.headers.get("location")).toMatch(/^http:\/\/127\.0\.0\.1:50123\/callback\?code=/);
   });
 
-  it("reads clients, test clock and user from --config and prints JSON with --json", async () => {
+  it("reads clients, test clock and users from --config and prints JSON with --json", async () => {
     const dir = await mkdtemp(join(tmpdir(), "sandbox-cli-"));
     const path = join(dir, "sandbox.json");
     await writeFile(
@@ -203,7 +239,7 @@ describe("tenant-sandbox", () => {
         port: 0,
         testClock: true,
         clients: [{ id: "cfg", redirectUris: ["http://127.0.0.1:9/cb"], scopes: ["profile:read"] }],
-        user: { id: "u-9" },
+        users: [{ id: "u-9" }],
       }),
     );
     const { output } = await start(["--config", path, "--json"]);

@@ -26,14 +26,20 @@ describe("POST /__sandbox/consent", () => {
   it("takes the form fields the README names for a headless driver, exactly those of the consent page", async () => {
     const sandbox = testSandbox({ autoApprove: false });
     const html = await (await sandbox.app.request(authorizeQuery({ state: "s" }, pkce().challenge))).text();
-    const fields = [...html.matchAll(/<(?:input|button)[^>]* name="([^"]+)"(?: value="([^"]*)")?/g)].map(
+    const fields = [...html.matchAll(/<(?:input|button|select)[^>]* name="([^"]+)"(?: value="([^"]*)")?/g)].map(
       ([, name, value]) => `${name}=${value}`,
     );
-    expect(fields).toEqual([expect.stringMatching(/^request_id=.+/), "decision=approve", "decision=deny"]);
+    expect(fields).toEqual([
+      expect.stringMatching(/^request_id=.+/),
+      "user=undefined",
+      "decision=approve",
+      "decision=deny",
+    ]);
     const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
     const row = readme.split("\n").find((line) => line.startsWith("| `POST /__sandbox/consent` |")) ?? "";
     expect(row).toContain("`request_id`");
     expect(row).toContain("`decision=approve\\|deny`");
+    expect(row).toContain("`user`");
   });
 
   it("on approval redirects with a code that exchanges for tokens, and the unchanged state", async () => {

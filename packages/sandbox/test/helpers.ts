@@ -76,17 +76,22 @@ export function postForm(sandbox: Sandbox, path: string, body: Record<string, st
   );
 }
 
-/** Gets a code with auto-approve. */
+/** Gets a code with auto-approve, as the sandbox's default user or as `user` (the sandbox-only `sandbox_user`). */
 export async function getCode(
   sandbox: Sandbox,
-  options: { scope?: string; clientId?: string; redirectUri?: string } = {},
+  options: { scope?: string; clientId?: string; redirectUri?: string; user?: string } = {},
 ): Promise<{ code: string; verifier: string; redirectUri: string; clientId: string }> {
   const { verifier, challenge } = pkce();
   const redirectUri = options.redirectUri ?? REDIRECT_URI;
   const clientId = options.clientId ?? CLIENT_ID;
   const response = await sandbox.app.request(
     authorizeQuery(
-      { scope: options.scope ?? "profile:read", client_id: clientId, redirect_uri: redirectUri },
+      {
+        scope: options.scope ?? "profile:read",
+        client_id: clientId,
+        redirect_uri: redirectUri,
+        sandbox_user: options.user,
+      },
       challenge,
     ),
   );
@@ -107,7 +112,7 @@ export interface TokenBody {
 /** Runs the whole flow and returns the token response body. */
 export async function signIn(
   sandbox: Sandbox,
-  options: { scope?: string; clientId?: string } = {},
+  options: { scope?: string; clientId?: string; user?: string } = {},
 ): Promise<TokenBody> {
   const { code, verifier, redirectUri, clientId } = await getCode(sandbox, options);
   const response = await postJson(sandbox, "/oauth/token", {

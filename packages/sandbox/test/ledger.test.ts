@@ -73,7 +73,7 @@ describe("the refresh-token ledger", () => {
           actor: "a3",
         },
       ],
-      families: [{ id: expect.stringMatching(/^fam_/), revoked: true, revokedBy: "reuse" }],
+      families: [{ id: expect.stringMatching(/^fam_/), user: 42, revoked: true, revokedBy: "reuse" }],
     });
     expect(sandbox.ledger.list()).toEqual(ledger);
   });
@@ -174,8 +174,8 @@ describe("the refresh-token ledger", () => {
       refreshTokens: [],
       reuses: [],
       families: [
-        { id: expect.stringMatching(/^fam_/), revoked: false, revokedBy: null },
-        { id: expect.stringMatching(/^fam_/), revoked: false, revokedBy: null },
+        { id: expect.stringMatching(/^fam_/), user: 42, revoked: false, revokedBy: null },
+        { id: expect.stringMatching(/^fam_/), user: 42, revoked: false, revokedBy: null },
       ],
     });
   });
@@ -186,7 +186,9 @@ describe("the refresh-token ledger", () => {
     await postJson(sandbox, "/oauth/revoke", { token: tokens.access_token, client_id: CLIENT_ID });
     await refreshAs(sandbox, tokens.refresh_token, "a1");
     const ledger = sandbox.ledger.list();
-    expect(ledger.families).toEqual([{ id: expect.stringMatching(/^fam_/), revoked: true, revokedBy: "revocation" }]);
+    expect(ledger.families).toEqual([
+      { id: expect.stringMatching(/^fam_/), user: 42, revoked: true, revokedBy: "revocation" },
+    ]);
     expect(ledger.refreshTokens[0]?.presentations).toMatchObject([
       { outcome: "invalid_grant", detail: "refresh_token_revoked" },
     ]);
@@ -206,7 +208,7 @@ describe("the refresh-token ledger", () => {
     expect((await postJson(sandbox, "/oauth/token", exchange)).status).toBe(200);
     expect((await postJson(sandbox, "/oauth/token", exchange)).status).toBe(400);
     expect(sandbox.ledger.list().families).toEqual([
-      { id: expect.stringMatching(/^fam_/), revoked: true, revokedBy: "code_reuse" },
+      { id: expect.stringMatching(/^fam_/), user: 42, revoked: true, revokedBy: "code_reuse" },
     ]);
   });
 

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { startSandbox, StateFileError, type RunningSandbox } from "../src/index.js";
 import { readStateFile, STATE_WRITE_DELAY_MS, StateFileWriter } from "../src/tenant-state-file.js";
+import { SNAPSHOT_VERSION } from "../src/snapshot.js";
 import { CLIENT_ID, pkce, REDIRECT_URI, type TokenBody } from "./helpers.js";
 
 const CLI = fileURLToPath(new URL("../dist/cli.js", import.meta.url));
@@ -186,7 +187,7 @@ describe("--state-file: a tenant that survives a restart", () => {
         writes += 1;
         return {
           format: "tenant-sandbox-state",
-          version: 1,
+          version: SNAPSHOT_VERSION,
           clockOffsetSeconds: 0,
           clients: [],
           codes: [],

@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { logSessionTo, TokenManagerError, type Logger } from "@tenant-integration/token-manager";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ACCESS_TOKEN_LIFETIME_SECONDS, DEMO_USER } from "../src/index.js";
+import { ACCESS_TOKEN_LIFETIME_SECONDS, DEMO_USER, DEMO_USERS } from "../src/index.js";
 import { createTestTenant, TestTenantError } from "../src/testing.js";
 
 const refreshes = (events: { grantType: string | null; outcome: string }[]) =>
@@ -131,11 +131,28 @@ describe("createTestTenant", () => {
     expect(b.sandbox.clock.offsetSeconds).toBe(0);
   });
 
-  it("passes options through: the manager's logger, the sandbox's user, the client's headers", async () => {
+  it("signs in as the user it is told, and signs in again as another", async () => {
+    const tenant = await createTestTenant({ user: 43 });
+    expect((await tenant.client.GET("/api/v1/auth/user")).data).toEqual(DEMO_USERS[1]);
+    await tenant.tokenManager.signOut();
+    await tenant.signIn({ user: 44 });
+    expect((await tenant.client.GET("/api/v1/auth/user")).data).toEqual(DEMO_USERS[2]);
+    await tenant.signIn();
+    expect((await tenant.client.GET("/api/v1/auth/user")).data).toEqual(DEMO_USERS[1]);
+    expect(tenant.events().map((e) => e.user)).toEqual([43, 44, 43]);
+  });
+
+  it("throws TestTenantError naming a user the sandbox does not have", async () => {
+    await expect(createTestTenant({ user: "nobody" })).rejects.toThrow(
+      "The sandbox did not approve the sign-in (HTTP 302): sandbox_user names no user of this sandbox (its users: 42, 43, 44).",
+    );
+  });
+
+  it("passes options through: the manager's logger, the sandbox's users, the client's headers", async () => {
     const lines: string[] = [];
     const logger: Logger = { info: (_fields, message) => void lines.push(message) };
     const tenant = await createTestTenant({
-      sandbox: { user: { id: "u-7" } },
+      sandbox: { users: [{ id: "u-7" }] },
       tokenManager: { logger: logSessionTo(logger) },
       client: { headers: { "X-Test": "1" } },
       now: () => Date.UTC(2030, 0, 1),

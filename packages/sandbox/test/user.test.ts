@@ -13,7 +13,7 @@ describe("GET /api/v1/auth/user", () => {
   });
 
   it("returns the configured user record", async () => {
-    const sandbox = testSandbox({ user: { id: "u-1", name: "Grace" } });
+    const sandbox = testSandbox({ users: [{ id: "u-1", name: "Grace" }] });
     const tokens = await signIn(sandbox);
     expect(await (await getUser(sandbox, tokens.access_token)).json()).toEqual({ id: "u-1", name: "Grace" });
   });

@@ -20,6 +20,8 @@ export const EVENTS_PATH = "/__sandbox/events";
 export const LEDGER_PATH = "/__sandbox/ledger";
 /** Path of the fault injection route. */
 export const FAULTS_PATH = "/__sandbox/faults";
+/** Path of the users route. */
+export const USERS_PATH = "/__sandbox/users";
 
 function clockBody(state: SandboxState): Record<string, unknown> {
   const now = state.clock.now();
@@ -46,6 +48,8 @@ function badRequest(description: string): Response {
  *   with the fault (its `id` and `remaining` count), 400 for an invalid spec.
  * - `GET /__sandbox/faults`: `{ faults: [...] }`, those still waiting for requests.
  * - `DELETE /__sandbox/faults`: removes them all, `{ cleared: n }`.
+ * - `GET /__sandbox/users`: `{ users: [...] }`, the records of the users who can sign in, the
+ *   default first; a test picks one with `sandbox_user=<id>` on the authorization request.
  *
  * @see RFC 6749 §4.2.2 (expires_in, which the clock lets tests exceed)
  * @see RFC 9110 §10.2.3 (Retry-After, which a 429 or 503 fault may carry)
@@ -83,4 +87,5 @@ export function registerAdminRoutes(app: Hono, state: SandboxState, faults: Faul
   });
   app.get(FAULTS_PATH, () => Response.json({ faults: faults.list() }));
   app.delete(FAULTS_PATH, () => Response.json({ cleared: faults.clear() }));
+  app.get(USERS_PATH, () => Response.json({ users: state.users.list() }));
 }

@@ -10,12 +10,20 @@ import { redirectTo } from "../redirect.js";
 import { checkScope } from "../scopes.js";
 import type { SandboxState } from "../tenant-state.js";
 import type { AuthorizationRequest } from "../pending.js";
+import { idOf, USER_PARAMETER } from "../users.js";
 
 /** The path the consent form posts to. */
 export const CONSENT_PATH = "/__sandbox/consent";
 
 const CHALLENGE_PATTERN = /^[A-Za-z0-9_-]{43}$/;
-const SINGLE_PARAMETERS = ["response_type", "scope", "state", "code_challenge", "code_challenge_method"] as const;
+const SINGLE_PARAMETERS = [
+  "response_type",
+  "scope",
+  "state",
+  "code_challenge",
+  "code_challenge_method",
+  USER_PARAMETER,
+] as const;
 
 function invalidPage(message: string): Response {
   return htmlResponse(errorPage("Invalid request", message), 400);
@@ -30,6 +38,10 @@ function invalidPage(message: string): Response {
  *   `unsupported_response_type` or `invalid_scope`), `error_description` and the unchanged `state`.
  * - A valid request shows the consent page (200), or with auto-approve redirects with a `code`.
  *   When too many requests already wait for consent, it redirects with `temporarily_unavailable`.
+ * - The sandbox-only parameter `sandbox_user` names the user to approve as (with auto-approve) or
+ *   to preselect on the consent page; without it, the sandbox's first user. One that names no user
+ *   is redirected as `invalid_request`. A real tenant ignores it (RFC 6749 §3.1: unknown parameters
+ *   are ignored) and signs in whoever is logged in.
  *
  * @see RFC 6749 §4.1.1, §4.1.2.1 (error response), §3.1 (no repeated parameters)
  * @see RFC 7636 §4.3, §4.4.1 (PKCE: code_challenge required, S256 only)
@@ -83,12 +95,21 @@ export function authorizeRoute(state: SandboxState) {
       scopes = checked.scopes;
     }
 
+    const chosen = params.get(USER_PARAMETER);
+    const user = chosen === null ? state.users.default : state.users.get(chosen);
+    if (user === undefined) {
+      return fail(
+        "invalid_request",
+        `${USER_PARAMETER} names no user of this sandbox (its users: ${state.users.describeIds()}).`,
+      );
+    }
     const request: AuthorizationRequest = {
       clientId: client.id,
       redirectUri,
       scopes,
       state: stateValue,
       codeChallenge,
+      user: idOf(user),
     };
     if (state.autoApprove) return approve(state, request);
     const requestId = state.pending.add(request);
@@ -96,7 +117,15 @@ export function authorizeRoute(state: SandboxState) {
     if (requestId === undefined)
       return fail("temporarily_unavailable", "Too many sign-ins are waiting for consent; try again in a few minutes.");
     return htmlResponse(
-      consentPage({ clientId: client.id, redirectUri, scopes, requestId, action: CONSENT_PATH }),
+      consentPage({
+        clientId: client.id,
+        redirectUri,
+        scopes,
+        requestId,
+        action: CONSENT_PATH,
+        users: state.users.list(),
+        user: request.user,
+      }),
       200,
       redirectUri,
     );
@@ -104,13 +133,14 @@ export function authorizeRoute(state: SandboxState) {
 }
 
 /**
- * Approves a validated request: issues a code bound to it and redirects with the code and state.
+ * Approves a validated request as its user: issues a code bound to it and redirects with the code and state.
  *
  * @see RFC 6749 §4.1.2
  */
 export function approve(state: SandboxState, request: AuthorizationRequest): Response {
   const code = state.codes.issue({
     clientId: request.clientId,
+    user: request.user,
     redirectUri: request.redirectUri,
     codeChallenge: request.codeChallenge,
     scopes: request.scopes,

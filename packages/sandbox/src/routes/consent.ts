@@ -9,12 +9,15 @@ import { BadRequestError } from "../errors.js";
 import { errorPage, htmlResponse } from "../html.js";
 import { redirectTo } from "../redirect.js";
 import type { SandboxState } from "../tenant-state.js";
+import { idOf } from "../users.js";
 import { approve } from "./authorize.js";
 
 /**
- * Handles the consent form: `request_id` (the opaque id of the pending request, single use) and
- * `decision` (`approve` or `deny`). Approval redirects with a code, denial with
- * `error=access_denied`; both carry the unchanged state. A bad or expired form is a 400 page.
+ * Handles the consent form: `request_id` (the opaque id of the pending request, single use),
+ * `decision` (`approve` or `deny`) and `user` (the id of the user to sign in as; optional: without
+ * it, the user the authorization request chose). Approval redirects with a code issued to that
+ * user, denial with `error=access_denied`; both carry the unchanged state. A bad or expired form, or
+ * a `user` that names no user, is a 400 page.
  *
  * @see RFC 6749 §4.1.2 (approval), §4.1.2.1 (access_denied)
  */
@@ -29,8 +32,13 @@ export function consentRoute(state: SandboxState) {
     }
     const decision = body["decision"];
     const requestId = body["request_id"];
+    const chosen = body["user"];
     if (decision !== "approve" && decision !== "deny") {
       return htmlResponse(errorPage("Invalid request", "decision must be approve or deny."), 400);
+    }
+    const user = chosen === undefined ? undefined : typeof chosen === "string" ? state.users.get(chosen) : undefined;
+    if (chosen !== undefined && user === undefined) {
+      return htmlResponse(errorPage("Invalid request", "user names no user of this sandbox."), 400);
     }
     const request = typeof requestId === "string" ? state.pending.take(requestId) : undefined;
     if (request === undefined) {
@@ -46,6 +54,6 @@ export function consentRoute(state: SandboxState) {
         state: request.state,
       });
     }
-    return approve(state, request);
+    return approve(state, user === undefined ? request : { ...request, user: idOf(user) });
   };
 }

@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { readBody, requiredString, stringField } from "../body.js";
 import { BadRequestError, oauthError } from "../errors.js";
 import type { SandboxState } from "../tenant-state.js";
+import type { UserId } from "../users.js";
 
 /**
  * Handles a revocation request, form-encoded or JSON: `token` required, `client_id` and
@@ -26,8 +27,10 @@ import type { SandboxState } from "../tenant-state.js";
 export function revokeRoute(state: SandboxState) {
   return async (c: Context): Promise<Response> => {
     let clientId: string | null = null;
+    /** The user of the token's grant, once the token is read and known. */
+    let user: UserId | null = null;
     const record = (status: number, outcome: string, detail: string | null): void => {
-      state.events.record({ endpoint: "revoke", grantType: null, clientId, status, outcome, detail });
+      state.events.record({ endpoint: "revoke", grantType: null, clientId, user, status, outcome, detail });
     };
     try {
       const body = await readBody(c.req.raw, ["form", "json"]);
@@ -48,8 +51,10 @@ export function revokeRoute(state: SandboxState) {
         return oauthError("invalid_client", "The client is not registered.");
       }
       const family = state.tokens.familyOf(token);
+      // A token of another client is left alone: its grant, and so its user, is not this call's.
+      if (state.tokens.clientOf(token) === id) user = state.tokens.userOf(token) ?? null;
       const result = state.tokens.revoke(token, id);
-      if (result === "revoked" && family !== undefined) state.ledger.familyRevoked(family, "revocation");
+      if (result === "revoked" && family !== undefined) state.ledger.familyRevoked(family, user, "revocation");
       record(200, "ok", result === "revoked" ? "family_revoked" : result === "unknown" ? "unknown_token" : result);
       return new Response(null, { status: 200, headers: { "Cache-Control": "no-store" } });
     } catch (error) {

@@ -12,15 +12,17 @@ import { actorOf, refreshTokenFingerprint, type PresentationInput } from "../led
 import { checkScope } from "../scopes.js";
 import type { SandboxState } from "../tenant-state.js";
 import type { IssuedTokens } from "../tokens.js";
+import type { UserId } from "../users.js";
 
 const VERIFIER_PATTERN = /^[A-Za-z0-9._~-]{43,128}$/;
 
-/** A refusal on its way to becoming an RFC 6749 §5.2 answer and an event. */
+/** A refusal on its way to becoming an RFC 6749 §5.2 answer and an event (with the user of the grant it concerns, if any). */
 class Refusal {
   constructor(
     readonly error: OAuthErrorCode,
     readonly description: string,
     readonly detail: string,
+    readonly user: UserId | null = null,
   ) {}
 }
 
@@ -61,8 +63,8 @@ export function tokenRoute(state: SandboxState) {
     let clientId: string | null = null;
     /** The refresh token presented, as the ledger names it; set once the token is read. */
     let presented: Omit<PresentationInput, "reused"> | undefined;
-    const record = (status: number, outcome: string, detail: string | null): void => {
-      const event = state.events.record({ endpoint: "token", grantType, clientId, status, outcome, detail });
+    const record = (status: number, outcome: string, detail: string | null, user: UserId | null): void => {
+      const event = state.events.record({ endpoint: "token", grantType, clientId, user, status, outcome, detail });
       if (presented !== undefined) state.ledger.presented({ ...presented, reused: detail === REUSE_DETAIL }, event);
     };
     try {
@@ -80,9 +82,11 @@ export function tokenRoute(state: SandboxState) {
         const fingerprint = await refreshTokenFingerprint(refreshToken);
         // Nothing is awaited from here to the answer: the family is read right before the store
         // rotates the token (or evicts it, expired), and the ledger records what the store decided.
+        const family = state.tokens.refreshFamilyOf(refreshToken) ?? null;
         presented = {
           fingerprint,
-          family: state.tokens.refreshFamilyOf(refreshToken) ?? null,
+          family,
+          user: family === null ? null : (state.tokens.familyUser(family) ?? null),
           actor: actorOf(c.req.raw.headers),
         };
         ({ tokens, detail, clientId } = refresh(state, body, refreshToken));
@@ -92,7 +96,7 @@ export function tokenRoute(state: SandboxState) {
           "grant_type must be authorization_code or refresh_token.",
           "unsupported_grant_type",
         );
-      record(200, "ok", detail);
+      record(200, "ok", detail, tokens.user);
       return tokenResponse(tokens);
     } catch (error) {
       const refusal =
@@ -102,7 +106,7 @@ export function tokenRoute(state: SandboxState) {
             ? new Refusal("invalid_request", error.message, "malformed_request")
             : undefined;
       if (refusal === undefined) throw error;
-      record(400, refusal.error, refusal.detail);
+      record(400, refusal.error, refusal.detail, presented?.user ?? refusal.user);
       return oauthError(refusal.error, refusal.description);
     }
   };
@@ -135,12 +139,15 @@ async function exchangeCode(state: SandboxState, body: Record<string, unknown>):
       throw new Refusal("invalid_grant", invalid, "code_unknown");
     case "expired":
       throw new Refusal("invalid_grant", invalid, "code_expired");
-    case "reused":
+    case "reused": {
       // RFC 6749 §4.1.2: a replayed code SHOULD revoke the tokens issued from it.
-      if (redemption.familyId !== undefined && state.tokens.revokeFamilyById(redemption.familyId) === "revoked") {
-        state.ledger.familyRevoked(redemption.familyId, "code_reuse");
+      const family = redemption.familyId;
+      const user = family === undefined ? null : (state.tokens.familyUser(family) ?? null);
+      if (family !== undefined && state.tokens.revokeFamilyById(family) === "revoked") {
+        state.ledger.familyRevoked(family, user, "code_reuse");
       }
-      throw new Refusal("invalid_grant", invalid, "code_reused");
+      throw new Refusal("invalid_grant", invalid, "code_reused", user);
+    }
     case "ok":
       break;
   }
@@ -152,9 +159,9 @@ async function exchangeCode(state: SandboxState, body: Record<string, unknown>):
   if (!timingSafeEqual(challenge, grant.codeChallenge)) {
     throw new Refusal("invalid_grant", "code_verifier does not match the code_challenge.", "verifier_mismatch");
   }
-  const tokens = state.tokens.issue(clientId, grant.scopes);
+  const tokens = state.tokens.issue(clientId, grant.scopes, grant.user);
   redemption.bindFamily(tokens.familyId);
-  state.ledger.familyIssued(tokens.familyId);
+  state.ledger.familyIssued(tokens.familyId, tokens.user);
   return tokens;
 }
 

@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/auth/user`: the demo user, behind a bearer token with `profile:read`.
+ * `GET /api/v1/auth/user`: the user the token belongs to, behind a bearer token with `profile:read`.
  *
  * @module
  */
@@ -9,14 +9,6 @@ import type { SandboxState } from "../tenant-state.js";
 
 /** The scope the route requires. */
 export const USER_SCOPE = "profile:read";
-
-/** The user record the sandbox returns unless another is configured. */
-export const DEMO_USER: Readonly<Record<string, unknown>> = Object.freeze({
-  id: 42,
-  name: "Ada Lovelace",
-  email: "ada@example.org",
-  locale: "en",
-});
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
@@ -34,7 +26,8 @@ export function bearerToken(header: string | null | undefined): string | undefin
 /**
  * Handles `GET /api/v1/auth/user`: 401 with a bare bearer challenge when no token is sent, and
  * with `error="invalid_token"` for a malformed, unknown, expired or revoked one; 403 with `error="insufficient_scope", scope="profile:read"`
- * when the token lacks `profile:read`; otherwise 200 and the user record.
+ * when the token lacks `profile:read`; otherwise 200 and the record of the user who approved the
+ * token's grant: each token its own user.
  *
  * @see RFC 6750 §3.1
  */
@@ -52,9 +45,14 @@ export function userRoute(state: SandboxState) {
         return invalidToken("The access token expired.");
       case "revoked":
         return invalidToken("The access token was revoked.");
-      case "active":
+      case "active": {
         if (!found.scopes.includes(USER_SCOPE)) return insufficientScope(USER_SCOPE);
-        return Response.json(state.user, { status: 200, headers: { "Cache-Control": "no-store" } });
+        // Always found: the users never change while the sandbox runs, and a restore drops the grants of
+        // users it no longer has. Never another user's record in its place.
+        const user = state.users.get(found.user);
+        if (user === undefined) return invalidToken("The user of this access token no longer exists.");
+        return Response.json(user, { status: 200, headers: { "Cache-Control": "no-store" } });
+      }
     }
   };
 }
