@@ -286,6 +286,10 @@ describe("the README's examples", () => {
     }
   });
 
+  it("of a pending record is a text of the vectors", () => {
+    expect(readme).toContain(`\n  ${vectors.pendingRecords[1].text}\n`);
+  });
+
   it("of the Redis key scheme name a key of the vectors", () => {
     expect(readme).toContain("`billing:tenant-integration:{https://acme.tenant.test:demo}:tokens`");
     expect(vectors.scopes[0].redisKeys.tokens).toBe(
