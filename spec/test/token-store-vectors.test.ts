@@ -49,7 +49,7 @@ describe("session ids", () => {
   it("accepts every valid id of the vectors, and so does the pending record's schema", () => {
     for (const { id } of vectors.sessionIds.valid) {
       expect(sessionIdProblem(id), id).toBeUndefined();
-      expect(validPending({ state: "A".repeat(43), verifier: "v".repeat(43), expiresAt: 0, session: id }), id).toBe(
+      expect(validPending({ state: "A".repeat(43), verifier: "v".repeat(43), expiresAt: 0, sessionId: id }), id).toBe(
         true,
       );
     }
@@ -59,7 +59,7 @@ describe("session ids", () => {
     for (const { id, code, message } of vectors.sessionIds.invalid) {
       expect(code).toBe("INVALID_SESSION_ID");
       expect(sessionIdProblem(id), JSON.stringify(id)).toBe(message);
-      expect(validPending({ state: "A".repeat(43), verifier: "v".repeat(43), expiresAt: 0, session: id })).toBe(false);
+      expect(validPending({ state: "A".repeat(43), verifier: "v".repeat(43), expiresAt: 0, sessionId: id })).toBe(false);
     }
   });
 
@@ -174,7 +174,7 @@ describe("no two scopes of one client meet", () => {
   it("takes every id the pending record's schema admits, and no other", () => {
     expect(sessions.length).toBeGreaterThan(250);
     for (const id of new Set([...short, ...words, ...ids]))
-      expect(validPending({ state: "A".repeat(43), verifier: "v".repeat(43), expiresAt: 0, session: id }), id).toBe(
+      expect(validPending({ state: "A".repeat(43), verifier: "v".repeat(43), expiresAt: 0, sessionId: id }), id).toBe(
         sessionIdProblem(id) === undefined,
       );
   });

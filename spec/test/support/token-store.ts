@@ -114,11 +114,11 @@ export function pendingRecordText(record: {
   state: string;
   verifier: string;
   expiresAt: number;
-  session?: string;
+  sessionId?: string;
   browser?: string;
 }): string {
-  const { state, verifier, expiresAt, session, browser } = record;
-  return JSON.stringify({ state, verifier, expiresAt, session, browser });
+  const { state, verifier, expiresAt, sessionId, browser } = record;
+  return JSON.stringify({ state, verifier, expiresAt, sessionId, browser });
 }
 
 /** CRC16-CCITT (XMODEM), as Redis Cluster hashes keys. */
