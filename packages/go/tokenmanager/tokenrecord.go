@@ -1,21 +1,17 @@
 package tokenmanager
 
-// The stored records (spec/token-store/): the token record, the pending sign-in and the refresh
-// intent, written byte for byte as the TypeScript manager's JSON.stringify writes them (same keys,
-// same order, no spaces, no HTML escaping), so that Go, TypeScript and Python processes share them.
+// The stored records (spec/token-store/): the token record and the pending sign-in (the refresh
+// intent is in refreshintent.go), written byte for byte as the TypeScript manager's JSON.stringify
+// writes them (same keys, same order, no spaces, no HTML escaping), so that Go, TypeScript and Python
+// processes share them.
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"math"
 	"regexp"
 	"strings"
 )
-
-// vschar is RFC 6749 Appendix A.12/A.13: tokens are 1*VSCHAR (%x20-7E).
-var vschar = regexp.MustCompile(`^[\x20-\x7e]+$`)
 
 // tokenRecord is one stored token record. It has no String method on purpose: it is never printed.
 type tokenRecord struct {
@@ -39,62 +35,6 @@ func marshal(value any) string {
 		panic(err) // only our own plain structs are marshalled
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// parseObject is a JSON text parsed as an object; nil for anything else.
-func parseObject(text string) map[string]any {
-	decoder := json.NewDecoder(strings.NewReader(text))
-	decoder.UseNumber()
-	var value map[string]any
-	if err := decoder.Decode(&value); err != nil || decoder.More() {
-		return nil
-	}
-	return value
-}
-
-func number(value any) (float64, bool) {
-	n, ok := value.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	f, err := n.Float64()
-	return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
-}
-
-// tokenFields validates a token response (or a stored record) and returns its five fields.
-// previous is kept when a refresh response has no refresh_token (it did not rotate); a field present
-// with any value replaces it and must be valid. The error names the field, never its value.
-// See RFC 6749 §5.1, §6.
-func tokenFields(fields map[string]any, previous string) (*tokenRecord, error) {
-	invalid := func(name string) error {
-		return newError(CodeInvalidResponse, "the token response's %s is missing or invalid", name)
-	}
-	record := &tokenRecord{}
-	var ok bool
-	if record.AccessToken, ok = fields["access_token"].(string); !ok || !vschar.MatchString(record.AccessToken) {
-		return nil, invalid("access_token")
-	}
-	if raw, present := fields["refresh_token"]; present || previous == "" {
-		if record.RefreshToken, ok = raw.(string); !ok || !vschar.MatchString(record.RefreshToken) {
-			return nil, invalid("refresh_token")
-		}
-	} else {
-		record.RefreshToken = previous
-	}
-	if record.TokenType, ok = fields["token_type"].(string); !ok || !strings.EqualFold(record.TokenType, "bearer") {
-		return nil, invalid("token_type")
-	}
-	if record.ExpiresIn, ok = number(fields["expires_in"]); !ok || record.ExpiresIn <= 0 {
-		return nil, invalid("expires_in")
-	}
-	if raw, present := fields["scope"]; present {
-		scope, ok := raw.(string)
-		if !ok {
-			return nil, invalid("scope")
-		}
-		record.Scope = &scope
-	}
-	return record, nil
 }
 
 // recordID is the form of a record's id and session: 256 bits, base64url (spec/token-store).
@@ -189,63 +129,4 @@ func parsePending(raw string, present bool) *pendingRecord {
 		return nil
 	}
 	return &pendingRecord{State: state, Verifier: verifier, ExpiresAt: int64(expires)}
-}
-
-// intentRecord is the refresh under way: which refresh token (a fingerprint), which refresh (holder),
-// since when (ms), and its writer's pid and host.
-type intentRecord struct {
-	Fingerprint string  `json:"fingerprint"`
-	Holder      string  `json:"holder"`
-	Since       float64 `json:"since"`
-	Pid         int     `json:"pid,omitempty"`
-	Host        string  `json:"host,omitempty"`
-}
-
-func parseIntent(raw string, present bool) *intentRecord {
-	if !present {
-		return nil
-	}
-	fields := parseObject(raw)
-	fingerprint, ok1 := fields["fingerprint"].(string)
-	holder, ok2 := fields["holder"].(string)
-	since, ok3 := number(fields["since"])
-	if !ok1 || !ok2 || !ok3 {
-		return nil
-	}
-	intent := &intentRecord{Fingerprint: fingerprint, Holder: holder, Since: since}
-	if pid, ok := number(fields["pid"]); ok && pid == math.Trunc(pid) {
-		intent.Pid = int(pid)
-	}
-	intent.Host, _ = fields["host"].(string)
-	return intent
-}
-
-func (i *intentRecord) describe() string {
-	if i.Pid == 0 {
-		return "another process"
-	}
-	host := i.Host
-	if host == "" {
-		host = "an unknown host"
-	}
-	return "process " + itoa(i.Pid) + " on " + host
-}
-
-// fingerprint is the lowercase hex SHA-256 of a refresh token: names it without revealing it.
-func fingerprint(refreshToken string) string {
-	sum := sha256.Sum256([]byte(refreshToken))
-	return hex.EncodeToString(sum[:])
-}
-
-// oauthFields are an RFC 6749 §5.2 error body's (or §4.1.2.1 callback's) fields.
-type oauthFields struct{ Error, Description, URI string }
-
-func parseOAuthError(fields map[string]any) (oauthFields, bool) {
-	code, ok := fields["error"].(string)
-	if !ok || code == "" {
-		return oauthFields{}, false
-	}
-	description, _ := fields["error_description"].(string)
-	uri, _ := fields["error_uri"].(string)
-	return oauthFields{code, description, uri}, true
 }

@@ -1,15 +1,46 @@
 package tokenmanager
 
+// The token endpoint's requests and how their answers are read (RFC 6749 §5; the TypeScript kit's
+// token-request.ts, the Python kit's _token_request.py).
+
 import (
 	"context"
 	"errors"
-	"io"
+	"math"
 	"net"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 )
+
+// record makes the record of a token response; origin is the record a refresh started from.
+func (m *Manager) record(text string, origin *tokenRecord) (*tokenRecord, error) {
+	fields := parseObject(text)
+	if fields == nil {
+		return nil, newError(CodeInvalidResponse, "the token response is not a JSON object")
+	}
+	previous := ""
+	if origin != nil {
+		previous = origin.RefreshToken
+	}
+	record, err := tokenFields(fields, previous)
+	if err != nil {
+		return nil, err
+	}
+	record.ReceivedAt = math.Round(m.nowMs())
+	record.ID = newState()
+	seq := int64(0)
+	record.Session = record.ID
+	if origin != nil {
+		if origin.Session != "" {
+			record.Session = origin.Session
+		} else {
+			record.Session = origin.ID
+		}
+		seq = origin.seq() + 1
+	}
+	record.Seq = &seq
+	return record, nil
+}
 
 // maxBody bounds what is read of an answer of the token endpoint.
 const maxBody = 1 << 20
@@ -45,66 +76,6 @@ func (m *Manager) post(ctx context.Context, path, body, contentType string, secr
 	return "", newError(CodeInvalidResponse, "%s answered HTTP %d without an OAuth error body", path, status)
 }
 
-type answer struct {
-	status int
-	text   string
-	header http.Header
-	err    error
-}
-
-// within sends the request and reads the answer, bounded by the request timeout counted in time the
-// process ran: a tick that comes far later than asked means the process was stopped (SIGSTOP, a
-// suspended machine, a debugger); that time is not the tenant's, and the tick only waits again, so
-// that an answer that arrived meanwhile is read.
-func (m *Manager) within(ctx context.Context, path, body, contentType string) (int, string, http.Header, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	request, err := http.NewRequestWithContext(ctx, http.MethodPost, m.origin+path, strings.NewReader(body))
-	if err != nil {
-		return 0, "", nil, err
-	}
-	request.Header.Set("Accept", "application/json")
-	request.Header.Set("Content-Type", contentType)
-	done := make(chan answer, 1)
-	go func() {
-		response, err := m.http.Do(request)
-		if err != nil {
-			done <- answer{err: err}
-			return
-		}
-		defer response.Body.Close()
-		raw, err := io.ReadAll(io.LimitReader(response.Body, maxBody))
-		done <- answer{status: response.StatusCode, text: string(raw), header: response.Header, err: err}
-	}()
-	timeout := m.o.requestTimeout
-	step := min(timeout, 250*time.Millisecond)
-	var ran time.Duration
-	last := time.Now()
-	for {
-		timer := time.NewTimer(min(step, timeout-ran))
-		select {
-		case a := <-done:
-			timer.Stop()
-			return a.status, a.text, a.header, a.err
-		case <-ctx.Done():
-			timer.Stop()
-			return 0, "", nil, ctx.Err()
-		case at := <-timer.C:
-			gap := at.Sub(last)
-			last = at
-			if gap > step+time.Second {
-				continue // stopped meanwhile: not the tenant's time
-			}
-			ran += gap
-			if ran >= timeout {
-				return 0, "", nil, errTimeout
-			}
-		}
-	}
-}
-
-var errTimeout = errors.New("no answer within the request timeout")
-
 // notSent: the request cannot have reached the tenant (no connection could be made).
 func notSent(err error) bool {
 	var op *net.OpError
@@ -125,19 +96,4 @@ func errorKind(err error) string {
 	default:
 		return "connection failed"
 	}
-}
-
-// retryAfter parses a Retry-After header: seconds or an HTTP date (RFC 9110 §10.2.3); 0 without one.
-func retryAfter(value string, now time.Time) time.Duration {
-	value = strings.TrimSpace(value)
-	if value == "" {
-		return 0
-	}
-	if seconds, err := strconv.Atoi(value); err == nil && seconds >= 0 {
-		return time.Duration(seconds) * time.Second
-	}
-	if at, err := http.ParseTime(value); err == nil && at.After(now) {
-		return at.Sub(now)
-	}
-	return 0
 }
