@@ -5,7 +5,6 @@ package tokenmanager
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -120,18 +119,6 @@ func New(config Config, opts ...Option) (*Manager, error) {
 	prefix := "tenant-integration:" + origin + ":" + config.ClientID + ":"
 	m.tokensKey, m.pendingKey, m.intentKey, m.lockName = prefix+"tokens", prefix+"pending", prefix+"intent", prefix+"lock"
 	return m, nil
-}
-
-func checkScopes(scopes []scope.Scope) error {
-	if len(scopes) == 0 {
-		return invalidOption("Scopes", "give at least one scope, e.g. scope.ProfileRead")
-	}
-	for _, s := range scopes {
-		if !s.Valid() {
-			return invalidOption("Scopes", fmt.Sprintf("%q is not a scope of the service", string(s)))
-		}
-	}
-	return nil
 }
 
 // BaseURL is the tenant's origin, normalized.

@@ -1,6 +1,7 @@
 package tokenmanager
 
 import (
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -90,6 +91,19 @@ func WithIntentWait(d time.Duration) Option { return func(o *options) { o.intent
 // revocation, storage failure), in the goroutine that caused it. No event holds a token.
 func WithOnChange(f func(Event)) Option {
 	return func(o *options) { o.onChange = append(o.onChange, f) }
+}
+
+// checkScopes: at least one scope, each a scope of the service (Scope.Valid).
+func checkScopes(scopes []scope.Scope) error {
+	if len(scopes) == 0 {
+		return invalidOption("Scopes", "give at least one scope, e.g. scope.ProfileRead")
+	}
+	for _, s := range scopes {
+		if !s.Valid() {
+			return invalidOption("Scopes", fmt.Sprintf("%q is not a scope of the service", string(s)))
+		}
+	}
+	return nil
 }
 
 func invalidOption(name, why string) error {

@@ -334,7 +334,7 @@ func (m *Manager) refresh(ctx context.Context, held Held, stored *tokenRecord, a
 		}
 		text, err := m.post(ctx, "/oauth/token", body, "application/json", secrets, attempt)
 		if err == nil {
-			record, err = m.record(text, stored)
+			record, err = m.processTokenResponse(text, stored)
 		}
 		if err == nil {
 			break

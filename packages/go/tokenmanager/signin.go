@@ -128,7 +128,7 @@ func (m *Manager) CompleteAuthorization(ctx context.Context, callbackURL string)
 	if err != nil {
 		return SessionInfo{}, err
 	}
-	record, err := m.record(text, nil)
+	record, err := m.processTokenResponse(text, nil)
 	if err != nil {
 		return SessionInfo{}, err
 	}

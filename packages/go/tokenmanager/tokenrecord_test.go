@@ -1,6 +1,7 @@
 package tokenmanager
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -34,5 +35,29 @@ func TestARecordWithoutARequiredFieldIsNoSession(t *testing.T) {
 		if parseRecord(strings.Replace(fullRecord, `"seq":2`, bad, 1), true) != nil {
 			t.Errorf("read with %s", bad)
 		}
+	}
+}
+
+func TestRecordsAreWrittenAsTheOtherKitsWriteThem(t *testing.T) {
+	tn := newTenant(t)
+	storage := NewMemoryStorage()
+	m, _ := newManager(t, tn, nil, WithStorage(storage))
+	signIn(t, m)
+	raw, ok, _ := storage.Get(context.Background(), "tenant-integration:"+tn.URL+":c:tokens")
+	if !ok {
+		t.Fatal("no record")
+	}
+	keys := []string{`{"access_token":`, `,"refresh_token":`, `,"token_type":"Bearer","expires_in":900,"received_at":`, `,"id":`, `,"session":`, `,"seq":0}`}
+	at := 0
+	for _, key := range keys {
+		i := strings.Index(raw[at:], key)
+		if i < 0 {
+			t.Fatalf("record %q lacks %q in order", strings.ReplaceAll(raw, "secret", "…"), key)
+		}
+		at += i + len(key)
+	}
+	record := parseRecord(raw, true)
+	if record == nil || record.ID != record.Session || len(record.ID) != 43 {
+		t.Fatal("record does not parse back")
 	}
 }

@@ -12,36 +12,6 @@ import (
 	"time"
 )
 
-// record makes the record of a token response; origin is the record a refresh started from.
-func (m *Manager) record(text string, origin *tokenRecord) (*tokenRecord, error) {
-	fields := parseObject(text)
-	if fields == nil {
-		return nil, newError(CodeInvalidResponse, "the token response is not a JSON object")
-	}
-	previous := ""
-	if origin != nil {
-		previous = origin.RefreshToken
-	}
-	record, err := tokenFields(fields, previous)
-	if err != nil {
-		return nil, err
-	}
-	record.ReceivedAt = math.Round(m.nowMs())
-	record.ID = newState()
-	seq := int64(0)
-	record.Session = record.ID
-	if origin != nil {
-		if origin.Session != "" {
-			record.Session = origin.Session
-		} else {
-			record.Session = origin.ID
-		}
-		seq = origin.seq() + 1
-	}
-	record.Seq = &seq
-	return record, nil
-}
-
 // maxBody bounds what is read of an answer of the token endpoint.
 const maxBody = 1 << 20
 
@@ -52,8 +22,9 @@ func (m *Manager) post(ctx context.Context, path, body, contentType string, secr
 	status, text, header, err := m.within(ctx, path, body, contentType)
 	elapsed := time.Since(started).Milliseconds()
 	if err != nil {
-		m.log.Error("POST "+path+" no answer", "ms", elapsed, "attempt", attempt, "why", redact(errorKind(err), m.known(secrets...)))
-		return "", transientError(0, attempt, !notSent(err), 0, scrub(err, m.known(secrets...)))
+		all := m.known(secrets...)
+		m.log.Error("POST "+path+" no answer", "ms", elapsed, "attempt", attempt, "why", redact(errorKind(err), all))
+		return "", transientError(0, attempt, !notSent(err), 0, scrub(err, all))
 	}
 	m.log.Info("POST "+path, "status", status, "ms", elapsed, "attempt", attempt)
 	if status >= 200 && status < 300 {
@@ -96,4 +67,35 @@ func errorKind(err error) string {
 	default:
 		return "connection failed"
 	}
+}
+
+// processTokenResponse makes the record of a token response (RFC 6749 §5.1), stamped with its
+// receive time, a new id and its session's sequence; origin is the record a refresh started from.
+func (m *Manager) processTokenResponse(text string, origin *tokenRecord) (*tokenRecord, error) {
+	fields := parseObject(text)
+	if fields == nil {
+		return nil, newError(CodeInvalidResponse, "the token response is not a JSON object")
+	}
+	previous := ""
+	if origin != nil {
+		previous = origin.RefreshToken
+	}
+	record, err := tokenFields(fields, previous)
+	if err != nil {
+		return nil, err
+	}
+	record.ReceivedAt = math.Round(m.nowMs())
+	record.ID = newState()
+	seq := int64(0)
+	record.Session = record.ID
+	if origin != nil {
+		if origin.Session != "" {
+			record.Session = origin.Session
+		} else {
+			record.Session = origin.ID
+		}
+		seq = origin.seq() + 1
+	}
+	record.Seq = &seq
+	return record, nil
 }

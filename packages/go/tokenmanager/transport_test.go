@@ -8,6 +8,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -134,5 +135,75 @@ func BenchmarkTransportBearer(b *testing.B) {
 			b.Fatal(err)
 		}
 		_ = response.Body.Close()
+	}
+}
+
+func TestTheTransportAddsTheTokenOnlyForTheTenantAndRetriesOnceAfter401(t *testing.T) {
+	tn := newTenant(t)
+	m, _ := newManager(t, tn, nil)
+	signIn(t, m)
+	var seen []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("Authorization"))
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer api.Close()
+	client := &http.Client{Transport: m.Transport(nil)}
+	response, err := client.Get(api.URL + "/elsewhere") // another origin: no token
+	if err != nil {
+		t.Fatal(err)
+	}
+	response.Body.Close()
+	if seen[0] != "" {
+		t.Fatal("the token went to another origin")
+	}
+	// 401 from the tenant: refreshed once and sent again.
+	calls := 0
+	tn.mu.Lock()
+	tn.answer = func(w http.ResponseWriter) bool {
+		calls++
+		if calls == 1 {
+			w.WriteHeader(http.StatusUnauthorized)
+			return true
+		}
+		return false
+	}
+	tn.mu.Unlock()
+	request, _ := http.NewRequest(http.MethodGet, tn.URL+"/oauth/revoke", nil)
+	response, err = client.Do(request)
+	if err != nil || response.StatusCode != 200 || tn.refreshes.Load() != 1 {
+		t.Fatalf("status %v, err %v, %d refreshes", response, err, tn.refreshes.Load())
+	}
+	response.Body.Close()
+	token, err := m.Token()
+	if err != nil || token.AccessToken != "at_0002_secret_access" || token.TokenType != "Bearer" {
+		t.Fatalf("oauth2 token %v, %v", token, err)
+	}
+}
+
+// oauth2.NewClient wraps a TokenSource in oauth2.ReuseTokenSource, which keeps a token until its
+// Expiry and a zero Expiry forever: the manager's tokens must carry when it stops serving them.
+func TestTokensCarryTheirExpirySoOAuth2ReuseTokenSourceAsksAgain(t *testing.T) {
+	tn := newTenant(t)
+	m, c := newManager(t, tn, nil)
+	signIn(t, m)
+	within := func(got time.Time, want time.Duration) {
+		t.Helper()
+		if left := time.Until(got); left > want+time.Second || left < want-5*time.Second {
+			t.Fatalf("expiry in %v, want about %v", left, want)
+		}
+	}
+	token, err := m.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(token.Expiry, 14*time.Minute) // 15 min lifetime minus the 60 s leeway
+	c.Advance(10 * time.Minute)
+	if token, err = m.Token(); err != nil {
+		t.Fatal(err)
+	}
+	within(token.Expiry, 4*time.Minute)
+	if token.AccessToken != "at_0001_secret_access" || tn.refreshes.Load() != 0 {
+		t.Fatalf("token %q after %d refreshes", token.AccessToken, tn.refreshes.Load())
 	}
 }
