@@ -29,6 +29,7 @@ type Manager struct {
 	tokensKey, pendingKey, intentKey, lockName    string
 	arms                                          bool // the default clock: the bearer layer may arm a token (armed.go)
 	afterFunc                                     func(time.Duration, func()) (stop func() bool)
+	monotonic                                     func() time.Time // time.Now, read for its monotonic clock (tests inject theirs)
 
 	// armed is the token the bearer layer sends without a clock read (armed.go); stored and swapped
 	// with mu held, loaded without it.
@@ -41,6 +42,7 @@ type Manager struct {
 	generation      int
 	flight          *flight
 	ownIntent       *intentRecord
+	watch           *intentWatch // this process's watch of another's refresh intent (refreshintent.go)
 	writeFailure    *Error
 	retryWriteAfter float64
 }
@@ -79,7 +81,7 @@ func New(config Config, opts ...Option) (*Manager, error) {
 	}
 	m := &Manager{origin: origin, clientID: config.ClientID, redirectURI: config.RedirectURI,
 		redirectTarget: normalTarget(redirect, true), scopes: append([]scope.Scope(nil), config.Scopes...), o: o,
-		afterFunc: afterFuncOnTimer}
+		afterFunc: afterFuncOnTimer, monotonic: time.Now}
 	if m.o.now == nil {
 		m.o.now, m.arms = time.Now, true
 	}

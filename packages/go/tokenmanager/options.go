@@ -83,8 +83,11 @@ func WithRefreshAttempts(n int) Option { return func(o *options) { o.attempts = 
 // WithRetryDelay sets the first pause between those attempts, doubled each time (default 300 ms).
 func WithRetryDelay(d time.Duration) Option { return func(o *options) { o.retryDelay = d } }
 
-// WithIntentWait bounds the wait for another process's refresh of the same refresh token (default
-// 20 s; spec/token-store/README.md, "Paused processes").
+// WithIntentWait sets how long this process watches another process's refresh of the same refresh
+// token before presenting the token itself (default 20 s; spec/token-store/README.md, "Paused
+// processes"). The watch counts only time in which every read of the storage answered and no two
+// reads of the intent were more than a second apart: a storage outage of any length, or a pause of
+// this process, starts it again from zero. A holder of this host that has exited is not waited for.
 func WithIntentWait(d time.Duration) Option { return func(o *options) { o.intentWait = d } }
 
 // WithOnChange adds a hook called on every Event (sign-in, refresh, session ended, sign-out,

@@ -136,7 +136,7 @@ func (m *Manager) freshInStorage(ctx context.Context) *tokenRecord {
 	m.mu.Lock()
 	before := m.generation
 	m.mu.Unlock()
-	raw, present, err := m.storage.Get(ctx, m.tokensKey)
+	raw, present, err := m.get(ctx, m.tokensKey)
 	if err != nil {
 		return nil
 	}
@@ -156,12 +156,11 @@ var errLockLost = errors.New("the refresh lock was taken over before the refresh
 // a refresh left, and let go while another process's refresh intent is honoured.
 func (m *Manager) underLock(ctx context.Context) (string, error) {
 	tries := 0
-	var wait *waited
 	for {
 		var token string
 		task := func(ctx context.Context, held Held) error {
 			var err error
-			token, err = m.obtain(ctx, held, false, wait)
+			token, err = m.obtain(ctx, held, false)
 			return err
 		}
 		var found *tokenRecord
@@ -191,18 +190,11 @@ func (m *Manager) underLock(ctx context.Context) (string, error) {
 				return "", transientError(0, 0, false, 0, nil)
 			}
 		case errors.As(err, &pending):
-			if wait == nil || wait.holder != pending.intent.Holder {
-				wait = &waited{holder: pending.intent.Holder, since: time.Now()}
-				m.log.Info("waiting for the refresh with the same refresh token to be stored", "holder", pending.intent.describe())
-			}
-			for !m.intentSettled(ctx, pending, wait) {
-				select {
-				case <-time.After(intentPoll):
-				case <-ctx.Done():
-					return "", ctx.Err()
-				}
+			if err := m.awaitIntent(ctx, pending); err != nil {
+				return "", err
 			}
 		default:
+			m.endWatch()
 			return "", err
 		}
 	}
@@ -210,7 +202,7 @@ func (m *Manager) underLock(ctx context.Context) (string, error) {
 
 // obtain runs under the lock: re-reads the storage, and refreshes only if what it finds is not
 // usable and no other process's live refresh intent names its refresh token.
-func (m *Manager) obtain(ctx context.Context, held Held, again bool, wait *waited) (string, error) {
+func (m *Manager) obtain(ctx context.Context, held Held, again bool) (string, error) {
 	m.log.Debug("refresh lock taken; reading the tokens from storage")
 	m.mu.Lock()
 	unsaved := m.unsaved
@@ -255,7 +247,11 @@ func (m *Manager) obtain(ctx context.Context, held Held, again bool, wait *waite
 	m.mu.Unlock()
 	if !m.fresh(stored) || stored.AccessToken == rejected {
 		if m.intents && stored != stillUnsaved {
-			if intent := m.readIntent(ctx); intent != nil && m.mustWaitFor(intent, stored, wait) {
+			intent, watched, err := m.readIntent(ctx)
+			if err != nil {
+				return "", m.loadFailed(err)
+			}
+			if intent != nil && m.mustWaitFor(intent, watched, stored) {
 				return "", &intentPending{recordID: stored.ID, intent: intent}
 			}
 		}
@@ -329,7 +325,7 @@ func (m *Manager) refresh(ctx context.Context, held Held, stored *tokenRecord, a
 				return "", err
 			}
 			if changed {
-				return m.obtain(ctx, held, again, nil)
+				return m.obtain(ctx, held, again)
 			}
 		}
 		text, err := m.post(ctx, "/oauth/token", body, "application/json", secrets, attempt)
@@ -395,7 +391,7 @@ func (m *Manager) afterInvalidGrant(ctx context.Context, held Held, failure *Err
 			return "", err
 		}
 		if latest != nil && latest.RefreshToken != stored.RefreshToken {
-			return m.obtain(ctx, held, true, nil)
+			return m.obtain(ctx, held, true)
 		}
 	}
 	ended := *failure

@@ -20,6 +20,10 @@ import (
 // How often a process that honours another's refresh intent reads the storage again.
 const intentPoll = 50 * time.Millisecond
 
+// watchGap: two successive successful reads of an intent further apart than this (on the monotonic
+// clock) end its watch: this process was paused, or was not asking, in between.
+const watchGap = time.Second
+
 type intentPending struct {
 	recordID string
 	intent   *intentRecord
@@ -27,23 +31,73 @@ type intentPending struct {
 
 func (p *intentPending) Error() string { return "waiting for the refresh by " + p.intent.describe() }
 
-type waited struct {
-	holder string
-	since  time.Time
+// intentWatch is this process's watch of one refresh intent (spec/token-store/README.md, "Paused
+// processes", step 2): it starts at the first read that finds the intent and lasts while every read
+// of the storage succeeds and successive reads of the intent are at most watchGap apart. Only a
+// watch as long as the intent wait gives up on a holder that may be alive: the intent's age would
+// count a storage outage as if the holder had been watched.
+type intentWatch struct {
+	holder        string
+	started, last time.Time // monotonic
 }
 
-func (m *Manager) readIntent(ctx context.Context) *intentRecord {
-	raw, present, err := m.storage.Get(ctx, m.intentKey)
+// get reads key from the token storage. Every read of the manager goes through it: a read that
+// fails (an outage, a hung server, a command timeout, an I/O error) ends the watch of any intent.
+func (m *Manager) get(ctx context.Context, key string) (string, bool, error) {
+	raw, present, err := m.storage.Get(ctx, key)
 	if err != nil {
-		return nil
+		m.endWatch()
 	}
-	return parseIntent(raw, present)
+	return raw, present, err
 }
 
-// mustWaitFor: whether intent is another process's refresh with stored's refresh token, still to be
-// waited for: not ours, its holder not known to have exited, younger than the intent wait and not
-// waited on that long.
-func (m *Manager) mustWaitFor(intent *intentRecord, stored *tokenRecord, wait *waited) bool {
+// endWatch ends the watch of any intent: a read of the storage failed, or the call failed (the lock
+// could not be taken).
+func (m *Manager) endWatch() {
+	m.mu.Lock()
+	m.watch = nil
+	m.mu.Unlock()
+}
+
+// readIntent reads the refresh intent (nil: none, or not a valid record) and counts the read in the
+// watch: watched is how long this process has now watched that intent without a break.
+func (m *Manager) readIntent(ctx context.Context) (intent *intentRecord, watched time.Duration, err error) {
+	raw, present, err := m.get(ctx, m.intentKey)
+	if err != nil {
+		return nil, 0, err
+	}
+	intent = parseIntent(raw, present)
+	return intent, m.watchIntent(intent), nil
+}
+
+// watchIntent counts a successful read that found intent (nil: none) in the watch, and returns how
+// long the watch of that intent has lasted: zero when this read starts it (a new holder, or more
+// than watchGap since the last read of it).
+func (m *Manager) watchIntent(intent *intentRecord) time.Duration {
+	now := m.monotonic()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if intent == nil {
+		m.watch = nil
+		return 0
+	}
+	watch := m.watch
+	if watch == nil || watch.holder != intent.Holder || now.Sub(watch.last) > watchGap {
+		if watch != nil && watch.holder == intent.Holder {
+			m.log.Info("the watch of the refresh intent restarts: the storage was not read for more than a second", "holder", intent.describe())
+		}
+		watch = &intentWatch{holder: intent.Holder, started: now}
+		m.watch = watch
+	}
+	watch.last = now
+	return now.Sub(watch.started)
+}
+
+// mustWaitFor: whether intent is another process's live refresh with stored's refresh token, to be
+// waited for. It is live unless it is ours, its holder is a process of this host that has exited, or
+// this process has watched it (watched) for the intent wait without a break. Its since is logged,
+// never used to give up: its age measures a storage outage as well as the holder.
+func (m *Manager) mustWaitFor(intent *intentRecord, watched time.Duration, stored *tokenRecord) bool {
 	if intent.Fingerprint != fingerprint(stored.RefreshToken) {
 		return false
 	}
@@ -57,38 +111,52 @@ func (m *Manager) mustWaitFor(intent *intentRecord, stored *tokenRecord, wait *w
 		m.log.Warn("the refresh intent on this refresh token was left by a process that has exited; presenting the token", "holder", intent.describe())
 		return false
 	}
-	age := m.nowMs() - intent.Since
-	var soFar time.Duration
-	if wait != nil && wait.holder == intent.Holder {
-		soFar = time.Since(wait.since)
-	}
-	if age >= float64(m.o.intentWait.Milliseconds()) || soFar >= m.o.intentWait {
-		m.log.Warn("the refresh with this refresh token was not stored within the intent wait; presenting the token", "holder", intent.describe(), "intent_wait", m.o.intentWait)
+	age := time.Duration(m.nowMs()-intent.Since) * time.Millisecond
+	if watched >= m.o.intentWait {
+		m.log.Warn("the refresh with this refresh token was not stored while this process watched it for the intent wait; presenting the token",
+			"holder", intent.describe(), "watched", watched, "intent_age", age, "intent_wait", m.o.intentWait)
 		return false
+	}
+	if watched == 0 {
+		m.log.Info("waiting for the refresh with the same refresh token to be stored", "holder", intent.describe(), "intent_age", age)
 	}
 	return true
 }
 
-// intentSettled: one look at the storage while honouring pending: true once there is something to
-// decide again on.
-func (m *Manager) intentSettled(ctx context.Context, pending *intentPending, wait *waited) bool {
-	if time.Since(wait.since) >= m.o.intentWait {
-		return true
+// awaitIntent waits outside the lock (the intent's holder may need it to write its tokens back),
+// reading the storage every intentPoll, until there is something to decide again on. A read that
+// fails ends the watch and the wait: the call fails with the storage's error.
+func (m *Manager) awaitIntent(ctx context.Context, pending *intentPending) error {
+	for {
+		settled, err := m.intentSettled(ctx, pending)
+		if err != nil || settled {
+			return err
+		}
+		select {
+		case <-time.After(intentPoll):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	raw, present, err := m.storage.Get(ctx, m.tokensKey)
+}
+
+// intentSettled: one look at the storage while honouring pending: true once the tokens or the
+// intent changed, its holder exited, or this process has watched it for the intent wait.
+func (m *Manager) intentSettled(ctx context.Context, pending *intentPending) (bool, error) {
+	raw, present, err := m.get(ctx, m.tokensKey)
 	if err != nil {
-		return true
+		return false, m.loadFailed(err)
 	}
-	rawIntent, presentIntent, err := m.storage.Get(ctx, m.intentKey)
+	intent, watched, err := m.readIntent(ctx)
 	if err != nil {
-		return true
+		return false, m.loadFailed(err)
 	}
-	latest, intent := parseRecord(raw, present), parseIntent(rawIntent, presentIntent)
+	latest := parseRecord(raw, present)
 	if latest == nil || latest.ID != pending.recordID || intent == nil || intent.Holder != pending.intent.Holder {
-		return true
+		return true, nil
 	}
 	gone := intent.Pid != 0 && intent.Host != "" && procid.IsGone(intent.Host, intent.Pid)
-	return gone || m.nowMs()-intent.Since >= float64(m.o.intentWait.Milliseconds())
+	return gone || watched >= m.o.intentWait, nil
 }
 
 func (m *Manager) writeIntent(ctx context.Context, held Held, stored *tokenRecord) (*intentRecord, error) {
@@ -121,7 +189,7 @@ func (m *Manager) dropIntent(ctx context.Context, intent *intentRecord) {
 		m.ownIntent = nil
 	}
 	m.mu.Unlock()
-	if current := m.readIntent(ctx); current != nil && current.Holder == intent.Holder {
+	if current, _, err := m.readIntent(ctx); err == nil && current != nil && current.Holder == intent.Holder {
 		_ = m.storage.Delete(ctx, m.intentKey)
 	}
 }

@@ -51,7 +51,7 @@ func (m *Manager) OnUnauthorized(rejected string) {
 }
 
 func (m *Manager) load(ctx context.Context) (*tokenRecord, error) {
-	raw, present, err := m.storage.Get(ctx, m.tokensKey)
+	raw, present, err := m.get(ctx, m.tokensKey)
 	if err != nil {
 		return nil, m.loadFailed(err)
 	}

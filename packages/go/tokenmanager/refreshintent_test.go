@@ -1,0 +1,255 @@
+package tokenmanager
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tenant-integration/sdk/packages/go/internal/procid"
+)
+
+// The refresh intent's watch (spec/token-store/README.md, "Paused processes", step 2): a waiter gives
+// up on a live holder only after it has itself watched the intent for the intent wait, with every
+// read of the storage answering and no two reads of it more than a second apart. The intent's age is
+// never a reason: after an outage longer than the intent wait, the holder is still writing its tokens.
+
+// sharedStorage is a storage shared "with other processes" (so the manager writes intents) whose
+// reads the test watches: onGet runs before each read, under the test's lock, and may fail it.
+type sharedStorage struct {
+	inner *MemoryStorage
+	mu    sync.Mutex
+	onGet func(key string) error
+	onSet func(key string)
+}
+
+func (s *sharedStorage) Get(ctx context.Context, key string) (string, bool, error) {
+	s.mu.Lock()
+	hook := s.onGet
+	s.mu.Unlock()
+	if hook != nil {
+		if err := hook(key); err != nil {
+			return "", false, err
+		}
+	}
+	return s.inner.Get(ctx, key)
+}
+
+func (s *sharedStorage) Set(ctx context.Context, key, value string) error {
+	s.mu.Lock()
+	hook := s.onSet
+	s.mu.Unlock()
+	if hook != nil {
+		hook(key)
+	}
+	return s.inner.Set(ctx, key, value)
+}
+
+func (s *sharedStorage) Delete(ctx context.Context, key string) error { return s.inner.Delete(ctx, key) }
+
+func (s *sharedStorage) hooks(onGet func(key string) error, onSet func(key string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onGet, s.onSet = onGet, onSet
+}
+
+// monotonic is the watch's clock in these tests: it moves only when the test moves it.
+type monotonic struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *monotonic) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *monotonic) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+const watchTestWait = time.Second
+
+// expiredWithIntent signs a manager in on a shared storage, lets its access token expire, and
+// stores another refresh's intent on its refresh token, written since ago by pid on host.
+func expiredWithIntent(t *testing.T, since time.Duration, pid int, host string) (*Manager, *tenant, *sharedStorage, *monotonic, *tokenRecord) {
+	t.Helper()
+	tn := newTenant(t)
+	storage := &sharedStorage{inner: NewMemoryStorage()}
+	m, wall := newManager(t, tn, nil, WithStorage(storage), WithLock(&ProcessLock{}), WithIntentWait(watchTestWait))
+	mono := &monotonic{now: time.Now()}
+	m.monotonic = mono.Now
+	signIn(t, m)
+	wall.Advance(20 * time.Minute)
+	raw, _, _ := storage.inner.Get(context.Background(), m.tokensKey)
+	stored := parseRecord(raw, true)
+	intent := intentRecord{Fingerprint: fingerprint(stored.RefreshToken), Holder: "the-other-refresh",
+		Since: float64(wall.Now().Add(-since).UnixMilli()), Pid: pid, Host: host}
+	if err := storage.inner.Set(context.Background(), m.intentKey, marshal(intent)); err != nil {
+		t.Fatal(err)
+	}
+	return m, tn, storage, mono, stored
+}
+
+// holderStores plays the intent's holder finishing: its rotated tokens stored, its intent deleted.
+// It runs in the manager's goroutine, so it reports nothing (a memory storage does not fail).
+func holderStores(m *Manager, storage *sharedStorage, from *tokenRecord) {
+	seq := from.seq() + 1
+	rotated := &tokenRecord{AccessToken: "at_from_the_holder", RefreshToken: "rt_from_the_holder", TokenType: "Bearer",
+		ExpiresIn: 900, ReceivedAt: float64(m.o.now().UnixMilli()), ID: newState(), Session: from.Session, Seq: &seq}
+	_ = storage.inner.Set(context.Background(), m.tokensKey, rotated.serialize())
+	_ = storage.inner.Delete(context.Background(), m.intentKey)
+}
+
+func TestAnIntentOlderThanTheIntentWaitIsWaitedForWhileItsHolderLives(t *testing.T) {
+	// Written an hour ago (an outage longer than the intent wait) by a process of this host that lives.
+	m, tn, storage, mono, stored := expiredWithIntent(t, time.Hour, os.Getpid(), procid.Host())
+	reads := 0
+	storage.hooks(func(key string) error {
+		if key == m.intentKey {
+			reads++
+			mono.Advance(50 * time.Millisecond)
+			if reads == 5 { // a quarter of the watch: the holder stores its rotated tokens
+				holderStores(m, storage, stored)
+			}
+		}
+		return nil
+	}, nil)
+	token, err := m.AccessToken(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "at_from_the_holder" || tn.refreshes.Load() != 0 {
+		t.Fatalf("the waiter presented the holder's refresh token (token %q, %d refreshes) instead of waiting for its tokens", token, tn.refreshes.Load())
+	}
+}
+
+// watchLog records, on the watch's clock, each read of the intent and the moment the
+// waiter wrote its own intent (it decided to present the token); every read moves the clock by step.
+type watchLog struct {
+	mu        sync.Mutex
+	reads     []time.Time
+	presented time.Time
+}
+
+func (w *watchLog) read(at time.Time) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.reads = append(w.reads, at)
+	return len(w.reads)
+}
+
+func (w *watchLog) present(at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.presented.IsZero() {
+		w.presented = at
+	}
+}
+
+func TestAFailedReadDuringAWatchFailsTheCallAndTheNextWatchStartsFromZero(t *testing.T) {
+	m, tn, storage, mono, _ := expiredWithIntent(t, time.Hour, os.Getpid(), procid.Host())
+	log := &watchLog{}
+	storage.hooks(func(key string) error {
+		if key != m.intentKey {
+			return nil
+		}
+		mono.Advance(100 * time.Millisecond)
+		if log.read(mono.Now()) == 8 { // 0.7 s into the watch
+			return errors.New("connection refused")
+		}
+		return nil
+	}, func(key string) {
+		if key == m.intentKey {
+			log.present(mono.Now())
+		}
+	})
+	_, err := m.AccessToken(context.Background())
+	if !errors.Is(err, ErrStorageFailed) || tn.refreshes.Load() != 0 {
+		t.Fatalf("a read failed while the intent was watched: got %v and %d refreshes, want STORAGE_FAILED and none", err, tn.refreshes.Load())
+	}
+	restart := mono.Now()
+	if _, err := m.AccessToken(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if watched := log.presented.Sub(restart); watched < watchTestWait {
+		t.Fatalf("the token was presented after %s of a new watch, want the whole intent wait (%s): the failed read ended the first watch", watched, watchTestWait)
+	}
+}
+
+func TestTwoReadsOfTheIntentMoreThanASecondApartRestartTheWatch(t *testing.T) {
+	m, _, storage, mono, _ := expiredWithIntent(t, time.Hour, os.Getpid(), procid.Host())
+	log := &watchLog{}
+	var afterGap time.Time
+	storage.hooks(func(key string) error {
+		if key != m.intentKey {
+			return nil
+		}
+		mono.Advance(100 * time.Millisecond)
+		if log.read(mono.Now()) == 6 { // 0.5 s into the watch, this process was stopped for 1.5 s
+			mono.Advance(1500 * time.Millisecond)
+			afterGap = mono.Now()
+		}
+		return nil
+	}, func(key string) {
+		if key == m.intentKey {
+			log.present(mono.Now())
+		}
+	})
+	if _, err := m.AccessToken(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if afterGap.IsZero() {
+		t.Fatalf("the token was presented after %d reads of the intent, before the watch's first half ended", len(log.reads))
+	}
+	if watched := log.presented.Sub(afterGap); watched < watchTestWait {
+		t.Fatalf("the token was presented %s after the gap, want the whole intent wait (%s) of a new watch", watched, watchTestWait)
+	}
+}
+
+func TestAHolderOnAnotherHostIsGivenUpAfterOneWholeWatch(t *testing.T) {
+	// A fresh intent (its age is no reason either way) by a process this host cannot see.
+	m, tn, storage, mono, _ := expiredWithIntent(t, 0, 4242, "another-host.invalid")
+	log := &watchLog{}
+	storage.hooks(func(key string) error {
+		if key == m.intentKey {
+			mono.Advance(100 * time.Millisecond)
+			log.read(mono.Now())
+		}
+		return nil
+	}, func(key string) {
+		if key == m.intentKey {
+			log.present(mono.Now())
+		}
+	})
+	if _, err := m.AccessToken(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	first := log.reads[0]
+	if watched := log.presented.Sub(first); watched < watchTestWait || tn.refreshes.Load() != 1 {
+		t.Fatalf("presented after %s of watching with %d refreshes, want one refresh after the intent wait (%s)", watched, tn.refreshes.Load(), watchTestWait)
+	}
+}
+
+func TestAnIntentWhoseHolderExitedOnThisHostIsGivenUpAtOnce(t *testing.T) {
+	exited := exec.Command("true")
+	if err := exited.Run(); err != nil {
+		t.Skip("no true(1) to make an exited process:", err)
+	}
+	m, tn, storage, mono, _ := expiredWithIntent(t, 0, exited.Process.Pid, procid.Host())
+	reads := 0
+	storage.hooks(func(key string) error {
+		if key == m.intentKey {
+			reads++
+			mono.Advance(100 * time.Millisecond)
+		}
+		return nil
+	}, nil)
+	if _, err := m.AccessToken(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if tn.refreshes.Load() != 1 || reads > 2 {
+		t.Fatalf("%d refreshes after %d reads of the intent, want one refresh without a watch", tn.refreshes.Load(), reads)
+	}
+}
