@@ -48,7 +48,9 @@ func (s *sharedStorage) Set(ctx context.Context, key, value string) error {
 	return s.inner.Set(ctx, key, value)
 }
 
-func (s *sharedStorage) Delete(ctx context.Context, key string) error { return s.inner.Delete(ctx, key) }
+func (s *sharedStorage) Delete(ctx context.Context, key string) error {
+	return s.inner.Delete(ctx, key)
+}
 
 func (s *sharedStorage) hooks(onGet func(key string) error, onSet func(key string)) {
 	s.mu.Lock()

@@ -48,8 +48,15 @@ func (m *Manager) freshUntil(token string) time.Time {
 }
 
 // Transport returns an http.RoundTripper that adds the bearer token to requests for the tenant's
-// origin only (never to another origin, so never over a redirect elsewhere), and after a 401
-// tells the manager (OnUnauthorized) and sends the request once more when its body can be replayed.
+// origin only (never to another origin, so never over a redirect elsewhere), with Accept:
+// application/json when the request has no Accept, and after a 401 tells the manager
+// (OnUnauthorized) and sends the request once more with the new token when its body can be
+// replayed. When no token can be had (before the request, or after its 401: the session ended, the
+// tenant cannot be reached), the request fails with the manager's *Error, which errors.Is and
+// errors.As find through the *url.Error of http.Client:
+//
+//	if errors.Is(err, tokenmanager.ErrSessionEnded) { /* sign in again */ }
+//
 // base is the next layer (nil: http.DefaultTransport). Layer retry and logging around it as usual.
 //
 //	client := &http.Client{Transport: manager.Transport(nil)}
@@ -83,6 +90,7 @@ func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
 	replayable := canReplay(request)
 	token, err := b.m.transportToken(request.Context(), replayable)
 	if err != nil {
+		closeBody(request)
 		return nil, err
 	}
 	response, err := b.base.RoundTrip(b.withToken(request, token))
@@ -94,7 +102,13 @@ func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
 	}
 	b.m.OnUnauthorized(token)
 	again, err := b.m.AccessToken(request.Context())
-	if err != nil || again == token {
+	if err != nil {
+		// No token to send the request again with (the session ended, the tenant cannot be reached):
+		// the caller gets why, as x/oauth2's Transport gives its TokenSource's error.
+		_ = response.Body.Close()
+		return nil, err
+	}
+	if again == token {
 		return response, nil
 	}
 	retry := b.withToken(request, again)
@@ -125,11 +139,23 @@ func (b *bearer) forTenant(u *url.URL) bool {
 	return normalTarget(u, false) == b.m.origin
 }
 
-// withToken clones the request (a RoundTripper must not change the caller's) with the header set.
+// withToken clones the request (a RoundTripper must not change the caller's) with the bearer token
+// (RFC 6750 §2.1) and, when the request names none, Accept: application/json: the API answers JSON,
+// and the service description requires the header of GET /api/v1/auth/user.
 func (b *bearer) withToken(request *http.Request, token string) *http.Request {
 	clone := request.Clone(request.Context())
 	clone.Header.Set("Authorization", b.authorization(token))
+	if len(clone.Header["Accept"]) == 0 {
+		clone.Header["Accept"] = []string{"application/json"}
+	}
 	return clone
+}
+
+// closeBody closes a request's body: a RoundTripper closes it, even when it sends nothing.
+func closeBody(request *http.Request) {
+	if request.Body != nil {
+		_ = request.Body.Close()
+	}
 }
 
 // authorization is "Bearer " + token, built once per token rather than once per request.

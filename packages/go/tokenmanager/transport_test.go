@@ -1,11 +1,12 @@
 package tokenmanager
 
-// The bearer layer (Transport): which requests get the token, and which token. The 401 replay is
-// TestTheTransportAddsTheTokenOnlyForTheTenantAndRetriesOnceAfter401 (manager_test.go); the
-// per-call cost is BenchmarkTransportBearer here and the stack's in ../transport/bench_test.go.
+// The bearer layer (Transport): which requests get the token and which token, the Accept header,
+// the 401 replay and what a caller gets when no token can be had. The per-call cost is
+// BenchmarkTransportBearer here and the stack's in ../transport/bench_test.go.
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -18,10 +19,12 @@ import (
 	"github.com/tenant-integration/sdk/packages/go/api/scope"
 )
 
-// sent records the Authorization header of every request that reaches it, by URL, and answers 200.
+// sent records the Authorization and Accept headers of every request that reaches it, by URL, and
+// answers 200.
 type sent struct {
 	mu      sync.Mutex
 	headers map[string]string
+	accepts map[string][]string
 }
 
 func (s *sent) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -30,7 +33,11 @@ func (s *sent) RoundTrip(r *http.Request) (*http.Response, error) {
 	if s.headers == nil {
 		s.headers = map[string]string{}
 	}
+	if s.accepts == nil {
+		s.accepts = map[string][]string{}
+	}
 	s.headers[r.URL.String()] = r.Header.Get("Authorization")
+	s.accepts[r.URL.String()] = r.Header.Values("Accept")
 	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 }
 
@@ -205,5 +212,89 @@ func TestTokensCarryTheirExpirySoOAuth2ReuseTokenSourceAsksAgain(t *testing.T) {
 	within(token.Expiry, 4*time.Minute)
 	if token.AccessToken != "at_0001_secret_access" || tn.refreshes.Load() != 0 {
 		t.Fatalf("token %q after %d refreshes", token.AccessToken, tn.refreshes.Load())
+	}
+}
+
+// The service description requires Accept: application/json on GET /api/v1/auth/user; the bearer
+// layer adds it to the tenant's requests that name no Accept, and leaves a caller's own alone.
+func TestTheTransportAsksForJSONUnlessTheRequestNamesWhatItAccepts(t *testing.T) {
+	network := &sent{}
+	client := &http.Client{Transport: signedInAt(t, "https://acme.tenant.test").Transport(network)}
+	for _, c := range []struct {
+		target, accept string
+		want           []string
+	}{
+		{"https://acme.tenant.test/api/v1/auth/user", "", []string{"application/json"}},
+		{"https://acme.tenant.test/api/v1/files/1", "application/octet-stream", []string{"application/octet-stream"}},
+		{"https://elsewhere.test/api", "", nil}, // not the tenant: untouched
+	} {
+		request, err := http.NewRequest(http.MethodGet, c.target, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.accept != "" {
+			request.Header.Set("Accept", c.accept)
+		}
+		response, err := client.Do(request)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = response.Body.Close()
+		if got := network.accepts[c.target]; strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s: Accept %q, want %q", c.target, got, c.want)
+		}
+		if c.accept == "" && request.Header.Get("Accept") != "" {
+			t.Errorf("%s: the caller's request was changed", c.target)
+		}
+	}
+}
+
+// A session that ended behind a 401 (the refresh answered invalid_grant) reaches an http.Client
+// caller as the manager's error, as x/oauth2's Transport returns its TokenSource's error: not as a
+// 401 with a nil error that the next call turns into NOT_SIGNED_IN.
+func TestASessionEndedBehindA401ReachesTheCallerAsErrSessionEnded(t *testing.T) {
+	tn := newTenant(t)
+	m, _ := newManager(t, tn, nil)
+	signIn(t, m)
+	tn.mu.Lock()
+	clear(tn.live) // the tenant revoked the session: the refresh token is refused
+	tn.answer = func(w http.ResponseWriter) bool {
+		if tn.requests.Load() == 1+1 { // after the sign-in's exchange: the API call
+			w.WriteHeader(http.StatusUnauthorized)
+			return true
+		}
+		return false
+	}
+	tn.mu.Unlock()
+	client := &http.Client{Transport: m.Transport(nil)}
+	response, err := client.Get(tn.URL + "/api/v1/auth/user")
+	if response != nil {
+		_ = response.Body.Close()
+	}
+	if !errors.Is(err, ErrSessionEnded) || response != nil {
+		t.Fatalf("got %v and %v, want the SESSION_ENDED error and no response", response, err)
+	}
+	var failure *Error
+	if !errors.As(err, &failure) || failure.OAuthError != "invalid_grant" {
+		t.Fatalf("errors.As found %#v, want the *Error with invalid_grant", failure)
+	}
+}
+
+// closeCounter is a request body that counts its Close calls.
+type closeCounter struct {
+	io.Reader
+	closed int
+}
+
+func (c *closeCounter) Close() error { c.closed++; return nil }
+
+func TestARequestWithoutATokenFailsWithNotSignedInAndItsBodyClosed(t *testing.T) {
+	tn := newTenant(t)
+	m, _ := newManager(t, tn, nil)
+	body := &closeCounter{Reader: strings.NewReader("{}")}
+	request, _ := http.NewRequest(http.MethodPost, tn.URL+"/api/v1/things", body)
+	_, err := m.Transport(nil).RoundTrip(request)
+	if !errors.Is(err, ErrNotSignedIn) || body.closed != 1 {
+		t.Fatalf("got %v with the body closed %d times, want NOT_SIGNED_IN and the body closed once", err, body.closed)
 	}
 }

@@ -303,7 +303,8 @@ type actor struct {
 	offset    atomic.Int64 // ms
 	refreshes atomic.Int64
 	manager   *tokenmanager.Manager
-	http      *http.Client
+	http      *http.Client // the authorize request
+	api       *http.Client // the API, through manager.Transport
 }
 
 func openStorage(c config, out *output) (tokenmanager.Storage, tokenmanager.Lock, error) {
@@ -415,7 +416,11 @@ func newActor(c config, out *output) (*actor, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.http = &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	a.http = &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirects}
+	// The API is called as a user's code calls it: through the kit's bearer layer, which adds the
+	// token and the Accept header and refreshes once after a 401.
+	a.api = &http.Client{Transport: a.manager.Transport(nil), Timeout: 30 * time.Second, CheckRedirect: noRedirects}
 	return a, nil
 }
 
@@ -442,17 +447,13 @@ func (a *actor) event(e tokenmanager.Event) {
 	a.out.say(message)
 }
 
-func (a *actor) get(ctx context.Context, target string, token string) (*http.Response, error) {
+func (a *actor) get(ctx context.Context, client *http.Client, target string) (*http.Response, error) {
 	request, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return nil, err
 	}
 	request.Header.Set(actorHeader, a.config.Name)
-	if token != "" {
-		request.Header.Set("Authorization", "Bearer "+token)
-		request.Header.Set("Accept", "application/json")
-	}
-	return a.http.Do(request)
+	return client.Do(request)
 }
 
 func (a *actor) signIn(ctx context.Context) (map[string]any, error) {
@@ -460,7 +461,7 @@ func (a *actor) signIn(ctx context.Context) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	response, err := a.get(ctx, request.URL, "")
+	response, err := a.get(ctx, a.http, request.URL)
 	if err != nil {
 		return nil, &actorError{"UNEXPECTED", "the authorize request failed"}
 	}
@@ -480,29 +481,20 @@ func (a *actor) signIn(ctx context.Context) (map[string]any, error) {
 	return map[string]any{}, nil
 }
 
-// call gets the user, with one refresh-and-retry after a 401, as the client's transport does.
+// call gets the user through the kit's transport, as a user's *http.Client would: the token, the
+// Accept header and the one refresh-and-retry after a 401 are the kit's. A token that could not be
+// had comes back as the kit's *tokenmanager.Error inside the client's *url.Error.
 func (a *actor) call(ctx context.Context) (map[string]any, error) {
 	before := a.refreshes.Load()
-	user := strings.TrimRight(a.config.Tenant, "/") + "/api/v1/auth/user"
-	token, err := a.manager.AccessToken(ctx)
+	response, err := a.get(ctx, a.api, strings.TrimRight(a.config.Tenant, "/")+"/api/v1/auth/user")
 	if err != nil {
-		return nil, err
-	}
-	response, err := a.get(ctx, user, token)
-	if err != nil {
+		var kit *tokenmanager.Error
+		if errors.As(err, &kit) {
+			return nil, kit
+		}
 		return nil, &actorError{"UNEXPECTED", "the user request failed"}
 	}
 	_ = response.Body.Close()
-	if response.StatusCode == http.StatusUnauthorized {
-		a.manager.OnUnauthorized(token)
-		if token, err = a.manager.AccessToken(ctx); err != nil {
-			return nil, err
-		}
-		if response, err = a.get(ctx, user, token); err != nil {
-			return nil, &actorError{"UNEXPECTED", "the user request failed"}
-		}
-		_ = response.Body.Close()
-	}
 	return map[string]any{"status": response.StatusCode, "refreshed": a.refreshes.Load() > before}, nil
 }
 
