@@ -36,6 +36,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tenant-integration/sdk/packages/go/internal/errtext"
 )
 
 // SandboxCommandEnv names the environment variable holding the command that starts the sandbox
@@ -63,7 +65,8 @@ type Error struct {
 	Err     error
 }
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+// Error is "CODE: message: cause", the cause's text included, so that a printed error says why.
+func (e *Error) Error() string { return errtext.Text(e.Code, e.Message, e.Err) }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
@@ -409,7 +412,7 @@ func Approve(ctx context.Context, authorizeURL string) (string, error) {
 	browser := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	request, err := http.NewRequestWithContext(ctx, http.MethodGet, authorizeURL, nil)
 	if err != nil {
-		return "", &Error{Code: CodeSignInFailed, Message: "not an authorize URL", Err: err}
+		return "", &Error{Code: CodeSignInFailed, Message: "not an authorize URL"} // the parser's text quotes the URL and its state
 	}
 	response, err := browser.Do(request)
 	if err != nil {

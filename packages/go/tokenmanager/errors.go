@@ -14,20 +14,28 @@ package tokenmanager
 //	├── SESSION_ENDED (Status, OAuthError…)                invalid_grant on refresh: tokens cleared
 //	├── TRANSIENT (Status, Attempts, RetryAfter)            no answer, 429 or 5xx: tokens kept
 //	├── INVALID_RESPONSE                                   not a valid token response: nothing stored
-//	├── NOT_SIGNED_IN                                      no tokens
-//	├── STORAGE_FAILED (Err: the storage's *Error)         the storage failed
+//	├── NOT_SIGNED_IN (Path, MovedTo)                      no tokens; or the storage set its unreadable data aside
+//	├── STORAGE_FAILED (Err: the storage's *Error)         the storage or its lock failed
 //	└── LOCK_TIMEOUT, LOCK_UNAVAILABLE                     a lock's bounded wait ran out / a lock could not be taken
 //	    storage codes: FILE_CORRUPT, FILE_UNSAFE, IO_FAILED (filestorage); COMMAND_FAILED,
 //	    UNEXPECTED_REPLY, REPLICATION_TIMEOUT, LEASE_LOST (redisstorage; a Redis lock that cannot be
 //	    taken is STORAGE_FAILED with LOCK_UNAVAILABLE as its cause)
 //
-// No error holds a token, an authorization code, a PKCE verifier or a state: messages are written
+// One rule for the storage's faults, whichever call meets them (the other kits' rule): a storage or
+// lock code never reaches a caller of the Manager alone, but as the cause of STORAGE_FAILED; a token
+// file set aside as corrupt (FILE_CORRUPT) is NOT_SIGNED_IN with it as the cause, Path and MovedTo
+// set, a warning and a storage-failed event; LOCK_TIMEOUT comes as it is (it names the holder).
+//
+// Error() prints the cause too ("CODE: message: cause"), as fmt.Errorf("…: %w") chains do. No
+// error holds a token, an authorization code, a PKCE verifier or a state: messages are written
 // without them and causes are scrubbed (see scrub).
 
 import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/tenant-integration/sdk/packages/go/internal/errtext"
 )
 
 // Code is the stable code of an *Error. Branch on it (or use errors.Is with the Err… sentinels),
@@ -83,7 +91,7 @@ type Error struct {
 	Port int
 	// Path is the file (or lock) a storage error concerns.
 	Path string
-	// MovedTo is where a FILE_CORRUPT file was moved.
+	// MovedTo is where a FILE_CORRUPT file was moved; also set on the NOT_SIGNED_IN it causes.
 	MovedTo string
 	// Err is the cause, scrubbed.
 	Err error
@@ -94,12 +102,13 @@ type Error struct {
 	reset bool
 }
 
-func (e *Error) Error() string {
-	if e.Message == "" {
-		return string(e.Code)
-	}
-	return string(e.Code) + ": " + e.Message
-}
+// Error is "CODE: message: cause", the cause's own text included, as fmt.Errorf("…: %w") chains
+// print it, so that a printed error says why:
+//
+//	STORAGE_FAILED: the token storage failed: IO_FAILED: cannot write the token file /home/u/.config/app/tokens.json (EACCES): open /home/u/.config/app/tokens.json: permission denied
+//
+// Causes are scrubbed before they are attached: the text never holds a token.
+func (e *Error) Error() string { return errtext.Text(string(e.Code), e.Message, e.Err) }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
@@ -179,9 +188,9 @@ func transientError(status int, attempts int, sent bool, retryAfter time.Duratio
 	return &Error{Code: CodeTransient, Message: message, Status: status, Attempts: attempts, sent: sent, RetryAfter: retryAfter, Err: cause}
 }
 
-// scrubbedError is the stand-in cause of an error whose text held a secret or a request: its kind
-// and its scrubbed message, nothing else.
-type scrubbedError struct{ text string }
+// scrubbedError is the stand-in cause of an error whose text may hold a secret or a request: its
+// scrubbed message and its type's name, nothing else.
+type scrubbedError struct{ kind, text string }
 
 func (e *scrubbedError) Error() string { return e.text }
 
@@ -197,5 +206,5 @@ func scrub(err error, secrets []string) error {
 	if errors.As(err, &own) && own == err && clean == text {
 		return err
 	}
-	return &scrubbedError{text: fmt.Sprintf("%T: %s", err, clean)}
+	return &scrubbedError{kind: fmt.Sprintf("%T", err), text: clean}
 }

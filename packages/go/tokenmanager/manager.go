@@ -4,6 +4,7 @@ package tokenmanager
 // the Python kit's _manager_core.py).
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -154,5 +155,34 @@ func (m *Manager) storageFailed(err error, secrets ...string) *Error {
 	if errors.As(err, &own) && (own.Code == CodeLockTimeout || own.Code == CodeStorageFailed) && own == err {
 		return own
 	}
-	return &Error{Code: CodeStorageFailed, Message: "the token storage failed (see cause)", Err: scrub(err, m.known(secrets...))}
+	return &Error{Code: CodeStorageFailed, Message: "the token storage failed", Err: scrub(err, m.known(secrets...))}
+}
+
+// storageCodes are the codes of the storages and their locks (filestorage, redisstorage): a call
+// that meets one reports STORAGE_FAILED with it as the cause.
+var storageCodes = map[Code]bool{CodeFileCorrupt: true, CodeFileUnsafe: true, CodeIOFailed: true,
+	CodeCommandFailed: true, CodeUnexpectedReply: true, CodeReplicationTimeout: true, CodeLeaseLost: true,
+	CodeLockUnavailable: true}
+
+// lockFailed is what a call reports when the refresh lock, or the task run under it, failed: the
+// manager's own errors and LOCK_TIMEOUT (it names the holder) as they are, and the end of the
+// caller's context; every other failure of the storage or its lock (FILE_UNSAFE, IO_FAILED, a
+// Redis error, a lock of the user's own) as STORAGE_FAILED with it as the cause, as a failed read or
+// write is reported: the rule of every kit, whichever call met the fault.
+func (m *Manager) lockFailed(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var own *Error
+	if errors.As(err, &own) && own == err && !storageCodes[own.Code] {
+		return err
+	}
+	return m.storageFailed(err)
+}
+
+// setAside: the storage found its data unreadable and set it aside (filestorage's FILE_CORRUPT):
+// every key is absent now.
+func setAside(err error) bool {
+	var own *Error
+	return errors.As(err, &own) && own.reset
 }

@@ -82,7 +82,10 @@ func (m *Manager) heldUnsaved() *tokenRecord {
 
 func (m *Manager) flyOnce(ctx context.Context) (string, error) {
 	held := m.heldUnsaved()
-	if stored := m.readFirst(ctx); stored != nil {
+	if stored, err := m.readFirst(ctx); err != nil || stored != nil {
+		if err != nil {
+			return "", err
+		}
 		return stored.AccessToken, nil
 	}
 	m.log.Debug("waiting for the refresh lock")
@@ -114,40 +117,46 @@ func (m *Manager) serveUnsaved(err error, held *tokenRecord) (string, error) {
 
 // readFirst: where processes share the storage, fresh tokens another process stored are read
 // without the lock (nil when the lock must be taken: they must be refreshed, ours wait to be written,
-// or nothing is stored). The same record read under the lock would be used as it is.
-func (m *Manager) readFirst(ctx context.Context) *tokenRecord {
+// or nothing is stored). The same record read under the lock would be used as it is. Its error is
+// the one a storage reports only once (see freshInStorage).
+func (m *Manager) readFirst(ctx context.Context) (*tokenRecord, error) {
 	m.mu.Lock()
 	unsaved := m.unsaved
 	m.mu.Unlock()
 	if !m.intents || unsaved != nil {
-		return nil
+		return nil, nil
 	}
-	stored := m.freshInStorage(ctx)
+	stored, err := m.freshInStorage(ctx)
 	if stored != nil {
 		m.log.Debug("fresh tokens in storage; no lock needed")
 	}
-	return stored
+	return stored, err
 }
 
 // freshInStorage is the stored record when it is usable as it is (fresh, not refused, no unsaved
-// record of ours, no sign-in or sign-out meanwhile), made current; else nil. Read errors are nil:
-// the lock is taken and reports them.
-func (m *Manager) freshInStorage(ctx context.Context) *tokenRecord {
+// record of ours, no sign-in or sign-out meanwhile), made current; else nil. A failed read is nil
+// too (the lock is taken and the read under it reports the failure), except when the storage set
+// its unreadable data aside (filestorage's FILE_CORRUPT): no later read meets that again, so it is
+// reported here (NOT_SIGNED_IN with the storage's error as its cause, a warning, storage-failed).
+func (m *Manager) freshInStorage(ctx context.Context) (*tokenRecord, error) {
 	m.mu.Lock()
 	before := m.generation
 	m.mu.Unlock()
 	raw, present, err := m.get(ctx, m.tokensKey)
 	if err != nil {
-		return nil
+		if setAside(err) {
+			return nil, m.loadFailed(err)
+		}
+		return nil, nil
 	}
 	stored := parseRecord(raw, present)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if stored == nil || before != m.generation || m.unsaved != nil || !m.fresh(stored) || stored.AccessToken == m.rejected {
-		return nil
+		return nil, nil
 	}
 	m.setCurrent(stored)
-	return stored
+	return stored, nil
 }
 
 var errLockLost = errors.New("the refresh lock was taken over before the refresh left")
@@ -164,18 +173,22 @@ func (m *Manager) underLock(ctx context.Context) (string, error) {
 			return err
 		}
 		var found *tokenRecord
-		var err error
+		var unreadable, err error
 		if waiting, ok := m.lock.(WaitingLock); ok && m.intents {
-			// Each wake of the wait re-reads the storage; it ends once another process stored fresh tokens.
+			// Each wake of the wait re-reads the storage; it ends once another process stored fresh
+			// tokens, or the storage set its unreadable data aside.
 			err = waiting.DoUntil(ctx, m.lockName, func(ctx context.Context) bool {
-				found = m.freshInStorage(ctx)
-				return found != nil
+				found, unreadable = m.freshInStorage(ctx)
+				return found != nil || unreadable != nil
 			}, task)
 		} else {
 			err = m.lock.Do(ctx, m.lockName, task)
 		}
 		if err == nil {
 			return token, nil
+		}
+		if errors.Is(err, ErrLockWaitEnded) && unreadable != nil {
+			return "", unreadable
 		}
 		if errors.Is(err, ErrLockWaitEnded) && found != nil {
 			m.log.Debug("fresh tokens stored by another process while waiting for the lock")
@@ -195,7 +208,7 @@ func (m *Manager) underLock(ctx context.Context) (string, error) {
 			}
 		default:
 			m.endWatch()
-			return "", err
+			return "", m.lockFailed(err)
 		}
 	}
 }

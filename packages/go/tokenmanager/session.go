@@ -59,11 +59,14 @@ func (m *Manager) load(ctx context.Context) (*tokenRecord, error) {
 }
 
 func (m *Manager) loadFailed(err error) error {
-	var own *Error
-	if errors.As(err, &own) && own.reset {
+	if setAside(err) {
 		cause := scrub(err, m.known())
 		m.reportUnreadable(cause.Error(), cause)
-		return &Error{Code: CodeNotSignedIn, Message: "the stored tokens were unreadable (see cause)", Err: cause}
+		// Path and MovedTo are the storage's: where the file was, and where it went.
+		var storage *Error
+		errors.As(err, &storage)
+		return &Error{Code: CodeNotSignedIn, Message: "the stored tokens were unreadable", Err: cause,
+			Path: storage.Path, MovedTo: storage.MovedTo}
 	}
 	return m.storageFailed(err)
 }

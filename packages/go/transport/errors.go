@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tenant-integration/sdk/packages/go/internal/errtext"
 	"github.com/tenant-integration/sdk/packages/go/internal/redact"
 )
 
@@ -46,12 +47,10 @@ type Error struct {
 	Err error
 }
 
-func (e *Error) Error() string {
-	if e.Message == "" {
-		return string(e.Code)
-	}
-	return string(e.Code) + ": " + e.Message
-}
+// Error is "CODE: message: cause", the cause's own (scrubbed) text included, as fmt.Errorf("…: %w")
+// chains print it: "NETWORK_ERROR: GET /api/v1/auth/user failed (3 attempts): dial tcp
+// 127.0.0.1:4020: connect: connection refused".
+func (e *Error) Error() string { return errtext.Text(string(e.Code), e.Message, e.Err) }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
@@ -96,7 +95,7 @@ func failure(method, path string, attempts int, err error, secrets []string) *Er
 	}
 	cause := err
 	if code == CodeNetworkError {
-		cause = &scrubbed{text: fmt.Sprintf("%T: %s", err, redact.Scrub(err.Error(), secrets)), kind: err}
+		cause = &scrubbed{text: redact.Scrub(err.Error(), secrets), kind: err}
 	}
 	plural := "attempts"
 	if attempts == 1 {
@@ -106,7 +105,7 @@ func failure(method, path string, attempts int, err error, secrets []string) *Er
 		Method: method, Path: path, Attempts: attempts, Err: cause}
 }
 
-// scrubbed stands for a cause whose text may have held a secret: its type and scrubbed message.
+// scrubbed stands for a cause whose text may have held a secret: its scrubbed message.
 // errors.As still finds the original's type (a *net.OpError, say) through As.
 type scrubbed struct {
 	text string

@@ -190,6 +190,9 @@ func TestARefusedConnectionIsRetriedThenFailsAsNetworkError(t *testing.T) {
 	if strings.Contains(failure.Error(), "code=abc") {
 		t.Fatalf("the query leaked: %v", failure) // (http.Client's own *url.Error prints the URL: Go's, not ours)
 	}
+	if !strings.Contains(failure.Error(), "connection refused") { // says why, as an Errorf chain would
+		t.Fatalf("%q does not say why", failure)
+	}
 	var op *net.OpError
 	if !errors.As(err, &op) {
 		t.Fatalf("the cause's type should stay reachable: %v", err)
