@@ -94,3 +94,9 @@ func TestAPrintedStorageErrorSaysWhyAndWhere(t *testing.T) {
 		t.Fatalf("got %q, want STORAGE_FAILED saying the path and \"not a directory\"", err)
 	}
 }
+
+func TestANilOptionIsInvalidOptionsNotAPanic(t *testing.T) {
+	if _, err := filestorage.New(filepath.Join(t.TempDir(), "tokens.json"), nil); !errors.Is(err, tokenmanager.ErrInvalidOptions) {
+		t.Fatalf("got %v, want INVALID_OPTIONS", err)
+	}
+}

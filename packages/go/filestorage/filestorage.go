@@ -79,7 +79,10 @@ func New(path string, opts ...Option) (*Storage, error) {
 		return nil, tokenmanager.NewError(tokenmanager.CodeInvalidOptions, "path: "+err.Error(), nil)
 	}
 	s := &Storage{path: abs, staleAfter: 10 * time.Second, lockTimeout: 30 * time.Second}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, tokenmanager.NewError(tokenmanager.CodeInvalidOptions, fmt.Sprintf("option %d is nil", i+1), nil)
+		}
 		opt(s)
 	}
 	if s.lockTimeout <= 0 || s.staleAfter <= 0 {

@@ -6,7 +6,8 @@
 // registered redirect URI, and a busy port is an error that names it (CALLBACK_PORT_IN_USE). Only
 // the loopback interface is bound: nothing outside the machine can reach the server. The errors are
 // the TypeScript and Python kits' (*tokenmanager.Error): CALLBACK_PORT_IN_USE (Port),
-// REDIRECT_URI_REFUSED (Status), CALLBACK_TIMEOUT, INVALID_OPTIONS.
+// REDIRECT_URI_REFUSED (Status), TRANSIENT (the tenant did not answer), CALLBACK_TIMEOUT,
+// INVALID_OPTIONS.
 //
 //	session, err := loopback.SignIn(ctx, manager) // prints the URL to open; WithOpenBrowser to open it
 package loopback
@@ -178,13 +179,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // CheckRedirect asks the tenant, before the browser goes there, whether it would send the browser
 // back here: a GET of the authorize endpoint with only the request's client_id and redirect_uri (no
-// state, no challenge: nothing can be approved). The kit assumes, from RFC 6749 §4.1.2.1 (the service
-// description does not show the answer; x-assumption in the contract), that the tenant checks those
-// two before it redirects anywhere and shows an error page when either is not registered. So a 4xx
-// page (but 404, 408, 429) means the redirect URI or the client id is not registered, and the
-// sign-in fails at once instead of waiting for a callback that cannot come. A redirect, a login
-// page, a 5xx or no answer tell nothing: nil. client nil: a plain client.
-// Errors: REDIRECT_URI_REFUSED (with Status). See RFC 6749 §3.1.2.4, §4.1.2.1.
+// state, no challenge: nothing can be approved). Assumption (not in the service description): that
+// the tenant checks those two before it redirects anywhere and shows an error page when either is
+// not registered (RFC 6749 §4.1.2.1; the description says only that such a request "is not valid").
+// So a 4xx page (but 404, 408, 429) means the redirect URI or the client id is not registered, and
+// the sign-in fails at once instead of waiting for a callback that cannot come. A tenant that gives
+// no answer at all (no connection, a DNS failure, no answer within 10 s) cannot complete the
+// sign-in either: that fails at once too. A redirect, a login page or a 5xx tell nothing: nil.
+// client nil: a plain client.
+// Errors: REDIRECT_URI_REFUSED (with Status); TRANSIENT (no answer; the cause says why). See RFC
+// 6749 §3.1.2.4, §4.1.2.1.
 func (s *Server) CheckRedirect(ctx context.Context, authorizeURL string, client *http.Client) error {
 	asked, err := url.Parse(authorizeURL)
 	if err != nil {
@@ -205,8 +209,11 @@ func (s *Server) CheckRedirect(ctx context.Context, authorizeURL string, client 
 	}
 	plain.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	response, err := plain.Do(request)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if err != nil {
-		return nil // unreachable: nothing learnt, the wait goes on
+		return unreachable(asked, err)
 	}
 	_ = response.Body.Close()
 	status := response.StatusCode
@@ -217,6 +224,21 @@ func (s *Server) CheckRedirect(ctx context.Context, authorizeURL string, client 
 		"the tenant answered the authorize request with an error page (HTTP %d) instead of redirecting to %s: check that this redirect URI "+
 			"is registered for client %s exactly as written (scheme, host, port %d and path), and the client id", status, redirectURI, clientID, s.Port), nil)
 	failure.Status = status
+	return failure
+}
+
+// unreachable is the TRANSIENT error of a tenant that did not answer the authorize request: the
+// browser would not reach it either, so no callback can come. The cause is the network's error
+// (without the request's URL, which http.Client puts around it).
+func unreachable(authorize *url.URL, err error) error {
+	var wrapped *url.Error
+	if errors.As(err, &wrapped) {
+		err = wrapped.Err
+	}
+	failure := tokenmanager.NewError(tokenmanager.CodeTransient, fmt.Sprintf(
+		"the tenant at %s://%s did not answer the authorize request, so the browser cannot sign in there either: check the tenant's "+
+			"address and the network, then sign in again", authorize.Scheme, authorize.Host), err)
+	failure.Attempts = 1
 	return failure
 }
 
@@ -299,13 +321,21 @@ func WithOutput(w io.Writer) Option { return func(o *options) { o.out = w } }
 // and tells the browser how it ended. ctx cancels the wait.
 // The manager's RedirectURI must be http://127.0.0.1:<port>/<path> (or localhost, [::1]) with the port
 // registered for the client: the tenant compares redirect URIs exactly.
-// Errors: INVALID_OPTIONS, CALLBACK_PORT_IN_USE, REDIRECT_URI_REFUSED, CALLBACK_TIMEOUT, ctx.Err(),
+// Errors: INVALID_OPTIONS (also for a nil option or a manager not made by tokenmanager.New),
+// CALLBACK_PORT_IN_USE, REDIRECT_URI_REFUSED, TRANSIENT (the tenant did not answer: the sign-in
+// fails at once rather than waiting for a callback that cannot come), CALLBACK_TIMEOUT, ctx.Err(),
 // and what CompleteAuthorization returns (AUTHORIZATION_DENIED, STATE_MISMATCH…).
 // See RFC 8252 §7.3, §8.3; RFC 6749 §4.1; RFC 7636.
 func SignIn(ctx context.Context, manager *tokenmanager.Manager, opts ...Option) (tokenmanager.SessionInfo, error) {
 	o := options{timeout: DefaultTimeout, out: os.Stderr}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return tokenmanager.SessionInfo{}, tokenmanager.NewError(tokenmanager.CodeInvalidOptions, fmt.Sprintf("option %d is nil", i+1), nil)
+		}
 		opt(&o)
+	}
+	if manager.BaseURL() == "" { // nil, or a zero value: not made by tokenmanager.New
+		return tokenmanager.SessionInfo{}, tokenmanager.NewError(tokenmanager.CodeInvalidOptions, "manager: give the *tokenmanager.Manager made by tokenmanager.New", nil)
 	}
 	if o.timeout <= 0 {
 		return tokenmanager.SessionInfo{}, tokenmanager.NewError(tokenmanager.CodeInvalidOptions, "WithTimeout: give a positive duration", nil)

@@ -275,3 +275,38 @@ func TestOnlyLoopbackRedirectURIsWithARegisteredPort(t *testing.T) {
 		t.Fatalf("port 0 cannot be registered: %v", err)
 	}
 }
+
+func TestATenantThatCannotBeReachedFailsAtOnceInsteadOfWaitingForTheCallback(t *testing.T) {
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", freePort(t))
+	nowhere := fmt.Sprintf("http://127.0.0.1:%d", freePort(t)) // nothing listens there
+	// A guard, not a measure: a sign-in that waited for its callback would end here with
+	// context.DeadlineExceeded instead of the tenant's fault.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opened := false
+	_, err := SignIn(ctx, manager(t, nowhere, redirect), WithOpenBrowser(func(string) error { opened = true; return nil }),
+		WithTimeout(5*time.Minute))
+	var failure *tokenmanager.Error
+	if !errors.Is(err, tokenmanager.ErrTransient) || !errors.As(err, &failure) {
+		t.Fatalf("got %v, want TRANSIENT at once", err)
+	}
+	if !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), strings.TrimPrefix(nowhere, "http://")) || opened {
+		t.Fatalf("%q (browser opened: %v): want the tenant's address and why, before any browser", err, opened)
+	}
+}
+
+func TestANilManagerOrOptionIsInvalidOptionsNotAPanic(t *testing.T) {
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", freePort(t))
+	for name, call := range map[string]func() error{
+		"nil manager":        func() error { _, err := SignIn(context.Background(), nil); return err },
+		"zero-value manager": func() error { _, err := SignIn(context.Background(), &tokenmanager.Manager{}); return err },
+		"nil option": func() error {
+			_, err := SignIn(context.Background(), manager(t, tenant(t, redirect), redirect), nil)
+			return err
+		},
+	} {
+		if err := call(); !errors.Is(err, tokenmanager.ErrInvalidOptions) {
+			t.Errorf("%s: got %v, want INVALID_OPTIONS", name, err)
+		}
+	}
+}

@@ -60,8 +60,8 @@ func New(config Config, opts ...Option) (*Manager, error) {
 		leeway: 60 * time.Second, pendingLifetime: 10 * time.Minute,
 		requestTimeout: 10 * time.Second, attempts: 3, retryDelay: 300 * time.Millisecond, intentWait: 20 * time.Second,
 	}
-	for _, opt := range opts {
-		opt(&o)
+	if err := applyOptions(&o, opts); err != nil {
+		return nil, err
 	}
 	origin, err := tenantOrigin(config.BaseURL)
 	if err != nil {
@@ -124,11 +124,30 @@ func New(config Config, opts ...Option) (*Manager, error) {
 	return m, nil
 }
 
-// BaseURL is the tenant's origin, normalized.
-func (m *Manager) BaseURL() string { return m.origin }
+// BaseURL is the tenant's origin, normalized ("" for a Manager not made by New).
+func (m *Manager) BaseURL() string {
+	if m == nil {
+		return ""
+	}
+	return m.origin
+}
 
 // RedirectURI is the redirect URI of the Config, as given (the loopback sign-in listens on it).
-func (m *Manager) RedirectURI() string { return m.redirectURI }
+func (m *Manager) RedirectURI() string {
+	if m == nil {
+		return ""
+	}
+	return m.redirectURI
+}
+
+// made is nil for a Manager made by New, else INVALID_OPTIONS: every method of a zero-value or nil
+// *Manager returns it instead of panicking (in a goroutine of the kit's, it would end the process).
+func (m *Manager) made() error {
+	if m == nil || m.o.now == nil {
+		return newError(CodeInvalidOptions, "this Manager was not made by tokenmanager.New (a zero value, or nil): make it with tokenmanager.New")
+	}
+	return nil
+}
 
 func (m *Manager) nowMs() float64 { return float64(m.o.now().UnixNano()) / 1e6 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -107,6 +108,34 @@ func checkScopes(scopes []scope.Scope) error {
 		}
 	}
 	return nil
+}
+
+// applyOptions runs opts on o, refusing what would fail later: a nil option, a nil WithOnChange
+// hook, a nil storage or lock given as an interface (e.g. the result of a constructor that failed).
+func applyOptions(o *options, opts []Option) error {
+	for i, opt := range opts {
+		if opt == nil {
+			return invalidOption("options", fmt.Sprintf("option %d is nil", i+1))
+		}
+		opt(o)
+	}
+	for _, hook := range o.onChange {
+		if hook == nil {
+			return invalidOption("WithOnChange", "give a function, not nil")
+		}
+	}
+	for name, value := range map[string]any{"WithStorage": o.storage, "WithPendingStorage": o.pendingStorage, "WithLock": o.lock} {
+		if value != nil && isNilPointer(value) {
+			return invalidOption(name, "the value is a nil pointer (did its constructor fail?)")
+		}
+	}
+	return nil
+}
+
+// isNilPointer: value is an interface holding a nil pointer, which compares unequal to nil.
+func isNilPointer(value any) bool {
+	v := reflect.ValueOf(value)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 func invalidOption(name, why string) error {

@@ -30,6 +30,9 @@ const maxRetryDelay = 10 * time.Second
 // Errors: NOT_SIGNED_IN, SESSION_ENDED (tokens cleared), TRANSIENT (tokens kept), OAUTH_ERROR,
 // INVALID_RESPONSE, STORAGE_FAILED, LOCK_TIMEOUT. See RFC 6749 §6; RFC 9700 §4.14.2.
 func (m *Manager) AccessToken(ctx context.Context) (string, error) {
+	if err := m.made(); err != nil {
+		return "", err
+	}
 	if token := m.fastToken(); token != "" {
 		return token, nil
 	}

@@ -12,6 +12,9 @@ import (
 // 7009 §2.1), which disconnects the integration, then clears the tokens. An expired access token is
 // refreshed first; without a session it only clears. On failure the tokens are kept.
 func (m *Manager) Revoke(ctx context.Context) error {
+	if err := m.made(); err != nil {
+		return err
+	}
 	token, err := m.AccessToken(ctx)
 	if errors.Is(err, ErrNotSignedIn) || errors.Is(err, ErrSessionEnded) {
 		return m.SignOut(ctx)

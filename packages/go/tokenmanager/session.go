@@ -42,6 +42,9 @@ func (m *Manager) freshUntilMs(r *tokenRecord, nowMs float64) float64 {
 // 401), so that the next AccessToken re-reads the storage and, unless it holds another token,
 // refreshes. No I/O. See RFC 6750 §3.1.
 func (m *Manager) OnUnauthorized(rejected string) {
+	if m.made() != nil {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.current != nil && m.current.AccessToken == rejected {
@@ -119,6 +122,9 @@ func (m *Manager) clear(ctx context.Context) error {
 // Session returns the session's expiry and scope from the storage, with no request; ok is false
 // without tokens. Errors: STORAGE_FAILED.
 func (m *Manager) Session(ctx context.Context) (info SessionInfo, ok bool, err error) {
+	if err := m.made(); err != nil {
+		return SessionInfo{}, false, err
+	}
 	m.mu.Lock()
 	unsaved := m.unsaved
 	m.mu.Unlock()
@@ -143,6 +149,9 @@ func (m *Manager) IsSignedIn(ctx context.Context) (bool, error) {
 
 // SignOut forgets the tokens locally (deletes them from the storage), with no request.
 func (m *Manager) SignOut(ctx context.Context) error {
+	if err := m.made(); err != nil {
+		return err
+	}
 	if err := m.clear(ctx); err != nil {
 		return err
 	}

@@ -33,6 +33,9 @@ func (r AuthorizationRequest) String() string {
 // (replacing any earlier one) and returns the authorize URL to send the browser to. scopes default
 // to the Config's. See RFC 6749 §4.1.1, RFC 7636 §4.3.
 func (m *Manager) BeginAuthorization(ctx context.Context, scopes ...scope.Scope) (*AuthorizationRequest, error) {
+	if err := m.made(); err != nil {
+		return nil, err
+	}
 	if len(scopes) == 0 {
 		scopes = m.scopes
 	}
@@ -76,6 +79,9 @@ func escape(value string) string { return strings.ReplaceAll(url.QueryEscape(val
 // AUTHORIZATION_DENIED (no request sent); OAUTH_ERROR, TRANSIENT, INVALID_RESPONSE, STORAGE_FAILED.
 // See RFC 6749 §4.1.2, §4.1.3, §10.12; RFC 7636 §4.5; RFC 9700 §4.4.
 func (m *Manager) CompleteAuthorization(ctx context.Context, callbackURL string) (SessionInfo, error) {
+	if err := m.made(); err != nil {
+		return SessionInfo{}, err
+	}
 	params, err := m.callbackParams(callbackURL)
 	if err != nil {
 		return SessionInfo{}, err

@@ -64,6 +64,9 @@ func (m *Manager) Transport(base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	if err := m.made(); err != nil {
+		return failing{err} // a zero-value or nil Manager: every request fails saying so
+	}
 	// m.origin was normalized by New, so it parses, and its scheme and host are in normalTarget's form.
 	origin, _ := url.Parse(m.origin)
 	return &bearer{m: m, base: base, scheme: origin.Scheme, host: origin.Host}
@@ -119,6 +122,14 @@ func (b *bearer) RoundTrip(request *http.Request) (*http.Response, error) {
 	}
 	_ = response.Body.Close()
 	return b.base.RoundTrip(retry)
+}
+
+// failing is the Transport of a Manager not made by New: it sends nothing.
+type failing struct{ err error }
+
+func (f failing) RoundTrip(request *http.Request) (*http.Response, error) {
+	closeBody(request)
+	return nil, f.err
 }
 
 // canReplay: the request can be sent again after a 401 (no body, or one GetBody makes again).

@@ -13,6 +13,7 @@ package transport
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -104,7 +105,10 @@ func sleepDefault(ctx context.Context, d time.Duration) error {
 func build(opts []Option) (options, error) {
 	o := options{retries: DefaultRetries, baseDelay: DefaultBaseDelay, maxDelay: DefaultMaxDelay,
 		random: rand.Float64, now: time.Now, sleep: sleepDefault}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return o, invalidOption("options", fmt.Sprintf("option %d is nil", i+1))
+		}
 		opt(&o)
 	}
 	switch {

@@ -273,7 +273,7 @@ func TestOnRetryIsToldEachRetryWithoutTheRequest(t *testing.T) {
 }
 
 func TestInvalidOptionsAreRefusedWithTheirCode(t *testing.T) {
-	for _, opt := range []Option{WithRetries(-1), WithBaseDelay(0), WithMaxDelay(-time.Second), WithRandom(nil)} {
+	for _, opt := range []Option{WithRetries(-1), WithBaseDelay(0), WithMaxDelay(-time.Second), WithRandom(nil), nil} {
 		if _, err := New(nil, opt); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%v", err)
 		}
