@@ -9,8 +9,11 @@
 // wins: WithCommand; the environment variable TENANT_SANDBOX_COMMAND (e.g. "node
 // /path/to/sandbox/dist/cli.js"); node_modules/.bin/tenant-sandbox in the current directory or one
 // above it (npm install --save-dev @tenant-integration/sandbox); tenant-sandbox on the PATH.
-// Node.js 20 or newer must be installed. Nothing here is for production: the sandbox approves every
-// sign-in and its clock can be moved.
+// Node.js 20 or newer must be installed. From a checkout of the SDK's repository: pnpm install &&
+// pnpm --filter @tenant-integration/sandbox build, then TENANT_SANDBOX_COMMAND="node
+// <checkout>/packages/sandbox/dist/cli.js". A process that did not start the sandbox follows its
+// clock with FollowClock. Nothing here is for production: the sandbox approves every sign-in and
+// its clock can be moved.
 //
 //	func TestUser(t *testing.T) {
 //		tenant := tenanttest.New(t)                      // a sandbox, signed in, stopped after the test
@@ -73,6 +76,11 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // ErrorCode returns the code.
 func (e *Error) ErrorCode() string { return e.Code }
+
+// invalidOption is the error of a nil option (the tokenmanager's code, INVALID_OPTIONS).
+func invalidOption(index int) *Error {
+	return &Error{Code: "INVALID_OPTIONS", Message: fmt.Sprintf("option %d is nil", index+1)}
+}
 
 func sandboxFailed(cause error, format string, args ...any) *Error {
 	return &Error{Code: CodeSandboxFailed, Message: fmt.Sprintf(format, args...), Err: cause}
@@ -147,8 +155,10 @@ func Command() ([]string, error) {
 	if onPath, err := exec.LookPath("tenant-sandbox"); err == nil {
 		return []string{onPath}, nil
 	}
-	return nil, sandboxFailed(nil, "cannot find the sandbox: install it with `npm install --save-dev @tenant-integration/sandbox` "+
-		"(Node.js 20 or newer), or set %s, e.g. to 'npx --yes --package @tenant-integration/sandbox tenant-sandbox'", SandboxCommandEnv)
+	return nil, sandboxFailed(nil, "cannot find the sandbox (tenant-sandbox, Node.js 20 or newer). From a checkout of the SDK's "+
+		"repository (https://github.com/tenant-integration/sdk): run `pnpm install && pnpm --filter @tenant-integration/sandbox build` there, "+
+		"then set %s='node <checkout>/packages/sandbox/dist/cli.js'. Where the npm package @tenant-integration/sandbox is available, "+
+		"`npm install --save-dev @tenant-integration/sandbox` here puts node_modules/.bin/tenant-sandbox where it is found", SandboxCommandEnv)
 }
 
 // Sandbox is the sandbox tenant running as a child process on a free loopback port, with
@@ -199,7 +209,10 @@ func (t *tail) String() string {
 // listens.
 func StartSandbox(opts ...SandboxOption) (*Sandbox, error) {
 	o := sandboxOptions{clients: []Client{{ID: DefaultClientID, RedirectURIs: []string{DefaultRedirectURI}}}, startup: 30 * time.Second}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, invalidOption(i)
+		}
 		opt(&o)
 	}
 	command := o.command

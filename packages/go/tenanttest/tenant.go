@@ -70,7 +70,10 @@ func WithSandboxOptions(opts ...SandboxOption) TenantOption {
 // SIGN_IN_FAILED, and the manager's (INVALID_OPTIONS…). See RFC 6749 §4.1; RFC 7636.
 func NewTenant(ctx context.Context, s *Sandbox, opts ...TenantOption) (*Tenant, error) {
 	o := tenantOptions{scopes: []scope.Scope{scope.ProfileRead}, signIn: true}
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			return nil, invalidOption(i)
+		}
 		opt(&o)
 	}
 	var registered *Client
@@ -149,7 +152,10 @@ func Start(t testing.TB, opts ...SandboxOption) *Sandbox {
 func New(t testing.TB, opts ...TenantOption) *Tenant {
 	t.Helper()
 	var o tenantOptions
-	for _, opt := range opts {
+	for i, opt := range opts {
+		if opt == nil {
+			t.Fatal(invalidOption(i))
+		}
 		opt(&o)
 	}
 	s := Start(t, o.sandbox...)

@@ -3,8 +3,10 @@
 //	quickstart          sign in if needed (the browser comes back to 127.0.0.1:53682), print the user
 //	quickstart logout   revoke the session (RFC 7009) and forget the tokens
 //
-// The access token lives 15 minutes; the manager refreshes it when it is used (and after a 401), and
-// the rotated refresh token in the file keeps the session alive across runs.
+// As written it signs in to the sandbox tenant that `pnpm start` serves from a checkout of the SDK
+// (http://127.0.0.1:4020, client demo-cli); TENANT_URL and CLIENT_ID name your tenant and client.
+// The access token lives 15 minutes; the manager refreshes it when it is used, and the rotated
+// refresh token in the file keeps the session alive across runs.
 package main
 
 import (
@@ -40,8 +42,8 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	manager, err := tokenmanager.New(tokenmanager.Config{
-		BaseURL:     setting("TENANT_URL", "https://acme.tenant.test"), // https, or http to a loopback host
-		ClientID:    setting("CLIENT_ID", "demo-integration"),
+		BaseURL:     setting("TENANT_URL", "http://127.0.0.1:4020"), // https, or http to a loopback host
+		ClientID:    setting("CLIENT_ID", "demo-cli"),
 		RedirectURI: setting("REDIRECT_URI", "http://127.0.0.1:53682/callback"), // registered, exactly
 		Scopes:      []scope.Scope{scope.ProfileRead},
 	}, tokenmanager.WithStorage(storage))
@@ -60,8 +62,10 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	// Retries (Retry-After, backoff) over the bearer layer: the token goes to the tenant only, a 401
-	// refreshes it and sends the request once more.
+	// Retries (Retry-After, backoff) over the bearer layer, which sends the token (to the tenant only)
+	// and Accept: application/json. Assumption (not in the service description): an expired or
+	// revoked token is answered 401 (RFC 6750 §3.1); the layer then refreshes it and sends the
+	// request once more.
 	rt, err := transport.New(manager.Transport(nil))
 	if err != nil {
 		return err

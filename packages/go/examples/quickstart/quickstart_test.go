@@ -125,9 +125,9 @@ func TestTheQuickStartBuiltOutsideTheRepositorySignsInSurvivesAnExpiryAndLogsOut
 	}
 	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", listener.Addr().(*net.TCPAddr).Port)
 	listener.Close()
-	sandbox := tenanttest.Start(t, tenanttest.WithClients(tenanttest.Client{ID: "demo-integration", RedirectURIs: []string{redirect}}))
+	sandbox := tenanttest.Start(t, tenanttest.WithClients(tenanttest.Client{ID: "demo-cli", RedirectURIs: []string{redirect}}))
 	tokens := filepath.Join(t.TempDir(), "my-cli", "tokens.json")
-	program := cli{binary: outsideModule(t), env: []string{"TENANT_URL=" + sandbox.URL, "CLIENT_ID=demo-integration",
+	program := cli{binary: outsideModule(t), env: []string{"TENANT_URL=" + sandbox.URL, "CLIENT_ID=demo-cli",
 		"REDIRECT_URI=" + redirect, "TOKEN_FILE=" + tokens}}
 
 	out, err := program.run(t, true)
