@@ -116,8 +116,9 @@ export interface TestTenant {
 }
 
 /**
- * The test tenant could not sign in: the sandbox answered the authorization request with something
- * other than a redirect carrying a code. `message` says what it answered (no token or code).
+ * The test tenant could not sign in (`SIGN_IN_FAILED`): the sandbox answered the authorization
+ * request with something other than a redirect carrying a code; or a sandbox's clock cannot be
+ * followed (`SANDBOX_FAILED`, {@link followSandboxClock}). `message` says why (no token or code).
  *
  * @example
  * ```ts
@@ -127,10 +128,14 @@ export interface TestTenant {
  */
 export class TestTenantError extends Error {
   override name = "TestTenantError";
-  /** The stable code. */
-  readonly code = "SIGN_IN_FAILED";
-  constructor(message: string, options?: ErrorOptions) {
+  /**
+   * The stable code: `SIGN_IN_FAILED` (the sandbox did not approve), or `SANDBOX_FAILED` (a sandbox
+   * that {@link followSandboxClock} cannot follow), the Go and Python test kits' codes.
+   */
+  readonly code: "SIGN_IN_FAILED" | "SANDBOX_FAILED";
+  constructor(message: string, options?: ErrorOptions & { code?: "SIGN_IN_FAILED" | "SANDBOX_FAILED" }) {
     super(message, options);
+    this.code = options?.code ?? "SIGN_IN_FAILED";
   }
 }
 
@@ -229,5 +234,103 @@ function tenantLock(): Lock {
     );
     tail = run.catch(() => undefined);
     return run;
+  };
+}
+
+/**
+ * Options of {@link followSandboxClock}.
+ *
+ * @example
+ * ```ts
+ * await followSandboxClock(process.env.TENANT_URL!, { intervalMs: 20 });
+ * ```
+ */
+export interface FollowSandboxClockOptions {
+  /** How often the sandbox's clock is read in the background, in milliseconds (default 100). */
+  readonly intervalMs?: number;
+  /** The fetch the reads use (default the global `fetch`). */
+  readonly fetch?: FetchLike;
+}
+
+/**
+ * The test clock of a sandbox this process did not start, followed by its URL: what
+ * {@link followSandboxClock} returns. Give `now` to the token manager under test.
+ */
+export interface FollowedSandboxClock {
+  /** The sandbox's time as last read, in milliseconds since the epoch: `Date.now()` plus its offset. */
+  now(): number;
+  /** How far, in seconds, the sandbox's clock has been moved forward, as last read. */
+  readonly offsetSeconds: number;
+  /**
+   * Reads the sandbox's clock now (`GET /__sandbox/clock`) and returns its time in milliseconds.
+   *
+   * @throws {@link TestTenantError} `SANDBOX_FAILED` (rejects) when the sandbox does not answer with its clock.
+   */
+  sync(): Promise<number>;
+  /** Stops the background reads (not the sandbox). */
+  close(): void;
+}
+
+/** A sandbox that could not be followed: it did not answer, or runs without its test clock. */
+function sandboxFailed(url: string, why: string): TestTenantError {
+  return new TestTenantError(`Cannot follow the clock of the sandbox at ${url}: ${why}`, { code: "SANDBOX_FAILED" });
+}
+
+/**
+ * Follows the test clock of a sandbox that another process started (a test runner, `tenant-sandbox
+ * --test-clock` in CI, the Go or Python test kit): the offset is read from `GET /__sandbox/clock` at
+ * once, every `intervalMs` in the background (the timer does not keep the process alive), and at
+ * each `sync()`. So every process's moves of the clock (`POST /__sandbox/clock`) reach this one
+ * within an interval, or at once after `sync()`. The offset only moves forward, as the sandbox's.
+ * The same follower as the Go kit's `tenanttest.FollowClock` and the Python kit's
+ * `follow_sandbox_clock`.
+ *
+ * @throws {@link TestTenantError} with code `SANDBOX_FAILED` (rejects) when the sandbox does not
+ * answer with its clock (not a sandbox, or started without `--test-clock`).
+ * @example
+ * ```ts
+ * import { createTokenManager } from "@tenant-integration/token-manager";
+ * import { followSandboxClock } from "@tenant-integration/sandbox/testing";
+ *
+ * const clock = await followSandboxClock("http://127.0.0.1:4020");
+ * const tokenManager = createTokenManager({ baseUrl: "http://127.0.0.1:4020", clientId: "test-integration",
+ *   redirectUri: "http://127.0.0.1:53682/callback", scopes: ["profile:read"], now: clock.now });
+ * ```
+ * @see RFC 6749 §4.2.2 (expires_in, which the test clock lets tests pass without waiting)
+ */
+export async function followSandboxClock(
+  baseUrl: string | URL,
+  options: FollowSandboxClockOptions = {},
+): Promise<FollowedSandboxClock> {
+  const url = String(baseUrl).replace(/\/+$/, "");
+  const fetch = options.fetch ?? globalThis.fetch;
+  let offsetMs = 0;
+  const sync = async (): Promise<number> => {
+    let body: { offsetSeconds?: unknown };
+    try {
+      const answer = await fetch(`${url}/__sandbox/clock`);
+      if (!answer.ok)
+        throw sandboxFailed(url, `GET /__sandbox/clock answered HTTP ${answer.status}; start it with --test-clock`);
+      body = (await answer.json()) as { offsetSeconds?: unknown };
+    } catch (error) {
+      throw error instanceof TestTenantError ? error : sandboxFailed(url, String(error));
+    }
+    if (typeof body.offsetSeconds !== "number" || !Number.isFinite(body.offsetSeconds)) {
+      throw sandboxFailed(url, "its answer holds no clock; start it with --test-clock");
+    }
+    offsetMs = Math.max(offsetMs, Math.round(body.offsetSeconds * 1000));
+    return Date.now() + offsetMs;
+  };
+  await sync();
+  // A read that fails keeps the last offset; the next one tries again.
+  const timer = setInterval(() => sync().catch(() => undefined), options.intervalMs ?? 100);
+  (timer as { unref?(): void }).unref?.();
+  return {
+    now: () => Date.now() + offsetMs,
+    get offsetSeconds() {
+      return offsetMs / 1000;
+    },
+    sync,
+    close: () => clearInterval(timer),
   };
 }
