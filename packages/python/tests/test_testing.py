@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from tenant_integration.testing import (
     TestTenant,
     TestTenantError,
     create_test_tenant,
+    follow_sandbox_clock,
     sandbox_command,
 )
 
@@ -212,3 +214,36 @@ def test_the_sandbox_is_stopped_when_closed() -> None:
     sandbox.close()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_a_process_that_did_not_start_the_sandbox_follows_its_clock() -> None:
+    """Here the process that moves the clock is this test, through the sandbox it started; the manager
+    knows only the sandbox's URL, as a program under test or a worker of a fleet would."""
+    with SandboxProcess(command=SANDBOX) as sandbox, follow_sandbox_clock(sandbox.url, interval=0.02) as clock:
+        manager = TokenManager(
+            base_url=sandbox.url,
+            client_id="test-integration",
+            redirect_uri="http://127.0.0.1:53682/callback",
+            scopes=["profile:read"],
+            now=clock.now,
+        )
+        from tenant_integration.testing import sign_in_through_sandbox
+
+        sign_in_through_sandbox(manager)
+        since = sandbox.last_seq()
+        sandbox.advance(PAST_EXPIRY)  # another process moves the clock
+        clock.sync()
+        assert round(clock.now() - time.time()) == PAST_EXPIRY
+        manager.get_access_token()  # past the 15 minutes on this process's clock too: refreshed
+        assert sandbox.refresh_count(after=since) == 1
+
+        sandbox.advance(3600)  # no sync: the background reads follow within a few intervals
+        deadline = time.monotonic() + 10
+        while round(clock.now() - time.time()) != PAST_EXPIRY + 3600 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert round(clock.now() - time.time()) == PAST_EXPIRY + 3600
+
+
+def test_following_what_is_not_a_sandbox_with_its_test_clock_is_a_sandbox_error() -> None:
+    with pytest.raises(SandboxError, match="clock"):
+        follow_sandbox_clock("http://127.0.0.1:9")

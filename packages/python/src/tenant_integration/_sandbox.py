@@ -10,6 +10,7 @@ users import both from :mod:`tenant_integration.testing`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -34,11 +35,13 @@ __all__ = [
     "DEFAULT_CLIENT_ID",
     "DEFAULT_REDIRECT_URI",
     "SANDBOX_COMMAND_ENV",
+    "FollowedSandboxClock",
     "SandboxClient",
     "SandboxClock",
     "SandboxError",
     "SandboxEvent",
     "SandboxProcess",
+    "follow_sandbox_clock",
     "sandbox_command",
 ]
 
@@ -145,6 +148,91 @@ class SandboxClock:
     def now_ms(self) -> int:
         """The same in whole milliseconds (the unit of the TypeScript kit's clocks and records)."""
         return round(self.now() * 1000)
+
+
+class FollowedSandboxClock(SandboxClock):
+    """The test clock of a sandbox this process did not start, followed by its URL: what
+    :func:`follow_sandbox_clock` returns. :meth:`now` is the wall clock plus the sandbox's offset as
+    last read; a daemon thread reads it every ``interval`` seconds, and :meth:`sync` reads it at once.
+    :meth:`close` (or leaving the ``with`` block) stops the reads, not the sandbox.
+    """
+
+    def __init__(self, base_url: str, *, interval: float = 0.1, transport: httpx.BaseTransport | None = None) -> None:
+        super().__init__()
+        if not (interval > 0 and math.isfinite(interval)):
+            raise ValueError(f"interval must be a positive number of seconds, not {interval!r}")
+        self.url = base_url.rstrip("/")
+        """The sandbox's base URL."""
+        self._http = httpx.Client(base_url=self.url, trust_env=False, timeout=5.0, transport=transport)
+        self._stop = threading.Event()
+        self.sync()
+        threading.Thread(target=self._follow, args=(interval,), daemon=True).start()
+
+    def _follow(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            with contextlib.suppress(SandboxError):  # a failed read keeps the last offset; the next tries again
+                self.sync()
+
+    def sync(self) -> float:
+        """Reads the sandbox's clock now (``GET /__sandbox/clock``); returns its offset in seconds.
+
+        Raises:
+            SandboxError: when the sandbox does not answer with its clock (not a sandbox, or one
+                started without ``--test-clock``).
+        """
+        try:
+            response = self._http.get("/__sandbox/clock")
+            offset = response.json().get("offsetSeconds") if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError) as error:
+            raise SandboxError(f"cannot read the clock of the sandbox at {self.url}: {error}", cause=error) from error
+        if not isinstance(offset, (int, float)):
+            raise SandboxError(
+                f"GET {self.url}/__sandbox/clock answered HTTP {response.status_code} without a clock: "
+                "is it the sandbox, started with --test-clock?"
+            )
+        self.set_offset(float(offset))
+        return self.offset_seconds
+
+    def close(self) -> None:
+        """Stops the background reads; safe to call twice."""
+        self._stop.set()
+        self._http.close()
+
+    def __enter__(self) -> FollowedSandboxClock:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def follow_sandbox_clock(
+    base_url: str, *, interval: float = 0.1, transport: httpx.BaseTransport | None = None
+) -> FollowedSandboxClock:
+    """Follows the test clock of a sandbox that another process started (a test runner,
+    ``tenant-sandbox --test-clock`` in CI, the Go or TypeScript test kit), by its URL: the offset is
+    read at once, every ``interval`` seconds in the background, and at each
+    :meth:`FollowedSandboxClock.sync`, so every process's moves of the clock reach this one within an
+    interval, or at once after ``sync()``. Give its ``now`` to the token manager under test. The same
+    follower as the Go kit's ``tenanttest.FollowClock`` and the TypeScript kit's ``followSandboxClock``.
+
+    Args:
+        base_url: the sandbox's base URL, e.g. the ``TENANT_URL`` a test gave this process.
+        interval: seconds between background reads (default 0.1).
+        transport: the httpx transport of the reads (tests).
+
+    Raises:
+        SandboxError: when the sandbox does not answer with its clock.
+
+    Example:
+        >>> clock = follow_sandbox_clock(os.environ["TENANT_URL"])  # doctest: +SKIP
+        >>> manager = TokenManager(base_url=clock.url, client_id="test-integration",  # doctest: +SKIP
+        ...     redirect_uri="http://127.0.0.1:53682/callback", scopes=["profile:read"], now=clock.now)
+
+    See RFC 6749 §4.2.2 (``expires_in``, which the test clock lets tests pass without waiting).
+    """
+    return FollowedSandboxClock(base_url, interval=interval, transport=transport)
 
 
 def _find_bin(start: Path) -> Path | None:

@@ -18,6 +18,9 @@ Which command starts the sandbox, first match wins:
    (``npm install --save-dev @tenant-integration/sandbox`` puts it there);
 4. ``tenant-sandbox`` on the ``PATH`` (``npm install --global @tenant-integration/sandbox``).
 
+A process that did not start the sandbox (a program under test, a worker of a fleet) follows its
+test clock with :func:`follow_sandbox_clock`.
+
 Node.js 20 or newer must be installed. Nothing here is for production: the sandbox approves every
 sign-in and its clock can be moved.
 
@@ -42,11 +45,13 @@ from ._sandbox import (
     DEFAULT_CLIENT_ID,
     DEFAULT_REDIRECT_URI,
     SANDBOX_COMMAND_ENV,
+    FollowedSandboxClock,
     SandboxClient,
     SandboxClock,
     SandboxError,
     SandboxEvent,
     SandboxProcess,
+    follow_sandbox_clock,
     sandbox_command,
 )
 from ._test_tenant import (
@@ -63,6 +68,7 @@ __all__ = [
     "DEFAULT_REDIRECT_URI",
     "SANDBOX_COMMAND_ENV",
     "AsyncTestTenant",
+    "FollowedSandboxClock",
     "SandboxClient",
     "SandboxClock",
     "SandboxError",
@@ -72,6 +78,7 @@ __all__ = [
     "TestTenantError",
     "create_async_test_tenant",
     "create_test_tenant",
+    "follow_sandbox_clock",
     "sandbox_command",
     "sign_in_through_sandbox",
 ]
