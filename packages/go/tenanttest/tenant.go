@@ -16,7 +16,8 @@ import (
 type Tenant struct {
 	Sandbox *Sandbox
 	Manager *tokenmanager.Manager
-	// Client sends the bearer token to the sandbox, refreshes after a 401 and retries like any
+	// Client sends the bearer token to the sandbox, refreshes after a 401 (the sandbox's answer to an
+	// expired token; the service description shows none) and retries like any
 	// client of the kit (transport.New over Manager.Transport).
 	Client      *http.Client
 	ClientID    string

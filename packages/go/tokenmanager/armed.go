@@ -15,9 +15,11 @@ package tokenmanager
 //   - set back: the deadline passes in real time, then AccessToken decides with the wall clock, as
 //     it did before anything was armed;
 //   - a suspended machine (the monotonic clock stops, the wall clock does not): the armed token may
-//     have expired at the tenant, which answers 401; the bearer layer then marks it refused
-//     (OnUnauthorized, which disarms it), refreshes once and sends the request again. A request whose
-//     body cannot be sent again never takes the armed token: it pays the clock read instead.
+//     have expired at the tenant, which answers 401 (Assumption (not in the service description):
+//     the description shows no status for an expired token; RFC 6750 §3.1's is 401); the bearer
+//     layer then marks it refused (OnUnauthorized, which disarms it), refreshes once and sends the
+//     request again. A request whose body cannot be sent again never takes the armed token: it
+//     pays the clock read instead.
 //
 // With an injected clock (WithClock) nothing is armed: every request reads that clock.
 

@@ -10,7 +10,9 @@
 //   - one refresh however many goroutines ask (one flight), and across processes through the
 //     storage's lock, with the refresh intent of spec/token-store (paused and killed processes);
 //   - rotated tokens written durably before they are handed out; invalid_grant ends the session,
-//     5xx and network errors keep it;
+//     5xx and network errors keep it (Assumption (not in the service description): the description
+//     shows no OAuth error code; invalid_grant is RFC 6749 §5.2's for a refresh token that is
+//     invalid, expired or revoked);
 //   - revocation (RFC 7009), local sign-out, a change hook, *Error values with the kit's codes, and a
 //     log/slog logger that never prints a secret.
 //

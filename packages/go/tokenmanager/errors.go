@@ -11,7 +11,7 @@ package tokenmanager
 //	├── CALLBACK_PORT_IN_USE (Port), REDIRECT_URI_REFUSED   the loopback sign-in (package loopback)
 //	│   (Status), CALLBACK_TIMEOUT
 //	├── OAUTH_ERROR (Status, OAuthError…)                  the tenant answered an RFC 6749 §5.2 error
-//	├── SESSION_ENDED (Status, OAuthError…)                invalid_grant on refresh: tokens cleared
+//	├── SESSION_ENDED (Status, OAuthError…)                invalid_grant on refresh: tokens cleared (*)
 //	├── TRANSIENT (Status, Attempts, RetryAfter)            no answer, 429 or 5xx: tokens kept
 //	├── INVALID_RESPONSE                                   not a valid token response: nothing stored
 //	├── NOT_SIGNED_IN (Path, MovedTo)                      no tokens; or the storage set its unreadable data aside
@@ -20,6 +20,11 @@ package tokenmanager
 //	    storage codes: FILE_CORRUPT, FILE_UNSAFE, IO_FAILED (filestorage); COMMAND_FAILED,
 //	    UNEXPECTED_REPLY, REPLICATION_TIMEOUT, LEASE_LOST (redisstorage; a Redis lock that cannot be
 //	    taken is STORAGE_FAILED with LOCK_UNAVAILABLE as its cause)
+//
+// (*) Assumption (not in the service description): the description shows no error body, no OAuth
+// error code and no status for an expired or revoked token. The kit reads the RFC 6749 §5.2 body,
+// and takes invalid_grant on a refresh (RFC 6749 §5.2: the refresh token is invalid, expired or
+// revoked) as the end of the session.
 //
 // One rule for the storage's faults, whichever call meets them (the other kits' rule): a storage or
 // lock code never reaches a caller of the Manager alone, but as the cause of STORAGE_FAILED; a token
@@ -96,7 +101,8 @@ type Error struct {
 	// Err is the cause, scrubbed.
 	Err error
 
-	// sent is false when the request cannot have reached the tenant (no connection, 429, 503).
+	// sent is false when the tenant did not handle the request: no connection; a 503; a 429 by the
+	// kit's assumption (see post).
 	sent bool
 	// reset is true when the storage set its data aside (FILE_CORRUPT): every key is absent now.
 	reset bool

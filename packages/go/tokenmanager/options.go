@@ -77,8 +77,9 @@ func WithPendingLifetime(d time.Duration) Option { return func(o *options) { o.p
 // ran: a process stopped while it waits (SIGSTOP, a debugger) reads an answer that came meanwhile.
 func WithRequestTimeout(d time.Duration) Option { return func(o *options) { o.requestTimeout = d } }
 
-// WithRefreshAttempts sets the attempts of a refresh the tenant cannot have handled (no connection,
-// 429, 503); default 3. Any other failure is never retried: the tenant may have rotated the token.
+// WithRefreshAttempts sets the attempts of a refresh the tenant did not handle (no connection, a 503,
+// a 429 by the kit's assumption: RFC 6585 §4 does not say whether the request was processed);
+// default 3. Any other failure is never retried: the tenant may have rotated the token.
 func WithRefreshAttempts(n int) Option { return func(o *options) { o.attempts = n } }
 
 // WithRetryDelay sets the first pause between those attempts, doubled each time (default 300 ms).

@@ -399,6 +399,10 @@ func (m *Manager) refresh(ctx context.Context, held Held, stored *tokenRecord, a
 	return record.AccessToken, nil
 }
 
+// afterInvalidGrant: the refresh was refused with invalid_grant. Assumption (not in the service
+// description, which shows no OAuth error code): that is RFC 6749 §5.2's answer for a refresh token
+// that is invalid, expired or revoked, so the session ends (SESSION_ENDED, tokens cleared), unless
+// another process stored a newer refresh token meanwhile.
 func (m *Manager) afterInvalidGrant(ctx context.Context, held Held, failure *Error, stored *tokenRecord, again bool, generation int) (string, error) {
 	// Another process may have rotated the token meanwhile: try the newest one once before giving up.
 	if !again {

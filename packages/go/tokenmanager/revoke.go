@@ -8,9 +8,11 @@ import (
 	"net/url"
 )
 
-// Revoke revokes the current access token at POST /oauth/revoke (a form body with client_id, RFC
-// 7009 §2.1), which disconnects the integration, then clears the tokens. An expired access token is
-// refreshed first; without a session it only clears. On failure the tokens are kept.
+// Revoke revokes the current access token at POST /oauth/revoke, which disconnects the integration,
+// then clears the tokens. An expired access token is refreshed first; without a session it only
+// clears. On failure the tokens are kept. Assumption (not in the service description, which does not
+// show the request's shape): an RFC 7009 §2.1 form body, token and token_type_hint, with client_id as
+// a public client's identification (RFC 6749 §2.3, §3.2.1).
 func (m *Manager) Revoke(ctx context.Context) error {
 	if err := m.made(); err != nil {
 		return err

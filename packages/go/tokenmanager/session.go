@@ -40,7 +40,8 @@ func (m *Manager) freshUntilMs(r *tokenRecord, nowMs float64) float64 {
 
 // OnUnauthorized marks the current access token unusable when it equals rejected (an API answered
 // 401), so that the next AccessToken re-reads the storage and, unless it holds another token,
-// refreshes. No I/O. See RFC 6750 §3.1.
+// refreshes. No I/O. Assumption (not in the service description, which shows no status for an
+// expired or revoked token): the API answers such a token 401 with invalid_token (RFC 6750 §3.1).
 func (m *Manager) OnUnauthorized(rejected string) {
 	if m.made() != nil {
 		return

@@ -31,9 +31,13 @@ func (m *Manager) post(ctx context.Context, path, body, contentType string, secr
 		return text, nil
 	}
 	if status == http.StatusTooManyRequests || status >= 500 {
-		// 429 and 503 say the tenant did not handle the request (RFC 6585 §4, RFC 9110 §15.6.4): the
-		// refresh token it carried is unused, so it may be sent again. Any other 5xx may come after
-		// the tenant rotated the token.
+		// A 503 says the server is unable to handle the request (RFC 9110 §15.6.4): the refresh token
+		// it carried is unused, so it may be sent again. Assumption (not in the service description):
+		// a 429 says so too. RFC 6585 §4 defines 429 only as too many requests in a given time, not
+		// whether the request was processed; the kit assumes that a tenant limiting its token endpoint
+		// refuses the request before handling the grant, where a rate limiter sits. Were it handled,
+		// its answer brings no successor, and the next call would present this token anyway. Any
+		// other 5xx may come after the tenant rotated the token.
 		sent := status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable
 		return "", transientError(status, attempt, sent, retryAfter(header.Get("Retry-After"), m.o.now()), nil)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// vschar is RFC 6749 Appendix A.12/A.13: tokens are 1*VSCHAR (%x20-7E).
+// vschar is RFC 6749 Appendix A.12 (access_token) and A.17 (refresh_token): 1*VSCHAR (%x20-7E).
 var vschar = regexp.MustCompile(`^[\x20-\x7e]+$`)
 
 // parseObject is a JSON text parsed as an object; nil for anything else.
@@ -35,7 +35,9 @@ func number(value any) (float64, bool) {
 // tokenFields validates a token response (or a stored record) and returns its five fields.
 // previous is kept when a refresh response has no refresh_token (it did not rotate); a field present
 // with any value replaces it and must be valid. The error names the field, never its value.
-// See RFC 6749 §5.1, §6.
+// Assumption (not in the service description, which gives neither the value of token_type nor the
+// unit of expires_in): token_type is Bearer, any case (RFC 6750 §4), and expires_in a positive
+// number of seconds (RFC 6749 §5.1). See RFC 6749 §5.1, §6.
 func tokenFields(fields map[string]any, previous string) (*tokenRecord, error) {
 	invalid := func(name string) error {
 		return newError(CodeInvalidResponse, "the token response's %s is missing or invalid", name)

@@ -57,6 +57,9 @@ func (m *Manager) freshUntil(token string) time.Time {
 //
 //	if errors.Is(err, tokenmanager.ErrSessionEnded) { /* sign in again */ }
 //
+// Assumption (not in the service description, which shows no status for an expired or revoked
+// token): the API answers such a token 401 (RFC 6750 §3.1).
+//
 // base is the next layer (nil: http.DefaultTransport). Layer retry and logging around it as usual.
 //
 //	client := &http.Client{Transport: manager.Transport(nil)}

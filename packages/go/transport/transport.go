@@ -8,7 +8,8 @@
 //
 // Requests pass through the layers outside in (Retry, Log, the bearer layer, the network); answers
 // come back inside out. The layers know nothing of OAuth: the token manager's Transport brings the
-// token and the refresh after a 401.
+// token and the refresh after a 401 (Assumption (not in the service description): an expired or
+// revoked token is answered 401, RFC 6750 §3.1).
 package transport
 
 import "net/http"
