@@ -22,9 +22,12 @@ const (
 	TokenFile     = "token-file.schema.json"
 )
 
-// ForKey is the schema of the record stored under key (…:tokens, …:pending, …:intent), "" for
-// another key.
+// ForKey is the schema of the record stored under key (…:tokens, …:pending or …:pending:<hash>,
+// …:intent), "" for another key.
 func ForKey(key string) string {
+	if parts := strings.Split(key, ":"); len(parts) > 1 && parts[len(parts)-2] == "pending" {
+		return PendingRecord
+	}
 	switch key[strings.LastIndex(key, ":")+1:] {
 	case "tokens":
 		return TokenRecord
