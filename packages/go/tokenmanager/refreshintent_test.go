@@ -58,29 +58,16 @@ func (s *sharedStorage) hooks(onGet func(key string) error, onSet func(key strin
 	s.onGet, s.onSet = onGet, onSet
 }
 
-// monotonic is the watch's clock in these tests: it moves only when the test moves it.
-type monotonic struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *monotonic) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *monotonic) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 const watchTestWait = time.Second
 
 // expiredWithIntent signs a manager in on a shared storage, lets its access token expire, and
 // stores another refresh's intent on its refresh token, written since ago by pid on host.
-func expiredWithIntent(t *testing.T, since time.Duration, pid int, host string) (*Manager, *tenant, *sharedStorage, *monotonic, *tokenRecord) {
+func expiredWithIntent(t *testing.T, since time.Duration, pid int, host string) (*Manager, *tenant, *sharedStorage, *clock, *tokenRecord) {
 	t.Helper()
 	tn := newTenant(t)
 	storage := &sharedStorage{inner: NewMemoryStorage()}
 	m, wall := newManager(t, tn, nil, WithStorage(storage), WithLock(&ProcessLock{}), WithIntentWait(watchTestWait))
-	mono := &monotonic{now: time.Now()}
+	mono := &clock{now: time.Now()} // the watch's clock: it moves only when the test moves it
 	m.monotonic = mono.Now
 	signIn(t, m)
 	wall.Advance(20 * time.Minute)
@@ -127,8 +114,8 @@ func TestAnIntentOlderThanTheIntentWaitIsWaitedForWhileItsHolderLives(t *testing
 	}
 }
 
-// watchLog records, on the watch's clock, each read of the intent and the moment the
-// waiter wrote its own intent (it decided to present the token); every read moves the clock by step.
+// watchLog records, on the watch's clock, each read of the intent and the moment the waiter wrote
+// its own intent (it decided to present the token).
 type watchLog struct {
 	mu        sync.Mutex
 	reads     []time.Time
@@ -150,22 +137,31 @@ func (w *watchLog) present(at time.Time) {
 	}
 }
 
-func TestAFailedReadDuringAWatchFailsTheCallAndTheNextWatchStartsFromZero(t *testing.T) {
-	m, tn, storage, mono, _ := expiredWithIntent(t, time.Hour, os.Getpid(), procid.Host())
+// watched logs the reads of the intent and the waiter's own intent; each read moves the watch's clock
+// by 100 ms, then at (given the read's number) may move it more or fail the read.
+func watched(m *Manager, storage *sharedStorage, mono *clock, at func(read int) error) *watchLog {
 	log := &watchLog{}
 	storage.hooks(func(key string) error {
 		if key != m.intentKey {
 			return nil
 		}
 		mono.Advance(100 * time.Millisecond)
-		if log.read(mono.Now()) == 8 { // 0.7 s into the watch
-			return errors.New("connection refused")
-		}
-		return nil
+		return at(log.read(mono.Now()))
 	}, func(key string) {
 		if key == m.intentKey {
 			log.present(mono.Now())
 		}
+	})
+	return log
+}
+
+func TestAFailedReadDuringAWatchFailsTheCallAndTheNextWatchStartsFromZero(t *testing.T) {
+	m, tn, storage, mono, _ := expiredWithIntent(t, time.Hour, os.Getpid(), procid.Host())
+	log := watched(m, storage, mono, func(read int) error {
+		if read == 8 { // 0.7 s into the watch
+			return errors.New("connection refused")
+		}
+		return nil
 	})
 	_, err := m.AccessToken(context.Background())
 	if !errors.Is(err, ErrStorageFailed) || tn.refreshes.Load() != 0 {
@@ -182,22 +178,13 @@ func TestAFailedReadDuringAWatchFailsTheCallAndTheNextWatchStartsFromZero(t *tes
 
 func TestTwoReadsOfTheIntentMoreThanASecondApartRestartTheWatch(t *testing.T) {
 	m, _, storage, mono, _ := expiredWithIntent(t, time.Hour, os.Getpid(), procid.Host())
-	log := &watchLog{}
 	var afterGap time.Time
-	storage.hooks(func(key string) error {
-		if key != m.intentKey {
-			return nil
-		}
-		mono.Advance(100 * time.Millisecond)
-		if log.read(mono.Now()) == 6 { // 0.5 s into the watch, this process was stopped for 1.5 s
+	log := watched(m, storage, mono, func(read int) error {
+		if read == 6 { // 0.5 s into the watch, this process was stopped for 1.5 s
 			mono.Advance(1500 * time.Millisecond)
 			afterGap = mono.Now()
 		}
 		return nil
-	}, func(key string) {
-		if key == m.intentKey {
-			log.present(mono.Now())
-		}
 	})
 	if _, err := m.AccessToken(context.Background()); err != nil {
 		t.Fatal(err)
@@ -213,18 +200,7 @@ func TestTwoReadsOfTheIntentMoreThanASecondApartRestartTheWatch(t *testing.T) {
 func TestAHolderOnAnotherHostIsGivenUpAfterOneWholeWatch(t *testing.T) {
 	// A fresh intent (its age is no reason either way) by a process this host cannot see.
 	m, tn, storage, mono, _ := expiredWithIntent(t, 0, 4242, "another-host.invalid")
-	log := &watchLog{}
-	storage.hooks(func(key string) error {
-		if key == m.intentKey {
-			mono.Advance(100 * time.Millisecond)
-			log.read(mono.Now())
-		}
-		return nil
-	}, func(key string) {
-		if key == m.intentKey {
-			log.present(mono.Now())
-		}
-	})
+	log := watched(m, storage, mono, func(int) error { return nil })
 	if _, err := m.AccessToken(context.Background()); err != nil {
 		t.Fatal(err)
 	}
