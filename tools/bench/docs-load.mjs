@@ -7,7 +7,7 @@ import { launchChromium } from "@tenant-integration/browser-testing";
 
 export async function docsLoad(root) {
   const html = readFileSync(join(root, "apps", "docs", "dist", "index.html"));
-  const server = createServer((req, res) =>
+  const server = createServer((_req, res) =>
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html),
   );
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -3,7 +3,8 @@
 // a sandbox, and run in Node with the few browser globals it uses (localStorage, sessionStorage,
 // location, a clock the check can move). It must sign in (the authorize redirect, the code exchange),
 // read the user, and after the access token expired serve CONCURRENT calls together with exactly one
-// refresh (a second presentation of a rotated refresh token ends a real session), then sign out.
+// refresh (a second presentation of a rotated refresh token ends a real session), then sign out,
+// revoking a token of the session at the tenant.
 //
 // `checkTypicalApps(files)` starts one sandbox and checks each app in a fresh Node process of its own
 // (`node peer-check.mjs <app file> <sandbox url>`, which prints { ok: true, refreshes } or
@@ -20,7 +21,7 @@ import { EXPIRE_SECONDS, startSandbox } from "../conformance/src/suite/services.
 const here = dirname(fileURLToPath(import.meta.url));
 const CONCURRENT = 5;
 /** The apps that must work before their bytes count: the kit's and every peer's but the floor's (sizes.mjs). */
-export const TYPICAL_APPS = ["kit.js", "baseline.js", "oauth2-client.js"];
+export const TYPICAL_APPS = ["kit.js", "baseline.js", "oauth2-client.js", "oidc-client-ts.js"];
 /** The longest one app's check may take. */
 const CHECK_TIMEOUT_MS = 30_000;
 const CLIENT_ID = "demo-integration";
@@ -102,16 +103,25 @@ class CheckFailed extends Error {}
 
 /** Runs in the child: checks one app against the sandbox at `sandboxUrl`. */
 async function checkApp(appFile, sandboxUrl) {
-  // The browser globals the apps use, installed before the app loads (a library may keep Date.now).
+  // The browser globals the apps use, installed before the app loads (a library may keep Date.now):
+  // the window's events (oidc-client-ts listens for the page coming back) and stop().
   globalThis.window = globalThis;
   globalThis.self = globalThis;
+  const page = new EventTarget();
+  globalThis.addEventListener = page.addEventListener.bind(page);
+  globalThis.removeEventListener = page.removeEventListener.bind(page);
+  globalThis.dispatchEvent = page.dispatchEvent.bind(page);
+  globalThis.stop = () => {};
   globalThis.localStorage = new MemoryStorage();
   globalThis.sessionStorage = new MemoryStorage();
   let sentTo;
+  let navigated;
+  const leaving = new Promise((resolve) => (navigated = resolve));
   globalThis.location = {
     href: "https://app.example.org/",
     assign(url) {
       sentTo = String(url);
+      navigated();
     },
   };
   let offsetMs = 0;
@@ -163,7 +173,9 @@ async function checkApp(appFile, sandboxUrl) {
     (await sandbox("GET", "/__sandbox/ledger")).refreshTokens.flatMap((token) => token.presentations).length;
   try {
     const app = await import(pathToFileURL(bundled).href);
-    await step("signIn()", () => app.signIn());
+    // Once signIn() sent the browser away, the page is gone: a library may leave its promise pending
+    // until the page comes back (oidc-client-ts does), as a browser never settles it.
+    await step("signIn()", () => Promise.race([app.signIn(), leaving]));
     if (!sentTo?.startsWith(`${sandboxUrl}/oauth/authorize?`))
       throw new CheckFailed(
         `signIn() sent the browser to ${sentTo ?? "nowhere"}, not to the tenant's /oauth/authorize`,
@@ -193,7 +205,14 @@ async function checkApp(appFile, sandboxUrl) {
       throw new CheckFailed(
         `${CONCURRENT} concurrent calls after expiry presented the refresh token ${refreshes} times, not once`,
       );
+    const revocations = async () =>
+      (await sandbox("GET", "/__sandbox/events")).events.filter(
+        (e) => e.endpoint === "revoke" && e.outcome === "ok" && e.user !== null,
+      ).length;
+    const revokedBefore = await revocations();
     await step("signOut() (revocation)", () => app.signOut());
+    if ((await revocations()) === revokedBefore)
+      throw new CheckFailed("signOut() revoked no token of the session at the tenant's /oauth/revoke");
     return { ok: true, refreshes };
   } catch (error) {
     if (error instanceof CheckFailed) return { ok: false, reason: error.message };

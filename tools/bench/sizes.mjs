@@ -1,8 +1,9 @@
 // Browser bundle bytes (esbuild, minified, then gzip -9) of everything each package exports, of
 // the kit: client + token manager (+ openapi-fetch, which the client bundles in), and of a typical
 // app on the kit beside the same app on each peer (typical-app/): openapi-fetch + oauth4webapi (the
-// size goal is that ratio), @badgateway/oauth2-client + openapi-fetch, and openapi-fetch alone as the
-// floor; every app but the floor first proves it works against the sandbox (peer-check.mjs).
+// size goal is that ratio), @badgateway/oauth2-client + openapi-fetch, oidc-client-ts + openapi-fetch,
+// and openapi-fetch alone as the floor; every app but the floor first proves it works against the
+// sandbox (peer-check.mjs).
 // `node sizes.mjs` prints these rows alone (build first).
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,7 +14,7 @@ import { TYPICAL_APPS, checkTypicalApps } from "./peer-check.mjs";
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /** How the rows were measured, for BENCHMARKS.md. */
-export const sizesMethod = `esbuild (browser, ES2022, ESM, minified, tree-shaken), then gzip -9, of each package's whole export and of the typical app (\`typical-app/\`: sign-in with PKCE, the code exchange, GET /api/v1/auth/user with refresh, revocation) on the kit and on each peer. Before any app's bytes count, \`peer-check.mjs\` bundles it the same way with \`typical-app/tenant.js\` pointing at a sandbox (\`--auto-approve --test-clock\`), runs it in a Node process of its own with the browser globals it uses (localStorage, sessionStorage, location, window), signs in, reads the user, moves the clocks 15 min 1 s on, makes 5 calls at once and requires exactly one refresh in the sandbox's ledger, then signs out. oauth4webapi and @badgateway/oauth2-client send their token requests as forms; the tenant takes JSON, so their apps pass a fetch of their own through each library's documented hook (\`typical-app/json-bodies.js\`). Peers with no working app for this tenant are listed with why, not compared. Rerun: \`node tools/bench/sizes.mjs\` (and \`node tools/bench/peer-check.mjs\` for the checks alone) after \`pnpm build\`.`;
+export const sizesMethod = `esbuild (browser, ES2022, ESM, minified, tree-shaken), then gzip -9, of each package's whole export and of the typical app (\`typical-app/\`: sign-in with PKCE, the code exchange, GET /api/v1/auth/user with refresh, revocation) on the kit and on each peer. Before any app's bytes count, \`peer-check.mjs\` bundles it the same way with \`typical-app/tenant.js\` pointing at a sandbox (\`--auto-approve --test-clock\`), runs it in a Node process of its own with the browser globals it uses (localStorage, sessionStorage, location, window and its events), signs in, reads the user, moves the clocks 15 min 1 s on, makes 5 calls at once and requires exactly one refresh in the sandbox's ledger, then signs out and requires a token of the session revoked at the tenant (its event log). oauth4webapi, @badgateway/oauth2-client and oidc-client-ts send their token requests as forms; the tenant takes JSON, so the first two apps pass a fetch of their own through each library's documented hook, and the oidc-client-ts app, whose library has no such hook and calls the page's fetch, wraps the page's fetch for the tenant's /oauth/ endpoints alone (both in \`typical-app/json-bodies.js\`, a few lines). Peers with no working app for this tenant are listed with why, not compared. Rerun: \`node tools/bench/sizes.mjs\` (and \`node tools/bench/peer-check.mjs\` for the checks alone) after \`pnpm build\`.`;
 
 /** The goal (issue 20): the typical app on the kit is at most this multiple of the same app on openapi-fetch + oauth4webapi. */
 const RATIO_GOAL = 1.15;
@@ -116,6 +117,7 @@ export async function bundleSizes(resolveDir) {
 const PEERS = [
   { peer: "openapi-fetch + oauth4webapi", file: "baseline.js", goal: RATIO_GOAL },
   { peer: "@badgateway/oauth2-client + openapi-fetch", file: "oauth2-client.js", goal: null },
+  { peer: "oidc-client-ts + openapi-fetch", file: "oidc-client-ts.js", goal: null },
   {
     peer: "openapi-fetch alone, a token from elsewhere (the floor: no sign-in, refresh or revocation; not an app)",
     file: "openapi-fetch-only.js",
@@ -129,10 +131,6 @@ const PEERS = [
  * their documented hooks (tools/bench/README.md, "Fair baselines"), with why, from their own code.
  */
 const NOT_WORKING = [
-  [
-    "oidc-client-ts (3.5) + openapi-fetch",
-    "its token requests are form bodies (application/x-www-form-urlencoded) sent with the global fetch, and it has no fetch option or other hook to send JSON; the tenant's token endpoint takes JSON only",
-  ],
   [
     "auth0-spa-js (2.27) + openapi-fetch",
     'it derives its endpoints from an Auth0 domain (/authorize, where the tenant has /oauth/authorize) and refuses a token response without an ID token ("ID token is required but missing"); the tenant issues none (its useFormData: false would send JSON, but the other two remain)',
@@ -175,7 +173,7 @@ async function typicalAppRatios(kb) {
     const other = await app(file);
     const ratio = kit.gz / other.gz;
     const proof = verdicts[file]
-      ? "; both apps signed in to the sandbox and served 5 concurrent calls after expiry with one refresh"
+      ? "; both apps signed in to the sandbox, served 5 concurrent calls after expiry with one refresh and revoked at sign-out"
       : "";
     rows.push({
       metric,
