@@ -29,7 +29,8 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { placement, runJson, startServerProcess } from "./pinning.mjs";
-import { QUICK, formatOverhead, paired } from "./stats.mjs";
+import { rowLine } from "./report.mjs";
+import { QUICK, formatOverhead, judgedRow, paired } from "./stats.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CONTENDERS = [
@@ -77,14 +78,20 @@ function rounds(mode, url, count, calls, turns, isolates, warmup) {
 }
 
 function rows(label, times, withGoal) {
+  // The A/A beside every row (stats.mjs): openapi-fetch against itself in other workers, same rounds
+  const aa = paired(times.bareAgain, times.bare);
   const row = (metric, a, b, goal) => {
     const c = paired(times[a], times[b]);
-    return {
+    return judgedRow({
       metric: `${metric} (${label})`,
       value: formatOverhead(c),
-      goal: goal ? `≤ ${GOAL_PCT} %` : "",
-      met: goal ? (c.ratio - 1) * 100 <= GOAL_PCT : null,
-    };
+      c,
+      aa,
+      aaLabel: "openapi-fetch against itself in another worker",
+      style: "overhead",
+      goal: goal ? { atMost: 1 + GOAL_PCT / 100 } : undefined,
+      goalText: `≤ ${GOAL_PCT} %`,
+    });
   };
   return [
     row("client with the token manager vs openapi-fetch with the header set once, GET", "tenant", "bare", withGoal),
@@ -129,12 +136,17 @@ function rows(label, times, withGoal) {
     ),
     // A/A: two workers running the same openapi-fetch client; a spread wider than the others' says
     // the machine, not the code, moved the figures
-    row("openapi-fetch vs itself in another worker, GET (A/A: the method's own noise)", "bareAgain", "bare", false),
+    {
+      metric: `openapi-fetch vs itself in another worker, GET (A/A: the method's own noise) (${label})`,
+      value: formatOverhead(aa),
+      goal: "",
+      met: null,
+    },
   ];
 }
 
 /** How the rows were measured, for BENCHMARKS.md. */
-export const clientOverheadMethod = `Contenders: \`createTenantClient({ baseUrl, auth: tokenManager })\`, the token manager with its default clock and storage, signed in before timing (its token endpoint a stub), against openapi-fetch's \`createClient({ baseUrl, headers: { Authorization } })\` (the header set once, as openapi-fetch's README shows). One process on the load core (\`overhead-run.mjs\`, taskset) holds each contender in worker threads of its own (\`overhead-worker.mjs\`: each a V8 isolate of its own, so no contender shares another's JIT state or heap), ${ISOLATES.stub} per contender in-process (isolates running the same code settle on machine code a few per cent apart; their mean cancels that) and ${ISOLATES.loopback} over loopback; each worker makes one call that must succeed and ${WARMUP.stub.toLocaleString("en")} (in-process) or ${WARMUP.loopback} (loopback) calls of warm-up; then ${ROUNDS.stub} (in-process) or ${ROUNDS.loopback} (loopback) rounds of ${CALLS.stub.toLocaleString("en")} or ${CALLS.loopback} calls per contender, each round cut into ${TURNS.stub} or ${TURNS.loopback} turns in which every worker, in a new random order, makes its share of its contender's calls one after the other while the others wait. In-process figures are the process's CPU time (user + system), which leaves out the time other programs held the core; loopback figures are wall time, what a caller waits. Three rows split the overhead step by step: openapi-fetch with a middleware that only sets the header (\`client.use({ onRequest })\`: openapi-fetch's middleware mechanism alone), the client on \`staticToken\` against that, and the client with the token manager against the client on a static token. A row is the median of the rounds' own ratios, with their middle half and range; the A/A row (openapi-fetch against itself in another worker) shows what the method reports for no difference on that machine. In-process: a stub \`fetch\` answering a 3-field user JSON. Loopback: \`server-process.mjs json\` (node:http) on the server core. Rerun: \`node tools/bench/client-overhead.mjs\` after \`pnpm build\`.`;
+export const clientOverheadMethod = `Contenders: \`createTenantClient({ baseUrl, auth: tokenManager })\`, the token manager with its default clock and storage, signed in before timing (its token endpoint a stub), against openapi-fetch's \`createClient({ baseUrl, headers: { Authorization } })\` (the header set once, as openapi-fetch's README shows). One process on the load core (\`overhead-run.mjs\`, taskset) holds each contender in worker threads of its own (\`overhead-worker.mjs\`: each a V8 isolate of its own, so no contender shares another's JIT state or heap), ${ISOLATES.stub} per contender in-process (isolates running the same code settle on machine code a few per cent apart; their mean cancels that) and ${ISOLATES.loopback} over loopback; each worker makes one call that must succeed and ${WARMUP.stub.toLocaleString("en")} (in-process) or ${WARMUP.loopback} (loopback) calls of warm-up; then ${ROUNDS.stub} (in-process) or ${ROUNDS.loopback} (loopback) rounds of ${CALLS.stub.toLocaleString("en")} or ${CALLS.loopback} calls per contender, each round cut into ${TURNS.stub} or ${TURNS.loopback} turns in which every worker, in a new random order, makes its share of its contender's calls one after the other while the others wait. In-process figures are the process's CPU time (user + system), which leaves out the time other programs held the core; loopback figures are wall time, what a caller waits. Three rows split the overhead step by step: openapi-fetch with a middleware that only sets the header (\`client.use({ onRequest })\`: openapi-fetch's middleware mechanism alone), the client on \`staticToken\` against that, and the client with the token manager against the client on a static token. A row is the median of the rounds' own ratios, with their middle half and range, and beside it the A/A: openapi-fetch against itself in other workers (as many isolates as every contender), in the same rounds and turns, which shows what the method reports for no difference on that machine (also a row of its own). The goal (in-process GET ≤ 10 %) is met when the middle half lies under +10 %, and is noise when the A/A's middle half is wider than the distance from the median to +10 %. In-process: a stub \`fetch\` answering a 3-field user JSON. Loopback: \`server-process.mjs json\` (node:http) on the server core. Rerun: \`node tools/bench/client-overhead.mjs\` after \`pnpm build\`.`;
 
 export async function clientOverhead() {
   const stub = await rounds(
@@ -175,6 +187,5 @@ export async function clientOverhead() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  for (const row of await clientOverhead())
-    console.log(`${row.metric}: ${row.value}${row.goal ? ` (goal ${row.goal}: ${row.met ? "met" : "MISSED"})` : ""}`);
+  for (const row of await clientOverhead()) console.log(rowLine(row));
 }

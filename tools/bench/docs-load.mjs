@@ -2,8 +2,14 @@
 // loopback, from navigation until the operations are rendered. Median of 5 fresh pages.
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { launchChromium } from "@tenant-integration/browser-testing";
+import { rowLine } from "./report.mjs";
+
+/** How the row was measured, for BENCHMARKS.md. */
+export const docsLoadMethod =
+  "The offline docs page (`apps/docs/dist/index.html`, built by `pnpm build`) served by a node:http server on loopback, opened in the system Chromium (playwright-core) 5 times, each in a fresh browser context: from navigation to the load event, and to the first rendered operation (`/oauth/token` attached to the page); the median of the 5 (no goal, no comparison). Rerun: `node tools/bench/docs-load.mjs` after `pnpm build`.";
 
 export async function docsLoad(root) {
   const html = readFileSync(join(root, "apps", "docs", "dist", "index.html"));
@@ -39,4 +45,10 @@ export async function docsLoad(root) {
     await browser.close();
     await new Promise((resolve) => server.close(resolve));
   }
+}
+
+// `node tools/bench/docs-load.mjs` prints the row alone (build first).
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const row of await docsLoad(join(dirname(fileURLToPath(import.meta.url)), "..", "..")))
+    console.log(rowLine(row));
 }

@@ -12,13 +12,15 @@
 //   the load and again after a settle of SETTLE_MS, so garbage collected just after the load is
 //   counted.
 //
-// A row is the median of the rounds' ratios with their middle half and range (stats.mjs).
+// A row is the median of the rounds' ratios with their middle half and range, beside its A/A: a
+// second bare server, loaded in the same rounds, against the first (stats.mjs).
 // Loopback only, bounded in time. `node sandbox-throughput.mjs [--quick]` prints these rows alone.
 import { setTimeout as sleep } from "node:timers/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { placement, runJson, startServerProcess } from "./pinning.mjs";
-import { QUICK, formatTimes, median, paired, shuffled } from "./stats.mjs";
+import { rowLine } from "./report.mjs";
+import { QUICK, formatSpread, formatTimes, judgedRow, median, paired, shuffled } from "./stats.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = QUICK ? 2 : 7;
@@ -30,7 +32,7 @@ const RATE_SHARE = 0.5;
 const RATE_TOLERANCE = 0.05;
 
 /** How the rows were measured, for BENCHMARKS.md. */
-export const sandboxMethod = `Servers: the sandbox as its CLI runs it (\`startSandbox({ fastGlobals: true })\`, a signed-in token) and a bare node:http server answering the same user JSON after checking the bearer header (\`server-process.mjs\`), each in its own process on the server core; autocannon (32 connections, \`load-worker.mjs\`) in a process of its own on the load core (taskset). A warm-up of 2 s each, then ${ROUNDS} rounds of ${SECONDS} s at saturation, each round loading both in a random order (requests per second, median of the rounds' ratios); then ${ROUNDS} rounds at one fixed rate for both, ${RATE_SHARE * 100} % of the sandbox's median rate at saturation, reading each server's own \`process.cpuUsage()\` before the load and ${SETTLE_MS} ms after it (CPU µs per request, median of the rounds' ratios). A round in which either server's achieved rate falls more than 5 % below the target (a starved server) is dropped (up to twice as many attempts as rounds; the row fails if fewer rounds are kept). Rerun: \`node tools/bench/sandbox-throughput.mjs\`.`;
+export const sandboxMethod = `Servers: the sandbox as its CLI runs it (\`startSandbox({ fastGlobals: true })\`, a signed-in token) and a bare node:http server answering the same user JSON after checking the bearer header (\`server-process.mjs\`), each in its own process on the server core; autocannon (32 connections, \`load-worker.mjs\`) in a process of its own on the load core (taskset). A second bare server in a process of its own is the A/A: loaded in the same rounds, against the first. A warm-up of 2 s each, then ${ROUNDS} rounds of ${SECONDS} s at saturation, each round loading the three in a random order (requests per second, median of the rounds' ratios with middle half and range; goal: the sandbox at least 50 % of bare, met when the whole middle half lies at or above 50 %); then ${ROUNDS} rounds at one fixed rate for all three, ${RATE_SHARE * 100} % of the sandbox's median rate at saturation, reading each server's own \`process.cpuUsage()\` before the load and ${SETTLE_MS} ms after it (CPU µs per request, median of the rounds' ratios). A round in which either server's achieved rate falls more than 5 % below the target (a starved server) is dropped (up to twice as many attempts as rounds; the row fails if fewer rounds are kept). Rerun: \`node tools/bench/sandbox-throughput.mjs\`.`;
 
 /** Loads a server for `seconds` (at `rate` req/s if given): its requests per second and CPU µs per request. */
 async function load(server, seconds, rate) {
@@ -48,28 +50,34 @@ async function load(server, seconds, rate) {
 }
 
 export async function sandboxThroughput() {
-  const servers = { bare: await startServerProcess("bare"), sandbox: await startServerProcess("sandbox") };
+  // bareAgain: the A/A, a second bare server loaded in the same rounds as the first
+  const servers = {
+    bare: await startServerProcess("bare"),
+    bareAgain: await startServerProcess("bare"),
+    sandbox: await startServerProcess("sandbox"),
+  };
+  const names = Object.keys(servers);
   try {
     // warm-up, so the JIT has compiled both servers' hot paths before anything is counted
     for (const server of Object.values(servers)) await load(server, 2);
-    const rps = { bare: [], sandbox: [] };
+    const rps = { bare: [], bareAgain: [], sandbox: [] };
     for (let r = 0; r < ROUNDS; r++) {
-      for (const name of shuffled(["bare", "sandbox"])) rps[name].push((await load(servers[name], SECONDS)).rps);
+      for (const name of shuffled(names)) rps[name].push((await load(servers[name], SECONDS)).rps);
     }
     const rate = Math.round(median(rps.sandbox) * RATE_SHARE);
     // A round counts only when both servers kept the rate (a busy machine can starve one): up to
     // twice ROUNDS attempts, and the row fails with fewer than ROUNDS rounds kept.
-    const cpu = { bare: [], sandbox: [] };
+    const cpu = { bare: [], bareAgain: [], sandbox: [] };
     const misses = [];
     for (let attempt = 0; attempt < 2 * ROUNDS && cpu.bare.length < ROUNDS; attempt++) {
       const round = {};
-      for (const name of shuffled(["bare", "sandbox"])) round[name] = await load(servers[name], SECONDS, rate);
+      for (const name of shuffled(names)) round[name] = await load(servers[name], SECONDS, rate);
       const missed = Object.entries(round).filter(([, result]) => result.rps < rate * (1 - RATE_TOLERANCE));
       if (missed.length > 0) {
         misses.push(missed.map(([name, result]) => `${name} ${Math.round(result.rps)}`).join(", "));
         continue;
       }
-      for (const name of ["bare", "sandbox"]) cpu[name].push(round[name].cpuPerRequest);
+      for (const name of names) cpu[name].push(round[name].cpuPerRequest);
     }
     if (cpu.bare.length < ROUNDS) {
       throw new Error(
@@ -78,19 +86,26 @@ export async function sandboxThroughput() {
     }
     const throughput = paired(rps.sandbox, rps.bare);
     const pct = (x) => `${(x * 100).toFixed(0)} %`;
+    const cpuRatio = paired(cpu.sandbox, cpu.bare);
     return [
-      {
+      judgedRow({
         metric: `sandbox GET /api/v1/auth/user vs bare node:http, requests per second at saturation (autocannon, 32 connections, ${placement}, ${ROUNDS} shuffled rounds of ${SECONDS} s)`,
-        value: `${Math.round(throughput.a)} vs ${Math.round(throughput.b)} req/s: ${pct(throughput.ratio)} (middle half ${pct(throughput.q1)}–${pct(throughput.q3)}, all ${pct(throughput.min)}–${pct(throughput.max)})`,
-        goal: "≥ 50 % of bare",
-        met: throughput.ratio >= 0.5,
-      },
-      {
+        value: `${Math.round(throughput.a)} vs ${Math.round(throughput.b)} req/s: ${pct(throughput.ratio)} (${throughput.rounds} paired rounds: ${formatSpread(throughput, "percent")})`,
+        c: throughput,
+        aa: paired(rps.bareAgain, rps.bare),
+        aaLabel: "a second bare server against the first",
+        style: "percent",
+        goal: { atLeast: 0.5 },
+        goalText: "≥ 50 % of bare",
+      }),
+      judgedRow({
         metric: `sandbox server CPU time per GET /api/v1/auth/user vs bare node:http, both at ${rate} req/s (${RATE_SHARE * 100} % of the sandbox's rate at saturation; the servers' own process.cpuUsage(), ${ROUNDS} shuffled rounds of ${SECONDS} s)`,
-        value: formatTimes(paired(cpu.sandbox, cpu.bare), "µs/request"),
-        goal: "",
-        met: null,
-      },
+        value: formatTimes(cpuRatio, "µs/request"),
+        c: cpuRatio,
+        aa: paired(cpu.bareAgain, cpu.bare),
+        aaLabel: "a second bare server against the first",
+        style: "times",
+      }),
     ];
   } finally {
     for (const server of Object.values(servers)) server.stop();
@@ -98,5 +113,5 @@ export async function sandboxThroughput() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  for (const row of await sandboxThroughput()) console.log(`${row.metric}: ${row.value}`);
+  for (const row of await sandboxThroughput()) console.log(rowLine(row));
 }

@@ -4,7 +4,8 @@
 // expiry). Token endpoint: an in-memory stub fetch. `node token-manager.mjs [--quick]` prints the rows.
 import { fileURLToPath } from "node:url";
 import { createTokenManager, memoryStorage } from "@tenant-integration/token-manager";
-import { QUICK, median } from "./stats.mjs";
+import { rowLine } from "./report.mjs";
+import { QUICK, judgedRow, spread } from "./stats.mjs";
 
 const REDIRECT = "http://127.0.0.1:53682/callback";
 
@@ -44,7 +45,7 @@ async function signedIn({ clock } = { clock: "test" }) {
 }
 
 /** How the rows were measured, for BENCHMARKS.md. */
-export const tokenManagerMethod = `getAccessToken(): one manager as the README shows it (memory storage, the default clock \`Date.now\`), signed in through a stub token endpoint; 100,000 calls of warm-up, then rounds of 1,000,000 awaited calls one after the other; the median round, with the range. The 1,000 callers: a fresh manager per round whose test clock moves 16 minutes past sign-in, 1,000 getAccessToken() started together; the median wall time of 5 rounds and the refreshes the stub answered. Rerun: \`node tools/bench/token-manager.mjs\`.`;
+export const tokenManagerMethod = `getAccessToken(): one manager as the README shows it (memory storage, the default clock \`Date.now\`), signed in through a stub token endpoint; 100,000 calls of warm-up, then 5 rounds of 1,000,000 awaited calls one after the other; the median round, with the middle half and range (a rate, not a comparison: no A/A; the goal of 1 M calls/s is met when the middle half of the rounds lies above it). The 1,000 callers: a fresh manager per round whose test clock moves 16 minutes past sign-in, 1,000 getAccessToken() started together; the median wall time of 5 rounds and the refreshes the stub answered. Rerun: \`node tools/bench/token-manager.mjs\`.`;
 
 export async function tokenManagerSpeed() {
   const { manager } = await signedIn({ clock: "default" });
@@ -56,7 +57,7 @@ export async function tokenManagerSpeed() {
     for (let i = 0; i < calls; i++) await manager.getAccessToken();
     speeds.push(calls / ((performance.now() - start) / 1000));
   }
-  const perSecond = median(speeds);
+  const rate = spread(speeds);
   const m = (x) => (x / 1e6).toFixed(2);
 
   const walls = [];
@@ -72,21 +73,25 @@ export async function tokenManagerSpeed() {
   }
   walls.sort((a, b) => a - b);
   return [
-    {
+    // A rate, not a comparison: no A/A applies; the middle half of the rounds must lie above the goal
+    judgedRow({
       metric: "getAccessToken() on a fresh token, default clock",
-      value: `${m(perSecond)} M calls/s (median of ${speeds.length} rounds of ${calls.toLocaleString("en")} calls; rounds ${m(Math.min(...speeds))}–${m(Math.max(...speeds))})`,
-      goal: "≥ 1 M calls/s",
-      met: perSecond >= 1e6,
-    },
+      value: `${m(rate.median)} M calls/s (median of ${speeds.length} rounds of ${calls.toLocaleString("en")} calls; middle half ${m(rate.q1)}–${m(rate.q3)}, all ${m(rate.min)}–${m(rate.max)})`,
+      c: rate,
+      aa: null,
+      goal: { atLeast: 1e6 },
+      goalText: "≥ 1 M calls/s",
+    }),
     {
       metric: "1,000 concurrent getAccessToken() on an expired token",
       value: `${walls[2].toFixed(2)} ms wall (median of 5), ${requests} refresh request`,
       goal: "1 request",
       met: requests === 1,
+      exact: true,
     },
   ];
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  for (const row of await tokenManagerSpeed()) console.log(`${row.metric}: ${row.value}`);
+  for (const row of await tokenManagerSpeed()) console.log(rowLine(row));
 }
