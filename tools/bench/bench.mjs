@@ -41,10 +41,10 @@ const sections = [
   [
     "File storage across processes",
     () => fileStorageFigures(),
-    "1 vs 20 processes (`file-process.mjs`, `fileStorage(file)`) released together after expiry against the sandbox, in 11 interleaved rounds each released after the last one's writes settled; the median ratio with its spread. The crash window: token response parsed → rotated tokens durable, over 50 refreshes. SIGKILL at a random instant of 40 refreshes, with strict rotation and with `--rotation-grace 30`. Rerun: `node tools/bench/crash-window.mjs`.",
+    "Against the sandbox (`startSandbox`, strict rotation, a test clock), with the built token manager's `fileStorage(file)`. The crash window: in this process, 50 refreshes after expiry, each from the token response's text being received (the manager parses it at once) to the storage's `set` returning (temporary file fsynced, renamed, directory fsynced); the median and the 95th percentile. Random kills: a worker process (`file-process.mjs`: `fileStorage(file)` and nothing added) is released into a refresh after expiry and killed with SIGKILL at a random instant within 1.5× a refresh's median duration (from 5 refreshes first), 40 times; after each kill a fresh manager reads the file, and a session it finds ended (SESSION_ENDED) counts as lost; once with strict rotation and once with the sandbox's `--rotation-grace 30`. Counts, no comparison (no A/A). 20 TypeScript processes on one token file against one alone are in the fleet rows. Rerun: `node tools/bench/crash-window.mjs` after `pnpm build`.",
   ],
   [
-    "Fleets after expiry (TypeScript and Python, Redis and a token file), each beside its floor",
+    "Fleets after expiry (TypeScript, Python and Go, a token file and Redis): beside their floors, and what coordination costs",
     () => fleets(),
     fleetsMethod,
   ],

@@ -1,15 +1,13 @@
 // The file storage across processes, against the real sandbox (strict rotation: a rotated-away
 // refresh token presented again revokes the family):
 //
-// 1. one process refreshing after expiry, and 20 processes started together after expiry, until
-//    every one holds a token (one refresh; the others read the fresh record without the lock, or wait
-//    for the lock and stop waiting when the file changes to a fresh record), in interleaved rounds,
-//    with the ratio (`node crash-window.mjs --fleet` prints these rows alone);
-// 2. the crash window: the time from the token response being parsed to the rotated tokens being
+// 1. the crash window: the time from the token response being parsed to the rotated tokens being
 //    durable on disk (temporary file fsynced, renamed, directory fsynced);
-// 3. the fraction of refreshes killed with SIGKILL at a random instant that lose the session (the
+// 2. the fraction of refreshes killed with SIGKILL at a random instant that lose the session (the
 //    process died after the tenant rotated the refresh token and before the write).
 //
+// 20 TypeScript processes on one token file after expiry, against one alone, are fleets.mjs's rows,
+// beside every other kit's, with their floor and A/A (issue 41); they were measured here before.
 // Workers are real processes (file-process.mjs) using the built package with `fileStorage(file)`.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -20,12 +18,12 @@ import { fileURLToPath } from "node:url";
 import { startSandbox } from "@tenant-integration/sandbox";
 import { createTokenManager } from "@tenant-integration/token-manager";
 import { fileStorage } from "@tenant-integration/token-manager/node";
+import { rowLine } from "./report.mjs";
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), "file-process.mjs");
 const CLIENT = "bench-cli";
 const REDIRECT = "http://127.0.0.1:53682/callback";
 const LATER_SECONDS = 901;
-const SETTLE_MS = 100;
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
@@ -148,115 +146,13 @@ async function randomKills(tenant, kills) {
   return { lost, span };
 }
 
-/**
- * One process alone, and 20 together, each released after an expiry (each its own token file), in
- * interleaved rounds after an untimed one: from the release until every process of the fleet holds a
- * token. Returns the
- * medians, the median of the rounds' ratios (20 / 1) with its spread, and the refreshes beyond one per
- * fleet and expiry.
- */
-async function fleets(tenant, rounds) {
-  const { running, dir, expire, refreshes, signIn } = tenant;
-  const fleet = async (n) => {
-    const file = join(dir, `tokens-${n}.json`);
-    await signIn(file);
-    return Promise.all(Array.from({ length: n }, () => worker(running.url, file)));
-  };
-  const release = async (workers) => {
-    // The previous release's last writes (fsync of the file and its directory) settle first, so that
-    // a release does not pay for the one before it.
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    expire();
-    const before = refreshes();
-    const t0 = performance.now();
-    const answers = workers.map((w) => w.next());
-    for (const w of workers) w.go(tenant.offsetMs);
-    const results = await Promise.all(answers);
-    const wall = performance.now() - t0;
-    if (results.some((r) => !r.ok)) throw new Error(`a process failed: ${JSON.stringify(results.find((r) => !r.ok))}`);
-    return { wall, extra: refreshes() - before - 1 };
-  };
-  const one = await fleet(1);
-  const twenty = await fleet(20);
-  const walls = { one: [], twenty: [] };
-  const ratios = [];
-  let extra = 0;
-  try {
-    // One round untimed, so that no timed round pays for a process's first sign-in check and refresh
-    // (code not yet compiled, files not yet opened): the lone process would pay it in one round of
-    // eleven, each of the twenty in one round of its own. Its refreshes are counted all the same.
-    for (const workers of [one, twenty]) extra += (await release(workers)).extra;
-    for (let round = 0; round < rounds; round++) {
-      // The order within a round alternates, so neither fleet always runs on a machine just woken.
-      const order = round % 2 ? ["twenty", "one"] : ["one", "twenty"];
-      const walled = {};
-      for (const name of order) {
-        const { wall, extra: more } = await release(name === "one" ? one : twenty);
-        walled[name] = wall;
-        walls[name].push(wall);
-        extra += more;
-      }
-      ratios.push(walled.twenty / walled.one);
-    }
-  } finally {
-    for (const w of [...one, ...twenty]) w.proc.kill();
-  }
-  const sorted = [...ratios].sort((a, b) => a - b);
-  return {
-    one: median(walls.one),
-    twenty: median(walls.twenty),
-    ratio: median(ratios),
-    low: sorted[0],
-    high: sorted.at(-1),
-    extra,
-  };
-}
-
-/** The rows of {@link fleets}: 1 process, 20 processes, and their ratio (goal of issue 20: at most 5×). */
-function fleetRows({ one, twenty, ratio, low, high, extra }, rounds) {
-  return [
-    {
-      metric: "fileStorage: 1 process refreshing after expiry (spawned, released)",
-      value: `${one.toFixed(1)} ms until it holds a token (median of ${rounds})`,
-      goal: "",
-      met: null,
-    },
-    {
-      metric: "fileStorage: 20 processes released together after expiry",
-      value: `${twenty.toFixed(1)} ms until all 20 hold a token (median of ${rounds}), ${extra} extra refreshes`,
-      goal: "one refresh per expiry",
-      met: extra === 0,
-    },
-    {
-      metric: "fileStorage: 20 processes / 1 process, until all hold a token",
-      value: `${ratio.toFixed(1)}× (median of ${rounds} interleaved rounds, spread ${low.toFixed(1)}–${high.toFixed(1)}×)`,
-      goal: "≤ 5×",
-      met: ratio <= 5,
-    },
-  ];
-}
-
-/** Only the fleet rows (1 vs 20 processes), for `node crash-window.mjs --fleet`. */
-export async function fileFleetFigures(rounds = 11) {
-  const tenant = await benchTenant();
-  try {
-    return fleetRows(await fleets(tenant, rounds), rounds);
-  } finally {
-    await tenant.close();
-  }
-}
-
 export async function fileStorageFigures() {
   const tenant = await benchTenant();
   const { dir, expire, manager, signIn } = tenant;
   const GRACE_SECONDS = 30;
   const KILLS = 40;
-  const ROUNDS = 11;
   try {
-    // 1. One process, and 20 together: from the release until every process holds a token.
-    const fleet = await fleets(tenant, ROUNDS);
-
-    // 2. The crash window, in this process: response parsed → rotated tokens durable.
+    // 1. The crash window, in this process: response parsed → rotated tokens durable.
     const windowFile = join(dir, "tokens-window.json");
     await signIn(windowFile);
     let received = 0;
@@ -284,13 +180,12 @@ export async function fileStorageFigures() {
       await manager(timed, timedFetch).getAccessToken();
     }
 
-    // 3. Random kills during a refresh, under strict rotation and under a rotation grace.
+    // 2. Random kills during a refresh, under strict rotation and under a rotation grace.
     const strict = await randomKills(tenant, KILLS);
     const graceTenant = await benchTenant({ rotationGraceSeconds: GRACE_SECONDS });
     const grace = await randomKills(graceTenant, KILLS).finally(() => graceTenant.close());
 
     return [
-      ...fleetRows(fleet, ROUNDS),
       {
         metric: "crash window: token response parsed → rotated tokens durable (fsync, rename, fsync dir)",
         value: `${median(windows).toFixed(2)} ms median, ${percentile(windows, 0.95).toFixed(2)} ms p95 (50 refreshes)`,
@@ -315,9 +210,7 @@ export async function fileStorageFigures() {
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes("--fleet")) {
-  for (const row of await fileFleetFigures())
-    console.log(
-      `${row.metric}: ${row.value}${row.goal ? ` (goal: ${row.goal}${row.met === false ? ", missed" : ""})` : ""}`,
-    );
+// `node tools/bench/crash-window.mjs` prints these rows alone (build first).
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  for (const row of await fileStorageFigures()) console.log(rowLine(row));
 }

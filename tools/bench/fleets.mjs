@@ -8,30 +8,40 @@
 // Beside each fleet, its floor: the same processes released together with a fresh token (no refresh,
 // no lock, no storage: each reads the user), against the same one alone. On a machine of few cores,
 // 20 processes released together share the CPU, so most of a fleet's ratio can be the machine, not the
-// coordination; the floor's ratio is that share, and what the refresh adds is given beside it, in ms,
-// for the fleet and for the one process (per round: after expiry less the floor). Each release also
-// records the CPU time every process used (/proc/<pid>/stat: user + system, all threads), which a
-// busy neighbour does not stretch as it stretches the wall time.
+// coordination; the floor's ratio is that share. What coordination itself costs (issue 41) is its own
+// row, in ms, per round: (fleet after expiry − its floor) − (one after expiry − its floor), what
+// waiting for one refresh adds to 20 processes beyond what the refresh costs one; and, per storage,
+// each kit's figure against Go's, paired by round, since TypeScript, Python and Go run in the same
+// rounds (goal: within Go's). Every ratio and difference has its A/A beside it (stats.mjs): a second
+// lone process in place of the first (and in place of the fleet, for the coordination cost), and a
+// second Go fleet against the first for the comparisons with Go. Each release also records the CPU
+// time every process used (/proc/<pid>/stat: user + system, all threads), which a busy neighbour
+// does not stretch as it stretches the wall time.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultCommands, startActor } from "../conformance/src/suite/actor.mjs";
 import { EXPIRE_SECONDS, findRedisServer, startRedis, startSandbox } from "../conformance/src/suite/services.mjs";
-import { QUICK, median, paired, shuffled } from "./stats.mjs";
+import { rowLine } from "./report.mjs";
+import { QUICK, formatSpread, judgedRow, paired, pairedDifference, shuffled } from "./stats.mjs";
 
 const FLEET = 20;
-/** Timed rounds, after one untimed: each runs the floors of both sides, then both after expiry, each pair in a random order. */
+/** Timed rounds, after one untimed: each runs the floors of every group, then every group after expiry, each in a random order. */
 const ROUNDS = QUICK ? 3 : 11;
 const CLIENT_ID = "bench-fleet";
 const REDIRECT_URI = "http://127.0.0.1:53682/callback";
 const LABELS = { node: "TypeScript", python: "Python", go: "Go", mixed: "TypeScript and Python (alternating)" };
+/** The kits whose fleets run in the same rounds, per storage; Go's coordination cost is the others' goal. */
+const KITS = ["node", "python", "go"];
+/** A fleet after expiry within this many times one process alone (issue 20). */
+const FLEET_GOAL = 5;
 /** Linux reports CPU time in /proc in USER_HZ ticks, 100 a second on every architecture it runs on. */
 const TICK_MS = 10;
 /** The least CPU time over all rounds that a figure is given for: 5 ticks (each reading may be a tick off). */
 const CPU_MEASURABLE_MS = 5 * TICK_MS;
 
 /** How the rows are measured, written under the table in BENCHMARKS.md (bench.mjs reads it). */
-export const fleetsMethod = `20 processes of one language (the conformance suite's actors, \`tools/conformance/actors\`, each kit's public API only) sharing one redis-server or one token file, signed in and warm, released together after the access token expired, until all hold a token and have read the user, against one process alone doing the same (mixed: TypeScript and Python in turn, against one TypeScript process); with the refreshes the sandbox's ledger recorded per expiry (goal: 1). Beside each fleet, its floor: the same 20 released together with a fresh token (no refresh, no lock, no storage read: each only reads the user), against the same one alone. The floor's ratio is what 20 processes sharing the machine's cores cost, with no coordination at all; the refresh's own cost is given beside it as what it added to each side's wall (per round, after expiry less the floor). One untimed round, then ${ROUNDS} rounds; each runs the floor of both sides in a random order, then moves the clock past expiry and runs both after expiry in a random order; a row is the median of the rounds' own ratios with their middle half and range. CPU per process: user + system time of every process, all its threads, from /proc/<pid>/stat before and after each release, summed over the rounds and divided by rounds and processes; a busy neighbour does not stretch it as it stretches the wall time. /proc counts 10 ms ticks: a side using under 50 ms in all is given as a bound. Rerun: \`node tools/bench/fleets.mjs\` (\`--quick\`: 3 rounds, to check that it runs).`;
+export const fleetsMethod = `Contenders: 20 processes of one language (the conformance suite's actors, \`tools/conformance/actors\`, each kit's public API only: TypeScript, Python, Go) sharing one token file or one redis-server on loopback, signed in and warm, released together (one \`call\` command each) until all hold a token and have read the user from the sandbox process; against one process of the same language alone doing the same (mixed: TypeScript and Python in turn, against one TypeScript process). Each fleet and each lone process has a session of its own (its own token file or Redis prefix). Per storage, the TypeScript, Python and Go groups run in the same rounds, with two more: a second lone process of each language and a second Go fleet, the A/As. One untimed round, then ${ROUNDS} rounds; each round releases every group with a fresh token (the floor: no refresh, no lock, no storage read; each process only reads the user, and the sandbox's ledger must record no refresh), in a new random order, then moves the sandbox's clock and every actor's 15 min 1 s on and releases every group again after expiry, in a new random order; the refreshes the sandbox's ledger recorded per release are counted (goal: 1 for each group, each round). Rows: a fleet after expiry against one process alone (the median of the rounds' own ratios, middle half and range; goal: within 5×, met when the middle half lies under 5×), with its A/A: the second lone process against the first; its floor, the same with a fresh token, with the floors' A/A (the floor's ratio is what 20 processes sharing the machine's cores cost with no coordination at all: with 2 cores about 10×); the coordination cost, in ms: per round, (fleet after expiry − its floor) − (one after expiry − its floor), what waiting for one refresh added to 20 processes beyond what the refresh cost one, with its A/A (the same with the second lone process in place of the fleet); and, per storage, each kit's coordination cost less Go's, per round (goal: within Go's, met when the middle half of the differences lies at or under 0 ms), with its A/A: the second Go fleet's coordination cost less the first's. A row is noise when its A/A's middle half is wider than the distance from its median to its goal. CPU per process: user + system time of every process, all its threads, from /proc/<pid>/stat before and after each release, summed over the rounds and divided by rounds and processes; the fleet's CPU per expiry beyond its floor, summed over its 20 processes; /proc counts 10 ms ticks, so a side using under 50 ms in all is given as a bound. Rerun: \`node tools/bench/fleets.mjs [file|redis|mixed] [--quick]\` after \`pnpm build\` (the Go actor is built by the Go package's build, Python's needs the venv: \`node tools/python/venv.mjs\`; \`--quick\`: 3 rounds, to check that it runs).`;
 
 /** CPU time a process has used so far (user + system, every thread, dead ones included), in ms; undefined without /proc. */
 function cpuMs(pid) {
@@ -80,15 +90,23 @@ async function fleetOf(tenant, target, storage, size, name) {
     manager: {},
   };
   const commands = defaultCommands();
-  const actors = await Promise.all(
+  const starts = await Promise.allSettled(
     kitsOf(target, size).map((kit, i) =>
       startActor({ name: `${name}${i}`, target: kit, config, command: commands[kit], step: () => "warm-up" }),
     ),
   );
-  const answer = await actors[0].request("sign-in");
-  if (!answer.ok) throw new Error(`sign-in failed: ${answer.error.code}`);
-  for (const actor of actors) await actor.request("call");
-  return actors;
+  const actors = starts.filter((s) => s.status === "fulfilled").map((s) => s.value);
+  try {
+    const refused = starts.find((s) => s.status === "rejected");
+    if (refused) throw refused.reason;
+    const answer = await actors[0].request("sign-in");
+    if (!answer.ok) throw new Error(`sign-in failed: ${answer.error.code}`);
+    for (const actor of actors) await actor.request("call");
+    return actors;
+  } catch (error) {
+    await Promise.all(actors.map((actor) => actor.stop()));
+    throw error;
+  }
 }
 
 /** The refreshes the tenant answered ok since the ledger was last cleared. */
@@ -99,9 +117,10 @@ async function refreshes(tenant) {
 
 /** "8.11× one process alone (11 paired rounds: middle half 6.64–10.11×, all 2.85–12.10×; medians 62.2 vs 7.4 ms)". */
 function timesOne(c) {
-  const x = (r) => r.toFixed(2);
-  return `${x(c.ratio)}× one process alone (${c.rounds} paired rounds: middle half ${x(c.q1)}–${x(c.q3)}×, all ${x(c.min)}–${x(c.max)}×; medians ${c.a.toFixed(1)} vs ${c.b.toFixed(1)} ms)`;
+  return `${c.ratio.toFixed(2)}× one process alone (${c.rounds} paired rounds: ${formatSpread(c, "times")}; medians ${c.a.toFixed(1)} vs ${c.b.toFixed(1)} ms)`;
 }
+
+const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 
 /**
  * "; CPU per process 3.0 vs 5.5 ms (0.55×)": each side's CPU time over all its rounds, divided by rounds
@@ -110,7 +129,6 @@ function timesOne(c) {
  */
 function cpuPerProcess(many, one) {
   if ([...many, ...one].some((t) => t === undefined)) return "";
-  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
   const side = (cpus, processes) => {
     const total = sum(cpus);
     const count = cpus.length * processes;
@@ -123,120 +141,235 @@ function cpuPerProcess(many, one) {
   return `; CPU per process ${a.text} vs ${b.text} ms${ratio}`;
 }
 
-/**
- * Two rows: `FLEET` processes of `target` on `storage` ("file" or "redis") after expiry against one
- * alone ("mixed": TypeScript and Python in turn, against one TypeScript process alone), and beside it
- * their floor (the same processes with a fresh token).
- *
- * @param {"node" | "python" | "go" | "mixed"} target
- * @param {"file" | "redis"} storage
- */
-export async function fleet(target, storage) {
-  const metric = `${FLEET} ${LABELS[target]} processes on ${storage === "file" ? "one token file" : "one Redis"} all hold a token after expiry`;
-  const floorMetric = `${FLEET} ${LABELS[target]} processes on ${storage === "file" ? "one token file" : "one Redis"}, floor: the same with a fresh token (no refresh)`;
-  const goal = `1 refresh per expiry; within 5× one process`;
-  const commands = defaultCommands();
-  const leftOut = (why) => [
-    { metric, value: `left out: ${why}`, goal, met: null },
-    { metric: floorMetric, value: `left out: ${why}`, goal: "", met: null },
-  ];
-  if (!kitsOf(target, 2).every((kit) => commands[kit]))
-    return leftOut(
-      target === "go"
-        ? "the Go actor is not built (the Go package's build)"
-        : "the repository's Python venv is missing (node tools/python/venv.mjs)",
-    );
-  const server = storage === "redis" ? findRedisServer() : undefined;
-  if (storage === "redis" && !server) return leftOut("redis-server is not installed");
+/** "; the fleet's CPU: +42 ms per expiry beyond its floor, all 20 processes": nothing without /proc. */
+function fleetCpuAdded(fleet) {
+  const { expiry, floor } = fleet;
+  if ([...expiry.cpus, ...floor.cpus].some((t) => t === undefined)) return "";
+  const added = (sum(expiry.cpus) - sum(floor.cpus)) / expiry.cpus.length;
+  return `; the fleet's CPU: ${added >= 0 ? "+" : "−"}${Math.abs(added).toFixed(0)} ms per expiry beyond its floor, all ${FLEET} processes`;
+}
 
+/** "+12.5 ms", "−3.0 ms". */
+const signedMs = (x) => `${x >= 0 ? "+" : "−"}${Math.abs(x).toFixed(1)} ms`;
+/** "12.5", "−3.0": a figure that a noisy round may make negative, with a true minus sign. */
+const plain = (x) => `${x < 0 ? "−" : ""}${Math.abs(x).toFixed(1)}`;
+
+const where = (storage) => (storage === "file" ? "one token file" : "one Redis");
+
+/**
+ * Releases every group of `groups` (name → { target, size }: `size` actors of `target` on a session of
+ * their own) in the same rounds, on `storage` ("file" or "redis"): one untimed round, then ROUNDS;
+ * each releases every group with a fresh token (the floor), in a random order, then moves the clock
+ * past expiry and releases every group again, in a random order. Per group: the floor's and the
+ * expiry's wall and CPU times, and the refreshes the tenant answered per expiry, round by round.
+ */
+async function runRounds(storage, groups) {
+  const names = Object.keys(groups);
+  const server = storage === "redis" ? findRedisServer() : undefined;
   const dir = mkdtempSync(join(tmpdir(), "bench-fleet-"));
   const tenant = await startSandbox([{ id: CLIENT_ID, redirectUris: [REDIRECT_URI] }]);
   const redis = server ? await startRedis({ command: server.command }) : undefined;
-  const started = [];
+  const actors = {};
   const storageFor = (name) =>
     storage === "file"
-      ? { kind: "file", path: join(dir, name, "tokens.json") }
-      : { kind: "redis", url: redis.url, prefix: `bench-${name}:` };
+      ? { kind: "file", path: join(dir, name.replace(/\W/g, "-"), "tokens.json") }
+      : { kind: "redis", url: redis.url, prefix: `bench-${name.replace(/\W/g, "-")}:` };
   try {
-    const many = await fleetOf(tenant, target, storageFor("many"), FLEET, "m");
-    started.push(many);
-    const one = await fleetOf(tenant, target === "mixed" ? "node" : target, storageFor("one"), 1, "o");
-    started.push(one);
-    const contenders = [
-      ["many", many],
-      ["one", one],
-    ];
-    /** Per contender and kind of release ("floor", "expiry"): the wall times and CPU times of the rounds. */
-    const runs = {};
-    for (const name of ["many", "one"])
-      for (const kind of ["floor", "expiry"]) runs[`${name} ${kind}`] = { walls: [], cpus: [] };
-    const counts = [];
-    // One untimed round first: no timed round pays a process's first refresh.
+    for (const [i, name] of names.entries())
+      actors[name] = await fleetOf(tenant, groups[name].target, storageFor(name), groups[name].size, `g${i}-`);
+    const runs = Object.fromEntries(
+      names.map((name) => [name, { floor: { walls: [], cpus: [] }, expiry: { walls: [], cpus: [] }, refreshes: [] }]),
+    );
     for (let round = 0; round <= ROUNDS; round++) {
       const results = [];
-      // The floor: tokens still fresh, so each process only reads the user; the tenant must see no refresh.
-      for (const [name, actors] of shuffled(contenders)) {
+      for (const name of shuffled(names)) {
         await tenant.reset();
-        results.push([`${name} floor`, await release(actors, `the ${name} fleet (fresh token)`)]);
+        results.push([name, "floor", await release(actors[name], `${name} (fresh token)`)]);
         const extra = await refreshes(tenant);
-        if (extra !== 0) throw new Error(`the ${name} fleet refreshed ${extra} times with a fresh token`);
+        if (extra !== 0) throw new Error(`${name} refreshed ${extra} times with a fresh token`);
       }
       await tenant.advance(EXPIRE_SECONDS);
-      const everyone = [...many, ...one];
-      await Promise.all(everyone.map((actor) => actor.request("clock", { offsetMs: tenant.offsetMs })));
-      for (const [name, actors] of shuffled(contenders)) {
+      await Promise.all(
+        Object.values(actors)
+          .flat()
+          .map((actor) => actor.request("clock", { offsetMs: tenant.offsetMs })),
+      );
+      const counts = {};
+      for (const name of shuffled(names)) {
         await tenant.reset();
-        results.push([`${name} expiry`, await release(actors, `the ${name} fleet (after expiry)`)]);
-        if (name === "many") counts.push(await refreshes(tenant));
+        results.push([name, "expiry", await release(actors[name], `${name} (after expiry)`)]);
+        counts[name] = await refreshes(tenant);
       }
-      if (round === 0) {
-        counts.pop();
-        continue;
+      // The untimed round: no timed round pays a process's first refresh.
+      if (round === 0) continue;
+      for (const [name, kind, { wall, cpu }] of results) {
+        runs[name][kind].walls.push(wall);
+        runs[name][kind].cpus.push(cpu);
       }
-      for (const [key, { wall, cpu }] of results) {
-        runs[key].walls.push(wall);
-        runs[key].cpus.push(cpu);
-      }
+      for (const name of names) runs[name].refreshes.push(counts[name]);
     }
-    const expiry = paired(runs["many expiry"].walls, runs["one expiry"].walls);
-    const floor = paired(runs["many floor"].walls, runs["one floor"].walls);
-    // What the refresh adds, per round: the wall after expiry less the wall with a fresh token.
-    const added = (name) => median(runs[`${name} expiry`].walls.map((w, i) => w - runs[`${name} floor`].walls[i]));
-    const refreshCounts = counts.every((n) => n === 1) ? `1 in each of ${counts.length} rounds` : counts.join(", ");
-    return [
-      {
-        metric,
-        value: `${timesOne(expiry)}${cpuPerProcess(runs["many expiry"].cpus, runs["one expiry"].cpus)}; refreshes per expiry: ${refreshCounts}`,
-        goal,
-        met: counts.every((n) => n === 1) && expiry.ratio <= 5,
-      },
-      {
-        metric: floorMetric,
-        value: `${timesOne(floor)}${cpuPerProcess(runs["many floor"].cpus, runs["one floor"].cpus)}; after expiry the refresh added ${added("many").toFixed(1)} ms to the fleet's wall and ${added("one").toFixed(1)} ms to one process's (medians of the rounds' differences)`,
-        goal: "",
-        met: null,
-      },
-    ];
+    return runs;
   } finally {
-    for (const actors of started) await Promise.all(actors.map((actor) => actor.stop()));
+    for (const group of Object.values(actors)) await Promise.all(group.map((actor) => actor.stop()));
     await redis?.close();
     await tenant.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/** The groups of one kit's rows: its fleet, one process alone, and a second one alone (the A/A). */
+const kitGroups = (target) => ({
+  [`${target} many`]: { target, size: FLEET },
+  [`${target} one`]: { target: target === "mixed" ? "node" : target, size: 1 },
+  [`${target} oneAgain`]: { target: target === "mixed" ? "node" : target, size: 1 },
+});
+
+/** Per round: what the refresh added to `side`'s wall (after expiry less its floor), in ms. */
+const added = (side) => side.expiry.walls.map((wall, i) => wall - side.floor.walls[i]);
+
+/** Per round: (fleet after expiry − its floor) − (one after expiry − its floor), in ms. */
+const coordination = (fleet, one) => pairedDifference(added(fleet), added(one));
+
 /**
- * The fleet rows: TypeScript, Python and both mixed on Redis, and (Python; TypeScript's is under "File
- * storage across processes") on a token file.
+ * Three rows for `target` on `storage` from `runs`: the fleet after expiry against one alone (goal:
+ * within 5× and one refresh per expiry), its floor, and what coordination itself costs; each with its
+ * A/A, the second lone process in place of the first (of the fleet, for the coordination cost).
  */
-export async function fleets() {
+function kitRows(target, storage, runs) {
+  const [many, one, oneAgain] = ["many", "one", "oneAgain"].map((side) => runs[`${target} ${side}`]);
+  const fleet = `${FLEET} ${LABELS[target]} processes on ${where(storage)}`;
+  const lone = `one ${LABELS[target === "mixed" ? "node" : target]} process against another`;
+  const counts = many.refreshes;
+  const oneRefreshEach = [many, one, oneAgain].every((side) => side.refreshes.every((n) => n === 1));
+  const expiry = paired(many.expiry.walls, one.expiry.walls);
+  const fleetRow = judgedRow({
+    metric: `${fleet} all hold a token after expiry`,
+    value: `${timesOne(expiry)}${cpuPerProcess(many.expiry.cpus, one.expiry.cpus)}; refreshes per expiry: ${counts.every((n) => n === 1) ? `1 in each of ${counts.length} rounds` : counts.join(", ")}`,
+    c: expiry,
+    aa: paired(oneAgain.expiry.walls, one.expiry.walls),
+    aaLabel: lone,
+    style: "times",
+    goal: { atMost: FLEET_GOAL },
+    goalText: `1 refresh per expiry; within ${FLEET_GOAL}× one process`,
+  });
+  // One refresh per expiry is exact: any other count misses the goal, whatever the times say.
+  if (!oneRefreshEach) Object.assign(fleetRow, { verdict: "missed", met: false });
+  const floor = paired(many.floor.walls, one.floor.walls);
+  const cost = coordination(many, one);
   return [
-    ...(await fleet("node", "redis")),
-    ...(await fleet("python", "redis")),
-    ...(await fleet("mixed", "redis")),
-    ...(await fleet("python", "file")),
+    fleetRow,
+    judgedRow({
+      metric: `${fleet}, floor: the same with a fresh token (no refresh)`,
+      value: `${timesOne(floor)}${cpuPerProcess(many.floor.cpus, one.floor.cpus)}`,
+      c: floor,
+      aa: paired(oneAgain.floor.walls, one.floor.walls),
+      aaLabel: lone,
+      style: "times",
+    }),
+    judgedRow({
+      metric: `${fleet}, what coordination costs: (fleet after expiry − its floor) − (one after expiry − its floor)`,
+      value: `${signedMs(cost.difference)} (${cost.rounds} paired rounds: ${formatSpread(cost, "ms")}); the refresh added ${plain(cost.a)} ms to the fleet's wall and ${plain(cost.b)} ms to one process's (medians of the rounds' differences)${fleetCpuAdded(many)}`,
+      c: cost,
+      aa: coordination(oneAgain, one),
+      aaLabel: "a second lone process in place of the fleet",
+      style: "ms",
+    }),
   ];
 }
 
-// `node tools/bench/fleets.mjs` prints the rows alone.
-if (import.meta.url === `file://${process.argv[1]}`) console.log(await fleets());
+/** `kit`'s coordination cost less Go's, round by round, with the second Go fleet's less the first's as its A/A (goal: ≤ 0 ms). */
+function versusGoRow(kit, storage, runs) {
+  const cost = (target, fleet = "many", one = "one") =>
+    coordination(runs[`${target} ${fleet}`], runs[`${target} ${one}`]);
+  const go = cost("go");
+  const c = pairedDifference(cost(kit).values, go.values);
+  return judgedRow({
+    metric: `coordination cost on ${where(storage)}: ${FLEET} ${LABELS[kit]} processes against ${FLEET} Go processes (each kit's (fleet − floor) − (one − floor), paired by round)`,
+    value: `${signedMs(c.difference)} (${c.rounds} paired rounds: ${formatSpread(c, "ms")}; medians ${plain(c.a)} vs ${plain(c.b)} ms)`,
+    c,
+    aa: pairedDifference(cost("go", "manyAgain", "oneAgain").values, go.values),
+    aaLabel: "a second Go fleet against the first",
+    style: "ms",
+    goal: { atMost: 0 },
+    goalText: "within Go's (≤ +0 ms)",
+  });
+}
+
+/** Two rows that say why `target`'s rows are missing. */
+function leftOut(target, storage, why) {
+  const fleet = `${FLEET} ${LABELS[target]} processes on ${where(storage)}`;
+  return [
+    { metric: `${fleet} all hold a token after expiry`, value: `left out: ${why}`, goal: "", met: null },
+    { metric: `${fleet}, what coordination costs`, value: `left out: ${why}`, goal: "", met: null },
+  ];
+}
+
+/** Why `target`'s actors cannot run here, or undefined. */
+function missing(target) {
+  const commands = defaultCommands();
+  const absent = (target === "mixed" ? ["node", "python"] : [target]).find((kit) => !commands[kit]);
+  if (absent === undefined) return undefined;
+  return absent === "go"
+    ? "the Go actor is not built (the Go package's build)"
+    : "the repository's Python venv is missing (node tools/python/venv.mjs)";
+}
+
+/**
+ * Every kit's fleet on `storage` in the same rounds (TypeScript, Python, Go, and a second Go fleet):
+ * each kit's three rows, then each other kit's coordination cost against Go's.
+ *
+ * @param {"file" | "redis"} storage
+ */
+export async function kitFleets(storage) {
+  const kits = KITS.filter((kit) => !missing(kit));
+  const skipped = KITS.filter((kit) => missing(kit)).flatMap((kit) => leftOut(kit, storage, missing(kit)));
+  if (storage === "redis" && !findRedisServer())
+    return KITS.flatMap((kit) => leftOut(kit, storage, "redis-server is not installed"));
+  const groups = Object.assign(
+    {},
+    ...kits.map(kitGroups),
+    kits.includes("go") ? { "go manyAgain": { target: "go", size: FLEET } } : {},
+  );
+  const runs = await runRounds(storage, groups);
+  const versusGo = kits.includes("go")
+    ? kits.filter((kit) => kit !== "go").map((kit) => versusGoRow(kit, storage, runs))
+    : [
+        {
+          metric: `coordination cost on ${where(storage)} against Go`,
+          value: `left out: ${missing("go")}`,
+          goal: "",
+          met: null,
+        },
+      ];
+  return [...kits.flatMap((kit) => kitRows(kit, storage, runs)), ...skipped, ...versusGo];
+}
+
+/**
+ * One kit's rows alone (or "mixed": TypeScript and Python in turn, against one TypeScript process):
+ * its fleet after expiry against one alone, its floor and its coordination cost, each with its A/A.
+ *
+ * @param {"node" | "python" | "go" | "mixed"} target
+ * @param {"file" | "redis"} storage
+ */
+export async function fleet(target, storage) {
+  if (missing(target)) return leftOut(target, storage, missing(target));
+  if (storage === "redis" && !findRedisServer()) return leftOut(target, storage, "redis-server is not installed");
+  return kitRows(target, storage, await runRounds(storage, kitGroups(target)));
+}
+
+/** The fleet rows: every kit on a token file, then on Redis, then TypeScript and Python mixed on Redis. */
+export async function fleets(only) {
+  const parts = {
+    file: () => kitFleets("file"),
+    redis: () => kitFleets("redis"),
+    mixed: () => fleet("mixed", "redis"),
+  };
+  const rows = [];
+  for (const [name, run] of Object.entries(parts)) if (!only || only === name) rows.push(...(await run()));
+  return rows;
+}
+
+// `node tools/bench/fleets.mjs [file|redis|mixed] [--quick]` prints the rows alone.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const row of await fleets(process.argv.slice(2).find((a) => !a.startsWith("--")))) console.log(rowLine(row));
+}

@@ -1,16 +1,13 @@
 // The Go kit's rows of `pnpm bench` (bench.mjs calls goRows()): the per-call overhead of the Go
 // client stack (transport.New over the token manager's Transport) against bare net/http with a static
 // header (goal ≤ 5 %) and, for information, against golang.org/x/oauth2's Transport, in process and
-// over loopback (packages/go/internal/cmd/bench, in a process of its own; goMethod says how); and
-// 20 Go processes after expiry on one token file and on one Redis against one process alone (goal
-// ≤ 5×, one refresh per expiry), measured like the TypeScript and Python fleets
-// (fleets.mjs: the conformance suite's Go actor, packages/go/bin/conformance-actor, built by the Go
-// package's build). A row whose tool is missing says so instead of failing.
+// over loopback (packages/go/internal/cmd/bench, in a process of its own; goMethod says how). 20 Go
+// processes after expiry on one token file and on one Redis are fleets.mjs's rows, in the same
+// rounds as the TypeScript and Python fleets (Go's coordination cost is theirs to meet). A row
+// whose tool is missing says so instead of failing.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { fleet } from "./fleets.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const goDir = join(root, "packages", "go");
@@ -46,26 +43,9 @@ export function goClientOverhead() {
     .map((line) => JSON.parse(line));
 }
 
-/** 20 Go processes after expiry on one token file and on one Redis, each against one alone. */
-export async function goFleets() {
-  if (!existsSync(join(goDir, "bin", "conformance-actor"))) {
-    return [
-      {
-        metric: "20 Go processes after expiry",
-        value: "left out: the Go actor is not built (the Go package's build)",
-        goal: "1 refresh per expiry; within 5× one process",
-        met: null,
-      },
-    ];
-  }
-  const rows = [...(await fleet("go", "file")), ...(await fleet("go", "redis"))];
-  // fleets.mjs names the TypeScript and Python processes; the Go ones are named here.
-  return rows.map((row) => ({ ...row, metric: row.metric.replace(/^20 \S+ processes/, "20 Go processes") }));
-}
-
 /** Every Go row. */
 export async function goRows() {
-  return [...goClientOverhead(), ...(await goFleets())];
+  return goClientOverhead();
 }
 
 // `node tools/bench/go.mjs` prints the rows alone.
