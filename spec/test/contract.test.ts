@@ -315,11 +315,19 @@ describe("the limits an independent fuzzer checks answers against", () => {
     expect(matches(insufficient, 'Bearer error="invalid_token"')).toBe(false);
   });
 
-  it("sends the browser back with code or error in the query of the redirect (RFC 6749 §4.1.2, §4.1.2.1)", () => {
+  it("sends the browser back with code and state, or error, in the query of the redirect (description §4, RFC 6749 §4.1.2.1)", () => {
     const location = authorize.responses["302"].headers.Location.schema.pattern;
     expect(matches(location, "http://127.0.0.1:53682/callback?code=abc&state=s")).toBe(true);
+    expect(matches(location, "http://127.0.0.1:53682/callback?state=s&code=abc")).toBe(true);
+    expect(matches(location, "https://app.example.org/cb?x=1&code=abc&state=s")).toBe(true);
     expect(matches(location, "http://127.0.0.1:53682/callback?state=s&error=access_denied")).toBe(true);
+    // An error redirect returns state only when the request carried one (RFC 6749 §4.1.2.1).
+    expect(matches(location, "http://127.0.0.1:53682/callback?error=invalid_request")).toBe(true);
     expect(matches(location, "http://127.0.0.1:53682/callback?state=s")).toBe(false);
+    // Issue 37: the description returns the unchanged state with the code, so a code alone is no valid answer.
+    expect(matches(location, "http://127.0.0.1:53682/callback?code=abc")).toBe(false);
+    expect(matches(location, "http://127.0.0.1:53682/callback?code=abc#state=s")).toBe(false);
+    expect(matches(location, "http://127.0.0.1:53682/callback?code=abc&xstate=s")).toBe(false);
   });
 });
 
