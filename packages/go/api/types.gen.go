@@ -105,7 +105,7 @@ func (e AuthorizeParamsCodeChallengeMethod) Valid() bool {
 
 // AccessToken Bearer token for API calls. Lifetime 15 minutes from issue.
 //
-// Assumption (x-assumption): The form of the access token is not shown. It is sent as "Authorization: Bearer <ACCESS_TOKEN>" (service description §5.6), whose credentials are a b64token (RFC 6750 §2.1), so the contract takes that syntax: letters, digits and - . _ ~ + /, then any number of =.
+// Assumption (not in the service description): The form of the access token is not shown. It is sent as "Authorization: Bearer <ACCESS_TOKEN>" (service description §5.6), whose credentials are a b64token (RFC 6750 §2.1), so the contract takes that syntax: letters, digits and - . _ ~ + /, then any number of =.
 //
 // Examples: at_2YotnFZFEjr1zCsicMWpAA
 type AccessToken = string
@@ -113,27 +113,27 @@ type AccessToken = string
 // ApiError The body of an API error. Its shape is not shown in the service description; the machine-readable
 // error is in the `WWW-Authenticate` header (RFC 6750 §3). Treat the body as an open object.
 //
-// Assumption (x-assumption): The error body shape is not shown. RFC 6750 §3 carries the error code in the WWW-Authenticate header and defines no body, so the body, when there is one, is JSON of unknown fields.
+// Assumption (not in the service description): The error body shape is not shown. RFC 6750 §3 carries the error code in the WWW-Authenticate header and defines no body, so the body, when there is one, is JSON of unknown fields.
 type ApiError map[string]interface{}
 
 // AuthorizationCodeGrantRequest Exchanges the code received on the callback for tokens (RFC 6749 §4.1.3, RFC 7636 §4.5). Sent as
 // JSON. No client secret is sent (service description §4): a public client cannot keep one, and
 // proves possession with the verifier.
 //
-// Assumption (x-assumption): The service description lists the five fields without a required column. RFC 6749 §4.1.3 makes grant_type, code, redirect_uri (when it was in the authorization request, as here) and, for an unauthenticated client, client_id REQUIRED, and RFC 7636 §4.5 makes code_verifier REQUIRED, so the contract requires all five.
+// Assumption (not in the service description): The service description lists the five fields without a required column. RFC 6749 §4.1.3 makes grant_type, code, redirect_uri (when it was in the authorization request, as here) and, for an unauthenticated client, client_id REQUIRED, and RFC 7636 §4.5 makes code_verifier REQUIRED, so the contract requires all five.
 type AuthorizationCodeGrantRequest struct {
 	// ClientId The OAuth client identifier.
 	ClientId string `json:"client_id"`
 
 	// Code The code received on the callback. Single use.
 	//
-	// Assumption (x-assumption): That the code is single use is not shown. RFC 6749 §4.1.2 says the client MUST NOT use it more than once and the server MUST deny a second use, so a second exchange is answered 400 invalid_grant (RFC 6749 §5.2).
+	// Assumption (not in the service description): That the code is single use is not shown. RFC 6749 §4.1.2 says the client MUST NOT use it more than once and the server MUST deny a second use, so a second exchange is answered 400 invalid_grant (RFC 6749 §5.2).
 	Code string `json:"code"`
 
 	// CodeVerifier The original PKCE verifier: 43–128 URL-safe characters (service description §2, §8), created
 	// from a cryptographically random source and never reused.
 	//
-	// Assumption (x-assumption): The description says "URL-safe" without listing the characters. The contract reads it as the unreserved characters of RFC 7636 §4.1 (A-Z a-z 0-9 - . _ ~), the verifier's own grammar.
+	// Assumption (not in the service description): The description says "URL-safe" without listing the characters. The contract reads it as the unreserved characters of RFC 7636 §4.1 (A-Z a-z 0-9 - . _ ~), the verifier's own grammar.
 	//
 	// Examples: dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk
 	CodeVerifier CodeVerifier                           `json:"code_verifier"`
@@ -149,14 +149,14 @@ type AuthorizationCodeGrantRequestGrantType string
 // CodeVerifier The original PKCE verifier: 43–128 URL-safe characters (service description §2, §8), created
 // from a cryptographically random source and never reused.
 //
-// Assumption (x-assumption): The description says "URL-safe" without listing the characters. The contract reads it as the unreserved characters of RFC 7636 §4.1 (A-Z a-z 0-9 - . _ ~), the verifier's own grammar.
+// Assumption (not in the service description): The description says "URL-safe" without listing the characters. The contract reads it as the unreserved characters of RFC 7636 §4.1 (A-Z a-z 0-9 - . _ ~), the verifier's own grammar.
 //
 // Examples: dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk
 type CodeVerifier = string
 
 // ExpiresIn Lifetime of the access token in seconds from issue; 900 (15 minutes) for this service.
 //
-// Assumption (x-assumption): The unit and form of expires_in are not shown, only that it is the number of the access token lifetime. RFC 6749 §5.1 defines it as the lifetime in seconds, so the 15 minutes of the description are 900, and RFC 6749 Appendix A.14 writes it as digits, so it is an integer. That it is positive and fits in 32 bits is the contract's bound: a lifetime of 15 minutes is both.
+// Assumption (not in the service description): The unit and form of expires_in are not shown, only that it is the number of the access token lifetime. RFC 6749 §5.1 defines it as the lifetime in seconds, so the 15 minutes of the description are 900, and RFC 6749 Appendix A.14 writes it as digits, so it is an integer. That it is positive and fits in 32 bits is the contract's bound: a lifetime of 15 minutes is both.
 //
 // Examples: 900
 type ExpiresIn = int32
@@ -165,7 +165,7 @@ type ExpiresIn = int32
 // `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`,
 // `unsupported_grant_type`, `invalid_scope` or, for revocation, `unsupported_token_type`.
 //
-// Assumption (x-assumption): The error body shape and the OAuth error codes are not shown. They follow RFC 6749 §5.2 (a JSON object with error, optional error_description and error_uri) and RFC 7009 §2.2.1. error stays a string so that codes from the OAuth extensions registry (RFC 6749 §8.5) are not rejected; its characters, and those of error_description, are the ones RFC 6749 §5.2 allows (%x20-21 / %x23-5B / %x5D-7E: printable ASCII without the double quote and the backslash).
+// Assumption (not in the service description): The error body shape and the OAuth error codes are not shown. They follow RFC 6749 §5.2 (a JSON object with error, optional error_description and error_uri) and RFC 7009 §2.2.1. error stays a string so that codes from the OAuth extensions registry (RFC 6749 §8.5) are not rejected; its characters, and those of error_description, are the ones RFC 6749 §5.2 allows (%x20-21 / %x23-5B / %x5D-7E: printable ASCII without the double quote and the backslash).
 type OAuthError struct {
 	// Error A single ASCII error code (RFC 6749 §5.2).
 	Error string `json:"error"`
@@ -186,7 +186,7 @@ type RefreshToken = string
 // RefreshTokenGrantRequest Obtains a new access token with a refresh token, before the access token expires. The response
 // may rotate the refresh token; the client must then store the new one in place of the old.
 //
-// Assumption (x-assumption): The service description names only grant_type=refresh_token and "a valid refresh token"; the other field names are not shown. They follow RFC 6749 §6: refresh_token (REQUIRED) and scope (OPTIONAL). client_id is optional: RFC 6749 §3.2.1 makes it a MUST only in the authorization_code request of an unauthenticated client, and a MAY on other token requests; the refresh token identifies its client. The kit sends it. The body is JSON like the authorization code grant.
+// Assumption (not in the service description): The service description names only grant_type=refresh_token and "a valid refresh token"; the other field names are not shown. They follow RFC 6749 §6: refresh_token (REQUIRED) and scope (OPTIONAL). client_id is optional: RFC 6749 §3.2.1 makes it a MUST only in the authorization_code request of an unauthenticated client, and a MAY on other token requests; the refresh token identifies its client. The kit sends it. The body is JSON like the authorization code grant.
 type RefreshTokenGrantRequest struct {
 	// ClientId The OAuth client identifier (optional, RFC 6749 §3.2.1).
 	ClientId  *string                           `json:"client_id,omitempty"`
@@ -199,7 +199,7 @@ type RefreshTokenGrantRequest struct {
 	// each one of the 37 names of the `tenantOAuth` security scheme, exactly as written there. An
 	// unknown name does not match, so a generated request cannot pass an invented scope as valid.
 	//
-	// Assumption (x-assumption): The description gives the 37 names and says the list is space-separated; it does not say how the service treats an unknown name or repeated spaces. The pattern allows exactly the 37 names, joined by single spaces, a subset of the scope-token grammar of RFC 6749 §3.3.
+	// Assumption (not in the service description): The description gives the 37 names and says the list is space-separated; it does not say how the service treats an unknown name or repeated spaces. The pattern allows exactly the 37 names, joined by single spaces, a subset of the scope-token grammar of RFC 6749 §3.3.
 	//
 	// Examples: profile:read, profile:read tickets:read tickets:write
 	Scope *ScopeList `json:"scope,omitempty"`
@@ -211,18 +211,18 @@ type RefreshTokenGrantRequestGrantType string
 // RefreshTokenResponse The tokens issued by the refresh token grant (RFC 6749 §6). A new `refresh_token` is present when
 // the server rotates it; the client must then store it in place of the old one.
 //
-// Assumption (x-assumption): The description says the refresh response "may rotate" the refresh token without saying what a response that does not rotate contains. RFC 6749 §6 (and §5.1, refresh_token OPTIONAL) lets the server leave the new refresh token out, so this shape does not require it; a client then keeps the refresh token it has. Whether the old one stays valid after a rotation, or without one, is not shown.
+// Assumption (not in the service description): The description says the refresh response "may rotate" the refresh token without saying what a response that does not rotate contains. RFC 6749 §6 (and §5.1, refresh_token OPTIONAL) lets the server leave the new refresh token out, so this shape does not require it; a client then keeps the refresh token it has. Whether the old one stays valid after a rotation, or without one, is not shown.
 type RefreshTokenResponse struct {
 	// AccessToken Bearer token for API calls. Lifetime 15 minutes from issue.
 	//
-	// Assumption (x-assumption): The form of the access token is not shown. It is sent as "Authorization: Bearer <ACCESS_TOKEN>" (service description §5.6), whose credentials are a b64token (RFC 6750 §2.1), so the contract takes that syntax: letters, digits and - . _ ~ + /, then any number of =.
+	// Assumption (not in the service description): The form of the access token is not shown. It is sent as "Authorization: Bearer <ACCESS_TOKEN>" (service description §5.6), whose credentials are a b64token (RFC 6750 §2.1), so the contract takes that syntax: letters, digits and - . _ ~ + /, then any number of =.
 	//
 	// Examples: at_2YotnFZFEjr1zCsicMWpAA
 	AccessToken AccessToken `json:"access_token"`
 
 	// ExpiresIn Lifetime of the access token in seconds from issue; 900 (15 minutes) for this service.
 	//
-	// Assumption (x-assumption): The unit and form of expires_in are not shown, only that it is the number of the access token lifetime. RFC 6749 §5.1 defines it as the lifetime in seconds, so the 15 minutes of the description are 900, and RFC 6749 Appendix A.14 writes it as digits, so it is an integer. That it is positive and fits in 32 bits is the contract's bound: a lifetime of 15 minutes is both.
+	// Assumption (not in the service description): The unit and form of expires_in are not shown, only that it is the number of the access token lifetime. RFC 6749 §5.1 defines it as the lifetime in seconds, so the 15 minutes of the description are 900, and RFC 6749 Appendix A.14 writes it as digits, so it is an integer. That it is positive and fits in 32 bits is the contract's bound: a lifetime of 15 minutes is both.
 	//
 	// Examples: 900
 	ExpiresIn ExpiresIn `json:"expires_in"`
@@ -237,12 +237,12 @@ type RefreshTokenResponse struct {
 	// Scope The granted scopes, space-separated. Present whenever they differ from those requested
 	// (RFC 6749 §5.1, §3.3); a refresh without `scope` requests the scopes originally granted (RFC 6749 §6).
 	//
-	// Assumption (x-assumption): The description does not show a scope field in the refresh response. RFC 6749 §6 answers a refresh as in §5.1, where scope is OPTIONAL if the granted scope equals the requested one and REQUIRED otherwise (§3.3).
+	// Assumption (not in the service description): The description does not show a scope field in the refresh response. RFC 6749 §6 answers a refresh as in §5.1, where scope is OPTIONAL if the granted scope equals the requested one and REQUIRED otherwise (§3.3).
 	Scope *string `json:"scope,omitempty"`
 
 	// TokenType The type of the access token; use it in the `Authorization` header as `Bearer`.
 	//
-	// Assumption (x-assumption): The value of token_type is not shown. The API takes "Authorization: Bearer", so the token is a bearer token (RFC 6750 §4, RFC 6749 §7.1) and the value is "Bearer", compared case-insensitively (RFC 6749 §5.1). The contract keeps the type a string whose pattern admits "Bearer" in any casing and nothing else, so that another casing is not rejected.
+	// Assumption (not in the service description): The value of token_type is not shown. The API takes "Authorization: Bearer", so the token is a bearer token (RFC 6750 §4, RFC 6749 §7.1) and the value is "Bearer", compared case-insensitively (RFC 6749 §5.1). The contract keeps the type a string whose pattern admits "Bearer" in any casing and nothing else, so that another casing is not rejected.
 	//
 	// Examples: Bearer
 	TokenType TokenType `json:"token_type"`
@@ -251,7 +251,7 @@ type RefreshTokenResponse struct {
 // RevocationRequest Revokes the current access token, which disconnects the integration (service description §3,
 // §4). Send `token`, the client's `client_id`, and optionally `token_type_hint`.
 //
-// Assumption (x-assumption): The request shape, method details and parameter names of /oauth/revoke are not shown. They follow RFC 7009 §2.1: a POST with token (REQUIRED) and token_type_hint (OPTIONAL), in the form encoding of RFC 7009 or in JSON like this service's token endpoint. A public client identifies itself with its client_id: RFC 7009 §2.1 refers to client authentication as in RFC 6749 §2.3, and RFC 7009 §5 has the request of a public client contain a valid client_id. The kit always sends it. The schema still admits a request without it, since the token names its client; the sandbox answers one 200 (whether the service does is not shown). Any other field is a single string, since a form value is one string and a repeated parameter is malformed (RFC 6749 §3.2, RFC 7009 §2.2.1).
+// Assumption (not in the service description): The request shape, method details and parameter names of /oauth/revoke are not shown. They follow RFC 7009 §2.1: a POST with token (REQUIRED) and token_type_hint (OPTIONAL), in the form encoding of RFC 7009 or in JSON like this service's token endpoint. A public client identifies itself with its client_id: RFC 7009 §2.1 refers to client authentication as in RFC 6749 §2.3, and RFC 7009 §5 has the request of a public client contain a valid client_id. The kit always sends it. The schema still admits a request without it, since the token names its client; the sandbox answers one 200 (whether the service does is not shown). Any other field is a single string, since a form value is one string and a repeated parameter is malformed (RFC 6749 §3.2, RFC 7009 §2.2.1).
 type RevocationRequest struct {
 	// ClientId The OAuth client identifier (RFC 7009 §5, RFC 6749 §2.3).
 	ClientId *string `json:"client_id,omitempty"`
@@ -262,7 +262,7 @@ type RevocationRequest struct {
 	// TokenTypeHint What `token` is (RFC 7009 §2.1): `access_token` for this service's revoke, or `refresh_token`.
 	// A hint the server does not know is ignored, and the answer stays 200 (RFC 7009 §2.1, §2.2).
 	//
-	// Assumption (x-assumption): The hint is not shown. RFC 7009 §2.1 defines access_token and refresh_token and lets the server ignore the hint and search every token type; the values come from a registry that extensions add to (RFC 7009 §4.1.2), so the contract keeps the hint an open string and an unknown hint changes nothing (RFC 7009 §2.2: 200 whether or not a token was revoked).
+	// Assumption (not in the service description): The hint is not shown. RFC 7009 §2.1 defines access_token and refresh_token and lets the server ignore the hint and search every token type; the values come from a registry that extensions add to (RFC 7009 §4.1.2), so the contract keeps the hint an open string and an unknown hint changes nothing (RFC 7009 §2.2: 200 whether or not a token was revoked).
 	//
 	// Examples: access_token
 	TokenTypeHint        *string           `json:"token_type_hint,omitempty"`
@@ -273,14 +273,14 @@ type RevocationRequest struct {
 // each one of the 37 names of the `tenantOAuth` security scheme, exactly as written there. An
 // unknown name does not match, so a generated request cannot pass an invented scope as valid.
 //
-// Assumption (x-assumption): The description gives the 37 names and says the list is space-separated; it does not say how the service treats an unknown name or repeated spaces. The pattern allows exactly the 37 names, joined by single spaces, a subset of the scope-token grammar of RFC 6749 §3.3.
+// Assumption (not in the service description): The description gives the 37 names and says the list is space-separated; it does not say how the service treats an unknown name or repeated spaces. The pattern allows exactly the 37 names, joined by single spaces, a subset of the scope-token grammar of RFC 6749 §3.3.
 //
 // Examples: profile:read, profile:read tickets:read tickets:write
 type ScopeList = string
 
 // TokenRequest The body of `POST /oauth/token`, one of two grants told apart by `grant_type`.
 //
-// Assumption (x-assumption): What the token endpoint does with a field it does not know is not shown. RFC 6749 §3.2 says the server MUST ignore unrecognized request parameters, so the grants do not forbid other fields.
+// Assumption (not in the service description): What the token endpoint does with a field it does not know is not shown. RFC 6749 §3.2 says the server MUST ignore unrecognized request parameters, so the grants do not forbid other fields.
 type TokenRequest struct {
 	union json.RawMessage
 }
@@ -289,14 +289,14 @@ type TokenRequest struct {
 type TokenResponse struct {
 	// AccessToken Bearer token for API calls. Lifetime 15 minutes from issue.
 	//
-	// Assumption (x-assumption): The form of the access token is not shown. It is sent as "Authorization: Bearer <ACCESS_TOKEN>" (service description §5.6), whose credentials are a b64token (RFC 6750 §2.1), so the contract takes that syntax: letters, digits and - . _ ~ + /, then any number of =.
+	// Assumption (not in the service description): The form of the access token is not shown. It is sent as "Authorization: Bearer <ACCESS_TOKEN>" (service description §5.6), whose credentials are a b64token (RFC 6750 §2.1), so the contract takes that syntax: letters, digits and - . _ ~ + /, then any number of =.
 	//
 	// Examples: at_2YotnFZFEjr1zCsicMWpAA
 	AccessToken AccessToken `json:"access_token"`
 
 	// ExpiresIn Lifetime of the access token in seconds from issue; 900 (15 minutes) for this service.
 	//
-	// Assumption (x-assumption): The unit and form of expires_in are not shown, only that it is the number of the access token lifetime. RFC 6749 §5.1 defines it as the lifetime in seconds, so the 15 minutes of the description are 900, and RFC 6749 Appendix A.14 writes it as digits, so it is an integer. That it is positive and fits in 32 bits is the contract's bound: a lifetime of 15 minutes is both.
+	// Assumption (not in the service description): The unit and form of expires_in are not shown, only that it is the number of the access token lifetime. RFC 6749 §5.1 defines it as the lifetime in seconds, so the 15 minutes of the description are 900, and RFC 6749 Appendix A.14 writes it as digits, so it is an integer. That it is positive and fits in 32 bits is the contract's bound: a lifetime of 15 minutes is both.
 	//
 	// Examples: 900
 	ExpiresIn ExpiresIn `json:"expires_in"`
@@ -311,12 +311,12 @@ type TokenResponse struct {
 	// Scope The granted scopes, space-separated. Present whenever the granted scope differs from the
 	// requested one; it may be left out when they are the same (RFC 6749 §5.1, §3.3).
 	//
-	// Assumption (x-assumption): The description does not show a scope field in the token response. RFC 6749 §5.1 makes it OPTIONAL if the granted scope is identical to the one the client requested and REQUIRED otherwise, and RFC 6749 §3.3 requires the server to tell the client when it grants a different scope. The schema cannot compare it with the request, so it stays an optional property here; a client that finds it absent takes the requested scopes as granted.
+	// Assumption (not in the service description): The description does not show a scope field in the token response. RFC 6749 §5.1 makes it OPTIONAL if the granted scope is identical to the one the client requested and REQUIRED otherwise, and RFC 6749 §3.3 requires the server to tell the client when it grants a different scope. The schema cannot compare it with the request, so it stays an optional property here; a client that finds it absent takes the requested scopes as granted.
 	Scope *string `json:"scope,omitempty"`
 
 	// TokenType The type of the access token; use it in the `Authorization` header as `Bearer`.
 	//
-	// Assumption (x-assumption): The value of token_type is not shown. The API takes "Authorization: Bearer", so the token is a bearer token (RFC 6750 §4, RFC 6749 §7.1) and the value is "Bearer", compared case-insensitively (RFC 6749 §5.1). The contract keeps the type a string whose pattern admits "Bearer" in any casing and nothing else, so that another casing is not rejected.
+	// Assumption (not in the service description): The value of token_type is not shown. The API takes "Authorization: Bearer", so the token is a bearer token (RFC 6750 §4, RFC 6749 §7.1) and the value is "Bearer", compared case-insensitively (RFC 6749 §5.1). The contract keeps the type a string whose pattern admits "Bearer" in any casing and nothing else, so that another casing is not rejected.
 	//
 	// Examples: Bearer
 	TokenType TokenType `json:"token_type"`
@@ -324,7 +324,7 @@ type TokenResponse struct {
 
 // TokenType The type of the access token; use it in the `Authorization` header as `Bearer`.
 //
-// Assumption (x-assumption): The value of token_type is not shown. The API takes "Authorization: Bearer", so the token is a bearer token (RFC 6750 §4, RFC 6749 §7.1) and the value is "Bearer", compared case-insensitively (RFC 6749 §5.1). The contract keeps the type a string whose pattern admits "Bearer" in any casing and nothing else, so that another casing is not rejected.
+// Assumption (not in the service description): The value of token_type is not shown. The API takes "Authorization: Bearer", so the token is a bearer token (RFC 6750 §4, RFC 6749 §7.1) and the value is "Bearer", compared case-insensitively (RFC 6749 §5.1). The contract keeps the type a string whose pattern admits "Bearer" in any casing and nothing else, so that another casing is not rejected.
 //
 // Examples: Bearer
 type TokenType = string
@@ -352,7 +352,7 @@ type ResponseType string
 // each one of the 37 names of the `tenantOAuth` security scheme, exactly as written there. An
 // unknown name does not match, so a generated request cannot pass an invented scope as valid.
 //
-// Assumption (x-assumption): The description gives the 37 names and says the list is space-separated; it does not say how the service treats an unknown name or repeated spaces. The pattern allows exactly the 37 names, joined by single spaces, a subset of the scope-token grammar of RFC 6749 §3.3.
+// Assumption (not in the service description): The description gives the 37 names and says the list is space-separated; it does not say how the service treats an unknown name or repeated spaces. The pattern allows exactly the 37 names, joined by single spaces, a subset of the scope-token grammar of RFC 6749 §3.3.
 //
 // Examples: profile:read, profile:read tickets:read tickets:write
 type Scope = ScopeList
@@ -363,20 +363,20 @@ type State = string
 // Forbidden The body of an API error. Its shape is not shown in the service description; the machine-readable
 // error is in the `WWW-Authenticate` header (RFC 6750 §3). Treat the body as an open object.
 //
-// Assumption (x-assumption): The error body shape is not shown. RFC 6750 §3 carries the error code in the WWW-Authenticate header and defines no body, so the body, when there is one, is JSON of unknown fields.
+// Assumption (not in the service description): The error body shape is not shown. RFC 6750 §3 carries the error code in the WWW-Authenticate header and defines no body, so the body, when there is one, is JSON of unknown fields.
 type Forbidden = ApiError
 
 // OAuthErrorResponse An error of the token or revocation endpoint (RFC 6749 §5.2, RFC 7009 §2.2.1). `error` is one of
 // `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`,
 // `unsupported_grant_type`, `invalid_scope` or, for revocation, `unsupported_token_type`.
 //
-// Assumption (x-assumption): The error body shape and the OAuth error codes are not shown. They follow RFC 6749 §5.2 (a JSON object with error, optional error_description and error_uri) and RFC 7009 §2.2.1. error stays a string so that codes from the OAuth extensions registry (RFC 6749 §8.5) are not rejected; its characters, and those of error_description, are the ones RFC 6749 §5.2 allows (%x20-21 / %x23-5B / %x5D-7E: printable ASCII without the double quote and the backslash).
+// Assumption (not in the service description): The error body shape and the OAuth error codes are not shown. They follow RFC 6749 §5.2 (a JSON object with error, optional error_description and error_uri) and RFC 7009 §2.2.1. error stays a string so that codes from the OAuth extensions registry (RFC 6749 §8.5) are not rejected; its characters, and those of error_description, are the ones RFC 6749 §5.2 allows (%x20-21 / %x23-5B / %x5D-7E: printable ASCII without the double quote and the backslash).
 type OAuthErrorResponse = OAuthError
 
 // Unauthorized The body of an API error. Its shape is not shown in the service description; the machine-readable
 // error is in the `WWW-Authenticate` header (RFC 6750 §3). Treat the body as an open object.
 //
-// Assumption (x-assumption): The error body shape is not shown. RFC 6750 §3 carries the error code in the WWW-Authenticate header and defines no body, so the body, when there is one, is JSON of unknown fields.
+// Assumption (not in the service description): The error body shape is not shown. RFC 6750 §3 carries the error code in the WWW-Authenticate header and defines no body, so the body, when there is one, is JSON of unknown fields.
 type Unauthorized = ApiError
 
 // AuthorizeParams defines parameters for Authorize.
@@ -386,7 +386,7 @@ type AuthorizeParams struct {
 
 	// ClientId Identifier of the OAuth client (RFC 6749 §2.2).
 	//
-	// Assumption (x-assumption): The service description lists client_id without marking it required. RFC 6749 §4.1.1 makes client_id REQUIRED in the authorization request, and a public client has no other way to identify itself, so the contract requires it.
+	// Assumption (not in the service description): The service description lists client_id without marking it required. RFC 6749 §4.1.1 makes client_id REQUIRED in the authorization request, and a public client has no other way to identify itself, so the contract requires it.
 	ClientId ClientId `form:"client_id" json:"client_id"`
 
 	// RedirectUri Where the browser returns after approval. Must exactly match (character for character) a URI
@@ -394,13 +394,13 @@ type AuthorizeParams struct {
 	// URI of a command-line tool is registered with its fixed port and sent with that same port. It is
 	// percent-encoded in the query. A mismatch is not redirected (RFC 6749 §4.1.2.1).
 	//
-	// Assumption (x-assumption): The service description lists redirect_uri without marking it required. RFC 6749 §4.1.1 makes it OPTIONAL only where the server can fall back to a single registered URI (§3.1.2.3), and the token exchange must repeat it (§4.1.3); how URIs are registered is not shown, so the contract requires it on every request.
+	// Assumption (not in the service description): The service description lists redirect_uri without marking it required. RFC 6749 §4.1.1 makes it OPTIONAL only where the server can fall back to a single registered URI (§3.1.2.3), and the token exchange must repeat it (§4.1.3); how URIs are registered is not shown, so the contract requires it on every request.
 	RedirectUri RedirectUri `form:"redirect_uri" json:"redirect_uri"`
 
 	// Scope Space-separated list of scope names, percent-encoded in the query (service description §2). The
 	// contract admits only the 37 names of the `tenantOAuth` security scheme.
 	//
-	// Assumption (x-assumption): Whether scope is required, and what applies when it is omitted, is not shown. RFC 6749 §3.3 makes scope OPTIONAL in the request (the server then applies a default or fails), so the contract leaves it optional. The kit always sends it. The description gives the 37 scope names and says the list is space-separated; that the parameter takes only those names, joined by single spaces, is the contract's reading (see ScopeList): how the service treats an unknown name is not shown.
+	// Assumption (not in the service description): Whether scope is required, and what applies when it is omitted, is not shown. RFC 6749 §3.3 makes scope OPTIONAL in the request (the server then applies a default or fails), so the contract leaves it optional. The kit always sends it. The description gives the 37 scope names and says the list is space-separated; that the parameter takes only those names, joined by single spaces, is the contract's reading (see ScopeList): how the service treats an unknown name is not shown.
 	Scope *Scope `form:"scope,omitempty" json:"scope,omitempty"`
 
 	// State An unpredictable random value, returned unchanged on the callback. The client stores it for the
@@ -411,7 +411,7 @@ type AuthorizeParams struct {
 	// CodeChallenge `BASE64URL(SHA256(code_verifier))` without padding (RFC 7636 §4.2): always 43 characters of
 	// `A-Z a-z 0-9 - _`.
 	//
-	// Assumption (x-assumption): The service description lists code_challenge without marking it required, but requires code_challenge_method and PKCE for every public integration. RFC 7636 §4.3 makes code_challenge REQUIRED whenever PKCE is used, so the contract requires it.
+	// Assumption (not in the service description): The service description lists code_challenge without marking it required, but requires code_challenge_method and PKCE for every public integration. RFC 7636 §4.3 makes code_challenge REQUIRED whenever PKCE is used, so the contract requires it.
 	CodeChallenge CodeChallenge `form:"code_challenge" json:"code_challenge"`
 
 	// CodeChallengeMethod Must be `S256` (RFC 7636 §4.3). `plain` is not accepted.
