@@ -412,7 +412,9 @@ export interface components {
         };
         /**
          * @description The token lacks the scope the route requires (service description §5.9). The
-         *     `WWW-Authenticate` challenge names the required scope (RFC 6750 §3.1, `insufficient_scope`).
+         *     `WWW-Authenticate` challenge says `insufficient_scope` and names the required scope (assumed:
+         *     the description shows no challenge; RFC 6750 §3.1 defines the error code and lets the server
+         *     include the `scope` attribute of RFC 6750 §3).
          */
         Forbidden: {
             headers: {
@@ -613,11 +615,13 @@ export interface operations {
             302: {
                 headers: {
                     /**
-                     * @description The registered `redirect_uri` with the result in its query: `code` on approval
-                     *     (RFC 6749 §4.1.2), `error` otherwise (RFC 6749 §4.1.2.1).
+                     * @description The registered `redirect_uri` with the result in its query: on approval `code` and the
+                     *     unchanged `state` (service description §4; RFC 6749 §4.1.2), otherwise `error` (RFC 6749
+                     *     §4.1.2.1).
                      *
                      *     **Assumption (not in the service description):** Error redirects are not shown; they follow RFC 6749
-                     *     §4.1.2.1.
+                     *     §4.1.2.1, which returns state whenever the request carried one (so the pattern requires state beside
+                     *     code only: a request without state is answered with an error that cannot return it).
                      */
                     Location: string;
                     [name: string]: unknown;
