@@ -135,9 +135,11 @@ export class HttpError<Body = unknown> extends TenantClientError {
 }
 
 /**
- * 401 Unauthorized: the token is missing, expired or revoked. Returned after the client's one
- * refresh-and-retry (through `auth.onUnauthorized`) did not help, or when the strategy has no
- * `onUnauthorized` (`staticToken`).
+ * 401 Unauthorized: the tenant did not accept the token as authenticated. Returned after the
+ * client's one refresh-and-retry (through `auth.onUnauthorized`) did not help, or when the strategy
+ * has no `onUnauthorized` (`staticToken`). That a missing, expired or revoked token is answered 401
+ * is the contract's assumption (RFC 6750 §3.1): the service description says only that calls with
+ * an expired token are no longer accepted as authenticated.
  *
  * @example
  * ```ts
@@ -153,8 +155,11 @@ export class UnauthorizedError<Body = unknown> extends HttpError<Body> {
 }
 
 /**
- * 403 Forbidden. `requiredScope` lists the scope(s) the `WWW-Authenticate` Bearer challenge names
- * (any one suffices), or is empty.
+ * 403 Forbidden: the token lacks the scope the route requires (service description §5.9).
+ * `requiredScope` lists the scope(s) the `WWW-Authenticate` Bearer challenge names, or is empty.
+ * Assumed, not in the service description: that the challenge names them (RFC 6750 §3, §3.1), and
+ * that holding any one of them suffices (the kit's reading of the list as the route's accepted
+ * scopes, service description §5.9).
  *
  * @example
  * ```ts

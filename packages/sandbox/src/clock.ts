@@ -35,7 +35,7 @@ export interface ClockOptions {
  * @example
  * const clock = createClock();
  * clock.advance(901); // the access tokens issued before are now expired
- * @see RFC 6749 §4.2.2 and §5.1 (expires_in counts seconds from issue)
+ * @see RFC 6749 §5.1 (expires_in counts seconds from issue)
  */
 export function createClock(base: () => number = Date.now, options: ClockOptions = {}): Clock {
   let offsetMs = Math.round((options.offsetSeconds ?? 0) * 1000);

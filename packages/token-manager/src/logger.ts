@@ -155,7 +155,7 @@ const LINES: LogLines<SessionLogEvent, Fields> = {
  * ```ts
  * const tm = createTokenManager({ ...options, logger: logSessionTo(console, "debug") });
  * ```
- * @see RFC 6750 §5.1 (tokens must not leak through logs), RFC 9700 §4.3
+ * @see RFC 6750 §5.1 (tokens must not leak through logs), RFC 6749 §10.3 (access tokens kept confidential)
  */
 export function logSessionTo(logger: Logger, level: LogLevel = "info"): SessionLogger {
   if (!isLogLevel(level)) fail("INVALID_OPTIONS", "logLevel: use debug, info, warn, error or silent");

@@ -2,8 +2,9 @@
 
 The service description (§1, §5.8) has one tenant host serve authorization, token exchange and the
 API, so the SDK takes the tenant's *origin* and appends fixed paths to it: a token can then only go to
-that origin. https is required, except for loopback hosts (a local sandbox), as RFC 8252 §8.3 and the
-OAuth security BCP (RFC 9700 §2.6, §4.1) allow for development.
+that origin. https is required (RFC 6749 §3.1 and §3.2 require TLS at the authorization and token
+endpoints, RFC 6750 §5.3 for bearer tokens), except for loopback hosts: a local sandbox, for development,
+which no request leaves the machine to reach.
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ class SandboxClock:
 
     Pass :meth:`now` as the token manager's ``now``: then :meth:`SandboxProcess.advance` moves the
     sandbox's tokens and the manager's idea of their expiry together, and a test reaches the
-    15-minute expiry of an access token without waiting (RFC 6749 §4.2.2, ``expires_in``).
+    15-minute expiry of an access token without waiting (``expires_in``, RFC 6749 §5.1).
     The offset only moves forward, as the sandbox's.
 
     Example:

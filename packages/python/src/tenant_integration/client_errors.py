@@ -106,7 +106,11 @@ class HttpError(TenantIntegrationError):
 
 
 class UnauthorizedError(HttpError):
-    """401 Unauthorized: the token is missing, expired or revoked (RFC 6750 §3.1 ``invalid_token``).
+    """401 Unauthorized: the tenant did not accept the token as authenticated.
+
+    That a missing, expired or revoked token is answered 401 with ``invalid_token`` is the contract's
+    assumption (RFC 6750 §3.1): the service description says only that calls with an expired token "are no
+    longer accepted as authenticated".
 
     Raised after the client's one refresh-and-retry (``on_unauthorized``, then a new token) did not help,
     or when the token source cannot refresh (a static token). ``error`` and ``error_description`` are the

@@ -51,7 +51,7 @@ function badRequest(description: string): Response {
  * - `GET /__sandbox/users`: `{ users: [...] }`, the records of the users who can sign in, the
  *   default first; a test picks one with `sandbox_user=<id>` on the authorization request.
  *
- * @see RFC 6749 §4.2.2 (expires_in, which the clock lets tests exceed)
+ * @see RFC 6749 §5.1 (expires_in, which the clock lets tests exceed)
  * @see RFC 9110 §10.2.3 (Retry-After, which a 429 or 503 fault may carry)
  * @see RFC 9700 §4.14.2 (refresh token rotation and reuse, which the ledger shows)
  */

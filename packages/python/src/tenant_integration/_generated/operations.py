@@ -38,7 +38,8 @@ class Operation:
     """One operation of the contract (OpenAPI 3.1 Operation Object).
 
     ``requires_token`` is false for the public OAuth endpoints (``security: []``); ``scopes`` are the scopes
-    its security requirement names (RFC 6749 §3.3, RFC 6750 §3.1: a token without them is answered 403).
+    its security requirement names (a token lacking the scope a route requires is answered 403, service
+    description §5.9; any one requirement object suffices, OpenAPI's Security Requirement Object).
     ``path`` is relative to the tenant's origin.
     """
 

@@ -160,15 +160,21 @@ class Client(_Base):
         ``timeout`` and ``headers`` apply to this call only, over the client's (see also :meth:`with_options`).
 
         Raises:
-            UnauthorizedError: 401 after the one refresh-and-retry (RFC 6750 §3.1).
-            ForbiddenError: 403, the token lacks ``profile:read`` (``missing_scopes``, RFC 6750 §3.1).
+            UnauthorizedError: 401 after the one refresh-and-retry (that an expired or revoked token is answered
+                401 is the contract's assumption, RFC 6750 §3.1).
+            ForbiddenError: 403, the token lacks the route's scope (service description §5.9). That scope is
+                ``profile:read`` by the contract's assumption (the description's quick start requests it), and
+                ``missing_scopes`` is what the challenge names (assumed: RFC 6750 §3, §3.1).
             HttpError, NetworkError: as :meth:`request`; InvalidResponseError: a 2xx body that is not a
                 JSON object.
 
         Example:
             >>> user = client.get_authenticated_user()  # doctest: +SKIP
-            >>> user["id"]  # doctest: +SKIP
-            42
+            >>> user.get("name")  # doctest: +SKIP
+            'Ada Lovelace'
+
+            The record's fields are not shown in the service description: read the ones you need with
+            ``.get()`` (the sandbox's demo user has ``id``, ``name``, ``email`` and ``locale``).
         """
         return _json_object(self._call(GET_AUTHENTICATED_USER, timeout, headers))
 
