@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/tenant-integration/sdk/packages/go/api/scope"
+	"github.com/tenant-integration/sdk/packages/go/filestorage"
+	"github.com/tenant-integration/sdk/packages/go/loopback"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
 
@@ -17,23 +19,33 @@ func main() {
 }
 
 func run(ctx context.Context) error {
+	// 0600; shared with the other samples and kits.
+	storage, err := filestorage.New("~/.config/my-cli/tokens.json")
+	if err != nil {
+		return err
+	}
 	manager, err := tokenmanager.New(tokenmanager.Config{
-		BaseURL:  "https://acme.tenant.test",
-		ClientID: "demo-integration",
-		// exactly as registered:
+		// The sandbox of `pnpm start`; a real tenant:
+		// https://<tenant_host>
+		BaseURL:  "http://127.0.0.1:4020",
+		ClientID: "demo-cli",
+		// Registered for the client exactly, port included:
 		RedirectURI: "http://127.0.0.1:53682/callback",
 		Scopes:      []scope.Scope{scope.ProfileRead},
-	})
+	}, tokenmanager.WithStorage(storage))
 	if err != nil {
 		return err
 	}
-	// The authorize URL with a fresh state and a PKCE S256 challenge
-	// (RFC 7636); the verifier and the state are kept as the pending
-	// sign-in. Send the person's browser there.
-	request, err := manager.BeginAuthorization(ctx)
+	// The authorize URL (a fresh state, a PKCE S256 challenge, RFC
+	// 7636) is printed to open in a browser; a one-shot server on
+	// the redirect URI's port takes the callback, whose state is
+	// compared exactly before the code is exchanged
+	// (exchangeToken) and the tokens stored.
+	session, err := loopback.SignIn(ctx, manager)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("Open this URL to sign in:\n%s\n", request.URL)
+	until := session.ExpiresAt.UTC().Format("15:04 UTC")
+	fmt.Println("Signed in; the access token expires at", until)
 	return nil
 }

@@ -1,45 +1,61 @@
-// Package signin completes the sign-in and hands out access tokens.
-package signin
+package main
 
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/tenant-integration/sdk/packages/go/api/scope"
+	"github.com/tenant-integration/sdk/packages/go/filestorage"
+	"github.com/tenant-integration/sdk/packages/go/loopback"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
 
-// NewManager makes the token manager of the integration.
-func NewManager() (*tokenmanager.Manager, error) {
-	return tokenmanager.New(tokenmanager.Config{
-		BaseURL:     "https://acme.tenant.test",
-		ClientID:    "demo-integration",
+func main() {
+	if err := run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	storage, err := filestorage.New("~/.config/my-cli/tokens.json")
+	if err != nil {
+		return err
+	}
+	manager, err := tokenmanager.New(tokenmanager.Config{
+		// The sandbox of `pnpm start`; a real tenant:
+		// https://<tenant_host>
+		BaseURL:     "http://127.0.0.1:4020",
+		ClientID:    "demo-cli",
 		RedirectURI: "http://127.0.0.1:53682/callback",
 		Scopes:      []scope.Scope{scope.ProfileRead},
-	})
-}
-
-// OnCallback is grant_type=authorization_code: the browser came
-// back to the redirect URI. The state is checked first, then the
-// code is exchanged with the PKCE verifier and the tokens stored.
-func OnCallback(
-	ctx context.Context, m *tokenmanager.Manager, callbackURL string,
-) error {
-	session, err := m.CompleteAuthorization(ctx, callbackURL)
+	}, tokenmanager.WithStorage(storage))
 	if err != nil {
-		return err // STATE_MISMATCH, AUTHORIZATION_DENIED, ...
+		return err
+	}
+	// grant_type=authorization_code: completing a sign-in exchanges
+	// the callback's code with the PKCE verifier (no secret).
+	if ok, err := manager.IsSignedIn(ctx); err != nil {
+		return err
+	} else if !ok {
+		if _, err := loopback.SignIn(ctx, manager); err != nil {
+			return err
+		}
+	}
+	// grant_type=refresh_token: AccessToken refreshes first when
+	// the access token is within a minute of its 15 minutes. A
+	// rotated refresh token is stored before the new access token
+	// is used, one refresh at a time among the processes sharing
+	// the file.
+	if _, err := manager.AccessToken(ctx); err != nil {
+		return err
+	}
+	session, _, err := manager.Session(ctx)
+	if err != nil {
+		return err
 	}
 	until := session.ExpiresAt.UTC().Format("15:04 UTC")
-	fmt.Printf("signed in until %s with %s\n", until, session.Scope)
+	fmt.Println("The access token is valid until", until)
 	return nil
-}
-
-// AccessToken is grant_type=refresh_token: a valid access token,
-// refreshed first when it is about to expire. The rotated refresh
-// token is stored before the new access token is used; one
-// refresh at a time, however many goroutines ask.
-func AccessToken(
-	ctx context.Context, m *tokenmanager.Manager,
-) (string, error) {
-	return m.AccessToken(ctx)
 }

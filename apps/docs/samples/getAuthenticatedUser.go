@@ -9,11 +9,13 @@ import (
 
 	"github.com/tenant-integration/sdk/packages/go/api"
 	"github.com/tenant-integration/sdk/packages/go/api/scope"
+	"github.com/tenant-integration/sdk/packages/go/filestorage"
 	"github.com/tenant-integration/sdk/packages/go/loopback"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
 
-const baseURL = "https://acme.tenant.test"
+// The sandbox of `pnpm start`; a real tenant: https://<tenant_host>
+const baseURL = "http://127.0.0.1:4020"
 
 func main() {
 	if err := run(context.Background()); err != nil {
@@ -23,12 +25,16 @@ func main() {
 }
 
 func run(ctx context.Context) error {
+	storage, err := filestorage.New("~/.config/my-cli/tokens.json")
+	if err != nil {
+		return err
+	}
 	manager, err := tokenmanager.New(tokenmanager.Config{
 		BaseURL:     baseURL,
-		ClientID:    "demo-integration",
+		ClientID:    "demo-cli",
 		RedirectURI: "http://127.0.0.1:53682/callback",
 		Scopes:      []scope.Scope{scope.ProfileRead},
-	})
+	}, tokenmanager.WithStorage(storage))
 	if err != nil {
 		return err
 	}
@@ -43,14 +49,16 @@ func run(ctx context.Context) error {
 		}
 	}
 
-	// The bearer token goes only to the tenant; a 401 is refreshed
-	// once and the request sent again.
+	// The bearer token goes to the tenant only, refreshed before it
+	// expires; a 401 (an expired or revoked token, assumed: RFC 6750
+	// §3.1) is refreshed once and the request sent again.
 	client := &http.Client{Transport: manager.Transport(nil)}
 	req, err := http.NewRequestWithContext(
 		ctx, http.MethodGet, baseURL+"/api/v1/auth/user", nil)
 	if err != nil {
 		return err
 	}
+	req.Header.Set("Accept", "application/json") // description §4
 	res, err := client.Do(req)
 	if err != nil {
 		return err
@@ -66,8 +74,8 @@ func run(ctx context.Context) error {
 		fmt.Println(user)
 		return nil
 	case http.StatusForbidden:
-		// The scope it lacks, named in the challenge
-		// (assumed, RFC 6750 §3.1)
+		// The token lacks the route's scope (description §5.9);
+		// the scope the challenge names (assumed: RFC 6750 §3.1).
 		fmt.Println("needs", res.Header.Get("WWW-Authenticate"))
 		return nil
 	default:

@@ -1,25 +1,35 @@
-from tenant_integration import Client, ForbiddenError, TokenManager
+from pathlib import Path
 
-base_url = "https://acme.tenant.test"
-manager = TokenManager(
+from tenant_integration import (
+    Client,
+    FileStorage,
+    ForbiddenError,
+    TokenManager,
+)
+from tenant_integration.loopback import sign_in_with_loopback
+
+# the sandbox of `pnpm start`; a real tenant: https://<tenant_host>
+base_url = "http://127.0.0.1:4020"
+with TokenManager(
     base_url=base_url,
-    client_id="demo-integration",
+    client_id="demo-cli",
     redirect_uri="http://127.0.0.1:53682/callback",
     scopes=["profile:read"],
-)
+    storage=FileStorage(Path.home() / ".config/my-cli/tokens.json"),
+) as manager:
+    # Sign in first: without tokens the call fails with NOT_SIGNED_IN.
+    if not manager.is_signed_in():
+        sign_in_with_loopback(manager)
 
-# Sign in first: without tokens the call fails with NOT_SIGNED_IN.
-# The browser comes back to the redirect URI; paste that URL here.
-if not manager.is_signed_in():
-    request = manager.begin_authorization()
-    print(f"Open this URL to sign in:\n{request.url}")
-    manager.complete_authorization(input("The URL it came back to: "))
-
-# The bearer token goes only to the tenant; a 401 is refreshed
-# once and the call repeated.
-with Client(base_url=base_url, auth=manager) as client:
-    try:
-        user = client.get_user()
-        print(user)
-    except ForbiddenError as error:
-        print("needs one of", ", ".join(error.missing_scopes))
+    # Bearer token and Accept: application/json, to the tenant only.
+    # The token is refreshed before it expires; a 401 (an expired or
+    # revoked token, assumed: RFC 6750 §3.1) makes the client
+    # refresh once and repeat the call.
+    with Client(base_url=base_url, auth=manager) as client:
+        try:
+            user = client.get_user()
+            print(user)  # its fields are not shown: an open object
+        except ForbiddenError as error:
+            # The token lacks the route's scope (description §5.9);
+            # the scopes the challenge names (assumed: RFC 6750 §3.1).
+            print("needs one of", ", ".join(error.missing_scopes))

@@ -1,14 +1,17 @@
+import { homedir } from "node:os";
 import { createTenantClient, ForbiddenError } from "@tenant-integration/client";
 import { createTokenManager } from "@tenant-integration/token-manager";
-import { waitForCallback } from "@tenant-integration/token-manager/node";
+import { fileStorage, waitForCallback } from "@tenant-integration/token-manager/node";
 
-const baseUrl = "https://acme.tenant.test";
+// The sandbox of `pnpm start`; a real tenant: https://<tenant_host>
+const baseUrl = "http://127.0.0.1:4020";
 const redirectUri = "http://127.0.0.1:53682/callback";
 const tm = createTokenManager({
   baseUrl,
-  clientId: "demo-integration",
+  clientId: "demo-cli",
   redirectUri,
   scopes: ["profile:read"],
+  storage: fileStorage(`${homedir()}/.config/my-cli/tokens.json`),
 });
 
 // Sign in first: without tokens the call fails with NOT_SIGNED_IN.
@@ -21,15 +24,19 @@ if (!(await tm.isSignedIn())) {
   await tm.completeAuthorization(await callback.callback);
 }
 
-// The bearer token goes only to the tenant; a 401 is refreshed
-// once and the call repeated.
+// Bearer token and Accept: application/json, to the tenant only.
+// The token is refreshed before it expires; a 401 (an expired or
+// revoked token, assumed: RFC 6750 §3.1) makes the client refresh
+// once and send the call again.
 const client = createTenantClient({ baseUrl, auth: tm });
 
 const { data, error } = await client.GET("/api/v1/auth/user");
 if (error instanceof ForbiddenError) {
+  // The token lacks the route's scope (description §5.9); the
+  // scope the challenge names (assumed: RFC 6750 §3.1).
   console.log("needs the scope", error.requiredScope);
 } else if (error) {
   throw error;
 } else {
-  console.log(data);
+  console.log(data); // its fields are not shown: an open object
 }

@@ -2,14 +2,13 @@
 // (samples/<operationId>.go) and the quick start's "In Go" program are copied into one module of
 // their own outside the repository, which requires the SDK by its module path with a `replace` to
 // this checkout's packages/go, so that only what the SDK exports can be used. One `go vet` and one
-// `go build` of that module check them all (the build cache stays warm between them). The "get
-// user" sample then signs in against a sandbox through its loopback redirect and prints the user;
-// the guide's program signs in once, keeps its tokens in the file for the next run, and the Node
+// `go build` of that module check them all (the build cache stays warm between them). The samples
+// run against `pnpm start`'s sandbox in test/samples-run.test.ts; the guide's program signs in once, keeps its tokens in the file for the next run, and the Node
 // program of the quick start reads the same file. What the guide says of golang.org/x/oauth2 is a
 // `go test` beside its code (on packages/go's tenanttest, whose sandbox clock moves), and what it
 // says of the error codes is checked against tokenmanager's list and the catalogue. `go` and
-// `gofmt` are found on the PATH, as packages/go's own scripts find them. The samples name the
-// contract's server and fixed ports; the runs put the sandbox's URL and free ports there.
+// `gofmt` are found on the PATH, as packages/go's own scripts find them. The guide names the local
+// sandbox and a fixed port; the runs put the sandbox's URL and free ports there.
 import { execFile, spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,7 +29,7 @@ const sdkDir = join(repoRoot, "packages", "go");
 const SDK_MODULE = "github.com/tenant-integration/sdk/packages/go";
 const run = promisify(execFile);
 
-const CONTRACT_HOST = "https://acme.tenant.test";
+const SAMPLE_TENANT = "http://127.0.0.1:4020";
 const SAMPLE_REDIRECT = "http://127.0.0.1:53682/callback";
 const GUIDE_TENANT = "http://127.0.0.1:4020";
 const GUIDE_REDIRECT = "http://127.0.0.1:53682/callback";
@@ -195,20 +194,15 @@ let sandbox: RunningSandbox;
 let moduleDir: string;
 let vet: { code: number; output: string };
 let build: { code: number; output: string };
-let sampleRedirect: string;
 let guideRedirect: string;
 
 beforeAll(async () => {
-  // Free loopback ports in place of the samples' fixed one (other tests and programs use 53682).
-  sampleRedirect = `http://127.0.0.1:${await freePort()}/callback`;
+  // A free loopback port in place of the guide's fixed one (other tests and programs use 53682).
   guideRedirect = `http://127.0.0.1:${await freePort()}/callback`;
   sandbox = await startSandbox({
     port: 0,
     autoApprove: true,
-    clients: [
-      { id: "demo-integration", redirectUris: [sampleRedirect] },
-      { id: "demo-cli", redirectUris: [guideRedirect] },
-    ],
+    clients: [{ id: "demo-cli", redirectUris: [guideRedirect] }],
   });
   moduleDir = mkdtempSync(join(tmpdir(), "docs-go-"));
   const [guideMain = "", guideOAuth2 = ""] = guideBlocks();
@@ -220,10 +214,7 @@ beforeAll(async () => {
       operationIds.map((operationId) => [`samples/${operationId}`, { "main.go": sample(operationId) }]),
     ),
     guide: { "main.go": guideMain, "oauth2.go": guideOAuth2, "oauth2_test.go": GUIDE_OAUTH2_TEST },
-    // As run: the sandbox in place of the contract's server and the sandbox of the guide.
-    "run-getAuthenticatedUser": {
-      "main.go": atSandbox(sample("getAuthenticatedUser"), CONTRACT_HOST, SAMPLE_REDIRECT, sampleRedirect),
-    },
+    // As run: the sandbox in place of the guide's.
     "run-guide": {
       "main.go": atSandbox(guideMain, GUIDE_TENANT, GUIDE_REDIRECT, guideRedirect),
       "oauth2.go": guideOAuth2,
@@ -283,27 +274,16 @@ describe("the Go samples of the reference", () => {
     expect(stdout.trim()).toBe("");
   });
 
-  it("name the contract's server, the client demo-integration and the loopback redirect, in lines that fit the panel", () => {
+  it("name pnpm start's sandbox, the client demo-cli and its loopback redirect, in lines that fit the panel", () => {
     for (const operationId of operationIds) {
       const source = sample(operationId);
-      const hosts = [...source.matchAll(/https?:\/\/[^/"\s:]+(?::\d+)?/g)]
-        .map(([url]) => url)
-        .filter((url) => !url.startsWith("http://127.0.0.1"));
-      expect(new Set(hosts), operationId).toEqual(new Set([CONTRACT_HOST]));
-      expect(source, operationId).toContain('"demo-integration"');
+      expect(source, operationId).toContain(`"${SAMPLE_TENANT}"`);
+      expect(source, operationId).toContain('"demo-cli"');
       expect(source, operationId).toContain(`"${SAMPLE_REDIRECT}"`);
       // The panel is narrow: about 70 columns, a tab counted as gofmt's usual four.
       const wide = source.split("\n").filter((line) => line.replaceAll("\t", "    ").length > 72);
       expect(wide, operationId).toEqual([]);
     }
-  });
-
-  it("getAuthenticatedUser.go signs in through the loopback redirect, then prints the user (no NOT_SIGNED_IN)", async () => {
-    const result = await runGo(join(moduleDir, "bin", "run-getAuthenticatedUser"));
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.opened, result.stderr).toBe(true);
-    expect(result.stdout).toContain(String(DEMO_USER["name"]));
-    expect(result.stderr).not.toMatch(/NOT_SIGNED_IN/);
   });
 });
 

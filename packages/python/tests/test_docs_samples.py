@@ -7,6 +7,7 @@ package's sources, so a renamed method or option fails here before a reader meet
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import shutil
 import sys
@@ -82,11 +83,28 @@ def test_the_sample_is_valid_python(operation_id: str) -> None:
 def test_the_sample_imports_only_what_the_package_exports_and_the_standard_library(operation_id: str) -> None:
     imports = imported_names(python_samples()[operation_id])
     for module, name in imports:
-        if module == "tenant_integration":
-            assert name in tenant_integration.__all__, f"{name} is not exported by tenant_integration"
-        else:
-            assert module.split(".")[0] in sys.stdlib_module_names, f"{module} is neither the package nor stdlib"
+        check_import(module, name)
     assert any(module == "tenant_integration" for module, _ in imports)
+
+
+def check_import(module: str, name: str | None) -> None:
+    """What a sample may import: a name ``tenant_integration`` or one of its public modules
+    (``tenant_integration.loopback``) exports, or the standard library."""
+    if module == "tenant_integration":
+        assert name in tenant_integration.__all__, f"{name} is not exported by tenant_integration"
+    elif module.startswith("tenant_integration."):
+        assert not any(part.startswith("_") for part in module.split(".")), f"{module} is private"
+        assert name in importlib.import_module(module).__all__, f"{name} is not exported by {module}"
+    else:
+        assert module.split(".")[0] in sys.stdlib_module_names, f"{module} is neither the package nor stdlib"
+
+
+def test_a_sample_importing_a_private_module_or_an_unexported_name_is_refused() -> None:
+    with pytest.raises(AssertionError, match="private"):
+        check_import("tenant_integration._sign_in", "callback_params")
+    with pytest.raises(AssertionError, match="not exported"):
+        check_import("tenant_integration.loopback", "LoopbackServerInternals")
+    check_import("tenant_integration.loopback", "sign_in_with_loopback")
 
 
 def test_the_samples_type_check_under_mypy_strict_and_a_broken_one_would_not(tmp_path: Path) -> None:
