@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Validates the token store format (scripts/token-store.mjs: its schemas compile, its test vectors
 // fit their schema) and the contract: Redocly lint on the multi-file root, the contract's own rules
-// (scripts/contract-rules.mjs) and Spectral (OWASP) on the bundle, and
+// (scripts/contract-rules.mjs) and Spectral (OWASP) on the bundle, the contract's marks wherever a
+// user meets a claim (scripts/marks-lint.mjs: the kits' generated code, READMEs, docs samples), and
 // a breaking-change check with optic against the contract of the last release. Each step prints
 // its own findings; the first failing step stops the run with exit code 1.
 import { spawnSync } from "node:child_process";
@@ -10,6 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkBreakingChanges } from "./breaking-changes.mjs";
 import { checkContractRules } from "./contract-rules.mjs";
+import { checkMarks } from "./marks-lint.mjs";
 import { checkTokenStore } from "./token-store.mjs";
 
 const specDir = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -53,6 +55,19 @@ if (violations.length > 0) {
   process.exit(1);
 }
 console.log("✔ The contract's own rules");
+
+console.log("\n▶ The contract's marks wherever a user meets a claim (scripts/marks-lint.mjs)");
+const marks = checkMarks(join(specDir, ".."), JSON.parse(readFileSync(join(specDir, "dist", "openapi.json"), "utf8")));
+for (const statement of marks.pending) console.warn(`  ⚠ pending (its owner is marking it): ${statement}`);
+if (marks.problems.length > 0) {
+  console.error(marks.problems.map((problem) => `  ✖ ${problem}`).join("\n"));
+  console.error(
+    "\n✖ A claim the service description does not make is unmarked: say it is assumed (with the RFC), " +
+      "or rest it on a section of the description (spec/scripts/marks-lint.mjs).",
+  );
+  process.exit(1);
+}
+console.log("✔ The contract's marks");
 
 step("Spectral with the OWASP ruleset, warnings included", bin("spectral"), [
   "lint",

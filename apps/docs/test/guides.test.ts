@@ -133,6 +133,9 @@ describe("the errors guide", () => {
     "unsupported_grant_type",
     "invalid_scope",
     "unsupported_token_type",
+    "unsupported_response_type",
+    "server_error",
+    "temporarily_unavailable",
   ])("explains the OAuth error code %s", (code) => {
     expect(errors).toMatch(new RegExp(`^- \`${code}\`: \\S`, "m"));
   });

@@ -249,8 +249,42 @@ describe("the error code catalogue of the guides", () => {
     expect([...oauth, "access_denied"].filter((code) => !listed.has(code))).toEqual([]);
   });
 
+  /** The codes of the Go kit: `CodeX Code = "X"` of tokenmanager and transport, `CodeX = "X"` of tenanttest. */
+  const goCodes = (): string[] =>
+    [
+      "packages/go/tokenmanager/errors.go",
+      "packages/go/transport/errors.go",
+      "packages/go/tenanttest/sandbox.go",
+    ].flatMap((path) =>
+      [...read(path).matchAll(/^\s*Code\w+\s+(?:Code\s+)?= "([A-Z_]+)"$/gm)].map(([, code]) => code!),
+    );
+
+  it("lists every code of the Go kit (tokenmanager, transport, tenanttest), each with its Go error", () => {
+    const codes = goCodes();
+    expect(codes).toEqual(expect.arrayContaining(["SESSION_ENDED", "NETWORK_ERROR", "SANDBOX_FAILED"]));
+    const listed = catalogueCodes();
+    expect(codes.filter((code) => !listed.has(code))).toEqual([]);
+    // The Go column names sentinels the kit has: `ErrX` of tokenmanager, `transport.ErrX`.
+    const rows = section("Error code catalogue")
+      .split("\n")
+      .filter((line) => /^\| `[A-Z_]+` \|/.test(line));
+    const sentinels = new Set(
+      ["packages/go/tokenmanager/errors.go", "packages/go/transport/errors.go"].flatMap((path) =>
+        [...read(path).matchAll(/^\s*(Err\w+)\s+= &Error\{/gm)].map(([, name]) =>
+          path.includes("transport") ? `transport.${name}` : name!,
+        ),
+      ),
+    );
+    for (const row of rows) {
+      const go = row.split("|")[4]!;
+      for (const [, name] of go.matchAll(/`((?:transport\.)?Err\w+)`/g)) expect(sentinels, row).toContain(name);
+      if (codes.includes(/^\| `([A-Z_]+)`/.exec(row)![1]!)) expect(go.trim(), row).not.toMatch(/^—/);
+    }
+  });
+
   it("lists no code the kits do not have", () => {
     const known = new Set([
+      ...goCodes(),
       ...KIT_CODES.flatMap(([path, name]) => union(path, name)),
       ...[...section("Errors").matchAll(/^- `([a-z_]+)`:/gm)].map(([, code]) => code!),
       "access_denied",

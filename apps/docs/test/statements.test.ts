@@ -168,6 +168,11 @@ const STATEMENTS: { where: string; fragment: string; source: Source }[] = [
   },
   {
     where: "packages/client/README.md",
+    fragment: "What is returned and what is thrown, in one table (which statuses the tenant sends",
+    source: { mark: true },
+  },
+  {
+    where: "packages/client/README.md",
     fragment: "`retryMiddleware({ retries,",
     source: { kit: "which answers the client retries" },
   },

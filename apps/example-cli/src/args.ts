@@ -15,7 +15,7 @@ Commands:
            The browser returns to http://127.0.0.1:<port>/callback, port 53682 unless --port says
            otherwise. The tenant matches redirect URIs exactly: register that URI, port included
            (tenant-sandbox: --client id=cli,redirect=http://127.0.0.1:53682/callback).
-  whoami   Prints the signed-in user, refreshing the access token when it has expired.
+  whoami   Prints the signed-in user, refreshing the access token first when it is about to expire.
   logout   Revokes the token at the tenant and removes the stored tokens.
 
 Options:

@@ -94,7 +94,8 @@ async function whoami(command: RunCommand, s: Settings, out: (line: string) => v
   const tm = tokenManager(s, "http://127.0.0.1/callback"); // no sign-in here: the redirect URI is not used
   // a command line should not hang on a silent tenant: 30 s for the call, retries included
   const client = createTenantClient({ baseUrl: s.tenantUrl, auth: tm, timeout: timeoutAfter(30_000) });
-  const { data, response } = await client.GET("/api/v1/auth/user"); // refreshes first when the token has expired
+  // The token is refreshed first when it is about to expire; after a 401 (assumed: RFC 6750 §3.1), once more.
+  const { data, response } = await client.GET("/api/v1/auth/user");
   if (data === undefined) {
     throw new Failure(
       response.status === 401

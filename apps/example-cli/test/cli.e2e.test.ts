@@ -209,7 +209,7 @@ describe("tenant login", () => {
 });
 
 describe("tenant whoami and logout", () => {
-  it("prints the user, refreshes after the access token expired, and after logout fails with exit code 1", async () => {
+  it("prints the user, refreshes after the sandbox's 401 for an expired token, and after logout fails with exit code 1", async () => {
     await login();
 
     const first = tenant(["whoami", "--tenant", sandbox.url, "--client-id", CLIENT_ID]);
@@ -223,7 +223,9 @@ describe("tenant whoami and logout", () => {
     expect(await refreshed.exit).toBe(0);
     expect(JSON.parse(refreshed.stdout())).toMatchObject({ name: "Ada Lovelace" });
     // The sandbox's clock moved, the CLI's did not: the access token it holds looks valid to it, the
-    // tenant answers 401, and the client's retry refreshes once.
+    // sandbox answers 401 (the contract's assumption, RFC 6750 §3.1), and the client's retry refreshes
+    // once, which the sandbox accepts after the access token expired (the description has the refresh
+    // made before; what the service does later is not shown).
     const refreshes = sandbox.sandbox.events().filter((event) => event.grantType === "refresh_token");
     expect(refreshes.map((event) => event.outcome)).toEqual(["ok"]);
     expect(await readFile(tokenFile(), "utf8")).not.toBe(before);

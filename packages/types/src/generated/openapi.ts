@@ -715,7 +715,8 @@ export interface operations {
             };
             /**
              * @description A malformed request, an unknown client (`invalid_client`) or a token type the server does
-             *     not revoke (`unsupported_token_type`), with an RFC 6749 §5.2 error body (RFC 7009 §2.2.1).
+             *     not revoke (`unsupported_token_type`), with an RFC 6749 §5.2 error body (RFC 7009 §2.2.1):
+             *     assumed, as the whole revocation response (the description does not show it).
              */
             400: {
                 headers: {
