@@ -74,7 +74,8 @@ describe.each(THEMES)("the site in the %s theme", (theme) => {
     });
 
     it.each(tags)("the %s page: every text readable, nothing cut", async (tag) => {
-      const page = await open(width, theme, tag);
+      const page = await open(width, theme, `#/${tag}`);
+      await page.locator(`[data-section-id='/${tag}']`).first().waitFor();
       try {
         expect(await unreadable(page)).toEqual(readable);
       } finally {
@@ -85,7 +86,7 @@ describe.each(THEMES)("the site in the %s theme", (theme) => {
     it.each(operations.map((op) => [op.operationId, op] as const))(
       "%s, its samples in every language: every text readable, nothing cut, no code under a button",
       async (_id, { tag, operationId }) => {
-        const page = await open(width, theme, `${tag}#/${tag}/${operationId}`);
+        const page = await open(width, theme, `#/${tag}/${operationId}`);
         try {
           const section = page.locator(`[data-section-id='/${tag}/${operationId}']`);
           await section.locator("h2").first().waitFor();
