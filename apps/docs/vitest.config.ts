@@ -2,7 +2,12 @@ import { defineConfig } from "vitest/config";
 
 // Most of the docs' tests build the site, open it in Chromium or run the samples against a sandbox.
 // `pnpm test:unit` (vitest --mode unit) runs only these, which read files.
-const unitTests = ["test/statements.test.ts", "test/readme-claims.test.ts", "test/guides.test.ts"];
+const unitTests = [
+  "test/statements.test.ts",
+  "test/readme-claims.test.ts",
+  "test/guides.test.ts",
+  "test/changelog.test.ts",
+];
 
 export default defineConfig(({ mode }) => ({
   test: {

@@ -51,6 +51,14 @@ function guideBlocks(): string[] {
     block.replace(/^((?: {4})+)/gm, (indent) => "\t".repeat(indent.length / 4)),
   );
 }
+/** The Go blocks of a guide section, as gofmt writes them (four spaces of the YAML for a tab). */
+const sectionGoBlocks = (title: string): string[] =>
+  codeBlocks(section(title), "go").map((block) =>
+    block.replace(/^((?: {4})+)/gm, (indent) => "\t".repeat(indent.length / 4)),
+  );
+const testingGuideGo = (): string => sectionGoBlocks("Testing your integration")[0] ?? "";
+const moreThanOneProcessGo = (): string => sectionGoBlocks("More than one process")[0] ?? "";
+
 const guideText = (): string => {
   const guide = section("Quick start");
   return guide.slice(guide.indexOf("### In Go"));
@@ -214,6 +222,13 @@ beforeAll(async () => {
       operationIds.map((operationId) => [`samples/${operationId}`, { "main.go": sample(operationId) }]),
     ),
     guide: { "main.go": guideMain, "oauth2.go": guideOAuth2, "oauth2_test.go": GUIDE_OAUTH2_TEST },
+    // "Testing your integration", In Go: a test file of the reader's package, run by `go test` below.
+    "testing-guide": {
+      "doc.go": "// Package myintegration holds the guide's test file.\npackage myintegration\n",
+      "my_integration_test.go": testingGuideGo(),
+    },
+    // "More than one process", In Python and Go: the Redis program, built and vetted.
+    "redis-guide": { "main.go": moreThanOneProcessGo() },
     // As run: the sandbox in place of the guide's.
     "run-guide": {
       "main.go": atSandbox(guideMain, GUIDE_TENANT, GUIDE_REDIRECT, guideRedirect),
@@ -285,6 +300,50 @@ describe("the Go samples of the reference", () => {
       expect(wide, operationId).toEqual([]);
     }
   });
+});
+
+describe("the Go guides beside the quick start", () => {
+  const about = (folder: string) => (output: string) =>
+    output.split("\n").filter((line) => new RegExp(`(^|\\s|\\./)${folder}/`).test(line));
+  const sandboxCommand = () => `${process.execPath} ${join(repoRoot, "packages", "sandbox", "dist", "cli.js")}`;
+
+  it("More than one process: the Redis and Redis Cluster program builds and vets, laid out by gofmt", async () => {
+    const source = moreThanOneProcessGo();
+    expect(source).toContain("redisstorage.New(client");
+    expect(source).toContain("redis.NewClusterClient(");
+    expect(about("redis-guide")(vet.output), vet.output).toEqual([]);
+    expect(about("redis-guide")(build.output), build.output).toEqual([]);
+    const { stdout } = await run("gofmt", ["-l", join(moduleDir, "redis-guide")], { encoding: "utf8" });
+    expect(stdout.trim()).toBe("");
+  });
+
+  it("Testing your integration: the tenanttest file passes under go test, and a mutated one fails", async () => {
+    const source = testingGuideGo();
+    expect(source).toContain("tenanttest.New(t");
+    const result = await go(moduleDir, ["test", "-count=1", "-v", "./testing-guide"], {
+      TENANT_SANDBOX_COMMAND: sandboxCommand(),
+    });
+    expect(result.code, result.output).toBe(0);
+    for (const name of [
+      "TestRefreshesBeforeTheAccessTokenExpires",
+      "TestGets403WithoutTheScope",
+      "TestIsSignedOutOnceRevoked",
+    ])
+      expect(result.output).toMatch(new RegExp(`^--- PASS: ${name} `, "m"));
+    const mutated = join(moduleDir, "testing-guide-mutated");
+    mkdirSync(mutated, { recursive: true });
+    writeFileSync(join(mutated, "doc.go"), "package myintegration\n");
+    writeFileSync(join(mutated, "my_integration_test.go"), source.replace("n != 1", "n != 0"));
+    try {
+      const failing = await go(moduleDir, ["test", "-count=1", "./testing-guide-mutated"], {
+        TENANT_SANDBOX_COMMAND: sandboxCommand(),
+      });
+      expect(failing.code).not.toBe(0);
+      expect(failing.output).toMatch(/--- FAIL: TestRefreshesBeforeTheAccessTokenExpires/);
+    } finally {
+      rmSync(mutated, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
 
 describe('the quick start "In Go"', () => {
