@@ -77,6 +77,14 @@ describe("the check fails on the claims issue 37 found, planted again", () => {
     expect(flagged(path, text)).toHaveLength(1);
   });
 
+  it("takes the label in a paragraph as the mark of all its sentences, and of no other paragraph", () => {
+    const labelled =
+      "A run after the access token expired refreshes it then. **Assumption (not in the service description):** the tenant accepts it.\n\nA 401 refreshes the token once.\n";
+    expect(flagged("packages/go/README.md", labelled)).toEqual([
+      "packages/go/README.md: [a 401 for a missing, expired or revoked token] A 401 refreshes the token once.",
+    ]);
+  });
+
   it("and passes them once marked, or resting on the description", () => {
     expect(
       flagged(
