@@ -155,7 +155,7 @@ describe("the built site", () => {
           content: content.width,
           // How far the table runs past its own container (the prose column, when not widened): 0 when it fits.
           overflow: Math.max(0, box.right - table.parentElement!.getBoundingClientRect().right),
-          rows: table.tBodies[0]!.rows.length,
+          rows: (table as HTMLTableElement).tBodies[0]!.rows.length,
         };
       });
       // The content area is what lies right of the sidebar; the prose column alone is half of it.
