@@ -59,7 +59,9 @@ describe("session ids", () => {
     for (const { id, code, message } of vectors.sessionIds.invalid) {
       expect(code).toBe("INVALID_SESSION_ID");
       expect(sessionIdProblem(id), JSON.stringify(id)).toBe(message);
-      expect(validPending({ state: "A".repeat(43), verifier: "v".repeat(43), expiresAt: 0, sessionId: id })).toBe(false);
+      expect(validPending({ state: "A".repeat(43), verifier: "v".repeat(43), expiresAt: 0, sessionId: id })).toBe(
+        false,
+      );
     }
   });
 
