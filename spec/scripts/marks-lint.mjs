@@ -88,16 +88,6 @@ export const CONTEXT_MARKED = [
   },
 ];
 
-/**
- * Unmarked statements left in a file another helper owns (issue 37: the go-core helper rewrote
- * packages/go/README.md and marked the rest): reported as pending, not failures. Drop an entry once
- * its statement is marked; a new unmarked claim in the file still fails.
- */
-export const PENDING = [
-  { file: "packages/go/README.md", fragment: "invalid_grant: tokens cleared, sign in again" },
-  { file: "packages/go/README.md", fragment: "works too, without the 401 retry: a token's `Expiry`" },
-];
-
 const squash = (text) => text.replace(/\s+/g, " ").trim();
 
 /** A text as sentences (a table row or list item is one). */
@@ -207,16 +197,14 @@ function codeStatements(path, text) {
   return units;
 }
 
-/** The claims of `statements` that carry no mark, as `path: [claim] statement` (PENDING ones left out). */
-export function unmarkedClaims(path, statements, { pending = [] } = {}) {
+/** The claims of `statements` that carry no mark, as `path: [claim] statement`. */
+export function unmarkedClaims(path, statements) {
   const problems = [];
   for (const { text, marked } of statements) {
     const claim = CLAIMS.find(({ test }) => test(text));
     if (!claim || marked || MARK.test(text)) continue;
     if (ALLOWED.some((a) => a.file === path && text.includes(a.fragment))) continue;
-    const problem = `${path}: [${claim.name}] ${text}`;
-    if (PENDING.some((p) => p.file === path && text.includes(p.fragment))) pending.push(problem);
-    else problems.push(problem);
+    problems.push(`${path}: [${claim.name}] ${text}`);
   }
   return problems;
 }
@@ -322,23 +310,13 @@ export function checkContractClaims(contract) {
   );
 }
 
-/** Rule 2 on the files where users meet claims; PENDING ones go to `pending`. */
-export function checkFileClaims(root, files = claimFiles(root), pending = []) {
-  return files.flatMap((path) =>
-    unmarkedClaims(path, statementsOf(path, readFileSync(join(root, path), "utf8")), { pending }),
-  );
+/** Rule 2 on the files where users meet claims. */
+export function checkFileClaims(root, files = claimFiles(root)) {
+  return files.flatMap((path) => unmarkedClaims(path, statementsOf(path, readFileSync(join(root, path), "utf8"))));
 }
 
-/**
- * Both rules over the repository at `root`: `problems` ([] when every claim carries its mark) and
- * `pending`, the PENDING statements still unmarked.
- */
+/** Both rules over the repository at `root`: `problems`, [] when every claim carries its mark. */
 export function checkMarks(root, contract) {
-  const pending = [];
-  const problems = [
-    ...checkGeneratedMarks(root, contract),
-    ...checkContractClaims(contract),
-    ...checkFileClaims(root, claimFiles(root), pending),
-  ];
-  return { problems, pending };
+  const problems = [...checkGeneratedMarks(root, contract), ...checkContractClaims(contract), ...checkFileClaims(root)];
+  return { problems };
 }
