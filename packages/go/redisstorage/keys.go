@@ -71,6 +71,10 @@ func checkClient(client redis.UniversalClient) error {
 
 // hint says in words why a Redis error happened, for what Redis Cluster answers; "" otherwise.
 func hint(err error) string {
+	var after *afterTries
+	if errors.As(err, &after) {
+		err = after.last
+	}
 	var redisErr redis.Error
 	if !errors.As(err, &redisErr) {
 		return ""
@@ -81,6 +85,8 @@ func hint(err error) string {
 		return "the Redis Cluster is down, or no node serves the key's slot (see CLUSTER INFO and CLUSTER NODES)"
 	case strings.HasPrefix(text, "MOVED "), strings.HasPrefix(text, "ASK "), strings.HasPrefix(text, "TRYAGAIN"):
 		return "the key's slot is moving between cluster nodes (resharding) and the redirects ran out: retry once the slot has settled"
+	case strings.HasPrefix(text, "WRONGTYPE"):
+		return "the key holds a value of another Redis type than the strings the kit writes, so a value the kit did not write (another application's data?): nothing was changed; give the kit another prefix (WithPrefix), or remove that value if it is not needed"
 	case strings.Contains(text, "cluster support disabled"):
 		return "a redis.ClusterClient was given a Redis that is not a cluster: give a redis.Client"
 	}

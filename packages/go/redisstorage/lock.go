@@ -29,8 +29,13 @@ var (
 // without one). The task's Held reads the key (GET): the manager asks right before a refresh leaves,
 // and sends nothing when a paused holder's lease was taken over.
 type Lock struct {
-	client redis.UniversalClient
-	o      options
+	client   redis.UniversalClient
+	o        options
+	failover *failover
+}
+
+func newLock(client redis.UniversalClient, o options, f *failover) *Lock {
+	return &Lock{client: client, o: o, failover: f}
 }
 
 // NewLock makes a Lock on client (New's storage carries one). Errors: INVALID_OPTIONS.
@@ -42,7 +47,7 @@ func NewLock(client redis.UniversalClient, opts ...Option) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Lock{client: client, o: o}, nil
+	return newLock(client, o, newFailover(client)), nil
 }
 
 func newOwner() string {
@@ -79,7 +84,7 @@ func (l *Lock) DoUntil(ctx context.Context, name string, until func(context.Cont
 }
 
 func (l *Lock) take(ctx context.Context, key, owner string) (bool, error) {
-	taken, err := within(ctx, l.o.deadline, func(ctx context.Context) (bool, error) {
+	taken, err := send(ctx, l.failover, key, l.o.deadline, func(ctx context.Context) (bool, error) {
 		return l.client.SetNX(ctx, key, owner, l.o.lease).Result()
 	}, func(taken bool, err error) {
 		// A SET whose reply came after its deadline may have taken the lock: released at once, so
@@ -130,11 +135,11 @@ func (l *Lock) acquire(ctx context.Context, key, owner string, until func(contex
 }
 
 func (l *Lock) releaseOwn(ctx context.Context, key, owner string) (int64, error) {
-	released, err := within(ctx, l.o.deadline, func(ctx context.Context) (int64, error) {
+	released, err := send(ctx, l.failover, key, l.o.deadline, func(ctx context.Context) (int64, error) {
 		return release.Run(ctx, l.client, []string{key}, owner).Int64()
 	}, nil)
 	if err == nil && released == 1 {
-		announceRelease(ctx, l.client, key, l.o.deadline)
+		announceRelease(ctx, l.client, l.failover, key, l.o.deadline)
 	}
 	return released, err
 }
@@ -186,7 +191,7 @@ func (h *held) renewals() {
 			return
 		case <-timer.C:
 		}
-		reply, err := within(context.Background(), h.l.o.deadline, func(ctx context.Context) (int64, error) {
+		reply, err := send(context.Background(), h.l.failover, h.key, h.l.o.deadline, func(ctx context.Context) (int64, error) {
 			return renew.Run(ctx, h.l.client, []string{h.key}, h.owner, h.l.o.lease.Milliseconds()).Int64()
 		}, nil)
 		if h.isStopped() {
@@ -219,7 +224,7 @@ func (h *held) IsHeld(ctx context.Context) bool {
 	if h.isStopped() {
 		return false
 	}
-	value, err := within(ctx, h.l.o.deadline, func(ctx context.Context) (string, error) { return h.l.client.Get(ctx, h.key).Result() }, nil)
+	value, err := send(ctx, h.l.failover, h.key, h.l.o.deadline, func(ctx context.Context) (string, error) { return h.l.client.Get(ctx, h.key).Result() }, nil)
 	if err == nil && value == h.owner {
 		return true
 	}

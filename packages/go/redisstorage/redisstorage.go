@@ -14,8 +14,25 @@
 // <prefix>tenant-integration:{<origin>:<clientId>}:<kind> for the kinds tokens, pending, intent and
 // lock, on a single server and a cluster alike.
 //
+// On a *redis.ClusterClient the storage follows a failover through the client it was given:
+// go-redis reloads its slot map on its own only every ClusterStateReloadInterval (60 s by default)
+// and on MOVED answers, so a command that cannot reach the key's primary (a dial error: refused,
+// unreachable, dial timeout) or that the cluster refuses while it changes (CLUSTERDOWN, TRYAGAIN,
+// MOVED or ASK past the client's redirects, READONLY, LOADING) makes the storage call the client's
+// ReloadState (one CLUSTER SLOTS to a node, in the background; at most every 250 ms per storage)
+// and run the command again once the client sends the key to another node, or after 250 ms, until
+// the command timeout; a command sent without a reply (its connection closed, a read timeout) is
+// not run again, and asks for a reload too. The reloaded slot map is the client's: every command of
+// yours on that client follows it too. Nothing else of the client is changed.
+//
+// A lock's SET NX that was sent and got no reply (a primary that stopped and resumes) may take the
+// lease later with nobody behind it: the lock remembers the owner value it sent and releases that
+// lease (compare-and-DEL, then the release announcement) at its next try on the key, once the
+// server answers, as the other kits do; nobody waits out a lease nobody holds.
+//
 // Errors are *tokenmanager.Error: COMMAND_FAILED (a command failed or got no reply within the
-// command timeout; on a cluster the message says when the cluster is down or a slot is moving),
+// command timeout; on a cluster the message says when the cluster is down or a slot is moving; a
+// key holding another Redis type, WRONGTYPE, is named and said to hold a value the kit did not write),
 // UNEXPECTED_REPLY, REPLICATION_TIMEOUT, INVALID_OPTIONS (a prefix holding { or }, a redis.Ring, a
 // cluster client reading from replicas, a bad duration); the lock's LOCK_TIMEOUT,
 // and STORAGE_FAILED with LOCK_UNAVAILABLE as cause when Redis fails while the lock is taken; the
@@ -141,9 +158,10 @@ func build(opts []Option) (options, error) {
 // Key, keys without expiry, values stored as they are and never logged. It brings its Lock. Safe
 // for concurrent use.
 type Storage struct {
-	client redis.UniversalClient
-	o      options
-	lock   *Lock
+	client   redis.UniversalClient
+	o        options
+	failover *failover
+	lock     *Lock
 }
 
 // New makes a Storage on client: a *redis.Client or a *redis.ClusterClient that reads from
@@ -157,7 +175,8 @@ func New(client redis.UniversalClient, opts ...Option) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Storage{client: client, o: o, lock: &Lock{client: client, o: o}}, nil
+	f := newFailover(client)
+	return &Storage{client: client, o: o, failover: f, lock: newLock(client, o, f)}, nil
 }
 
 // Lock is the storage's Redis lock, which the manager uses unless WithLock gives another.
@@ -199,7 +218,7 @@ func within[T any](ctx context.Context, deadline time.Duration, run func(context
 		return zero, ctx.Err()
 	case <-timer.C:
 		go func() { r := <-done; notify(late, r.value, r.err) }()
-		return zero, fmt.Errorf("no reply within %s", deadline)
+		return zero, &noReply{deadline}
 	}
 }
 
@@ -209,10 +228,28 @@ func notify[T any](late func(T, error), value T, err error) {
 	}
 }
 
+// send runs one command on key bounded by deadline (see within), following a cluster's failover
+// within that bound (see follow). When the bound passes while the command is run again, the error
+// says how the tries before failed (afterTries).
+func send[T any](ctx context.Context, f *failover, key string, deadline time.Duration, command func(context.Context) (T, error), late func(T, error)) (T, error) {
+	var last tried
+	value, err := within(ctx, deadline, func(ctx context.Context) (T, error) { return follow(ctx, f, key, deadline, &last, command) }, late)
+	var timedOut *noReply
+	if before := last.get(); before != nil && errors.As(err, &timedOut) {
+		return value, &afterTries{timeout: err, last: before}
+	}
+	return value, err
+}
+
+// noReply is the failure of a command whose reply did not come within its deadline.
+type noReply struct{ deadline time.Duration }
+
+func (e *noReply) Error() string { return fmt.Sprintf("no reply within %s", e.deadline) }
+
 // Get returns the value of name (GET). Errors: COMMAND_FAILED.
 func (s *Storage) Get(ctx context.Context, name string) (string, bool, error) {
 	key := Key(s.o.prefix, name)
-	value, err := within(ctx, s.o.deadline, func(ctx context.Context) (string, error) { return s.client.Get(ctx, key).Result() }, nil)
+	value, err := send(ctx, s.failover, key, s.o.deadline, func(ctx context.Context) (string, error) { return s.client.Get(ctx, key).Result() }, nil)
 	if errors.Is(err, redis.Nil) {
 		return "", false, nil
 	}
@@ -248,18 +285,18 @@ func (s *Storage) Delete(ctx context.Context, name string) error {
 // the acknowledgements of that connection's writes).
 func (s *Storage) write(ctx context.Context, command, key string, do func(redis.Cmdable, context.Context) *redis.StatusCmd, secret string) error {
 	deadline := s.o.deadline + s.o.replicasTimeout
-	type outcome struct {
+	type written struct {
 		status string
 		acked  int64
 	}
-	result, err := within(ctx, deadline, func(ctx context.Context) (outcome, error) {
+	result, err := send(ctx, s.failover, key, deadline, func(ctx context.Context) (written, error) {
 		if s.o.replicas == 0 {
 			status := do(s.client, ctx)
-			return outcome{status: status.Val()}, status.Err()
+			return written{status: status.Val()}, status.Err()
 		}
 		client, err := slotClient(ctx, s.client, key)
 		if err != nil {
-			return outcome{}, err
+			return written{}, err
 		}
 		var status *redis.StatusCmd
 		var wait *redis.Cmd
@@ -269,10 +306,10 @@ func (s *Storage) write(ctx context.Context, command, key string, do func(redis.
 			return nil
 		})
 		if err != nil {
-			return outcome{}, err
+			return written{}, err
 		}
 		acked, err := wait.Int64()
-		return outcome{status: status.Val(), acked: acked}, err
+		return written{status: status.Val(), acked: acked}, err
 	}, nil)
 	if err != nil {
 		return failed(tokenmanager.CodeCommandFailed, command, key, err, secret)

@@ -18,8 +18,8 @@ func ReleasedChannel(key string) string { return key + ":released" }
 
 // announceRelease publishes "" (the message carries nothing) after this owner's own compare-and-DEL
 // deleted the key. A failure (an ACL denying PUBLISH, Redis gone) is ignored: the waiters poll.
-func announceRelease(ctx context.Context, client redis.UniversalClient, key string, deadline time.Duration) {
-	_, _ = within(ctx, deadline, func(ctx context.Context) (int64, error) {
+func announceRelease(ctx context.Context, client redis.UniversalClient, f *failover, key string, deadline time.Duration) {
+	_, _ = send(ctx, f, key, deadline, func(ctx context.Context) (int64, error) {
 		return client.Publish(ctx, ReleasedChannel(key), "").Result()
 	}, nil)
 }

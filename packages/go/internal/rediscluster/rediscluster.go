@@ -173,6 +173,68 @@ func (c *Cluster) Stop() {
 	_ = os.RemoveAll(c.dir)
 }
 
+// ReplicaOf is the address of a replica of the primary at addr, as that primary's INFO replication
+// lists it (an error when it has none).
+func (c *Cluster) ReplicaOf(primary string) (string, error) {
+	info, err := c.CLI(primary, "INFO", "replication")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		fields, ok := strings.CutPrefix(strings.TrimSpace(line), "slave0:")
+		if !ok {
+			continue
+		}
+		replica := map[string]string{}
+		for _, pair := range strings.Split(fields, ",") {
+			key, value, _ := strings.Cut(pair, "=")
+			replica[key] = value
+		}
+		return net.JoinHostPort(replica["ip"], replica["port"]), nil
+	}
+	return "", fmt.Errorf("the primary at %s has no replica", primary)
+}
+
+// Promote makes the replica at addr a primary in place of its own (CLUSTER FAILOVER TAKEOVER: at
+// once, without the primary's agreement or a vote, so also when the primary is dead) and returns
+// once every running node's CLUSTER NODES lists it as a primary (it gives up after 30 s).
+func (c *Cluster) Promote(addr string) error {
+	if _, err := c.CLI(addr, "CLUSTER", "FAILOVER", "TAKEOVER"); err != nil {
+		return err
+	}
+	id, err := c.CLI(addr, "CLUSTER", "MYID")
+	if err != nil {
+		return err
+	}
+	seen := func() bool {
+		for _, node := range c.addrs {
+			if !c.Running(node) {
+				continue
+			}
+			nodes, err := c.CLI(node, "CLUSTER", "NODES")
+			if err != nil || !listsAsPrimary(nodes, id) {
+				return false
+			}
+		}
+		return true
+	}
+	if err := c.waitUntil(30*time.Second, seen); err != nil {
+		return fmt.Errorf("the promotion of %s: %w", addr, err)
+	}
+	return nil
+}
+
+// listsAsPrimary reports whether CLUSTER NODES output lists the node id as a primary.
+func listsAsPrimary(nodes, id string) bool {
+	for _, line := range strings.Split(nodes, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 2 && fields[0] == id {
+			return strings.Contains(fields[2], "master")
+		}
+	}
+	return false
+}
+
 // CLI runs redis-cli with args against the node at addr and returns its output, trimmed.
 func (c *Cluster) CLI(addr string, args ...string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
