@@ -32,10 +32,11 @@ type Lock struct {
 	client   redis.UniversalClient
 	o        options
 	failover *failover
+	late     *lateLeases
 }
 
 func newLock(client redis.UniversalClient, o options, f *failover) *Lock {
-	return &Lock{client: client, o: o, failover: f}
+	return &Lock{client: client, o: o, failover: f, late: &lateLeases{}}
 }
 
 // NewLock makes a Lock on client (New's storage carries one). Errors: INVALID_OPTIONS.
@@ -83,7 +84,12 @@ func (l *Lock) DoUntil(ctx context.Context, name string, until func(context.Cont
 	return task(ctx, h)
 }
 
+// take tries the lease once (SET key owner NX PX lease), after releasing the leases this lock's
+// earlier SET NX of key may have taken without a reply (see lateLeases).
 func (l *Lock) take(ctx context.Context, key, owner string) (bool, error) {
+	if err := l.releaseLate(ctx, key); err != nil {
+		return false, err
+	}
 	taken, err := send(ctx, l.failover, key, l.o.deadline, func(ctx context.Context) (bool, error) {
 		return l.client.SetNX(ctx, key, owner, l.o.lease).Result()
 	}, func(taken bool, err error) {
@@ -92,14 +98,41 @@ func (l *Lock) take(ctx context.Context, key, owner string) (bool, error) {
 		if err == nil && taken {
 			_, _ = l.releaseOwn(context.Background(), key, owner)
 		}
+		if err == nil {
+			l.late.forget(key, owner)
+		}
 	})
 	if err != nil {
+		if mayHaveRun(err) {
+			// Sent, and no reply: the server may run it later (a stopped primary that resumes).
+			l.late.remember(key, owner)
+		}
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
 		return false, unavailable("SET NX", key, err)
 	}
 	return taken, nil
+}
+
+// releaseLate releases at once the leases of key that this lock's SET NX may have taken without a
+// reply, as soon as the server answers again (compare-and-DEL, then the release announcement):
+// nobody waits out a lease that nobody holds. An error is the lock's (the server does not answer).
+func (l *Lock) releaseLate(ctx context.Context, key string) error {
+	for _, owner := range l.late.owners(key) {
+		released, err := l.releaseOwn(ctx, key, owner)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return unavailable("EVALSHA (release)", key, err)
+		}
+		if released == 1 {
+			l.o.logger.Info("released a lease that a SET NX without a reply had taken", "key", key)
+		}
+		l.late.answered(key, owner, released == 1)
+	}
+	return nil
 }
 
 func (l *Lock) acquire(ctx context.Context, key, owner string, until func(context.Context) bool) error {

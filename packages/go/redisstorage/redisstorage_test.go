@@ -458,3 +458,34 @@ func TestAProcessWaitingForTheLockStopsOnceAnotherStoredFreshTokens(t *testing.T
 		t.Fatal("the lock was touched")
 	}
 }
+
+func TestALeaseTakenByASetNXWithoutAReplyIsReleasedAtTheNextTry(t *testing.T) {
+	s := startRedis(t)
+	// go-redis drops a connection whose reply has not come within its read timeout.
+	client := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, ReadTimeout: 500 * time.Millisecond})
+	t.Cleanup(func() { client.Close() })
+	ctx := context.Background()
+	name, key := "tenant-integration:x:y:lock", "tenant-integration:{x:y}:lock"
+	// A lease of a minute and a wait of two seconds: a lease left behind would time the next try out.
+	lock, _ := redisstorage.NewLock(client, redisstorage.WithCommandTimeout(300*time.Millisecond),
+		redisstorage.WithLease(time.Minute), redisstorage.WithWaitTimeout(2*time.Second))
+	if err := client.Ping(ctx).Err(); err != nil { // a connection open before the stop
+		t.Fatal(err)
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGSTOP)
+	err := lock.Do(ctx, name, func(context.Context, tokenmanager.Held) error { return nil })
+	// Stopped longer than the client's read timeout: the reply that comes at the resume finds no reader.
+	time.Sleep(1500 * time.Millisecond)
+	_ = s.cmd.Process.Signal(syscall.SIGCONT)
+	if !errors.Is(err, tokenmanager.ErrStorageFailed) {
+		t.Fatalf("a try while Redis is stopped: %v", err)
+	}
+	// Resumed, the server runs the SET NX it was sent: a lease that no task holds.
+	probe := s.client(t)
+	waitFor(t, "the late SET NX to run", func() bool { return probe.Exists(ctx, key).Val() == 1 })
+
+	ran := false
+	if err := lock.Do(ctx, name, func(context.Context, tokenmanager.Held) error { ran = true; return nil }); err != nil || !ran {
+		t.Fatalf("the next try waited on the lease of its own SET NX without a reply: %v", err)
+	}
+}
