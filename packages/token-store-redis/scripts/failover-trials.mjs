@@ -1,53 +1,60 @@
-// Failover, measured (issue 31): how often a session survives its Redis Cluster primary being killed
-// right after a refresh, with the replica promoted by CLUSTER FAILOVER, with and without the
-// `replicas` (WAIT) option. Not part of `pnpm test` (it is a measurement, not a check): run it from
+// Failover, measured (issue 36): whether a session survives a Redis Cluster failover lived through
+// by long-running processes, with and without the `replicas` (WAIT) option. The protocol of the Go
+// kit's packages/go/internal/cmd/failover and the Python kit's scripts/failover_trials.py, so the
+// kits' figures compare. Not part of `pnpm test` (it is a measurement, not a check): run it from
 // this package after `pnpm run build`:
 //
-//   node scripts/failover-trials.mjs [--settle connected] [trials per mode, default 50]
+//   node scripts/failover-trials.mjs [--settle connected] [--processes 3] [trials per mode, default 20]
 //
-// Each trial: a token manager signs in on a 3-primary cluster with a replica per primary; its
-// access token expires and it refreshes (the tenant rotates the refresh token, the storage writes
-// the new one: SET, and with `replicas` WAIT 1); right after the refresh resolved, the primary of
-// the session's slot is killed (SIGKILL) and its replica is promoted (CLUSTER FAILOVER TAKEOVER: at
-// once, without the dead primary's agreement). A second token manager, on cluster connections of
-// its own as another process would have, then needs a token after the next expiry: the session is
-// kept when it refreshes with the rotated token the replica holds, and lost when the replica lacked
-// the last write (it presents the rotated-away token: the tenant, under strict rotation, revokes
-// the family). The killed node is restarted as a replica of the new primary, and the next trial
-// waits until the cluster has settled: every primary's replica has received a probe write made on
-// the primary, so it is sent the primary's writes as they are made (see `replicated`; `--settle
-// connected` waits only for a connected replica not in a bulk transfer, the earlier protocol, to
-// compare).
-//
-// Each trial prints the replication offsets at the kill: the primary's master_repl_offset and the
-// replica's slave_repl_offset and link status, read together over open connections right before
-// the kill, and the replica's offset right after it (what it was promoted with).
+// Each trial, on a 3-primary cluster with a replica per primary: three token managers (the
+// "processes"), each on a node-redis cluster client of its own with node-redis's defaults, as three
+// processes would have, sign in (the first) and read the session (all), so that every client holds
+// connections to the session's primary and its slot map. The tenant's clock passes the access
+// token's expiry and the first manager refreshes; when its refresh request leaves (the managers'
+// `fetch`, before the request is answered), the primary of the session's slot is killed (SIGKILL)
+// and its replica promoted (CLUSTER FAILOVER TAKEOVER, until every live node lists it as a
+// primary); then the tenant answers (it rotates the refresh token) and the refresh writes the new
+// tokens on a cluster whose primary changed. The same three managers, their clients never remade,
+// then need a token after the next expiry: each asks, and asks again every 250 ms after a failure,
+// for at most 30 s. Two modes: the killed node comes back (restarted: it rejoins as a replica of
+// the promoted one) once the refresh's call has returned, or it stays down until the trial ends.
+// The session is kept when every manager got a token after the second expiry and the tenant saw no
+// refresh token presented twice. Then the killed node is restarted if it is down, and the next
+// trial waits until the cluster has settled: every primary's replica has received a probe write
+// made on its primary (see `replicated`; `--settle connected` waits only for a connected replica
+// not in a bulk transfer, the earlier protocol, to compare).
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
-import { createClient, createCluster } from "redis";
+import { createCluster } from "redis";
 import { createSandbox } from "@tenant-integration/sandbox";
 import { createTokenManager } from "@tenant-integration/token-manager";
 import { redisClusterStorage } from "../dist/index.js";
 import { cli, startRedisCluster } from "../test/support/redis-cluster.mjs";
 
 const { values, positionals } = parseArgs({
-  options: { settle: { type: "string", default: "caught-up" } },
+  options: { settle: { type: "string", default: "caught-up" }, processes: { type: "string", default: "3" } },
   allowPositionals: true,
 });
-const TRIALS = Number(positionals[0] ?? 50);
+const TRIALS = Number(positionals[0] ?? 20);
 if (!Number.isInteger(TRIALS) || TRIALS < 1)
   throw new Error(`the number of trials per mode is a positive integer, not ${positionals[0]}`);
 if (values.settle !== "caught-up" && values.settle !== "connected")
   throw new Error(`--settle is caught-up or connected, not ${values.settle}`);
+const PROCESSES = Number(values.processes);
+if (!Number.isInteger(PROCESSES) || PROCESSES < 1)
+  throw new Error(`--processes is a positive integer, not ${values.processes}`);
 const CAUGHT_UP = values.settle === "caught-up";
 const CLIENT = "failover-demo";
 const REDIRECT = "http://127.0.0.1:53682/callback";
 const ORIGIN = "http://127.0.0.1:4020";
+/** How long a manager keeps asking for a token after the second expiry, and how often. */
+const ASK_FOR_MS = 30_000;
+const ASK_EVERY_MS = 250;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const cluster = await startRedisCluster({ primaries: 3, replicas: 1, nodeTimeoutMs: 1_000 });
 console.log(
-  `${cluster.version}; node-redis ${JSON.parse(spawnSync("node", ["-p", "JSON.stringify(require('redis/package.json').version)"], { encoding: "utf8" }).stdout)}; ${
+  `${cluster.version}; node-redis ${JSON.parse(spawnSync("node", ["-p", "JSON.stringify(require('redis/package.json').version)"], { encoding: "utf8" }).stdout)}; ${PROCESSES} long-lived token managers per trial; ${
     CAUGHT_UP
       ? "settled: every replica has received a probe write made on its primary"
       : "settled (earlier protocol): every primary has a connected replica not in a bulk transfer"
@@ -56,8 +63,7 @@ console.log(
 
 /** The cluster's view from a live node: id, port, role, the primary a replica follows, and the slot ranges of a primary. */
 function view() {
-  const live = cluster.nodes.find((node) => cli(node.port, "PING") === "PONG");
-  return cli(live.port, "CLUSTER", "NODES")
+  return cli(cluster.nodes.find(answers).port, "CLUSTER", "NODES")
     .split("\n")
     .map((line) => {
       const [id, address, flags, primaryId, , , , , ...slots] = line.split(" ");
@@ -120,13 +126,25 @@ function replicated(p) {
   return field(theirs, "master_link_status") === "up" && field(theirs, "slave_repl_offset") >= want;
 }
 
+/** Whether the node answers PING. */
+function answers(node) {
+  try {
+    return cli(node.port, "PING") === "PONG";
+  } catch {
+    return false;
+  }
+}
+
+/** The nodes that answer. */
+const live = () => cluster.nodes.filter(answers);
+
 /** Waits until every live node says the cluster is ok and each primary's replica has caught up (see `replicated`). */
 async function settled() {
   for (let i = 0; i < 600; i++) {
-    const live = cluster.nodes.filter((node) => cli(node.port, "PING") === "PONG");
+    const answering = live();
     const ok =
-      live.length === cluster.nodes.length &&
-      live.every((node) => cli(node.port, "CLUSTER", "INFO").includes("cluster_state:ok"));
+      answering.length === cluster.nodes.length &&
+      answering.every((node) => cli(node.port, "CLUSTER", "INFO").includes("cluster_state:ok"));
     if (
       ok &&
       view()
@@ -139,158 +157,195 @@ async function settled() {
   throw new Error(`the cluster did not settle:\n${cli(cluster.nodes[0].port, "CLUSTER", "NODES")}`);
 }
 
-/** A plain client of one node, connected, to read INFO replication without starting a process. */
-async function probe(port) {
-  const client = createClient({ url: `redis://127.0.0.1:${port}`, socket: { reconnectStrategy: false } });
-  client.on("error", () => {});
-  await client.connect();
-  return client;
-}
-
-/** The offset `name` (and master_link_status) of INFO replication on `client`; `-1` when it does not answer. */
-async function replication(client, name) {
-  try {
-    const info = await client.sendCommand(["INFO", "replication"]);
-    return { offset: field(info, name), link: field(info, "master_link_status") };
-  } catch {
-    return { offset: -1, link: "unread" };
+/**
+ * Promotes the replica at `port` in place of its primary (CLUSTER FAILOVER TAKEOVER: at once, without
+ * the primary's agreement or a vote, so also when the primary is dead) and resolves once every live
+ * node's CLUSTER NODES lists it as a primary.
+ */
+async function promote(port) {
+  cli(port, "CLUSTER", "FAILOVER", "TAKEOVER");
+  const id = cli(port, "CLUSTER", "MYID");
+  const listsAsPrimary = (node) =>
+    cli(node.port, "CLUSTER", "NODES")
+      .split("\n")
+      .some((line) => line.startsWith(`${id} `) && line.split(" ")[2].includes("master"));
+  for (let i = 0; i < 600; i++) {
+    if (live().every(listsAsPrimary)) return;
+    await sleep(50);
   }
+  throw new Error(`the promotion of 127.0.0.1:${port} was not seen within 30 s`);
 }
 
+/** A node-redis cluster client of its own (node-redis's defaults), started from the nodes that are not failed. */
 async function connect() {
-  const live = view().filter((n) => !n.failed);
   const client = createCluster({
-    rootNodes: live.map((n) => ({ url: `redis://127.0.0.1:${n.port}` })),
-    defaults: { socket: { reconnectStrategy: false, connectTimeout: 1_000 } },
+    rootNodes: view()
+      .filter((n) => !n.failed)
+      .map((n) => ({ url: `redis://127.0.0.1:${n.port}` })),
   });
-  client.on("error", () => {});
+  client.on("error", () => {}); // a dead node's refused connections are counted in the figures, not logged each time
   await client.connect();
   return client;
 }
 
-function manager(storage, sandbox, clock) {
+function manager(storage, clock, fetch) {
   return createTokenManager({
     baseUrl: ORIGIN,
     clientId: CLIENT,
     redirectUri: REDIRECT,
     scopes: ["profile:read"],
     storage,
-    fetch: async (input, init) => sandbox.fetch(new Request(input, init)),
+    fetch,
     now: () => Date.now() + clock.offsetMs,
   });
 }
 
-/** The node the last trial killed and restarted (its port), `undefined` before the first. */
-let restarted;
+/** The error code of a call, or `undefined` when it got a token. */
+async function ask(m) {
+  try {
+    await m.getAccessToken();
+    return undefined;
+  } catch (error) {
+    return error?.code ?? String(error);
+  }
+}
 
-async function trial(replicas) {
+/** Asks `m` for a token, and again every ASK_EVERY_MS after a failure, for at most ASK_FOR_MS: the codes of the failed calls, and the last if it got none. */
+async function askUntilServed(m, start) {
+  const failed = [];
+  for (;;) {
+    const code = await ask(m);
+    if (code === undefined) return { failed };
+    failed.push(code);
+    if (Date.now() - start > ASK_FOR_MS) return { failed, missing: code };
+    await sleep(ASK_EVERY_MS);
+  }
+}
+
+/** "n (CODE: n, …)" of a list of codes. */
+function counted(codes) {
+  const by = {};
+  for (const code of codes) by[code] = (by[code] ?? 0) + 1;
+  const parts = Object.entries(by).map(([code, n]) => `${code}: ${n}`);
+  return `${codes.length}${parts.length > 0 ? ` (${parts.join(", ")})` : ""}`;
+}
+
+async function trial({ back, replicas }) {
   const sandbox = createSandbox({ clients: [{ id: CLIENT, redirectUris: [REDIRECT] }], autoApprove: true });
   const clock = { offsetMs: 0 };
   const prefix = `trial-${crypto.randomUUID()}:`;
-  const options = {
-    prefix,
-    commandTimeoutMs: 2_000,
-    ...(replicas ? { replicas: { count: 1, timeoutMs: 1_000 } } : {}),
+  const options = { prefix, ...(replicas ? { replicas: { count: 1, timeoutMs: 1_000 } } : {}) };
+  // While armed, the first token request runs the failover before it is answered.
+  const armed = { failover: undefined, fired: false, error: undefined };
+  const fetch = async (input, init) => {
+    const request = new Request(input, init);
+    if (armed.failover && request.method === "POST" && new URL(request.url).pathname.endsWith("/oauth/token")) {
+      const failover = armed.failover;
+      armed.failover = undefined;
+      armed.fired = true;
+      await failover().catch((error) => {
+        armed.error = error;
+      });
+    }
+    return sandbox.fetch(request);
   };
-  const first = await connect();
-  const a = manager(redisClusterStorage(first, options), sandbox, clock);
-  const { url } = await a.beginAuthorization();
-  const approved = await sandbox.fetch(new Request(url, { redirect: "manual" }));
-  await a.completeAuthorization(approved.headers.get("location") ?? "");
-  const slot = Number(
-    cli(cluster.nodes[0].port, "CLUSTER", "KEYSLOT", `${prefix}tenant-integration:{${ORIGIN}:${CLIENT}}:tokens`),
-  );
-  const primary = view().find((n) => n.primary && owns(n, slot));
-  const replica = view().find((n) => !n.primary && n.primaryId === primary.id);
-  const index = cluster.nodes.findIndex((node) => node.port === primary.port);
-  // Connections of their own to read the offsets at the kill, opened now so that reading them
-  // delays the kill by one round trip.
-  const [primaryProbe, replicaProbe] = await Promise.all([probe(primary.port), probe(replica.port)]);
-
-  clock.offsetMs = 16 * 60_000;
-  // A refresh hands out its tokens even when their write failed, and reports that as an event.
-  let refreshFailed = false;
-  a.on("storage-failed", () => {
-    refreshFailed = true; // with replicas: a REPLICATION_TIMEOUT
-  });
+  let storageFailed = 0;
+  const processes = [];
   try {
-    await a.getAccessToken(); // the refresh: rotated token written (and with replicas, acknowledged by the replica)
-  } catch {
-    refreshFailed = true;
-  }
-  const [atPrimary, atReplica] = await Promise.all([
-    replication(primaryProbe, "master_repl_offset"),
-    replication(replicaProbe, "slave_repl_offset"),
-  ]);
-  await cluster.nodes[index].kill();
-  first.destroy();
-  const promoted = await replication(replicaProbe, "slave_repl_offset");
-  primaryProbe.destroy();
-  replicaProbe.destroy();
-  const offsets = {
-    primary: atPrimary.offset,
-    replica: atReplica.offset,
-    link: atReplica.link,
-    promoted: promoted.offset,
-  };
-  cli(replica.port, "CLUSTER", "FAILOVER", "TAKEOVER");
-  for (let i = 0; i < 100 && !cli(replica.port, "ROLE").startsWith("master"); i++) await sleep(50);
+    for (let i = 0; i < PROCESSES; i++) {
+      const client = await connect();
+      const m = manager(redisClusterStorage(client, options), clock, fetch);
+      m.on("storage-failed", () => {
+        storageFailed++;
+      });
+      processes.push({ client, m });
+    }
+    const { url } = await processes[0].m.beginAuthorization();
+    const approved = await sandbox.fetch(new Request(url, { redirect: "manual" }));
+    await processes[0].m.completeAuthorization(approved.headers.get("location") ?? "");
+    for (const { m } of processes) await m.getAccessToken(); // every client talks to the session's primary
+    const slot = Number(
+      cli(cluster.nodes[0].port, "CLUSTER", "KEYSLOT", `${prefix}tenant-integration:{${ORIGIN}:${CLIENT}}:tokens`),
+    );
+    const primary = view().find((n) => n.primary && owns(n, slot));
+    const replica = view().find((n) => !n.primary && n.primaryId === primary.id);
+    const index = cluster.nodes.findIndex((node) => node.port === primary.port);
 
-  clock.offsetMs = 32 * 60_000;
-  const second = await connect();
-  const b = manager(redisClusterStorage(second, options), sandbox, clock);
-  let secondFailed = false;
-  b.on("storage-failed", () => {
-    secondFailed = true;
-  });
-  let outcome;
-  try {
-    await b.getAccessToken();
-    outcome = sandbox.ledger.list().reuses.length === 0 ? "kept" : "reuse";
-  } catch (error) {
-    // SESSION_ENDED: the replica lacked the rotated token, the rotated-away one was presented.
-    outcome = error?.code ?? String(error);
+    clock.offsetMs += 16 * 60_000;
+    armed.failover = async () => {
+      await cluster.nodes[index].kill();
+      await promote(replica.port);
+    };
+    const refreshed = Date.now();
+    const first = await ask(processes[0].m); // the refresh, by the first manager alone
+    const refreshTookMs = Date.now() - refreshed;
+    if (!armed.fired || armed.error)
+      throw new Error(`the failover at the refresh (run: ${armed.fired}): ${armed.error}`);
+    if (back) await cluster.restart(index); // rejoins as a replica of the promoted node
+
+    clock.offsetMs += 16 * 60_000;
+    const start = Date.now();
+    const served = await Promise.all(processes.map(({ m }) => askUntilServed(m, start)));
+    const allHadTokenMs = Date.now() - start;
+    const missing = served.flatMap((s) => (s.missing ? [s.missing] : [])).sort();
+    let outcome = missing.length > 0 ? `no token: ${missing.join(", ")}` : "kept";
+    if (sandbox.ledger.list().reuses.length > 0) outcome = "reuse";
+    if (!back) await cluster.restart(index);
+    return {
+      outcome,
+      first,
+      refreshTookMs,
+      storageFailed,
+      allHadTokenMs,
+      secondFailed: served.flatMap((s) => s.failed),
+    };
+  } finally {
+    for (const { client } of processes) client.destroy();
   }
-  second.destroy();
-  const resynced = replica.port === restarted;
-  await cluster.restart(index); // rejoins as a replica of the promoted node
-  restarted = primary.port;
-  await settled();
-  return { outcome, refreshFailed, secondFailed, offsets, resynced };
 }
+
+const median = (sorted) => sorted[Math.floor(sorted.length / 2)];
+const ms = (n) => `${(n / 1000).toFixed(3)}s`;
 
 try {
   await settled();
-  for (const replicas of [false, true]) {
-    const mode = replicas ? "replicas: { count: 1, timeoutMs: 1000 }" : "no replicas option";
-    const outcomes = {};
-    let refreshFailed = 0;
-    let secondFailed = 0;
-    let behind = 0;
-    let lostBehind = 0;
-    let lostResynced = 0;
+  const modes = [
+    { back: true, replicas: false },
+    { back: false, replicas: false },
+    { back: true, replicas: true },
+    { back: false, replicas: true },
+  ];
+  for (const mode of modes) {
+    const name = `${mode.back ? "dead node back after the first calls" : "dead node stays down"}, ${
+      mode.replicas ? "replicas: { count: 1, timeoutMs: 1000 }" : "no replicas option"
+    }`;
+    const results = [];
     for (let i = 0; i < TRIALS; i++) {
-      const result = await trial(replicas);
-      const { primary, replica, link, promoted } = result.offsets;
+      const r = await trial(mode);
+      await settled();
       console.log(
-        `  ${mode}, trial ${i + 1}: ${result.outcome}; offsets at the kill: primary ${primary}, replica ${replica} (link ${link}), replica after the kill ${promoted} (${primary - promoted} behind); its replica resynced after the trial before: ${result.resynced ? "yes" : "no"}`,
+        `  ${name}, trial ${i + 1}: ${r.outcome}; the refresh through the failover: ${r.first ?? "a token"} in ${ms(r.refreshTookMs)}; storage-failed events: ${r.storageFailed}; after the next expiry every manager had a token in ${ms(r.allHadTokenMs)} (calls failed before: ${counted(r.secondFailed)})`,
       );
-      outcomes[result.outcome] = (outcomes[result.outcome] ?? 0) + 1;
-      if (result.refreshFailed) refreshFailed++;
-      if (result.secondFailed) secondFailed++;
-      if (promoted < primary) {
-        behind++;
-        if (result.outcome !== "kept") lostBehind++;
-      }
-      if (result.outcome !== "kept" && result.resynced) lostResynced++;
+      results.push(r);
     }
+    const outcomes = {};
+    for (const r of results) outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
     const others = Object.entries(outcomes)
       .filter(([what]) => what !== "kept")
       .map(([what, n]) => `${what}: ${n}`)
       .join(", ");
-    const lost = TRIALS - (outcomes.kept ?? 0);
+    const refreshes = results.map((r) => r.refreshTookMs).sort((a, b) => a - b);
+    const times = results
+      .filter((r) => r.outcome === "kept")
+      .map((r) => r.allHadTokenMs)
+      .sort((a, b) => a - b);
+    const sum = (f) => results.reduce((n, r) => n + f(r), 0);
     console.log(
-      `${mode}: session kept in ${outcomes.kept ?? 0} of ${TRIALS} trials${others ? ` (otherwise ${others})` : ""}; ${refreshFailed} refreshes reported STORAGE_FAILED; the second manager's writes failed in ${secondFailed}; the promoted replica was behind the killed primary in ${behind} trials (${lostBehind} of the ${lost} lost); ${lostResynced} of the lost trials were on the pair the trial before had resynced`,
+      `${name}: session kept in ${outcomes.kept ?? 0} of ${TRIALS} trials${others ? ` (otherwise ${others})` : ""}; the refresh through the failover failed in ${sum((r) => (r.first ? 1 : 0))} and took ${ms(median(refreshes))} (median), ${ms(refreshes.at(-1))} (longest); ${sum((r) => r.storageFailed)} storage-failed events; calls failed after the next expiry: ${counted(results.flatMap((r) => r.secondFailed))}${
+        times.length > 0
+          ? `; after the next expiry every manager had a token within ${ms(median(times))} (median), ${ms(times.at(-1))} (longest)`
+          : ""
+      }`,
     );
   }
 } finally {

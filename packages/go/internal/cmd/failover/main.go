@@ -1,28 +1,29 @@
-// Command failover measures, for issue 31, how often a session survives its Redis Cluster primary
-// being killed right after a refresh, with the replica promoted by CLUSTER FAILOVER, with and
-// without redisstorage.WithReplicas (WAIT). The protocol of the TypeScript kit's
-// packages/token-store-redis/scripts/failover-trials.mjs, so the kits' figures compare. Needs
-// redis-server and redis-cli, and the sandbox (tenanttest finds it). From this module:
+// Command failover measures, for issue 36, whether a session survives a Redis Cluster failover
+// lived through by long-running processes: the protocol of the TypeScript kit's
+// packages/token-store-redis/scripts/failover-trials.mjs and the Python kit's
+// packages/python/scripts/failover_trials.py, so the kits' figures compare. Needs redis-server and
+// redis-cli, and the sandbox (tenanttest finds it). From this module:
 //
-//	go run ./internal/cmd/failover [-settle connected] [trials per mode, default 50]
+//	go run ./internal/cmd/failover [-settle connected] [-processes 3] [trials per mode, default 20]
 //
-// Each trial: a manager signs in on a 3-primary cluster with a replica per primary; the sandbox's
-// clock passes the access token's expiry and the manager refreshes (the tenant rotates the refresh
-// token, the storage writes the new one: SET, and with WithReplicas WAIT 1); right after the
-// refresh returned, the primary of the session's slot is killed (SIGKILL) and its replica promoted
-// (CLUSTER FAILOVER TAKEOVER: at once, without the dead primary's agreement). A second manager, on
-// cluster connections of its own as another process would have, then needs a token after the next
-// expiry: the session is kept when it refreshes with the rotated token the replica holds, and lost
-// when the replica lacked the last write (it presents the rotated-away token: the sandbox, under
-// strict rotation, revokes the family). The killed node is restarted as a replica of the new
-// primary, and the next trial waits until the cluster has settled: every primary's replica has
-// received a probe write made on the primary, so it is sent the primary's writes as they are made
-// (see receives; `-settle connected` waits only for a connected replica not in a bulk transfer, the
-// earlier protocol, to compare).
-//
-// Each trial prints the replication offsets at the kill: the primary's master_repl_offset and the
-// replica's slave_repl_offset and link status, read together over open connections right before
-// the kill, and the replica's offset right after it (what it was promoted with).
+// Each trial, on a 3-primary cluster with a replica per primary: three token managers (the
+// "processes"), each on a cluster client of its own made with go-redis's defaults, as three
+// processes would have, sign in (the first) and read the session (all), so that every client holds
+// connections to the session's primary and its slot map. The sandbox's clock passes the access
+// token's expiry and all three ask for a token at once; when the refresh request leaves (the
+// managers' HTTP transport, before the request is forwarded), the primary of the session's slot is
+// killed (SIGKILL) and its replica promoted (CLUSTER FAILOVER TAKEOVER, until every live node lists
+// it as a primary); then the tenant answers (it rotates the refresh token) and the refresh writes
+// the new tokens on a cluster whose primary changed. The same three managers, their clients never
+// remade, then need a token after the next expiry: each asks, and asks again every 250 ms after a
+// failure, for at most 30 s (go-redis alone reloads its slot map every 60 s). Two modes: the
+// killed node comes back (restarted: it rejoins as a replica of the promoted one) once the first
+// calls have returned, or it stays down until the trial ends. The session is kept when every
+// manager got a token after the second expiry and the tenant saw no refresh token presented twice.
+// Then the killed node is restarted if it is down, and the next trial waits until the cluster has
+// settled: every primary's replica has received a probe write made on its primary (see receives;
+// `-settle connected` waits only for a connected replica not in a bulk transfer, the earlier
+// protocol, to compare).
 //
 // The cluster is internal/rediscluster's, the one the module's tests use. Never imported; not a
 // test (a measurement: nothing is asserted).
@@ -36,11 +37,14 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -58,15 +62,21 @@ const (
 	// What the TypeScript trials pass: one replica, at most a second.
 	replicaCount   = 1
 	replicaTimeout = time.Second
+	// How long a manager keeps asking for a token after the second expiry, and how often.
+	askFor, askEvery = 30 * time.Second, 250 * time.Millisecond
 )
 
 func main() {
 	settle := flag.String("settle", "caught-up", "what the next trial waits for: caught-up (every replica's offset has reached its primary's) or connected (the earlier protocol)")
+	processes := flag.Int("processes", 3, "the long-lived token managers of each trial")
 	flag.Parse()
 	if *settle != "caught-up" && *settle != "connected" {
 		fail(fmt.Errorf("-settle is caught-up or connected, not %q", *settle))
 	}
-	trials := 50
+	if *processes < 1 {
+		fail(fmt.Errorf("-processes is a positive integer, not %d", *processes))
+	}
+	trials := 20
 	if flag.NArg() > 0 {
 		n, err := strconv.Atoi(flag.Arg(0))
 		if err != nil || n < 1 {
@@ -74,15 +84,31 @@ func main() {
 		}
 		trials = n
 	}
-	if err := run(trials, *settle == "caught-up"); err != nil {
+	if err := run(trials, *processes, *settle == "caught-up"); err != nil {
 		fail(err)
 	}
 }
 
+// mode is one of the four: the killed node back after the first calls or down, with or without WithReplicas.
+type mode struct {
+	back, replicas bool
+}
+
+func (m mode) String() string {
+	node := "dead node back after the first calls"
+	if !m.back {
+		node = "dead node stays down"
+	}
+	if m.replicas {
+		return fmt.Sprintf("%s, WithReplicas(%d, %s)", node, replicaCount, replicaTimeout)
+	}
+	return node + ", no replicas option"
+}
+
 // run starts the cluster and the sandbox, runs the trials of each mode and prints the figures; the
 // cluster and the sandbox are stopped however it ends.
-func run(trials int, caughtUp bool) error {
-	// The second manager's failed writes (see result.secondFailed) are counted, not logged each time.
+func run(trials, processes int, caughtUp bool) error {
+	// A dead node's refused connections are counted in the figures, not logged each time.
 	redis.SetLogger(quiet{})
 	started, err := rediscluster.Start(rediscluster.Options{Primaries: 3, Replicas: 1, NodeTimeout: time.Second})
 	if err != nil {
@@ -94,7 +120,7 @@ func run(trials int, caughtUp bool) error {
 	if !caughtUp {
 		settle = "settled (earlier protocol): every primary has a connected replica not in a bulk transfer"
 	}
-	fmt.Printf("%s; go-redis %s; %s\n", c.Version, goRedisVersion(), settle)
+	fmt.Printf("%s; go-redis %s; %d long-lived token managers per trial; %s\n", c.Version, goRedisVersion(), processes, settle)
 	sandbox, err := tenanttest.StartSandbox(tenanttest.WithClients(tenanttest.Client{ID: clientID, RedirectURIs: []string{redirect}}))
 	if err != nil {
 		return err
@@ -103,54 +129,17 @@ func run(trials int, caughtUp bool) error {
 	if err := c.settled(); err != nil {
 		return err
 	}
-	for _, replicas := range []bool{false, true} {
-		mode := "no replicas option"
-		if replicas {
-			mode = fmt.Sprintf("WithReplicas(%d, %s)", replicaCount, replicaTimeout)
-		}
-		outcomes := map[string]int{}
-		var order []string
-		refreshFailed, secondFailed, behind, lostBehind, lostResynced := 0, 0, 0, 0, 0
+	for _, m := range []mode{{back: true}, {back: false}, {back: true, replicas: true}, {back: false, replicas: true}} {
+		var results []result
 		for i := range trials {
-			r, err := c.trial(sandbox, replicas)
+			r, err := c.trial(sandbox, m, processes)
 			if err != nil {
 				return err
 			}
-			fmt.Printf("  %s, trial %d: %s\n", mode, i+1, r)
-			if outcomes[r.outcome] == 0 {
-				order = append(order, r.outcome)
-			}
-			outcomes[r.outcome]++
-			if r.refreshFailed {
-				refreshFailed++
-			}
-			if r.secondFailed {
-				secondFailed++
-			}
-			if r.offsets.promoted < r.offsets.primary {
-				behind++
-				if r.outcome != "kept" {
-					lostBehind++
-				}
-			}
-			if r.outcome != "kept" && r.resynced {
-				lostResynced++
-			}
+			fmt.Printf("  %s, trial %d: %s\n", m, i+1, r)
+			results = append(results, r)
 		}
-		var others []string
-		for _, what := range order {
-			if what != "kept" {
-				others = append(others, fmt.Sprintf("%s: %d", what, outcomes[what]))
-			}
-		}
-		otherwise := ""
-		if len(others) > 0 {
-			otherwise = " (otherwise " + strings.Join(others, ", ") + ")"
-		}
-		lost := trials - outcomes["kept"]
-		fmt.Printf("%s: session kept in %d of %d trials%s; %d refreshes reported STORAGE_FAILED; the second manager's writes failed in %d; "+
-			"the promoted replica was behind the killed primary in %d trials (%d of the %d lost); %d of the lost trials were on the pair the trial before had resynced\n",
-			mode, outcomes["kept"], trials, otherwise, refreshFailed, secondFailed, behind, lostBehind, lost, lostResynced)
+		fmt.Printf("%s: %s\n", m, summary(results))
 	}
 	return nil
 }
@@ -176,232 +165,323 @@ func goRedisVersion() string {
 	return redis.Version()
 }
 
-// offsets are the replication offsets at the kill: the primary's master_repl_offset and the
-// replica's slave_repl_offset and master_link_status, read together right before the kill, and the
-// replica's slave_repl_offset right after it, before its promotion.
-type offsets struct {
-	primary  int64
-	replica  int64
-	link     string
-	promoted int64
-}
-
-func (o offsets) String() string {
-	return fmt.Sprintf("offsets at the kill: primary %d, replica %d (link %s), replica after the kill %d (%d behind)",
-		o.primary, o.replica, o.link, o.promoted, o.primary-o.promoted)
-}
-
-// result is one trial's outcome: "kept", "reuse" (a token was handed out but the sandbox saw a
-// reuse), or the second manager's error code; whether the refresh's writes reported STORAGE_FAILED
-// (with WithReplicas: a REPLICATION_TIMEOUT); whether the second manager's did (with
-// WithReplicas, the promoted primary has no replica until the killed node rejoins, so its WAIT times
-// out; its token is handed out all the same); the offsets at the kill; and whether the session's
-// replica was the node the trial before restarted (it had just made a full resync).
+// result is one trial: the outcome ("kept", "reuse": a refresh token was presented twice and the
+// tenant revoked the session, or "no token: <codes>" when a manager got none within askFor); how
+// long the call that refreshed through the failover took, and its error code if it failed; the managers' storage-failed events (a write
+// that failed, the tokens kept in memory and written again later); and the time the managers took,
+// after the second expiry, until every one had a token, with the number of calls that failed before.
 type result struct {
 	outcome       string
-	refreshFailed bool
-	secondFailed  bool
-	offsets       offsets
-	resynced      bool
+	refreshTook   time.Duration
+	firstFailed   []string
+	storageFailed int
+	allHadToken   time.Duration
+	secondFailed  int
 }
 
 func (r result) String() string {
-	resynced := "no"
-	if r.resynced {
-		resynced = "yes"
+	first := "a token"
+	if len(r.firstFailed) > 0 {
+		first = strings.Join(r.firstFailed, ", ")
 	}
-	return fmt.Sprintf("%s; %s; its replica resynced after the trial before: %s", r.outcome, r.offsets, resynced)
+	return fmt.Sprintf("%s; the refresh through the failover: %s in %s; storage-failed events: %d; after the next expiry every manager had a token in %s (%d calls failed before)",
+		r.outcome, first, r.refreshTook.Round(time.Millisecond), r.storageFailed, r.allHadToken.Round(time.Millisecond), r.secondFailed)
+}
+
+// summary is the figures of one mode's trials.
+func summary(results []result) string {
+	outcomes := map[string]int{}
+	var order []string
+	var times, refreshes []time.Duration
+	firstFailed, storageFailed, secondFailed := 0, 0, 0
+	for _, r := range results {
+		if outcomes[r.outcome] == 0 {
+			order = append(order, r.outcome)
+		}
+		outcomes[r.outcome]++
+		firstFailed += len(r.firstFailed)
+		refreshes = append(refreshes, r.refreshTook)
+		storageFailed += r.storageFailed
+		secondFailed += r.secondFailed
+		if r.outcome == "kept" {
+			times = append(times, r.allHadToken)
+		}
+	}
+	var others []string
+	for _, what := range order {
+		if what != "kept" {
+			others = append(others, fmt.Sprintf("%s: %d", what, outcomes[what]))
+		}
+	}
+	otherwise := ""
+	if len(others) > 0 {
+		otherwise = " (otherwise " + strings.Join(others, ", ") + ")"
+	}
+	timing := ""
+	if len(times) > 0 {
+		slices.Sort(times)
+		timing = fmt.Sprintf("; after the next expiry every manager had a token within %s (median), %s (longest)",
+			median(times), times[len(times)-1].Round(time.Millisecond))
+	}
+	slices.Sort(refreshes)
+	return fmt.Sprintf("session kept in %d of %d trials%s; the refresh through the failover failed in %d and took %s (median), %s (longest); %d storage-failed events; %d calls failed after the next expiry%s",
+		outcomes["kept"], len(results), otherwise, firstFailed, median(refreshes), refreshes[len(refreshes)-1].Round(time.Millisecond), storageFailed, secondFailed, timing)
+}
+
+// median is the middle of sorted durations (the upper middle of an even count), rounded to the ms.
+func median(sorted []time.Duration) time.Duration {
+	return sorted[len(sorted)/2].Round(time.Millisecond)
 }
 
 // cluster is the trials' cluster: internal/rediscluster's, with what the trials read of it.
 type cluster struct {
 	*rediscluster.Cluster
 	caughtUp bool
-	// restarted is the node the last trial killed and restarted ("" before the first).
-	restarted string
 	// probeKeys holds a key in each primary's slots, by its slot ranges (see probeKey).
 	probeKeys map[string]string
 }
 
-func (c *cluster) trial(sandbox *tenanttest.Sandbox, replicas bool) (result, error) {
+// failoverOnRefresh is the managers' HTTP transport: while armed, the first token request runs the
+// failover before it is forwarded (it has left the manager, the tenant has not answered).
+type failoverOnRefresh struct {
+	mu       sync.Mutex
+	failover func() error
+	err      error
+	fired    bool
+}
+
+func (f *failoverOnRefresh) arm(failover func() error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failover, f.fired, f.err = failover, false, nil
+}
+
+func (f *failoverOnRefresh) RoundTrip(request *http.Request) (*http.Response, error) {
+	if request.Method == http.MethodPost && strings.HasSuffix(request.URL.Path, "/oauth/token") {
+		f.mu.Lock()
+		if f.failover != nil {
+			f.err, f.fired, f.failover = f.failover(), true, nil
+		}
+		f.mu.Unlock()
+	}
+	return http.DefaultTransport.RoundTrip(request)
+}
+
+func (f *failoverOnRefresh) outcome() (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fired, f.err
+}
+
+// process is one long-lived token manager on a cluster client of its own.
+type process struct {
+	manager *tokenmanager.Manager
+	client  *redis.ClusterClient
+}
+
+func (c *cluster) trial(sandbox *tenanttest.Sandbox, m mode, count int) (result, error) {
 	ctx := context.Background()
 	prefix := "trial-" + randomHex() + ":"
-	options := []redisstorage.Option{redisstorage.WithPrefix(prefix)}
-	if replicas {
+	options := []redisstorage.Option{redisstorage.WithPrefix(prefix), redisstorage.WithLogger(slog.New(slog.DiscardHandler))}
+	if m.replicas {
 		options = append(options, redisstorage.WithReplicas(replicaCount, replicaTimeout))
 	}
-	first, err := c.connect()
-	if err != nil {
+	transport := &failoverOnRefresh{}
+	var storageFailed atomic.Int32
+	var processes []process
+	defer func() {
+		for _, p := range processes {
+			p.client.Close()
+		}
+	}()
+	for range count {
+		p, err := c.process(sandbox, transport, options, &storageFailed)
+		if err != nil {
+			return result{}, err
+		}
+		processes = append(processes, p)
+	}
+	if err := signIn(ctx, processes[0].manager); err != nil {
 		return result{}, err
 	}
-	refreshFailures := 0
-	a, err := c.manager(sandbox, first, options, &refreshFailures)
-	if err != nil {
-		return result{}, err
-	}
-	request, err := a.BeginAuthorization(ctx)
-	if err != nil {
-		return result{}, err
-	}
-	callback, err := tenanttest.Approve(ctx, request.URL)
-	if err != nil {
-		return result{}, err
-	}
-	if _, err := a.CompleteAuthorization(ctx, callback); err != nil {
-		return result{}, err
-	}
-	refreshFailures = 0 // from here on, the refresh's
-	slot, err := first.ClusterKeySlot(ctx, redisstorage.Key(prefix, "tenant-integration:"+a.BaseURL()+":"+clientID+":tokens")).Result()
-	if err != nil {
-		return result{}, err
-	}
-	nodes, err := c.view()
-	if err != nil {
-		return result{}, err
-	}
-	var primary, replica node
-	for _, n := range nodes {
-		if n.primary && n.owns(int(slot)) {
-			primary = n
+	for _, p := range processes { // every client talks to the session's primary
+		if _, err := p.manager.AccessToken(ctx); err != nil {
+			return result{}, fmt.Errorf("before the failover: %w", err)
 		}
 	}
-	for _, n := range nodes {
-		if !n.primary && n.primaryID == primary.id {
-			replica = n
-		}
-	}
-	if primary.addr == "" || replica.addr == "" {
-		return result{}, fmt.Errorf("no primary with a replica for slot %d", slot)
-	}
-	// Connections of their own to read the offsets at the kill, opened now so that reading them
-	// delays the kill by one round trip.
-	primaryProbe, replicaProbe := probe(primary.addr), probe(replica.addr)
-	defer primaryProbe.Close()
-	defer replicaProbe.Close()
-
-	if err := sandbox.Advance(16 * time.Minute); err != nil {
-		return result{}, err
-	}
-	if _, err := a.AccessToken(ctx); err != nil { // the refresh: the rotated token written (with replicas, acknowledged by the replica)
-		refreshFailures++
-	}
-	var at offsets
-	var wg sync.WaitGroup
-	wg.Go(func() { at.primary, _ = replication(primaryProbe, "master_repl_offset") })
-	wg.Go(func() { at.replica, at.link = replication(replicaProbe, "slave_repl_offset") })
-	wg.Wait()
-	if err := c.Kill(primary.addr); err != nil {
-		return result{}, err
-	}
-	first.Close()
-	at.promoted, _ = replication(replicaProbe, "slave_repl_offset")
-	if _, err := c.CLI(replica.addr, "CLUSTER", "FAILOVER", "TAKEOVER"); err != nil {
-		return result{}, err
-	}
-	for range 100 {
-		if role, _ := c.CLI(replica.addr, "ROLE"); strings.HasPrefix(role, "master") {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-
-	if err := sandbox.Advance(16 * time.Minute); err != nil {
+	primary, replica, err := c.sessionNodes(ctx, processes[0].client, processes[0].manager, prefix)
+	if err != nil {
 		return result{}, err
 	}
 	since, err := sandbox.LastSeq()
 	if err != nil {
 		return result{}, err
 	}
-	second, err := c.connect()
-	if err != nil {
+
+	if err := sandbox.Advance(16 * time.Minute); err != nil {
 		return result{}, err
 	}
-	secondFailures := 0
-	b, err := c.manager(sandbox, second, options, &secondFailures)
-	if err != nil {
-		return result{}, err
-	}
-	outcome := "kept"
-	if _, err := b.AccessToken(ctx); err != nil {
-		// SESSION_ENDED: the replica lacked the rotated token, the rotated-away one was presented.
-		var failure *tokenmanager.Error
-		if errors.As(err, &failure) {
-			outcome = string(failure.Code)
-		} else {
-			outcome = err.Error()
+	transport.arm(func() error {
+		if err := c.Kill(primary); err != nil {
+			return err
 		}
-	} else {
-		events, err := sandbox.Events(since)
-		if err != nil {
+		return c.Promote(replica)
+	})
+	refreshed := time.Now()
+	firstFailed := askOnce(ctx, processes[:1]) // the refresh, by the first manager alone
+	refreshTook := time.Since(refreshed)
+	if fired, err := transport.outcome(); !fired || err != nil {
+		return result{}, fmt.Errorf("the failover at the refresh (run: %v): %v", fired, err)
+	}
+	if m.back {
+		if err := c.Restart(primary); err != nil { // rejoins as a replica of the promoted node
 			return result{}, err
 		}
-		for _, e := range events {
-			if e.Detail != nil && *e.Detail == "refresh_token_reused" {
-				outcome = "reuse"
-			}
-		}
 	}
-	second.Close()
-	resynced := replica.addr == c.restarted
-	// The killed node comes back on its port with its cluster config file: a replica of the promoted one.
-	if err := c.Restart(primary.addr); err != nil {
+
+	if err := sandbox.Advance(16 * time.Minute); err != nil {
 		return result{}, err
 	}
-	c.restarted = primary.addr
-	if err := c.settled(); err != nil {
+	r := askUntilServed(ctx, processes)
+	r.firstFailed, r.refreshTook = firstFailed, refreshTook
+	r.storageFailed = int(storageFailed.Load())
+	events, err := sandbox.Events(since)
+	if err != nil {
 		return result{}, err
 	}
-	return result{outcome: outcome, refreshFailed: refreshFailures > 0, secondFailed: secondFailures > 0, offsets: at, resynced: resynced}, nil
-}
-
-// probe is a plain client of one node, with its connection open.
-func probe(addr string) *redis.Client {
-	client := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, DialTimeout: time.Second})
-	_ = client.Ping(context.Background()).Err()
-	return client
-}
-
-// replication reads the offset field of INFO replication, and master_link_status (a replica's).
-func replication(client *redis.Client, field string) (int64, string) {
-	info, err := client.Info(context.Background(), "replication").Result()
-	if err != nil {
-		return -1, "unread"
-	}
-	return parseReplication(info, field)
-}
-
-func parseReplication(info, field string) (int64, string) {
-	offset, link := int64(-1), ""
-	for _, line := range strings.Split(info, "\n") {
-		key, value, _ := strings.Cut(strings.TrimSpace(line), ":")
-		switch key {
-		case field:
-			offset, _ = strconv.ParseInt(value, 10, 64)
-		case "master_link_status":
-			link = value
+	for _, e := range events {
+		if e.Detail != nil && *e.Detail == "refresh_token_reused" {
+			r.outcome = "reuse"
 		}
 	}
-	return offset, link
+	if !m.back {
+		if err := c.Restart(primary); err != nil {
+			return result{}, err
+		}
+	}
+	return r, c.settled()
 }
 
-// manager is a token manager on the sandbox over a storage on client; failures counts its
-// storage-failed events (a refresh hands out its tokens even when their write failed).
-func (c *cluster) manager(sandbox *tenanttest.Sandbox, client *redis.ClusterClient, options []redisstorage.Option, failures *int) (*tokenmanager.Manager, error) {
-	storage, err := redisstorage.New(client, append(options, redisstorage.WithLogger(slog.New(slog.DiscardHandler)))...)
+// process makes one long-lived token manager on a cluster client of its own, with go-redis's
+// defaults as a process would have them; storageFailed counts its storage-failed events.
+func (c *cluster) process(sandbox *tenanttest.Sandbox, transport http.RoundTripper, options []redisstorage.Option, storageFailed *atomic.Int32) (process, error) {
+	client, err := c.connect()
 	if err != nil {
-		return nil, err
+		return process{}, err
 	}
-	return tokenmanager.New(
+	storage, err := redisstorage.New(client, options...)
+	if err != nil {
+		client.Close()
+		return process{}, err
+	}
+	manager, err := tokenmanager.New(
 		tokenmanager.Config{BaseURL: sandbox.URL, ClientID: clientID, RedirectURI: redirect, Scopes: []scope.Scope{scope.ProfileRead}},
 		tokenmanager.WithStorage(storage),
 		tokenmanager.WithClock(sandbox.Now),
+		tokenmanager.WithHTTPClient(&http.Client{Transport: transport}),
 		tokenmanager.WithLogger(slog.New(slog.DiscardHandler)),
 		tokenmanager.WithOnChange(func(e tokenmanager.Event) {
 			if e.Kind == tokenmanager.EventStorageFailed {
-				*failures++
+				storageFailed.Add(1)
 			}
 		}),
 	)
+	if err != nil {
+		client.Close()
+		return process{}, err
+	}
+	return process{manager: manager, client: client}, nil
+}
+
+func signIn(ctx context.Context, m *tokenmanager.Manager) error {
+	request, err := m.BeginAuthorization(ctx)
+	if err != nil {
+		return err
+	}
+	callback, err := tenanttest.Approve(ctx, request.URL)
+	if err != nil {
+		return err
+	}
+	_, err = m.CompleteAuthorization(ctx, callback)
+	return err
+}
+
+// askOnce has the managers ask for a token at once; the codes of the calls that failed.
+func askOnce(ctx context.Context, processes []process) []string {
+	codes := make([]string, len(processes))
+	var wg sync.WaitGroup
+	for i, p := range processes {
+		wg.Go(func() {
+			if _, err := p.manager.AccessToken(ctx); err != nil {
+				codes[i] = code(err)
+			}
+		})
+	}
+	wg.Wait()
+	return slices.DeleteFunc(codes, func(c string) bool { return c == "" })
+}
+
+// askUntilServed has every manager ask for a token at once, and again every askEvery after a
+// failure, for at most askFor: "kept" with the time until every one had a token, or "no token"
+// with the codes of the managers that got none.
+func askUntilServed(ctx context.Context, processes []process) result {
+	start := time.Now()
+	var failed atomic.Int32
+	var mu sync.Mutex
+	var missing []string
+	var wg sync.WaitGroup
+	for _, p := range processes {
+		wg.Go(func() {
+			for {
+				_, err := p.manager.AccessToken(ctx)
+				if err == nil {
+					return
+				}
+				failed.Add(1)
+				if time.Since(start) > askFor {
+					mu.Lock()
+					missing = append(missing, code(err))
+					mu.Unlock()
+					return
+				}
+				time.Sleep(askEvery)
+			}
+		})
+	}
+	wg.Wait()
+	r := result{outcome: "kept", allHadToken: time.Since(start), secondFailed: int(failed.Load())}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		r.outcome = "no token: " + strings.Join(missing, ", ")
+	}
+	return r
+}
+
+func code(err error) string {
+	var failure *tokenmanager.Error
+	if errors.As(err, &failure) {
+		return string(failure.Code)
+	}
+	return err.Error()
+}
+
+// sessionNodes are the addresses of the primary serving m's session's slot and of its replica.
+func (c *cluster) sessionNodes(ctx context.Context, client *redis.ClusterClient, m *tokenmanager.Manager, prefix string) (string, string, error) {
+	slot, err := client.ClusterKeySlot(ctx, redisstorage.Key(prefix, "tenant-integration:"+m.BaseURL()+":"+clientID+":tokens")).Result()
+	if err != nil {
+		return "", "", err
+	}
+	nodes, err := c.view()
+	if err != nil {
+		return "", "", err
+	}
+	for _, n := range nodes {
+		if n.primary && n.owns(int(slot)) {
+			replica, err := c.ReplicaOf(n.addr)
+			return n.addr, replica, err
+		}
+	}
+	return "", "", fmt.Errorf("no primary serves slot %d", slot)
 }
 
 func randomHex() string {
@@ -571,7 +651,8 @@ func (c *cluster) probeKey(p node) (string, error) {
 	return c.probeKeys[ranges], nil
 }
 
-// connect is a cluster client of its own (its own connections), started from the nodes that are not failed.
+// connect is a cluster client of its own (its own connections, go-redis's default options), started
+// from the nodes that are not failed.
 func (c *cluster) connect() (*redis.ClusterClient, error) {
 	nodes, err := c.view()
 	if err != nil {
@@ -583,5 +664,19 @@ func (c *cluster) connect() (*redis.ClusterClient, error) {
 			addrs = append(addrs, n.addr)
 		}
 	}
-	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, DialTimeout: time.Second}), nil
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs}), nil
+}
+
+func parseReplication(info, field string) (int64, string) {
+	offset, link := int64(-1), ""
+	for _, line := range strings.Split(info, "\n") {
+		key, value, _ := strings.Cut(strings.TrimSpace(line), ":")
+		switch key {
+		case field:
+			offset, _ = strconv.ParseInt(value, 10, 64)
+		case "master_link_status":
+			link = value
+		}
+	}
+	return offset, link
 }
