@@ -27,7 +27,9 @@ var (
 // (compare-and-DEL, then PUBLISH <key>:released ""), with a bounded wait that wakes on a release
 // announcement (a subscription on a connection of its own, for the time of the wait; polling
 // without one). The task's Held reads the key (GET): the manager asks right before a refresh leaves,
-// and sends nothing when a paused holder's lease was taken over.
+// and sends nothing when a paused holder's lease was taken over. A SET NX sent without a reply may
+// take the lease later: the lock releases that lease at its next try on the key (lateLeases). On a
+// cluster it follows a failover as the storage does (see the package's doc).
 type Lock struct {
 	client   redis.UniversalClient
 	o        options
