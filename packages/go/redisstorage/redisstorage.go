@@ -179,6 +179,10 @@ func New(client redis.UniversalClient, opts ...Option) (*Storage, error) {
 	return &Storage{client: client, o: o, failover: f, lock: newLock(client, o, f)}, nil
 }
 
+// Where is the Redis key of the manager's name (Key, with the storage's prefix), as a user finds it
+// with redis-cli: the manager's messages about a stored value name it (tokenmanager.KeyLocator).
+func (s *Storage) Where(name string) string { return Key(s.o.prefix, name) }
+
 // Lock is the storage's Redis lock, which the manager uses unless WithLock gives another.
 func (s *Storage) Lock() tokenmanager.Lock { return s.lock }
 

@@ -44,6 +44,7 @@ type Manager struct {
 	flight          *flight
 	ownIntent       *intentRecord
 	watch           *intentWatch // this process's watch of another's refresh intent (refreshintent.go)
+	foreignIntent   string       // the last value under the intent key that was no intent record (warned about once)
 	writeFailure    *Error
 	retryWriteAfter float64
 }

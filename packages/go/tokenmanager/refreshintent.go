@@ -60,14 +60,31 @@ func (m *Manager) endWatch() {
 }
 
 // readIntent reads the refresh intent (nil: none, or not a valid record) and counts the read in the
-// watch: watched is how long this process has now watched that intent without a break.
+// watch: watched is how long this process has now watched that intent without a break. A read that
+// fails is an error (a value of another Redis type under the key, another application's data, is
+// COMMAND_FAILED: the refresh fails, and nothing overwrites it). A value that is no intent record
+// reads as absent (spec/token-store), with one warning naming the key; the next intent replaces it.
 func (m *Manager) readIntent(ctx context.Context) (intent *intentRecord, watched time.Duration, err error) {
 	raw, present, err := m.get(ctx, m.intentKey)
 	if err != nil {
 		return nil, 0, err
 	}
 	intent = parseIntent(raw, present)
+	if intent == nil && present {
+		m.warnForeignIntent(raw)
+	}
 	return intent, m.watchIntent(intent), nil
+}
+
+// warnForeignIntent warns, once per value, that the value under the intent key is no intent record.
+func (m *Manager) warnForeignIntent(raw string) {
+	m.mu.Lock()
+	warned := m.foreignIntent == raw
+	m.foreignIntent = raw
+	m.mu.Unlock()
+	if !warned {
+		m.log.Warn("the value under " + m.where(m.intentKey) + " is not a refresh intent record (this kit did not write it); it reads as no intent, and the next refresh intent replaces it")
+	}
 }
 
 // watchIntent counts a successful read that found intent (nil: none) in the watch, and returns how

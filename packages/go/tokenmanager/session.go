@@ -78,7 +78,7 @@ func (m *Manager) loadFailed(err error) error {
 func (m *Manager) parseStored(raw string, present bool) (*tokenRecord, error) {
 	record := parseRecord(raw, present)
 	if record == nil && present {
-		what := "the value under " + m.tokensKey + " is not a token record; signing in replaces it"
+		what := "the value under " + m.where(m.tokensKey) + " is not a token record; signing in replaces it"
 		m.reportUnreadable(what, nil)
 		return nil, newError(CodeNotSignedIn, "the stored tokens are unreadable: %s", what)
 	}

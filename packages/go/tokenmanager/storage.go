@@ -50,6 +50,21 @@ type LockingStorage interface {
 	Lock() Lock
 }
 
+// KeyLocator is a storage that says where a user finds a key in it: redisstorage gives the Redis key
+// (prefix and hash tag included, as redis-cli shows it). The manager's messages about a stored value
+// name that, and the key itself for a storage that is no KeyLocator.
+type KeyLocator interface {
+	Where(key string) string
+}
+
+// where is key as a user finds it in the manager's storage (see KeyLocator), for a message.
+func (m *Manager) where(key string) string {
+	if locator, ok := m.storage.(KeyLocator); ok {
+		return locator.Where(key)
+	}
+	return key
+}
+
 // alwaysHeld is the Held of a lock that cannot tell.
 type alwaysHeld struct{}
 
