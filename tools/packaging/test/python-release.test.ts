@@ -66,6 +66,15 @@ describe("python-release.mjs: does this push release the Python package?", () =>
     expect(pythonRelease({ cwd: repo, before: undefined }).changed).toBe(true);
   });
 
+  it("takes the version before the push when given (the release rehearsal's copy has no history)", () => {
+    expect(pythonRelease({ cwd: repo, previous: "0.1.0" })).toEqual({
+      version: "0.1.0",
+      previous: "0.1.0",
+      changed: false,
+    });
+    expect(pythonRelease({ cwd: repo, previous: "0.0.0", before: versioned }).changed).toBe(true);
+  });
+
   it("prints the lines the workflow appends to $GITHUB_OUTPUT", () => {
     const script = join(import.meta.dirname, "..", "..", "release", "python-release.mjs");
     const out = execFileSync("node", [script, unrelated], {
