@@ -1,23 +1,24 @@
 #!/usr/bin/env node
 // Which tag releases the Go module. The module (packages/go, github.com/tenant-integration/sdk/packages/go)
-// is released with the monorepo's releases but not by changesets (it is in .changeset/config.json's
-// "ignore": npm never sees it): Go takes a module's versions from git tags named after its folder,
-// `packages/go/vX.Y.Z` (https://go.dev/ref/mod#vcs-version). When a release publishes versions (a
-// merged "Version packages" pull request), the Go module gets the release's version, the highest
-// version among the published npm packages and the Python SDK, as long as packages/go changed since
-// its last tag and no tag of that version exists yet.
+// is versioned by changesets, like the Python SDK: a changeset naming `@tenant-integration/go` bumps
+// the version of packages/go/package.json (private: npm never sees it) and writes
+// packages/go/CHANGELOG.md. Go takes a module's versions from git tags named after its folder,
+// `packages/go/vX.Y.Z` (https://go.dev/ref/mod#vcs-version), so when a push moved that version (a
+// merged "Version packages" pull request that versioned the module; version-change.mjs), the release
+// workflow pushes the tag of the new version.
 //
-//   node tools/release/go-release.mjs
+//   node tools/release/go-release.mjs <commit before the push>
 //
 // prints `changed=true|false`, `tag=packages/go/vX.Y.Z` and `version=X.Y.Z`, the lines the release
-// workflow appends to $GITHUB_OUTPUT before it pushes the tag. From v2 on, Go wants the major
-// version at the end of the module path (`…/packages/go/v2` in go.mod): the script refuses a tag the
-// module path does not allow.
+// workflow appends to $GITHUB_OUTPUT before it pushes the tag. A tag that exists already is never
+// pushed again (a rerun, a commit before the push that cannot be read). It fails on a version older
+// than the module's latest tag, and from v2 on on a module path without the major version at its end
+// (`…/packages/go/v2` in go.mod): Go would refuse that tag.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { publishedPackages } from "../packaging/published.mjs";
+import { versionChange } from "./version-change.mjs";
 
 /** The folder of the Go module and the prefix of its tags. */
 export const GO_DIR = "packages/go";
@@ -36,74 +37,69 @@ export function compareVersions(a, b) {
   return x[4] < y[4] ? -1 : 1;
 }
 
-/** The versions of a release: every published npm package's and the Python SDK's, in the tree at `cwd`. */
-export function releaseVersions(cwd) {
-  const manifests = [...publishedPackages().map(({ dir }) => dir), "packages/python"];
-  return manifests.map((dir) => JSON.parse(readFileSync(join(cwd, dir, "package.json"), "utf8")).version);
-}
-
-function git(cwd, args) {
-  try {
-    return execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-  } catch {
-    return null;
-  }
-}
-
 /** The module path in packages/go/go.mod. */
 export function modulePath(cwd) {
   return /^module\s+(\S+)/m.exec(readFileSync(join(cwd, GO_DIR, "go.mod"), "utf8"))[1];
 }
 
+/** The module's tags (`packages/go/vX.Y.Z`) in the git repository at `repo`, oldest first. */
+export function moduleTags(repo) {
+  let listed = "";
+  try {
+    listed = execFileSync("git", ["tag", "--list", `${TAG_PREFIX}*`], {
+      cwd: repo,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+  } catch {
+    // Not a git repository: no tags.
+  }
+  return listed
+    .split("\n")
+    .map((name) => name.trim())
+    .filter((name) => SEMVER.test(name.slice(TAG_PREFIX.length)))
+    .sort((a, b) => compareVersions(a.slice(TAG_PREFIX.length), b.slice(TAG_PREFIX.length)));
+}
+
 /**
- * `{ version, tag, previousTag, changed, why, module }` for the tree at `cwd`: the release's version
- * (the highest of `versions`, by default releaseVersions(cwd)), its tag, the module's latest tag,
- * whether this release pushes the tag, and why (or why not).
+ * What a push releases of the Go module in the tree at `cwd`: `{ version, previous, tag, previousTag,
+ * changed, why, module }`. `version` is packages/go/package.json's (changesets wrote it), `previous`
+ * the one before the push (given, or read at the commit `before`), `tag` the tag of `version`,
+ * `previousTag` the module's latest tag in the repository at `repo` (default `cwd`), and `changed`
+ * whether the workflow pushes `tag`, for the reason `why`. Throws when Go would refuse the tag: a
+ * version older than `previousTag`, or v2 and later without the major version suffix on the module path.
  */
-export function goRelease({ cwd, versions = releaseVersions(cwd) }) {
-  const version = [...versions].sort(compareVersions).at(-1);
+export function goRelease({ cwd, before, previous, repo = cwd }) {
+  const change = versionChange({ cwd, dir: GO_DIR, before, previous });
+  const { version } = change;
   const tag = `${TAG_PREFIX}${version}`;
   const module = modulePath(cwd);
-  const major = Number(SEMVER.exec(version)[1]);
+  const major = Number(SEMVER.exec(version)?.[1] ?? Number.NaN);
+  if (Number.isNaN(major)) throw new Error(`${GO_DIR}/package.json: not a semantic version: ${version}`);
   if (major >= 2 && !module.endsWith(`/v${major}`)) {
     throw new Error(
       `${tag} needs the module path to end in /v${major} (go.mod says ${module}): https://go.dev/ref/mod#major-version-suffixes`,
     );
   }
-  // 0.0.0 is the version of a package changesets has never versioned: nothing is released yet.
-  if (version === "0.0.0")
-    return { version, tag, previousTag: null, changed: false, why: "nothing is released yet (0.0.0)", module };
-  const tags = (git(cwd, ["tag", "--list", `${TAG_PREFIX}*`]) ?? "")
-    .split("\n")
-    .filter((name) => SEMVER.test(name.slice(TAG_PREFIX.length)))
-    .sort((a, b) => compareVersions(a.slice(TAG_PREFIX.length), b.slice(TAG_PREFIX.length)));
+  const tags = moduleTags(repo);
   const previousTag = tags.at(-1) ?? null;
-  if (tags.includes(tag)) return { version, tag, previousTag, changed: false, why: `${tag} exists already`, module };
-  if (previousTag && compareVersions(version, previousTag.slice(TAG_PREFIX.length)) < 0) {
-    return {
-      version,
-      tag,
-      previousTag,
-      changed: false,
-      why: `${previousTag} is newer than the release's version`,
-      module,
-    };
-  }
-  if (previousTag && git(cwd, ["diff", "--quiet", previousTag, "HEAD", "--", GO_DIR]) !== null) {
-    return { version, tag, previousTag, changed: false, why: `${GO_DIR} has not changed since ${previousTag}`, module };
-  }
+  const release = { ...change, tag, previousTag, module };
+  // 0.0.0 is the version of a package changesets has never versioned: nothing is released yet.
+  if (version === "0.0.0") return { ...release, changed: false, why: "nothing is released yet (0.0.0)" };
+  if (!change.changed) return { ...release, changed: false, why: `the module's version did not change (${version})` };
+  if (tags.includes(tag)) return { ...release, changed: false, why: `${tag} exists already` };
+  if (previousTag && compareVersions(version, previousTag.slice(TAG_PREFIX.length)) < 0)
+    throw new Error(`${tag} would be older than the module's latest tag, ${previousTag}`);
+  const from = change.previous === null ? "the version before the push is unknown" : `from ${change.previous}`;
   return {
-    version,
-    tag,
-    previousTag,
+    ...release,
     changed: true,
-    why: previousTag ? `${GO_DIR} changed since ${previousTag}` : "the module's first tag",
-    module,
+    why: `${from}; ${previousTag ? `after ${previousTag}` : "the module's first tag"}`,
   };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const { version, tag, changed, why, module } = goRelease({ cwd: process.cwd() });
+  const { version, tag, changed, why, module } = goRelease({ cwd: process.cwd(), before: process.argv[2] });
   console.error(
     `${module}: ${changed ? "releases" : "does not release"} ${tag} (${why}); users: go get ${module}@v${version}`,
   );

@@ -1,8 +1,13 @@
 // A rehearsal of the "Version packages" step, in a temporary copy of the repository so nothing here
-// changes: a patch changeset for every published package is added, `changeset version` runs, and
-// each package's `pnpm pack --dry-run` list is read. It proves that changesets writes a CHANGELOG.md
-// per package and that the tarball then carries it (and the LICENSE). `rehearsePythonVersion` does
-// the same for the Python package, which changesets versions but npm never publishes (PyPI does).
+// changes: changesets are written, `changeset version` runs, and what it wrote is read.
+//
+// - `rehearseVersion`: the pending changesets plus a patch for every package changesets releases
+//   (the npm ones and the ones released elsewhere, tools/release/non-npm.mjs). Every npm package
+//   gets a CHANGELOG.md its tarball carries (`pnpm pack --dry-run`); every other package its
+//   CHANGELOG.md, its new version and what the release workflow does with it (the Go module's tag).
+// - `rehearseAlone`: a minor changeset naming one package released elsewhere, alone: it moves that
+//   package and nothing else, and its artifacts (the Python wheel) carry the new version.
+// - `privateMovedByNpmRelease`: a patch for every npm package moves no private package.
 import { execFileSync } from "node:child_process";
 import {
   cpSync,
@@ -18,8 +23,13 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { publishedPackages, root } from "../packaging/published.mjs";
+import { nonNpmPackages } from "./non-npm.mjs";
 
 const marker = "Release rehearsal: this entry exists only in a temporary copy.";
+
+/** A changeset giving each of `names` the `bump`, with the rehearsal's note. */
+const changesetFor = (names, bump) =>
+  `---\n${names.map((name) => `"${name}": ${bump}`).join("\n")}\n---\n\n${marker}\n`;
 
 /**
  * Runs `work(copy)` in a temporary copy of the repository (the files git would commit, with the
@@ -61,107 +71,125 @@ function inVersionedCopy(changeset, work, { onlyThisChangeset = false } = {}) {
   }
 }
 
+/** The version in `<dir>/package.json` under `base`. */
+const versionIn = (base, dir) => JSON.parse(readFileSync(join(base, dir, "package.json"), "utf8")).version;
+
+/** `<dir>/CHANGELOG.md` under `base`, or "" when there is none. */
+function changelogIn(base, dir) {
+  const file = join(base, dir, "CHANGELOG.md");
+  return existsSync(file) ? readFileSync(file, "utf8") : "";
+}
+
+/** `entry.plan` on a versioned copy, with the error it throws (a release the registry would refuse). */
+function planIn(copy, entry, previous) {
+  try {
+    return { plan: entry.plan({ cwd: copy, previous, repo: root }), planError: null };
+  } catch (error) {
+    return { plan: null, planError: error.message };
+  }
+}
+
 /**
- * Runs the rehearsal; resolves with, for each published package, the version `changeset version`
- * gave it, whether its CHANGELOG.md holds the rehearsal entry, and the files `pnpm pack` would ship.
+ * Runs the rehearsal of the next release: the pending changesets and a patch for every package
+ * changesets releases. Returns `published`, for each npm package the version `changeset version`
+ * gave it, whether its CHANGELOG.md holds the rehearsal entry and the files `pnpm pack` would ship;
+ * and `nonNpm`, for each package released elsewhere its version before and after, its CHANGELOG.md
+ * and what the release workflow would do (`plan`, or `planError` when the release would be refused).
  */
 export function rehearseVersion() {
   const packages = publishedPackages();
-  const changeset = `---\n${packages.map(({ manifest }) => `"${manifest.name}": patch`).join("\n")}\n---\n\n${marker}\n`;
-  return inVersionedCopy(changeset, (copy) =>
-    packages.map(({ dir, manifest }) => {
-      const folder = join(copy, dir);
-      const changelog = join(folder, "CHANGELOG.md");
-      const out = execFileSync("pnpm", ["pack", "--dry-run", "--json"], { cwd: folder, encoding: "utf8" });
+  const names = [...packages.map(({ manifest }) => manifest.name), ...nonNpmPackages.map(({ name }) => name)];
+  return inVersionedCopy(changesetFor(names, "patch"), (copy) => ({
+    published: packages.map(({ dir, manifest }) => {
+      const out = execFileSync("pnpm", ["pack", "--dry-run", "--json"], { cwd: join(copy, dir), encoding: "utf8" });
       const packed = JSON.parse(out.slice(out.indexOf("{")));
       return {
         name: manifest.name,
         dir,
-        version: JSON.parse(readFileSync(join(folder, "package.json"), "utf8")).version,
-        changelogWritten: existsSync(changelog) && readFileSync(changelog, "utf8").includes(marker),
+        version: versionIn(copy, dir),
+        changelogWritten: changelogIn(copy, dir).includes(marker),
         packed: packed.files.map((file) => file.path),
       };
     }),
-  );
+    nonNpm: nonNpmPackages.map((entry) => {
+      const versionBefore = versionIn(root, entry.dir);
+      const changelog = changelogIn(copy, entry.dir);
+      return {
+        name: entry.name,
+        dir: entry.dir,
+        registry: entry.registry,
+        versionBefore,
+        version: versionIn(copy, entry.dir),
+        changelog,
+        changelogWritten: changelog.includes(marker),
+        ...planIn(copy, entry, versionBefore),
+      };
+    }),
+  }));
 }
 
-/** Every workspace package's version, by name (public and private). */
-function workspaceVersions(dir) {
+/** Every workspace package's version, by name (public and private), in the tree at `base`. */
+function workspaceVersions(base) {
   const listed = JSON.parse(
     execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" }),
   );
   const versions = {};
   for (const { path } of listed) {
-    const manifest = JSON.parse(readFileSync(join(dir, relative(root, path), "package.json"), "utf8"));
+    const manifest = JSON.parse(readFileSync(join(base, relative(root, path), "package.json"), "utf8"));
     if (manifest.version !== undefined) versions[manifest.name] = manifest.version;
   }
   return versions;
 }
 
 /**
- * The Python package's release, rehearsed in two temporary copies.
- *
- * 1. A minor changeset naming `@tenant-integration/python` alone (the pending ones removed), then
- *    `changeset version`, then the sdist and the wheel built there with the repository's venv
- *    (`python -m build --no-isolation`, as `pnpm build` does). Proves that a changeset bumps
- *    packages/python/package.json (changesets versions private packages: `privatePackages.version`
- *    is true), that pyproject reads that version into both files, that the CHANGELOG.md is written
- *    and shipped in the sdist, and that no other package moves (`othersMoved`).
- * 2. A patch for every published npm package (the pending changesets removed): the Python package
- *    does not move, and neither does any other private package (`privateMovedByNpmRelease`: the apps and tools are in the changesets
- *    `ignore` list, so they get no version or CHANGELOG.md of their own).
+ * The release of one package released elsewhere (`entry`, from non-npm.mjs), rehearsed in a
+ * temporary copy: a minor changeset naming it alone (the pending ones removed), `changeset version`,
+ * then what the workflow would do (`plan`) and, when the package has a build, its artifacts built
+ * there (`built`, and `contents`, the files of the archive that carries its notes). Proves that a
+ * changeset bumps its package.json (changesets versions private packages: `privatePackages.version`
+ * is true), writes its CHANGELOG.md, and moves no other package (`othersMoved`).
  */
-export function rehearsePythonVersion() {
-  const name = "@tenant-integration/python";
+export function rehearseAlone(entry) {
+  const before = workspaceVersions(root);
+  return inVersionedCopy(
+    changesetFor([entry.name], "minor"),
+    (copy) => {
+      const after = workspaceVersions(copy);
+      const build = entry.build?.(join(copy, entry.dir), join(copy, "rehearsal-dist")) ?? null;
+      return {
+        name: entry.name,
+        versionBefore: before[entry.name],
+        version: after[entry.name],
+        othersMoved: Object.keys(after).filter((other) => other !== entry.name && after[other] !== before[other]),
+        changelogWritten: changelogIn(copy, entry.dir).includes(marker),
+        ...planIn(copy, entry, before[entry.name]),
+        built: build?.built ?? null,
+        contents: build?.contents ?? null,
+      };
+    },
+    { onlyThisChangeset: true },
+  );
+}
+
+/**
+ * The private workspace packages a patch for every npm package moves (the pending changesets
+ * removed): none, as the apps and tools are in the changesets `ignore` list and the packages
+ * released elsewhere move only by a changeset naming them.
+ */
+export function privateMovedByNpmRelease() {
   const before = workspaceVersions(root);
   const privateNames = JSON.parse(
     execFileSync("pnpm", ["ls", "-r", "--depth", "-1", "--json"], { cwd: root, encoding: "utf8" }),
   )
     .filter(({ path, private: isPrivate }) => isPrivate && path !== root.replace(/\/$/, ""))
-    .map(({ name: packageName }) => packageName);
-  const npmRelease = `---\n${publishedPackages()
-    .map(({ manifest }) => `"${manifest.name}": patch`)
-    .join("\n")}\n---\n\n${marker}\n`;
-  const privateMovedByNpmRelease = inVersionedCopy(
-    npmRelease,
+    .map(({ name }) => name);
+  const names = publishedPackages().map(({ manifest }) => manifest.name);
+  return inVersionedCopy(
+    changesetFor(names, "patch"),
     (copy) => {
       const after = workspaceVersions(copy);
-      return privateNames.filter((privateName) => after[privateName] !== before[privateName]);
+      return privateNames.filter((name) => after[name] !== before[name]);
     },
     { onlyThisChangeset: true },
   );
-  const changeset = `---\n"${name}": minor\n---\n\n${marker}\n`;
-  const python = inVersionedCopy(
-    changeset,
-    (copy) => {
-      const folder = join(copy, "packages", "python");
-      const changelog = join(folder, "CHANGELOG.md");
-      const after = workspaceVersions(copy);
-      const out = join(copy, "python-dist");
-      // The repository's venv (made or updated first, as every Python task does), which holds `build`.
-      const python = execFileSync("node", [join(root, "tools", "python", "venv.mjs"), "--print"], {
-        cwd: root,
-        encoding: "utf8",
-      }).trim();
-      execFileSync(python, ["-m", "build", "--no-isolation", "--outdir", out], { cwd: folder, stdio: "pipe" });
-      const built = readdirSync(out).sort();
-      const sdist = built.find((file) => file.endsWith(".tar.gz"));
-      const sdistFiles = sdist
-        ? execFileSync("tar", ["tzf", join(out, sdist)], { encoding: "utf8" })
-            .split("\n")
-            .filter(Boolean)
-        : [];
-      return {
-        name,
-        versionBefore: before[name],
-        version: after[name],
-        othersMoved: Object.keys(after).filter((other) => other !== name && after[other] !== before[other]),
-        changelogWritten: existsSync(changelog) && readFileSync(changelog, "utf8").includes(marker),
-        built,
-        sdistFiles: sdistFiles.map((file) => file.slice(file.indexOf("/") + 1)),
-      };
-    },
-    { onlyThisChangeset: true },
-  );
-  return { ...python, privateMovedByNpmRelease };
 }

@@ -13,8 +13,8 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { publishedPackages, publishProblems, root } from "../packaging/published.mjs";
-import { goRelease } from "./go-release.mjs";
-import { rehearsePythonVersion, rehearseVersion } from "./rehearse-version.mjs";
+import { nonNpmPackages } from "./non-npm.mjs";
+import { privateMovedByNpmRelease, rehearseAlone, rehearseVersion } from "./rehearse-version.mjs";
 
 const dryRun = process.argv.includes("--dry-run");
 
@@ -25,6 +25,73 @@ function run(title, command, args, options = {}) {
     console.error(`✖ ${title} failed`);
     process.exit(result.status ?? 1);
   }
+}
+
+/** What the release workflow does for a package released elsewhere, and why. */
+const describePlan = ({ changed, release, why }) => (changed ? `${release} (${why})` : `nothing (${why})`);
+
+/**
+ * The next release of the packages released elsewhere (tools/release/non-npm.mjs), as the rehearsal
+ * found it: the version changesets wrote, its CHANGELOG.md, and what the release workflow does then.
+ * Returns what is wrong.
+ */
+function reportNonNpm(rehearsed) {
+  const problems = [];
+  console.log(
+    "\n▶ The packages released elsewhere: changesets versions them and writes their CHANGELOG.md; the release workflow publishes",
+  );
+  for (const {
+    name,
+    dir,
+    registry,
+    versionBefore,
+    version,
+    changelog,
+    changelogWritten,
+    plan,
+    planError,
+  } of rehearsed) {
+    console.log(`  ${name} ${versionBefore} -> ${version}, ${registry}`);
+    console.log(`    ${dir}/CHANGELOG.md ${changelogWritten ? "written:" : "NOT written"}`);
+    // Its first version's section, headings and each entry's first line: what users will read.
+    const section = changelog.split(/^## /m)[1] ?? "";
+    const outline = `## ${section}`.split("\n").filter((line) => /^(#|- )/.test(line));
+    for (const line of outline) console.log(`      ${line.length > 100 ? `${line.slice(0, 99)}…` : line}`);
+    if (plan) console.log(`    release: ${describePlan(plan)}`);
+    if (!changelogWritten) problems.push(`${name}: changeset version wrote no ${dir}/CHANGELOG.md`);
+    if (planError) problems.push(`${name}: the release would be refused: ${planError}`);
+  }
+  return problems;
+}
+
+/** What a minor changeset naming one package released elsewhere, alone, did; returns what is wrong. */
+function reportAlone({
+  name,
+  versionBefore,
+  version,
+  othersMoved,
+  changelogWritten,
+  plan,
+  planError,
+  built,
+  contents,
+}) {
+  const problems = [];
+  console.log(
+    `  ${name}: ${versionBefore} -> ${version}; ${othersMoved.length === 0 ? "no other package moved" : `also moved ${othersMoved.join(", ")}`}; CHANGELOG.md ${changelogWritten ? "written" : "NOT written"}`,
+  );
+  if (plan) console.log(`    release: ${describePlan(plan)}`);
+  if (built) {
+    console.log(`    built ${built.join(", ")}${contents?.includes("CHANGELOG.md") ? ", CHANGELOG.md inside" : ""}`);
+  }
+  if (othersMoved.length > 0) problems.push(`a changeset for ${name} alone also moved ${othersMoved.join(", ")}`);
+  if (!changelogWritten || version === versionBefore)
+    problems.push(`${name}: a changeset naming it must bump its package.json and write its CHANGELOG.md`);
+  if (planError || !plan?.changed)
+    problems.push(`${name}: the workflow would not release the new version: ${planError ?? plan?.why}`);
+  if (built && (!built.every((file) => file.includes(`-${version}`)) || !contents?.includes("CHANGELOG.md")))
+    problems.push(`${name}: every artifact must carry the version changesets wrote, and the sources its CHANGELOG.md`);
+  return problems;
 }
 
 run("Build every package", "pnpm", ["turbo", "run", "build"]);
@@ -74,7 +141,7 @@ if (dryRun) {
 
   console.log("\n▶ Rehearsal of `changeset version` in a temporary copy (CHANGELOG.md written and packed)");
   const rehearsed = rehearseVersion();
-  for (const { name, version, changelogWritten, packed } of rehearsed) {
+  for (const { name, version, changelogWritten, packed } of rehearsed.published) {
     const shipped = ["CHANGELOG.md", "LICENSE", "README.md"].filter((file) => packed.includes(file));
     console.log(
       `  ${name}@${version}: CHANGELOG.md ${changelogWritten ? "written" : "NOT written"}; tarball has ${shipped.join(", ") || "none of them"}`,
@@ -82,42 +149,19 @@ if (dryRun) {
     if (!changelogWritten || shipped.length !== 3)
       failures.push(`${name}: after changeset version, the tarball must carry CHANGELOG.md, LICENSE and README.md`);
   }
+  failures.push(...reportNonNpm(rehearsed.nonNpm));
 
+  console.log("\n▶ Each package released elsewhere alone: a minor changeset naming only it, in a temporary copy");
+  for (const entry of nonNpmPackages) failures.push(...reportAlone(rehearseAlone(entry)));
+
+  const moved = privateMovedByNpmRelease();
   console.log(
-    "\n▶ Rehearsal of the Python package's release (changesets bumps packages/python/package.json; PyPI gets the build)",
+    `\n▶ A patch for every npm package moves no private package: ${moved.length === 0 ? "none moved" : moved.join(", ")}`,
   );
-  const python = rehearsePythonVersion();
-  console.log(
-    `  ${python.name}: ${python.versionBefore} -> ${python.version} for a minor changeset; built ${python.built.join(", ")}`,
-  );
-  console.log(
-    `  CHANGELOG.md ${python.changelogWritten ? "written" : "NOT written"}${python.sdistFiles.includes("CHANGELOG.md") ? ", in the sdist" : ", NOT in the sdist"}`,
-  );
-  if (python.othersMoved.length > 0)
-    failures.push(`a changeset for ${python.name} alone also moved ${python.othersMoved.join(", ")}`);
-  if (python.privateMovedByNpmRelease.length > 0)
+  if (moved.length > 0)
     failures.push(
-      `an npm release moves private packages: ${python.privateMovedByNpmRelease.join(", ")} (add them to "ignore" in .changeset/config.json)`,
+      `an npm release moves private packages: ${moved.join(", ")} (add them to "ignore" in .changeset/config.json)`,
     );
-  if (
-    !python.built.some((file) => file.endsWith(`-${python.version}-py3-none-any.whl`)) ||
-    !python.changelogWritten ||
-    !python.sdistFiles.includes("CHANGELOG.md")
-  ) {
-    failures.push(`${python.name}: the wheel must carry the version changesets wrote, and the sdist its CHANGELOG.md`);
-  }
-
-  // The Go module is released by a git tag named after its folder (tools/release/go-release.mjs), with
-  // the release's version: here the versions the rehearsal above wrote.
-  console.log("\n▶ The Go module's tag (Go reads versions from git tags; npm never sees the module)");
-  try {
-    const go = goRelease({ cwd: root, versions: [...rehearsed.map(({ version }) => version), python.version] });
-    console.log(
-      `  ${go.module}: would push tag ${go.tag} (${go.changed ? go.why : `not pushed: ${go.why}`}); users then run go get ${go.module}@v${go.version}`,
-    );
-  } catch (error) {
-    failures.push(`the Go module's tag: ${error.message}`);
-  }
 
   if (failures.length > 0) {
     console.error(`\n✖ Release dry run failed:\n${failures.map((f) => `  ${f}`).join("\n")}`);

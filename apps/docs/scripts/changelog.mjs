@@ -1,9 +1,9 @@
 // The site's "Changelog" page: what each release changed, and what the next one will. The released
 // notes are the packages' CHANGELOG.md files (written by `changeset version`); the coming ones are
-// the pending changesets in `.changeset/`, the release notes as their authors wrote them. The Go
-// module, released by git tags that changesets do not make, keeps its notes by hand in
-// packages/go/CHANGELOG.md: its "Unreleased" section and its tagged versions' sections. Nothing is
-// released yet: no package has a CHANGELOG.md and every version is 0.0.0, and the page says so.
+// the pending changesets in `.changeset/`, the release notes as their authors wrote them. Every
+// package of the kit is versioned this way, the npm packages and the ones released elsewhere alike
+// (the Python SDK to PyPI, the Go module by its `packages/go/vX.Y.Z` tag). Nothing is released yet:
+// no package has a CHANGELOG.md and every version is 0.0.0, and the page says so.
 // Like the "Conformance" page, it is added to the reader's copy of the contract as a trait tag: it is
 // about the kit, not the service, so it never enters the contract.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -30,72 +30,41 @@ export function pendingChangesets(root) {
     });
 }
 
-/** Where the Go module's notes live: it is released by git tags, and its CHANGELOG.md is kept by hand. */
-export const GO_CHANGELOG = join("packages", "go", "CHANGELOG.md");
-/** The Go module, as its users name it (`go get`). */
-export const GO_MODULE = "github.com/tenant-integration/sdk/packages/go";
-
 /**
- * Each published package's released notes: `{ name, changelog }` for every package with a
- * CHANGELOG.md written by `changeset version`. The Go module's hand-kept file is not one of them
- * (see {@link goChangelog}).
+ * Each package's released notes: `{ name, dir, changelog }` for every package (the contract in spec/
+ * and each folder of packages/; `dir` relative to `root`) with a CHANGELOG.md, which
+ * `changeset version` writes.
  */
 export function releasedChangelogs(root) {
-  const dirs = [join(root, "spec"), ...readdirSync(join(root, "packages")).map((name) => join(root, "packages", name))];
+  const dirs = ["spec", ...readdirSync(join(root, "packages")).map((name) => `packages/${name}`)];
   return dirs
-    .filter((dir) => existsSync(join(dir, "CHANGELOG.md")) && existsSync(join(dir, "package.json")))
-    .filter((dir) => join(dir, "CHANGELOG.md") !== join(root, GO_CHANGELOG))
+    .filter((dir) => existsSync(join(root, dir, "CHANGELOG.md")) && existsSync(join(root, dir, "package.json")))
     .map((dir) => ({
-      name: JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).name,
-      changelog: readFileSync(join(dir, "CHANGELOG.md"), "utf8"),
+      name: JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")).name,
+      dir,
+      changelog: readFileSync(join(root, dir, "CHANGELOG.md"), "utf8"),
     }));
-}
-
-/**
- * The Go module's notes (packages/go/CHANGELOG.md, kept by hand: the module is released by git
- * tags, which changesets do not make): `unreleased`, the notes under its "## Unreleased" heading, and
- * `released`, the sections of its tagged versions (`## vX.Y.Z`), newest first as the file has them.
- */
-export function goChangelog(root) {
-  const file = join(root, GO_CHANGELOG);
-  if (!existsSync(file)) return { unreleased: "", released: [] };
-  const sections = readFileSync(file, "utf8").split(/^## /m).slice(1);
-  const unreleased = sections.find((section) => /^Unreleased\b/.test(section)) ?? "";
-  return {
-    unreleased: unreleased.replace(/^Unreleased.*\n/, "").trim(),
-    released: sections
-      .filter((section) => /^v\d/.test(section))
-      .map((section) => ({ version: section.split("\n")[0].trim(), notes: section.replace(/^.*\n/, "").trim() })),
-  };
 }
 
 /** Markdown headings moved `levels` down, so that a file's `#` stays under the page's own. */
 const demote = (markdown, levels) =>
   markdown.replace(/^(#{1,6}) /gm, (_, hashes) => `${"#".repeat(Math.min(6, hashes.length + levels))} `);
 
-/** The page's Markdown. `go` is the Go module's notes ({@link goChangelog}). */
-export function changelogPage({ released, pending, go = { unreleased: "", released: [] } }) {
+/** The page's Markdown: the released notes ({@link releasedChangelogs}) and the pending changesets. */
+export function changelogPage({ released, pending }) {
   const parts = [];
-  if (released.length === 0 && go.released.length === 0) {
+  if (released.length === 0) {
     parts.push(
       "**Nothing is released yet.** No package of the kit has a published version: each is at `0.0.0`, with no " +
-        "`CHANGELOG.md`, and the Go module has no tag. The first release will carry the notes below: the pending " +
-        "changesets of the repository (`.changeset/`), which `changeset version` turns into each npm and Python " +
-        "package's `CHANGELOG.md`, and the Go module's unreleased notes (`packages/go/CHANGELOG.md`, kept by hand: " +
-        "the module is released by a `packages/go/vX.Y.Z` tag). This page then shows those.",
+        "`CHANGELOG.md`. The first release will carry the notes below: the pending changesets of the repository " +
+        "(`.changeset/`), which `changeset version` turns into each package's `CHANGELOG.md`, the npm packages', " +
+        "the Python SDK's and the Go module's alike. This page then shows those.",
     );
   } else {
     parts.push("## Released");
+    // Under the package's `###`, the file's `## <version>` becomes `####`, its `### Minor Changes` `#####`.
     for (const { name, changelog } of released)
-      parts.push(`### ${name}`, demote(changelog.replace(/^# .*\n/, ""), 3).trim());
-    if (go.released.length > 0) {
-      parts.push(`### ${GO_MODULE} (Go)`);
-      for (const { version, notes } of go.released) parts.push(`#### ${version}`, demote(notes, 4));
-    }
-  }
-  if (go.unreleased !== "") {
-    parts.push(`## Unreleased: the Go module`, `\`${GO_MODULE}\`, released by a \`packages/go/vX.Y.Z\` tag:`);
-    parts.push(demote(go.unreleased, 3));
+      parts.push(`### ${name}`, demote(changelog.replace(/^# .*\n/, ""), 2).trim());
   }
   parts.push(`## Unreleased (${pending.length} pending changesets)`);
   if (pending.length === 0) parts.push("No pending changes.");
@@ -116,11 +85,7 @@ export function withChangelog(contract, root) {
     name: "Changelog",
     "x-displayName": "Changelog",
     "x-traitTag": true,
-    description: changelogPage({
-      released: releasedChangelogs(root),
-      pending: pendingChangesets(root),
-      go: goChangelog(root),
-    }),
+    description: changelogPage({ released: releasedChangelogs(root), pending: pendingChangesets(root) }),
   };
   return { ...contract, tags: [...(contract.tags ?? []), tag] };
 }

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error -- a plain ES module of the build, without type declarations
 import { samplesDir } from "../scripts/code-samples.mjs";
 // @ts-expect-error -- a plain ES module of the build, without type declarations
-import { goChangelog, pendingChangesets, releasedChangelogs } from "../scripts/changelog.mjs";
+import { pendingChangesets, releasedChangelogs } from "../scripts/changelog.mjs";
 import { codeBlocks, contract, section } from "./support/contract.js";
 import { serveStatic, type StaticServer } from "./support/static-server.js";
 
@@ -201,11 +201,6 @@ describe("the reference in Chromium", () => {
           .toBe(true);
       for (const { file } of pending)
         expect(await page.getByText(file, { exact: true }).count(), file).toBeGreaterThan(0);
-      // The Go module, released by tags, has its place: its hand-kept unreleased notes.
-      if (goChangelog(repoRoot).unreleased !== "")
-        await expect
-          .poll(() => page.locator("h2").filter({ hasText: "Unreleased: the Go module" }).first().isVisible())
-          .toBe(true);
     } finally {
       await page.close();
     }
