@@ -197,6 +197,11 @@ const STATEMENTS: { where: string; fragment: string; source: Source }[] = [
     source: { mark: true },
   },
   {
+    where: "packages/token-store-redis/README.md",
+    fragment: "then the sandbox tenant answers with a rotated refresh token",
+    source: { sandbox: true },
+  },
+  {
     where: "#/paths/~1oauth~1token/post/responses/200",
     fragment: "A refresh answers with `RefreshTokenResponse`, whose `refresh_token` the contract makes optional",
     source: { description: "§4", quote: "The response may rotate the refresh token." },
