@@ -11,7 +11,7 @@ import {
   TenantClientError,
 } from "./errors.js";
 import { fakeFetch, json } from "./test-support/fake-fetch.js";
-import type { FetchLike } from "./internal/fetch-like.js";
+import type { FetchLike } from "@tenant-integration/internal";
 import type { Middleware } from "openapi-fetch";
 
 const baseUrl = "https://acme.tenant.example";

@@ -3,7 +3,7 @@ import type { AccessTokenSource } from "./access-token-source.js";
 import { apiPrefix, inScope } from "./base-url.js";
 import type { HttpMethod, RawPaths, TenantPaths, TypedClient, WithErrorClasses } from "./client-types.js";
 import { httpErrorFrom, PathOutsideApiError, TenantClientError } from "./errors.js";
-import type { FetchLike } from "./internal/fetch-like.js";
+import type { FetchLike } from "@tenant-integration/internal";
 import type { ClientLogger } from "./logger.js";
 import { coreMiddleware, keepingBody, tokensSentFor } from "./middleware/core.js";
 import type { RetryInfo, RetryPolicy } from "./middleware/retry.js";

@@ -1,6 +1,7 @@
 /**
  * The logger option of the client. The {@link Logger} shape, the levels and how a line reaches the
- * logger are the token manager's too (`internal/logger.ts`), so one logger serves both.
+ * logger are the token manager's too (`packages/internal/src/logger.ts`), so one logger serves
+ * both.
  *
  * @packageDocumentation
  */
@@ -13,7 +14,7 @@ import {
   type LogLevel,
   type LogLine,
   type LogLines,
-} from "./internal/logger.js";
+} from "@tenant-integration/internal";
 
 export type { Logger, LogLevel };
 

@@ -16,7 +16,7 @@ import {
   type LogLevel,
   type LogLine,
   type LogLines,
-} from "./internal/logger.js";
+} from "@tenant-integration/internal";
 
 // The logger's shape and levels are the client's too (internal/logger.ts): one logger serves both.
 export type { Logger, LogLevel };

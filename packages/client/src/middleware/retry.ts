@@ -1,7 +1,7 @@
 import type { Middleware } from "openapi-fetch";
 import { NetworkError } from "../errors.js";
 import type { Log } from "../logger.js";
-import { parseRetryAfter } from "../internal/retry-after.js";
+import { parseRetryAfter } from "@tenant-integration/internal";
 import { coreMiddleware, discard } from "./core.js";
 
 /** Options of {@link retryMiddleware}. Every field is optional. */
