@@ -36,6 +36,7 @@ export type SessionLogEvent =
   | "intent-holder-gone"
   | "intent-expired"
   | "intent-unwritable"
+  | "intent-unreadable"
   | "refresh-started"
   | "tokens-changed"
   | "refresh-retry"
@@ -115,6 +116,11 @@ const LINES: LogLines<SessionLogEvent, Fields> = {
       `The refresh by ${holder(f)} with this refresh token was not stored within intentWaitMs (${String(f["intentWaitMs"])} ms); presenting the token (if that refresh had reached the tenant, the tenant ends the session)`,
   ),
   "intent-unwritable": says("warn", () => "The refresh intent could not be stored; refreshing under the lock alone"),
+  "intent-unreadable": says(
+    "warn",
+    (f) =>
+      `The value under ${String(f["key"])} is not a refresh intent record (this kit did not write it); it reads as no intent, and the next refresh intent replaces it`,
+  ),
   "refresh-started": says("info", () => "Refresh started"),
   "tokens-changed": says("info", () => "The stored tokens changed before the refresh left; using them"),
   "refresh-retry": says(
