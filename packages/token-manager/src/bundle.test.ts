@@ -24,11 +24,7 @@ describe("the browser entry point", () => {
     // Outside this package: only the kit's own contract scope names (the scopes are checked against
     // them) and the rules it shares with the client (@tenant-integration/internal).
     expect(inputs.filter((i) => !i.startsWith("src/")).sort()).toEqual([
-      "../internal/dist/base-url.js",
       "../internal/dist/index.js",
-      "../internal/dist/logger.js",
-      "../internal/dist/redact.js",
-      "../internal/dist/retry-after.js",
       "../types/dist/generated/scopes.js",
       "../types/dist/index.js",
     ]);
