@@ -10,7 +10,6 @@ import * as fs from "node:fs";
 import { mkdir, readFile, rmdir, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
-import lockfile from "proper-lockfile";
 import type { HeldLock, LockWaitOptions } from "../lock.js";
 import { FileStorageError } from "./file-storage-error.js";
 import { isGone } from "./process-identity.js";
@@ -40,6 +39,14 @@ const WATCHED_POLL_MS = 100;
 const errno = (e: unknown): string | undefined => (e as { code?: string } | undefined)?.code;
 /** Our own releases in flight: their `rmdir` must not go through the stale-takeover gate. */
 const releasing = new Set<string>();
+/**
+ * proper-lockfile, loaded at the first lock: with its dependencies (graceful-fs, retry, signal-exit)
+ * it was most of what importing `/node` cost, and a program that only reads its tokens never locks
+ * (issue 41 point 5).
+ */
+let properLockfile: Promise<typeof import("proper-lockfile")> | undefined;
+const lockfile = () => (properLockfile ??= import("proper-lockfile").then((loaded) => loaded.default));
+
 /** Per lock directory, the tail of this process's queue: one process waits in line, not in a spin. */
 const tails = new Map<string, Promise<unknown>>();
 
@@ -276,7 +283,7 @@ async function holding<T>(lockPath: string, options: DirLockOptions, task: (held
   try {
     for (;;) {
       try {
-        release = await lockfile.lock(guarded, {
+        release = await (await lockfile()).lock(guarded, {
           lockfilePath: lockPath,
           realpath: false,
           stale: staleMs,
