@@ -117,6 +117,8 @@ function problem(text: string): string | undefined {
 export function fileStorage(path: string, options: FileStorageOptions = {}): FileTokenStorage {
   const state: FileState = {
     path,
+    safe: new Set(),
+    directoryMade: false,
     lockOptions: {
       ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
       ...(options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }),
@@ -135,17 +137,21 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
 interface FileState {
   readonly path: string;
   readonly lockOptions: DirLockOptions;
+  /** The token files whose mode was checked (and tightened) by this storage: it is checked at the first access only. */
+  readonly safe: Set<string>;
+  /** Whether the token file's directory was made (or found) by this storage: locks then take it as there. */
+  directoryMade: boolean;
 }
 
 /** The value of `key`, read without a lock; an unreadable file is judged again under the write lock. */
 async function getKey(state: FileState, key: string): Promise<string | undefined> {
   const file = await target(state.path);
-  const text = await readText(file);
+  const text = await readText(state, file);
   if (text === undefined) return undefined;
   if (problem(text) === undefined) return (JSON.parse(text) as Record<string, string>)[key];
   // Decide under the write lock, on a fresh read: another process may have replaced it meanwhile.
   return locked(state, "write", async (file) => {
-    const again = await readText(file);
+    const again = await readText(state, file);
     if (again === undefined) return undefined;
     const what = problem(again);
     if (what === undefined) return (JSON.parse(again) as Record<string, string>)[key];
@@ -173,14 +179,17 @@ function deleteKey(state: FileState, key: string): Promise<void> {
 /** Reads, changes and writes the file under the write lock; `change` says whether anything changed. */
 function update(state: FileState, change: (data: Record<string, string>) => boolean): Promise<void> {
   return locked(state, "write", async (file) => {
-    const data = await readForWrite(file);
+    const data = await readForWrite(state, file);
     if (change(data)) await writeDurably(file, data);
     // After the write, not before: a refresh's write is the crash window, kept as short as can be.
     await removeLeftovers(file);
   });
 }
 
-/** Takes the lock directory `<file>.<kind>.lock` beside the (resolved) file, creating its directory. */
+/**
+ * Takes the lock directory `<file>.<kind>.lock` beside the (resolved) file. The file's directory is
+ * made at the first lock (0700); a lock that finds it gone since (removed by hand) makes it again.
+ */
 async function locked<T>(
   state: FileState,
   kind: "refresh" | "write",
@@ -188,6 +197,23 @@ async function locked<T>(
   wait?: LockWaitOptions,
 ): Promise<T> {
   const file = await target(state.path);
+  if (!state.directoryMade) await makeDirectory(state, file);
+  const { lockOptions } = state;
+  const take = () =>
+    withDirLock(`${file}.${kind}.lock`, wait?.until ? { ...lockOptions, until: wait.until } : lockOptions, (held) =>
+      task(file, held),
+    );
+  try {
+    return await take();
+  } catch (e) {
+    if (errno((e as { cause?: unknown }).cause) !== "ENOENT" || !(e instanceof FileStorageError)) throw e;
+    await makeDirectory(state, file);
+    return take();
+  }
+}
+
+/** Makes the directory of the token file (0700), if it is not there. */
+async function makeDirectory(state: FileState, file: string): Promise<void> {
   await mkdir(dirname(file), { recursive: true, mode: 0o700 }).catch((e: unknown) => {
     throw new FileStorageError(
       "IO_FAILED",
@@ -196,34 +222,38 @@ async function locked<T>(
       e,
     );
   });
-  const { lockOptions } = state;
-  return withDirLock(
-    `${file}.${kind}.lock`,
-    wait?.until ? { ...lockOptions, until: wait.until } : lockOptions,
-    (held) => task(file, held),
-  );
+  state.directoryMade = true;
 }
 
-/** The text of the file (tightening a loose mode first), or `undefined` when there is none. */
-async function readText(file: string): Promise<string | undefined> {
+/**
+ * The text of the file, or `undefined` when there is none. At the storage's first access to it, a
+ * mode that lets others read it is tightened first.
+ */
+async function readText(state: FileState, file: string): Promise<string | undefined> {
   try {
-    const { mode } = await stat(file);
-    if (mode & 0o077) {
-      await chmod(file, 0o600).catch((e: unknown) => {
-        const octal = (mode & 0o777).toString(8).padStart(4, "0");
-        throw new FileStorageError(
-          "FILE_UNSAFE",
-          `the token file ${file} may be read by others (mode ${octal}) and cannot be tightened to 0600`,
-          file,
-          e,
-        );
-      });
-    }
+    if (!state.safe.has(file)) await tighten(file);
+    state.safe.add(file);
     return await readFile(file, "utf8");
   } catch (e) {
     if (errno(e) === "ENOENT") return undefined;
     if (e instanceof FileStorageError) throw e;
     throw new FileStorageError("IO_FAILED", `cannot read the token file ${file} (${errno(e) ?? "error"})`, file, e);
+  }
+}
+
+/** Tightens the file's mode to 0600 when others may read it; refuses it when that cannot be done. */
+async function tighten(file: string): Promise<void> {
+  const { mode } = await stat(file);
+  if (mode & 0o077) {
+    await chmod(file, 0o600).catch((e: unknown) => {
+      const octal = (mode & 0o777).toString(8).padStart(4, "0");
+      throw new FileStorageError(
+        "FILE_UNSAFE",
+        `the token file ${file} may be read by others (mode ${octal}) and cannot be tightened to 0600`,
+        file,
+        e,
+      );
+    });
   }
 }
 
@@ -249,8 +279,8 @@ async function setAside(file: string, what: string): Promise<FileStorageError> {
 }
 
 /** The file's data, under the write lock; a corrupt file is moved aside and counts as empty. */
-async function readForWrite(file: string): Promise<Record<string, string>> {
-  const text = await readText(file);
+async function readForWrite(state: FileState, file: string): Promise<Record<string, string>> {
+  const text = await readText(state, file);
   if (text === undefined) return {};
   const what = problem(text);
   if (what === undefined) return JSON.parse(text) as Record<string, string>;
