@@ -1,10 +1,4 @@
-import { fileURLToPath } from "node:url";
 import { configDefaults, defineConfig } from "vitest/config";
-// @ts-expect-error -- a plain ES module of the repository, without type declarations
-import { inline } from "../internal/inline.mjs";
-
-// The rules shared with the client are copied into src/internal/ first (packages/internal/README.md).
-inline(fileURLToPath(new URL(".", import.meta.url)));
 
 // `pnpm test:unit` (vitest --mode unit) leaves out the tests that start real processes (the sandbox
 // CLI, worker processes that share a file storage, the README's command-line samples) and the README

@@ -18,6 +18,7 @@ import { bundleSizes, sizesMethod } from "./sizes.mjs";
 import { featureSizes, featureSizesMethod } from "./feature-sizes.mjs";
 import { clientOverhead, clientOverheadMethod } from "./client-overhead.mjs";
 import { docsLoad, docsLoadMethod } from "./docs-load.mjs";
+import { nodeImport, nodeImportMethod } from "./node-import.mjs";
 import { sandboxMethod, sandboxThroughput } from "./sandbox-throughput.mjs";
 import { sandboxHeap } from "./sandbox-heap.mjs";
 import { tokenManagerMethod, tokenManagerSpeed } from "./token-manager.mjs";
@@ -37,6 +38,7 @@ const sections = [
   ["Bundle sizes", () => bundleSizes(here), sizesMethod],
   ["Bundle sizes: what each opt-in feature costs the typical app", () => featureSizes(), featureSizesMethod],
   ["Client overhead (TypeScript), in-process and over loopback", () => clientOverhead(), clientOverheadMethod],
+  ["Node import (TypeScript)", () => nodeImport(), nodeImportMethod],
   ["Token manager", () => tokenManagerSpeed(), tokenManagerMethod],
   [
     "File storage across processes",

@@ -1,7 +1,7 @@
 // Browser bundle bytes (esbuild, minified, then gzip -9) of everything each package exports, of
 // the kit: client + token manager (+ openapi-fetch, which the client bundles in), and of a typical
 // app on the kit beside the same app on each peer (typical-app/): openapi-fetch + oauth4webapi (the
-// size goal is that ratio), @badgateway/oauth2-client + openapi-fetch, oidc-client-ts + openapi-fetch,
+// size guard is that ratio), @badgateway/oauth2-client + openapi-fetch, oidc-client-ts + openapi-fetch,
 // and openapi-fetch alone as the floor; every app but the floor first proves it works against the
 // sandbox (peer-check.mjs).
 // `node sizes.mjs` prints these rows alone (build first).
@@ -14,10 +14,16 @@ import { TYPICAL_APPS, checkTypicalApps } from "./peer-check.mjs";
 const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /** How the rows were measured, for BENCHMARKS.md. */
-export const sizesMethod = `esbuild (browser, ES2022, ESM, minified, tree-shaken), then gzip -9, of each package's whole export and of the typical app (\`typical-app/\`: sign-in with PKCE, the code exchange, GET /api/v1/auth/user with refresh, revocation) on the kit and on each peer. Before any app's bytes count, \`peer-check.mjs\` bundles it the same way with \`typical-app/tenant.js\` pointing at a sandbox (\`--auto-approve --test-clock\`), runs it in a Node process of its own with the browser globals it uses (localStorage, sessionStorage, location, window and its events), signs in, reads the user, moves the clocks 15 min 1 s on, makes 5 calls at once and requires exactly one refresh in the sandbox's ledger, then signs out and requires a token of the session revoked at the tenant (its event log). oauth4webapi, @badgateway/oauth2-client and oidc-client-ts send their token requests as forms; the tenant takes JSON, so the first two apps pass a fetch of their own through each library's documented hook, and the oidc-client-ts app, whose library has no such hook and calls the page's fetch, wraps the page's fetch for the tenant's /oauth/ endpoints alone (both in \`typical-app/json-bodies.js\`, a few lines). Peers with no working app for this tenant are listed with why, not compared. Bytes are exact: one build each, no rounds, no spread, no A/A (the size goal is met when the ratio is at or under it). Rerun: \`node tools/bench/sizes.mjs\` (and \`node tools/bench/peer-check.mjs\` for the checks alone) after \`pnpm build\`.`;
+export const sizesMethod = `esbuild (browser, ES2022, ESM, minified, tree-shaken), then gzip -9, of each package's whole export and of the typical app (\`typical-app/\`: sign-in with PKCE, the code exchange, GET /api/v1/auth/user with refresh, revocation) on the kit and on each peer. Before any app's bytes count, \`peer-check.mjs\` bundles it the same way with \`typical-app/tenant.js\` pointing at a sandbox (\`--auto-approve --test-clock\`), runs it in a Node process of its own with the browser globals it uses (localStorage, sessionStorage, location, window and its events), signs in, reads the user, moves the clocks 15 min 1 s on, makes 5 calls at once and requires exactly one refresh in the sandbox's ledger, then signs out and requires a token of the session revoked at the tenant (its event log). oauth4webapi, @badgateway/oauth2-client and oidc-client-ts send their token requests as forms; the tenant takes JSON, so the first two apps pass a fetch of their own through each library's documented hook, and the oidc-client-ts app, whose library has no such hook and calls the page's fetch, wraps the page's fetch for the tenant's /oauth/ endpoints alone (both in \`typical-app/json-bodies.js\`, a few lines). Peers with no working app for this tenant are listed with why, not compared. Bytes are exact: one build each, no rounds, no spread, no A/A (the size guard is met when the ratio is at or under it). Rerun: \`node tools/bench/sizes.mjs\` (and \`node tools/bench/peer-check.mjs\` for the checks alone) after \`pnpm build\`.`;
 
-/** The goal (issue 20): the typical app on the kit is at most this multiple of the same app on openapi-fetch + oauth4webapi. */
-const RATIO_GOAL = 1.15;
+/**
+ * The guard (issue 41 point 8): the typical app on the kit stays under this multiple of the same app
+ * on openapi-fetch + oauth4webapi. Issue 20's 1.15× was set before the kit bought what that app does
+ * not (cross-tab single flight, typed errors, redaction, the 401 retry, refresh intents); the guard
+ * holds the bytes where they are (1.50× when it was set), as a check on growth, not a reason to drop
+ * a feature. What grew and why: `feature-sizes.mjs`, group by group.
+ */
+const RATIO_GOAL = 1.55;
 
 async function measure(contents, resolveDir) {
   return measureBuild({ stdin: { contents, resolveDir, loader: "js" } });

@@ -1,8 +1,8 @@
 /**
  * The client's side of the base URL rule (the rule itself, URL by URL, is tested with it in
- * `internal/base-url.test.ts`): the API prefix it gives, and that a refused URL fails with the same
- * code and reason as in the token manager (regression, issue 29 point 3: `INVALID_BASE_URL` here,
- * `INVALID_OPTIONS` there, and loopback patterns that had drifted apart).
+ * `packages/internal/src/base-url.test.ts`): the API prefix it gives, and that a refused URL fails
+ * with the same code and reason as in the token manager (regression, issue 29 point 3:
+ * `INVALID_BASE_URL` here, `INVALID_OPTIONS` there, and loopback patterns that had drifted apart).
  */
 import { describe, expect, it } from "vitest";
 import { staticToken } from "./access-token-source.js";

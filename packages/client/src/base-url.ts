@@ -1,9 +1,9 @@
 /**
  * Internal: the tenant's base URL and which URLs belong to its API. Not exported from the package.
- * The rule itself is shared with the token manager (`internal/base-url.ts`).
+ * The rule itself is shared with the token manager (`packages/internal/src/base-url.ts`).
  */
 import { TenantClientError } from "./errors.js";
-import { tenantOrigin } from "./internal/base-url.js";
+import { tenantOrigin } from "@tenant-integration/internal";
 
 /**
  * Checks the tenant's base URL and returns the prefix of its API, `<origin>/api/v1`, in the

@@ -11,7 +11,7 @@ import {
   TenantClientError,
 } from "./errors.js";
 import { fakeFetch, json } from "./test-support/fake-fetch.js";
-import type { FetchLike } from "./internal/fetch-like.js";
+import type { FetchLike } from "@tenant-integration/internal";
 import type { Middleware } from "openapi-fetch";
 
 const baseUrl = "https://acme.tenant.example";
@@ -337,6 +337,39 @@ describe("createTenantClient options", () => {
     await c.GET("/api/v1/auth/user");
     await c.GET("/api/v1/auth/user", { middleware: [{ onRequest: () => undefined }] });
     expect(seen).toEqual([1, 1]);
+  });
+
+  it("hands every failed send to the caller's onError, after the client made it typed: the network, the token source, raw's refusal", async () => {
+    const seen: unknown[] = [];
+    const watching: Middleware = { onError: ({ error }) => void seen.push(error) };
+    const failing = createTenantClient({
+      baseUrl,
+      auth: staticToken(TOKEN),
+      fetch: fakeFetch(new TypeError("connection refused")),
+      middleware: [watching],
+    });
+    await failing.GET("/api/v1/auth/user").catch(() => undefined);
+    class LoginRequired extends Error {}
+    const signedOut = createTenantClient({
+      baseUrl,
+      auth: { getAccessToken: () => Promise.reject(new LoginRequired("log in")) },
+      fetch: fakeFetch(json(200, {})),
+    });
+    signedOut.use(watching);
+    await signedOut.GET("/api/v1/auth/user").catch(() => undefined);
+    await failing.raw.GET("/api/v1/../oauth/token" as "/api/v1/x").catch(() => undefined);
+    expect(seen).toEqual([expect.any(NetworkError), expect.any(LoginRequired), expect.any(PathOutsideApiError)]);
+  });
+
+  it("lets the caller's onError answer in the client's place, as with any openapi-fetch fetch", async () => {
+    const c = createTenantClient({
+      baseUrl,
+      auth: staticToken(TOKEN),
+      fetch: fakeFetch(new TypeError("offline")),
+      middleware: [{ onError: () => new Response(JSON.stringify({ cached: true }), { status: 200 }) }],
+    });
+    const { data } = await c.GET("/api/v1/auth/user");
+    expect(data).toEqual({ cached: true });
   });
 
   it("asks the strategy for a token on every API request", async () => {

@@ -11,13 +11,13 @@
  *
  * None ever holds an access token: messages name only a method, a URL without its query and a
  * status; headers that carry credentials are dropped; a body or `cause` that mentions the token, in
- * any form, is replaced by a redacted copy (see `internal/redact.ts`, the rule shared with the token manager).
+ * any form, is replaced by a redacted copy (see `packages/internal/src/redact.ts`, the rule shared
+ * with the token manager).
  *
  * @packageDocumentation
  */
 import type { Scope } from "@tenant-integration/types";
-import { formsOf, mentions, redact, redactText } from "./internal/redact.js";
-import { parseRetryAfter } from "./internal/retry-after.js";
+import { formsOf, mentions, parseRetryAfter, redact, redactText } from "@tenant-integration/internal";
 import { bearerChallenge } from "./www-authenticate.js";
 
 /** Stable codes of {@link TenantClientError} and its subclasses. */

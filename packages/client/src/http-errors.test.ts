@@ -15,7 +15,7 @@ import {
   TenantClientError,
   UnauthorizedError,
 } from "./errors.js";
-import type { FetchLike } from "./internal/fetch-like.js";
+import type { FetchLike } from "@tenant-integration/internal";
 import { fakeFetch, json, redirect } from "./test-support/fake-fetch.js";
 
 const baseUrl = "https://acme.tenant.example";

@@ -1,6 +1,7 @@
 /**
  * The logger option of the client. The {@link Logger} shape, the levels and how a line reaches the
- * logger are the token manager's too (`internal/logger.ts`), so one logger serves both.
+ * logger are the token manager's too (`packages/internal/src/logger.ts`), so one logger serves
+ * both.
  *
  * @packageDocumentation
  */
@@ -13,7 +14,7 @@ import {
   type LogLevel,
   type LogLine,
   type LogLines,
-} from "./internal/logger.js";
+} from "@tenant-integration/internal";
 
 export type { Logger, LogLevel };
 
@@ -64,29 +65,34 @@ function about(
   return [level, line];
 }
 
-/** Each event's level and the message after `METHOD /path`. */
-const LINES: LogLines<LogEvent, Reported> = {
-  token: about("debug", () => ": asking the token source for a token"),
-  "keep-copy": about("debug", () => ": keeping a copy of the request body for a possible retry"),
-  "stream-body": about("debug", () => ": the request body is a stream; it will not be sent again"),
-  answered: about(
-    "info",
-    (f) => ` ${String(f["status"])} ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`,
-  ),
-  failed: about(
-    "error",
-    (f) => ` failed: ${String(f["code"])} after ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`,
-  ),
-  retry: about(
-    "warn",
-    (f) =>
-      ` ${String(f["status"] ?? f["error"])}: retry in ${String(f["delayMs"])}ms (attempt ${String(f["attempt"])})`,
-  ),
-  refreshing: about("info", () => " 401: refreshing the token through the token source"),
-  "session-ended": about("warn", () => ": session ended, the token source could not give a new token"),
-  "no-new-token": about("warn", () => " 401: the token source has no new token; returning the 401"),
-  refreshed: about("info", () => ": token refreshed, sending again"),
-};
+/**
+ * Each event's level and the message after `METHOD /path`: made when a logger is (a table built at
+ * import would ship with every app, logging or not, once the package is one module).
+ */
+function lines(): LogLines<LogEvent, Reported> {
+  return {
+    token: about("debug", () => ": asking the token source for a token"),
+    "keep-copy": about("debug", () => ": keeping a copy of the request body for a possible retry"),
+    "stream-body": about("debug", () => ": the request body is a stream; it will not be sent again"),
+    answered: about(
+      "info",
+      (f) => ` ${String(f["status"])} ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`,
+    ),
+    failed: about(
+      "error",
+      (f) => ` failed: ${String(f["code"])} after ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`,
+    ),
+    retry: about(
+      "warn",
+      (f) =>
+        ` ${String(f["status"] ?? f["error"])}: retry in ${String(f["delayMs"])}ms (attempt ${String(f["attempt"])})`,
+    ),
+    refreshing: about("info", () => " 401: refreshing the token through the token source"),
+    "session-ended": about("warn", () => ": session ended, the token source could not give a new token"),
+    "no-new-token": about("warn", () => " 401: the token source has no new token; returning the 401"),
+    refreshed: about("info", () => ": token refreshed, sending again"),
+  };
+}
 
 /**
  * Makes the client's `logger` option: writes one line per event at or above `level` to `logger`.
@@ -110,6 +116,6 @@ const LINES: LogLines<LogEvent, Reported> = {
 export function logTo(logger: Logger, level: LogLevel = "info"): ClientLogger {
   if (!isLogLevel(level))
     throw new TenantClientError("INVALID_OPTIONS", "Invalid logLevel: use debug, info, warn, error or silent");
-  const write = lineWriter(logger, level, LINES);
+  const write = lineWriter(logger, level, lines());
   return (event, request, fields) => write(event, { request, fields });
 }

@@ -7,10 +7,15 @@ import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
-/** The modules of this package that a minified browser bundle of `contents` keeps code of. */
+/**
+ * The modules that a minified browser bundle of `contents` keeps code of: this package's (`src/…`) and
+ * the shared rules' (`@tenant-integration/internal/…`, from their sources: the package ships them as
+ * one module, which a bundler cuts statement by statement).
+ */
 async function modulesShipped(contents: string): Promise<string[]> {
   const result = await build({
     stdin: { contents, resolveDir: fileURLToPath(new URL(".", import.meta.url)), loader: "ts" },
+    alias: { "@tenant-integration/internal": fileURLToPath(new URL("../../internal/src/index.ts", import.meta.url)) },
     bundle: true,
     minify: true,
     platform: "browser",
@@ -21,8 +26,9 @@ async function modulesShipped(contents: string): Promise<string[]> {
   });
   const output = Object.values(result.metafile.outputs)[0]!;
   return Object.entries(output.inputs)
-    .filter(([path, { bytesInOutput }]) => path.startsWith("src/") && bytesInOutput > 0)
-    .map(([path]) => path);
+    .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+    .map(([path]) => path.replace(/^.*\/internal\/src\//, "@tenant-integration/internal/"))
+    .filter((path) => path.startsWith("src/") || path.startsWith("@tenant-integration/internal/"));
 }
 
 const OPT_IN = {
@@ -39,7 +45,8 @@ describe("opt-in features of the client", () => {
     expect(shipped).toContain("src/create-tenant-client.ts");
     for (const module of Object.values(OPT_IN)) expect(shipped).not.toContain(module);
     // nor the logging rules shared with the token manager
-    expect(shipped).not.toContain("src/internal/logger.ts");
+    expect(shipped).toContain("@tenant-integration/internal/base-url.ts");
+    expect(shipped).not.toContain("@tenant-integration/internal/logger.ts");
   });
 
   it("ship their own module, and only it, once their factory is imported", async () => {

@@ -2,7 +2,7 @@
  * Regression guard for issue 12 point 6, through the client: a token in a fetch error's `cause`
  * chain (at depth 2 and beyond, in non-enumerable properties, in `AggregateError.errors`) never
  * reaches the thrown NetworkError. The rule itself, every form at every depth, is tested with it in
- * `internal/redact.test.ts`.
+ * `packages/internal/src/redact.test.ts`.
  */
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { staticToken } from "./access-token-source.js";
 import { createTenantClient } from "./create-tenant-client.js";
 import { NetworkError, TimeoutError } from "./errors.js";
-import type { FetchLike } from "./internal/fetch-like.js";
+import type { FetchLike } from "@tenant-integration/internal";
 import { json } from "./test-support/fake-fetch.js";
 import { timeoutAfter } from "./timeout.js";
 

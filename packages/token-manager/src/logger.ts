@@ -16,7 +16,7 @@ import {
   type LogLevel,
   type LogLine,
   type LogLines,
-} from "./internal/logger.js";
+} from "@tenant-integration/internal";
 
 // The logger's shape and levels are the client's too (internal/logger.ts): one logger serves both.
 export type { Logger, LogLevel };
@@ -36,6 +36,7 @@ export type SessionLogEvent =
   | "intent-holder-gone"
   | "intent-expired"
   | "intent-unwritable"
+  | "intent-unreadable"
   | "refresh-started"
   | "tokens-changed"
   | "refresh-retry"
@@ -75,70 +76,80 @@ function says(
   return [level, (fields) => [fields, message(fields)]];
 }
 
-/** Each event's level and message. */
-const LINES: LogLines<SessionLogEvent, Fields> = {
-  answered: says(
-    "info",
-    (f) =>
-      `POST ${String(f["path"])} ${String(f["status"])} ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`,
-  ),
-  "no-answer": says(
-    "error",
-    (f) => `POST ${String(f["path"])} no answer ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`,
-  ),
-  "signed-in": says("info", () => "Signed in"),
-  revoked: says("info", () => "Revoked"),
-  "lock-wait": says("debug", () => "Waiting for the refresh lock"),
-  "lock-taken": says("debug", () => "Refresh lock taken; reading the tokens from storage"),
-  "fresh-in-storage": says("debug", () => "Fresh tokens found in storage; the lock is not taken"),
-  "fresh-while-waiting": says(
-    "debug",
-    () => "Fresh tokens stored by another process while waiting; the lock is not taken",
-  ),
-  "lock-lost": says(
-    "warn",
-    () =>
-      "The refresh lock was taken over while this process held it (paused?); nothing was sent; taking the lock again",
-  ),
-  "intent-wait": says(
-    "info",
-    (f) => `Waiting for the refresh by ${holder(f)} with the same refresh token to be stored`,
-  ),
-  "intent-holder-gone": says(
-    "warn",
-    (f) =>
-      `The refresh intent on this refresh token was left by ${holder(f)}, which has exited; presenting the token (if its request had reached the tenant, the tenant ends the session)`,
-  ),
-  "intent-expired": says(
-    "warn",
-    (f) =>
-      `The refresh by ${holder(f)} with this refresh token was not stored within intentWaitMs (${String(f["intentWaitMs"])} ms); presenting the token (if that refresh had reached the tenant, the tenant ends the session)`,
-  ),
-  "intent-unwritable": says("warn", () => "The refresh intent could not be stored; refreshing under the lock alone"),
-  "refresh-started": says("info", () => "Refresh started"),
-  "tokens-changed": says("info", () => "The stored tokens changed before the refresh left; using them"),
-  "refresh-retry": says(
-    "warn",
-    (f) =>
-      `Refresh attempt ${String(f["attempt"])} failed (${f["status"] ? "HTTP " + String(f["status"]) : "no connection"}); retrying in ${String(f["delayMs"])}ms`,
-  ),
-  "refresh-not-retried": says(
-    "warn",
-    () =>
-      "The refresh failed after its request may have reached the tenant; not retried (the refresh token may have been rotated)",
-  ),
-  "session-ended": says("warn", () => "Session ended (invalid_grant)"),
-  "refresh-finished": says("info", () => "Refresh finished"),
-  "refresh-unsaved": says(
-    "warn",
-    () => "Refresh finished, but the tokens could not be stored; the write is retried on a later call",
-  ),
-  "rewrite-failed": says(
-    "warn",
-    () => "The tokens could not be written again (storage or lock unavailable); they stay in use",
-  ),
-  "tokens-unreadable": says("warn", (f) => `The stored tokens were unreadable: ${String(f["reason"])}`),
-};
+/**
+ * Each event's level and message: made when a logger is (a table built at import would ship with
+ * every app, logging or not, once the package is one module).
+ */
+function lines(): LogLines<SessionLogEvent, Fields> {
+  return {
+    answered: says(
+      "info",
+      (f) =>
+        `POST ${String(f["path"])} ${String(f["status"])} ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`,
+    ),
+    "no-answer": says(
+      "error",
+      (f) => `POST ${String(f["path"])} no answer ${String(f["durationMs"])}ms (attempt ${String(f["attempt"])})`,
+    ),
+    "signed-in": says("info", () => "Signed in"),
+    revoked: says("info", () => "Revoked"),
+    "lock-wait": says("debug", () => "Waiting for the refresh lock"),
+    "lock-taken": says("debug", () => "Refresh lock taken; reading the tokens from storage"),
+    "fresh-in-storage": says("debug", () => "Fresh tokens found in storage; the lock is not taken"),
+    "fresh-while-waiting": says(
+      "debug",
+      () => "Fresh tokens stored by another process while waiting; the lock is not taken",
+    ),
+    "lock-lost": says(
+      "warn",
+      () =>
+        "The refresh lock was taken over while this process held it (paused?); nothing was sent; taking the lock again",
+    ),
+    "intent-wait": says(
+      "info",
+      (f) => `Waiting for the refresh by ${holder(f)} with the same refresh token to be stored`,
+    ),
+    "intent-holder-gone": says(
+      "warn",
+      (f) =>
+        `The refresh intent on this refresh token was left by ${holder(f)}, which has exited; presenting the token (if its request had reached the tenant, the tenant ends the session)`,
+    ),
+    "intent-expired": says(
+      "warn",
+      (f) =>
+        `The refresh by ${holder(f)} with this refresh token was not stored within intentWaitMs (${String(f["intentWaitMs"])} ms); presenting the token (if that refresh had reached the tenant, the tenant ends the session)`,
+    ),
+    "intent-unwritable": says("warn", () => "The refresh intent could not be stored; refreshing under the lock alone"),
+    "intent-unreadable": says(
+      "warn",
+      (f) =>
+        `The value under ${String(f["key"])} is not a refresh intent record (this kit did not write it); it reads as no intent, and the next refresh intent replaces it`,
+    ),
+    "refresh-started": says("info", () => "Refresh started"),
+    "tokens-changed": says("info", () => "The stored tokens changed before the refresh left; using them"),
+    "refresh-retry": says(
+      "warn",
+      (f) =>
+        `Refresh attempt ${String(f["attempt"])} failed (${f["status"] ? "HTTP " + String(f["status"]) : "no connection"}); retrying in ${String(f["delayMs"])}ms`,
+    ),
+    "refresh-not-retried": says(
+      "warn",
+      () =>
+        "The refresh failed after its request may have reached the tenant; not retried (the refresh token may have been rotated)",
+    ),
+    "session-ended": says("warn", () => "Session ended (invalid_grant)"),
+    "refresh-finished": says("info", () => "Refresh finished"),
+    "refresh-unsaved": says(
+      "warn",
+      () => "Refresh finished, but the tokens could not be stored; the write is retried on a later call",
+    ),
+    "rewrite-failed": says(
+      "warn",
+      () => "The tokens could not be written again (storage or lock unavailable); they stay in use",
+    ),
+    "tokens-unreadable": says("warn", (f) => `The stored tokens were unreadable: ${String(f["reason"])}`),
+  };
+}
 
 /**
  * Makes the manager's `logger` option: writes one line per event at or above `level` to `logger`,
@@ -159,5 +170,5 @@ const LINES: LogLines<SessionLogEvent, Fields> = {
  */
 export function logSessionTo(logger: Logger, level: LogLevel = "info"): SessionLogger {
   if (!isLogLevel(level)) fail("INVALID_OPTIONS", "logLevel: use debug, info, warn, error or silent");
-  return lineWriter(logger, level, LINES);
+  return lineWriter(logger, level, lines());
 }

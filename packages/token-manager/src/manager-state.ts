@@ -78,6 +78,8 @@ export interface ManagerState {
   retryWriteAfter: number;
   /** The one `getAccessToken` under way, which every caller meanwhile shares. */
   inflight: Promise<string> | undefined;
+  /** The last value found under the intent key that is not an intent record: warned about once. */
+  foreignIntent: string | undefined;
   /** The refresh intent this manager stored and has not yet cleared (its refresh's tokens are not stored yet): see refresh-intent.ts. */
   ownIntent: { readonly holder: string } | undefined;
   /** Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens. */
@@ -160,9 +162,19 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
     unsaved: undefined,
     retryWriteAfter: 0,
     inflight: undefined,
+    foreignIntent: undefined,
     ownIntent: undefined,
     generation: 0,
   };
+}
+
+/**
+ * Where a user finds the manager's `key` in its storage, for messages: what the storage's `where`
+ * says (`redisStorage`: the Redis key, prefix and hash tag included), else the key itself.
+ */
+export function whereIs(state: ManagerState, key: string): string {
+  const where = state.storage.where?.(key);
+  return typeof where === "string" ? where : key;
 }
 
 /** Every token, code and verifier in play (the `extra` ones and the manager's), for scrubbing. */

@@ -4,15 +4,16 @@
  * @see RFC 8252 §8.3 (loopback), RFC 6749 §3.1.2 (redirect URI), OAuth 2.0 Security BCP (RFC 9700) §4.1
  */
 import { type ErrorCode, fail } from "./errors.js";
-import { tenantOrigin } from "./internal/base-url.js";
+import { tenantOrigin } from "@tenant-integration/internal";
 
-export { isLoopback } from "./internal/base-url.js";
+export { isLoopback } from "@tenant-integration/internal";
 
 /**
  * Checks that `baseUrl` is the tenant's origin: https, or http to a loopback address, with no
  * credentials, path, query or fragment, and returns its origin. Every request the manager makes is
  * this string followed by a fixed path, so no token can go to another origin. The rule is the
- * client's too (`internal/base-url.ts`): both refuse the same URLs with the same code and reason.
+ * client's too (`packages/internal/src/base-url.ts`): both refuse the same URLs with the same code and
+ * reason.
  *
  * @throws a `TokenManagerError` with code `INVALID_OPTIONS` for any other URL, its message saying why
  * (`INVALID_OPTIONS: baseUrl: no path allowed: give the tenant's origin, …`) without repeating the

@@ -8,7 +8,7 @@
  * of their own. The same module as the Python kit's `_refresh_intent.py`.
  */
 import { isString } from "./encoding.js";
-import { type ManagerState, store } from "./manager-state.js";
+import { type ManagerState, store, whereIs } from "./manager-state.js";
 import { sleep } from "./running-time.js";
 import { loadRecord } from "./session.js";
 import { createState } from "./state.js";
@@ -40,11 +40,22 @@ export const fingerprint = async (token: string): Promise<string> =>
     b.toString(16).padStart(2, "0"),
   ).join("");
 
-/** Reads the refresh intent; `undefined` when there is none or it is unreadable. */
+/**
+ * Reads the refresh intent; `undefined` when there is none or it is not an intent record (the
+ * format's rule: a value that does not validate reads as absent). Such a value, which this kit did
+ * not write, is warned about once, naming where it is; this process's next intent replaces it
+ * (DECISIONS D2). A storage that fails (a value of another Redis type: `WRONGTYPE`) rejects.
+ */
 export async function readIntent(state: ManagerState): Promise<Intent | undefined> {
-  const intent = parseJson(await state.storage.get(state.keys.intent)) as Partial<Intent>;
+  const raw = await state.storage.get(state.keys.intent);
+  const intent = parseJson(raw) as Partial<Intent>;
   const valid = isString(intent.fingerprint) && isString(intent.holder) && typeof intent.since === "number";
-  return valid ? (intent as Intent) : undefined;
+  if (valid) return intent as Intent;
+  if (typeof raw === "string" && raw !== state.foreignIntent) {
+    state.foreignIntent = raw;
+    state.log?.("intent-unreadable", { key: whereIs(state, state.keys.intent) });
+  }
+  return undefined;
 }
 
 /**

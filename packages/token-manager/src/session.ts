@@ -6,7 +6,7 @@
  * @see RFC 6749 §1.5 (the refresh token outlives the access token), §5.1
  */
 import { fail, TokenManagerError } from "./errors.js";
-import { emit, known, type ManagerState, store } from "./manager-state.js";
+import { emit, known, type ManagerState, store, whereIs } from "./manager-state.js";
 import { sanitize } from "./redact.js";
 import { announce } from "./tabs.js";
 import { isFresh, parseRecord, serializeRecord, sessionInfo, type TokenRecord } from "./token-record.js";
@@ -54,7 +54,7 @@ export async function loadRecord(state: ManagerState, { quiet = false } = {}): P
   if (record || raw === undefined || raw === null) return record;
   // A value that is not a token record reads as no session (spec/token-store/README.md), but is
   // reported rather than taken for "no tokens"; it is left in place for a sign-in to replace.
-  const what = `the value under ${state.keys.tokens} is not a token record; signing in replaces it`;
+  const what = `the value under ${whereIs(state, state.keys.tokens)} is not a token record; signing in replaces it`;
   if (!quiet) reportUnreadable(state, what);
   return fail("NOT_SIGNED_IN", "the stored tokens are unreadable: " + what);
 }

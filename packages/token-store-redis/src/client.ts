@@ -183,8 +183,9 @@ export async function send(
 
 /**
  * Why a command failed, in words that name no value: the connection's fate for the errors node-redis
- * gives when Redis cannot be reached, and only the first word of an error reply (its code, such as
- * `NOPERM` or `READONLY`) otherwise.
+ * gives when Redis cannot be reached, a key holding a value of another type (`WRONGTYPE`: not the
+ * kit's, never overwritten), and only the first word of any other error reply (its code, such as
+ * `NOPERM` or `READONLY`).
  */
 export function why(error: unknown): string {
   const e = (error ?? {}) as { message?: unknown; code?: unknown; constructor?: { name?: unknown } };
@@ -199,8 +200,14 @@ export function why(error: unknown): string {
     return "Redis could not be reached (the connection closed)";
   if (kind === "ClientClosedError" || message === "The client is closed") return "the client is closed";
   if (typeof e.code === "string" && /^E[A-Z]+$/.test(e.code)) return `Redis could not be reached (${e.code})`;
-  if (kind === "ErrorReply" || kind === "SimpleError" || kind === "BlobError")
-    return `Redis answered an error (${message.split(" ")[0]})`;
+  if (kind === "ErrorReply" || kind === "SimpleError" || kind === "BlobError") {
+    const reply = message.split(" ")[0];
+    // Another Redis type under the key (a hash, a list…): the kit writes strings only, so the value
+    // is another application's, and it is left as it is (DECISIONS D2).
+    if (reply === "WRONGTYPE")
+      return "the key holds a value of another Redis type, which this kit did not write (another application's data?); it is left as it is (WRONGTYPE)";
+    return `Redis answered an error (${reply})`;
+  }
   return kind;
 }
 

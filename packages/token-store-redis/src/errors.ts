@@ -17,7 +17,10 @@ export type RedisStorageErrorCode =
   | "INVALID_OPTIONS"
   /** A Redis command failed (connection lost, client closed, an error reply); `cause` has the client's error. */
   | "COMMAND_FAILED"
-  /** Redis answered something the storage did not expect (e.g. a `GET` of a key holding a hash). */
+  /**
+   * Redis answered in a form the storage does not read (a `GET` neither a string nor nothing, a `SET`
+   * not `OK`). A key holding another Redis type is `COMMAND_FAILED` (`WRONGTYPE`).
+   */
   | "UNEXPECTED_REPLY"
   /** Fewer replicas than asked acknowledged a write within the `replicas` timeout (`WAIT`). */
   | "REPLICATION_TIMEOUT"

@@ -43,6 +43,11 @@ export interface RedisStorageOptions extends RedisLockOptions {
 export interface RedisTokenStorage extends TokenStorage {
   /** The Redis lock on `prefix + name`, which `createTokenManager` uses unless given its own `lock`. */
   readonly lock: Lock;
+  /**
+   * The Redis key of the manager's `name`, as `redis-cli` shows it (prefix and hash tag included):
+   * the key the manager's messages name.
+   */
+  where(name: string): string;
 }
 
 /**
@@ -154,6 +159,8 @@ function storageOn(client: RedisClientLike, options: RedisStorageOptions): Redis
   return {
     lock,
     processIdentity: processIdentity(),
+    // The manager names this key in its messages (DECISIONS D3): the one redis-cli shows.
+    where: (name) => redisKey(prefix, name),
     async get(name) {
       const key = redisKey(prefix, name);
       const value = text(await send(client, ["GET", key], key, { timeoutMs }));

@@ -187,6 +187,36 @@ describe("a cluster in trouble", () => {
     expect(sandbox.sandbox.ledger.list().reuses).toEqual([]);
   });
 
+  it("a lock SET NX that timed out on a stopped primary and ran when it resumed is released at once, announced, so nobody waits out the lease (DECISIONS D4)", async () => {
+    const small = await startRedisCluster({ primaries: 3, replicas: 0, nodeTimeoutMs: 60_000 });
+    onTestFinished(() => small.stop());
+    const client = await connectCluster(small.urls);
+    const listener = await connectCluster(small.urls);
+    const key = `${SESSION.replace("tenant-integration:", "tenant-integration:{")}}:lock`;
+    // the primary of the lock's slot: the one a key of that slot lands on
+    await client.set(key, "probe");
+    const slot = keyslot(key);
+    const owner = small.nodes.find((n) => cli(n.port, "CLUSTER", "COUNTKEYSINSLOT", String(slot)) === "1")!;
+    await client.del(key);
+    const announced = new Promise<boolean>((resolve) => {
+      void listener.subscribe(`${key}:released`, () => resolve(true));
+    });
+    await sleep(100); // the subscription is confirmed before the primary stops
+    const lock = redisClusterLock(client, { commandTimeoutMs: 300, leaseMs: 60_000 });
+    process.kill(owner.pid, "SIGSTOP");
+    try {
+      await expect(lock(`${SESSION}:lock`, async () => {})).rejects.toMatchObject({
+        code: "STORAGE_FAILED",
+        cause: { code: "LOCK_UNAVAILABLE" },
+      });
+    } finally {
+      process.kill(owner.pid, "SIGCONT"); // the SET NX runs now, and takes the lock for a minute
+    }
+    expect(await Promise.race([announced, sleep(5_000).then(() => false)])).toBe(true);
+    expect(await client.exists(key)).toBe(0);
+    await expect(lock(`${SESSION}:lock`, async () => "taken")).resolves.toBe("taken");
+  });
+
   it("a cluster that is down (the session's primary killed, no replica to promote) is STORAGE_FAILED saying why, within commandTimeoutMs", async () => {
     const small = await startRedisCluster({ primaries: 3, replicas: 0, nodeTimeoutMs: 500 });
     onTestFinished(() => small.stop());

@@ -5,7 +5,7 @@
  * tokens it could not write.
  */
 import { createClient } from "redis";
-import { memoryStorage, TokenManagerError } from "@tenant-integration/token-manager";
+import { logSessionTo, memoryStorage, TokenManagerError } from "@tenant-integration/token-manager";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { RedisStorageError, redisStorage } from "../src/index.js";
 import { connect, counting, inProcessSandbox, managerFor, signIn, uniquePrefix } from "./support/helpers.js";
@@ -114,7 +114,7 @@ describe("redisStorage", () => {
     expect(error).toMatchObject({
       name: "RedisStorageError",
       code: "COMMAND_FAILED",
-      message: `COMMAND_FAILED: Redis GET of ${redisKey} failed: Redis answered an error (WRONGTYPE)`,
+      message: `COMMAND_FAILED: Redis GET of ${redisKey} failed: the key holds a value of another Redis type, which this kit did not write (another application's data?); it is left as it is (WRONGTYPE)`,
     });
     expect(String((error as Error).cause)).toMatch(/WRONGTYPE/);
 
@@ -221,5 +221,65 @@ describe("redisStorage", () => {
     const before = sandbox.sandbox.events().length;
     expect(await anotherProcess.getAccessToken()).toBe(token);
     expect(sandbox.sandbox.events().length).toBe(before);
+  });
+});
+
+describe("values under the session's keys that the kit did not write (DECISIONS D2, D3)", () => {
+  const SESSION = "tenant-integration:{http://127.0.0.1:4020:fleet-demo}";
+
+  /** A signed-in manager on a fresh prefix whose token has expired, with its warnings recorded. */
+  async function expiredSession() {
+    const client = await connect();
+    const prefix = uniquePrefix();
+    const sandbox = inProcessSandbox();
+    const clock = { offsetMs: 0 };
+    const warnings: string[] = [];
+    const logger = logSessionTo({ warn: (_fields: unknown, message: string) => void warnings.push(message) }, "warn");
+    const tm = managerFor(redisStorage(client, { prefix }), sandbox, clock, { logger });
+    await signIn(tm, sandbox);
+    clock.offsetMs += 16 * 60_000;
+    const refreshes = () => sandbox.sandbox.events().filter((e) => e.grantType === "refresh_token").length;
+    return { client, tm, clock, warnings, refreshes, key: (kind: string) => `${prefix}${SESSION}:${kind}` };
+  }
+
+  it("a value of another Redis type under the intent key fails the refresh with STORAGE_FAILED naming the key, sends nothing, and is left as it is", async () => {
+    const { client, tm, refreshes, key } = await expiredSession();
+    await client.hSet(key("intent"), "owner", "another application");
+    const error = await tm.getAccessToken().catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: "TokenManagerError",
+      code: "STORAGE_FAILED",
+      cause: {
+        code: "COMMAND_FAILED",
+        message: `COMMAND_FAILED: Redis GET of ${key("intent")} failed: the key holds a value of another Redis type, which this kit did not write (another application's data?); it is left as it is (WRONGTYPE)`,
+      },
+    });
+    expect(refreshes()).toBe(0);
+    expect(await client.hGetAll(key("intent"))).toEqual({ owner: "another application" });
+  });
+
+  it("a string under the intent key that is not an intent record reads as absent: warned about once, naming the Redis key, and replaced by the next intent", async () => {
+    const { client, tm, clock, warnings, refreshes, key } = await expiredSession();
+    await client.set(key("intent"), "not an intent record");
+    expect(await tm.getAccessToken()).toEqual(expect.any(String));
+    expect(refreshes()).toBe(1);
+    // this refresh's intent replaced it, and was removed once its tokens were stored
+    expect(await client.get(key("intent"))).toBeNull();
+    await client.set(key("intent"), "not an intent record");
+    clock.offsetMs += 16 * 60_000;
+    await tm.getAccessToken();
+    expect(refreshes()).toBe(2);
+    expect(warnings).toEqual([
+      `The value under ${key("intent")} is not a refresh intent record (this kit did not write it); it reads as no intent, and the next refresh intent replaces it`,
+    ]);
+  });
+
+  it("a value under the tokens key that is not a token record is reported by its Redis key, hash tag included", async () => {
+    const { client, tm, key } = await expiredSession();
+    await client.set(key("tokens"), '{"not":"a token record"}');
+    await expect(tm.getAccessToken()).rejects.toMatchObject({
+      code: "NOT_SIGNED_IN",
+      message: `NOT_SIGNED_IN: the stored tokens are unreadable: the value under ${key("tokens")} is not a token record; signing in replaces it`,
+    });
   });
 });

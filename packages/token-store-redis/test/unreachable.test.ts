@@ -145,11 +145,17 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
     expect(ran).toBe(false);
   });
 
-  it("a lock SET answered after its timeout (the server resumed) releases what it took, so nobody waits out the lease", async () => {
+  it("a lock SET answered after its timeout (the server resumed) releases what it took, so nobody waits out the lease (DECISIONS D4)", async () => {
     const server = await ownServer();
     const client = await appClient(server);
     const watcher = await appClient(server);
+    const subscriber = await appClient(server);
     const prefix = uniquePrefix();
+    // the release is announced, as every release is: a waiter subscribed to it wakes at once
+    const announced = new Promise<boolean>((resolve) => {
+      void subscriber.subscribe(`${prefix}lock:released`, () => resolve(true));
+    });
+    await new Promise((r) => setTimeout(r, 100)); // the subscription is confirmed before the server stops
     hang(server);
     const lock = redisLock(client, { prefix, commandTimeoutMs: 300, leaseMs: 60_000 });
     await expect(lock("lock", async () => {})).rejects.toMatchObject({
@@ -163,6 +169,7 @@ describe("a Redis that stops answering (SIGSTOP)", () => {
       held = await watcher.exists(`${prefix}lock`);
     }
     expect(held).toBe(0);
+    expect(await Promise.race([announced, new Promise((r) => setTimeout(() => r(false), 5_000))])).toBe(true);
     await expect(lock("lock", async () => "taken")).resolves.toBe("taken");
   });
 

@@ -7,7 +7,7 @@ import { createTenantClient } from "../create-tenant-client.js";
 import { TenantClientError } from "../errors.js";
 import { fakeFetch, json, redirect } from "../test-support/fake-fetch.js";
 import { bearerMiddleware } from "./bearer.js";
-import type { FetchLike } from "../internal/fetch-like.js";
+import type { FetchLike } from "@tenant-integration/internal";
 
 const baseUrl = "https://acme.tenant.example";
 const TOKEN = "at_2YotnFZFEjr1zCsicMWpAA";

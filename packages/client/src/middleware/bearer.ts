@@ -1,7 +1,15 @@
+/**
+ * The bearer token concern: which requests get a token, asking the strategy for it, checking it, and
+ * adding it so that no redirect can carry it elsewhere.
+ *
+ * @see RFC 6750 §2.1 (the header), §5.2 and §5.3 (token redirect, TLS)
+ */
 import type { Middleware } from "openapi-fetch";
 import type { AccessTokenSource } from "../access-token-source.js";
-import { apiPrefix } from "../base-url.js";
-import { coreMiddleware } from "./core.js";
+import { apiPrefix, inScope } from "../base-url.js";
+import { type BearerState, bearerState } from "../client-state.js";
+import { TenantClientError } from "../errors.js";
+import type { Log } from "../logger.js";
 
 /** Options of {@link bearerMiddleware} and {@link unauthorizedRetryMiddleware}. */
 export interface BearerMiddlewareOptions {
@@ -9,6 +17,68 @@ export interface BearerMiddlewareOptions {
   readonly baseUrl: string;
   /** Where tokens come from. */
   readonly auth: AccessTokenSource;
+}
+
+/** RFC 6750 §2.1: what a bearer token may look like. */
+const B64TOKEN = /^[\w\-.~+/]+=*$/;
+
+/**
+ * The token `pending` resolved to, once it is known to be a valid bearer token; remembered with its
+ * promise. Only a value not seen before is checked.
+ *
+ * @throws {@link TenantClientError} `INVALID_TOKEN` (never echoing the value) for anything else
+ */
+export function acceptToken(bearer: BearerState, pending: unknown, value: unknown): string {
+  if (typeof value !== "string" || (value !== bearer.token && !B64TOKEN.test(value)))
+    throw new TenantClientError("INVALID_TOKEN", "Invalid token");
+  bearer.seen = pending;
+  bearer.token = value;
+  return value;
+}
+
+/**
+ * The token for a request: at once (a string) when the strategy returns the promise last seen
+ * resolved, else a promise of the checked value. What the strategy throws passes on unchanged.
+ */
+export function currentToken(bearer: BearerState, log: Log | undefined, request: Request): string | Promise<string> {
+  const pending = bearer.auth.getAccessToken();
+  if (bearer.token !== undefined && pending === bearer.seen) return bearer.token;
+  log?.("token", request, {});
+  return Promise.resolve(pending).then((value) => acceptToken(bearer, pending, value));
+}
+
+/** A new token from the strategy, checked, after `onUnauthorized`. */
+export async function freshToken(bearer: BearerState): Promise<string> {
+  const pending = bearer.auth.getAccessToken();
+  return acceptToken(bearer, pending, await pending);
+}
+
+/**
+ * `request` with `Authorization: Bearer <token>`. A request that carries the token must not follow a
+ * redirect (RFC 6750 §5.2): the tenant client creates API requests in "manual" mode already; one in
+ * "follow" mode (replaced by a middleware, or on a plain client) is copied in "manual" mode first.
+ */
+export function authorize(request: Request, token: string): Request {
+  const sent = request.redirect === "follow" ? new Request(request, { redirect: "manual" }) : request;
+  sent.headers.set("authorization", `Bearer ${token}`);
+  return sent;
+}
+
+/** `onRequest` of {@link bearerMiddleware}: the request with the token, when it is in scope. */
+function addToken(
+  prefix: string,
+  bearer: BearerState,
+  { request }: { request: Request },
+): Request | undefined | Promise<Request> {
+  if (!inScope(request.url, prefix)) return undefined;
+  const token = currentToken(bearer, undefined, request);
+  return typeof token === "string" ? replaced(request, token) : token.then((value) => authorize(request, value));
+}
+
+/** The request to hand back to openapi-fetch: a new one, or `undefined` when the header went on the same one. */
+function replaced(request: Request, token: string): Request | undefined {
+  const sent = authorize(request, token);
+  return sent === request ? undefined : sent;
 }
 
 /**
@@ -22,7 +92,8 @@ export interface BearerMiddlewareOptions {
  * hops may keep the token). In browsers a manual redirect is an opaque response (status 0) and is
  * returned as is.
  *
- * Register it after middleware that rewrites requests, so that it sees the final URL.
+ * Register it after middleware that rewrites requests, so that it sees the final URL. (The tenant
+ * client does this itself, as its `fetch`: it needs no middleware.)
  *
  * @param options - the tenant base URL and the token source
  * @returns an openapi-fetch middleware
@@ -39,5 +110,5 @@ export interface BearerMiddlewareOptions {
  * @see RFC 9110 §15.4 (redirection)
  */
 export function bearerMiddleware(options: BearerMiddlewareOptions): Middleware {
-  return coreMiddleware({ prefix: apiPrefix(options.baseUrl), auth: options.auth, parts: { bearer: true } });
+  return { onRequest: addToken.bind(null, apiPrefix(options.baseUrl), bearerState(options.auth)) };
 }

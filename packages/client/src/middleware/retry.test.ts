@@ -6,7 +6,7 @@ import { createTenantClient, type TenantClientOptions } from "../create-tenant-c
 import { ServerError } from "../errors.js";
 import { fakeFetch, json } from "../test-support/fake-fetch.js";
 import { retryMiddleware, retryPolicy, type RetryOptions } from "./retry.js";
-import type { FetchLike } from "../internal/fetch-like.js";
+import type { FetchLike } from "@tenant-integration/internal";
 
 const baseUrl = "https://acme.tenant.example";
 const NOW = Date.UTC(2025, 0, 1, 12, 0, 0);

@@ -1,8 +1,18 @@
+/**
+ * The retry concern, opt-in: the policy ({@link retryPolicy}) that sends an idempotent request again
+ * after a 429, a 5xx or a failed connection, and its middleware for a plain openapi-fetch client. The
+ * client imports this module only through `retryPolicy`, so an app without retries ships none of it.
+ *
+ * @see RFC 9110 §10.2.3 (Retry-After), §9.2.2 (idempotent methods); RFC 6585 §4 (429)
+ */
+import { parseRetryAfter } from "@tenant-integration/internal";
 import type { Middleware } from "openapi-fetch";
-import { NetworkError } from "../errors.js";
+import { type SendState, sendState } from "../client-state.js";
+import { NetworkError, TenantClientError } from "../errors.js";
 import type { Log } from "../logger.js";
-import { parseRetryAfter } from "../internal/retry-after.js";
-import { coreMiddleware, discard } from "./core.js";
+import { type Outcome, retryAttempts } from "./attempt.js";
+import { networkError } from "./network-error.js";
+import { discard, type Exchange, keepCopy, keptFor, type ReplayBody } from "./replay.js";
 
 /** Options of {@link retryMiddleware}. Every field is optional. */
 export interface RetryOptions {
@@ -51,9 +61,6 @@ export interface RetryInfo {
    */
   readonly path: string;
 }
-
-/** What an attempt came to: an answer, or the failure of a fetch that got none. @internal */
-export type Outcome = Response | NetworkError;
 
 /**
  * A retry policy for the tenant client's `retry` option and {@link retryMiddleware}, made by
@@ -184,6 +191,57 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
   };
 }
 
+/** What {@link retryMiddleware}'s hooks share: its state, the bodies it kept, the answers its `onError` made. */
+interface RetryMiddlewareState {
+  readonly state: SendState & { readonly retry: RetryPolicy };
+  readonly kept: WeakMap<object, ReplayBody>;
+  /** Answers its `onError` got by retrying: openapi-fetch hands them to every `onResponse`, which leaves them. */
+  readonly recovered: WeakSet<Response>;
+}
+
+/** The exchange of a plain-client call, for a retry: `undefined` when its body was not kept. */
+function exchangeOf(
+  { kept }: RetryMiddlewareState,
+  request: Request,
+  options: { fetch: unknown },
+): Exchange | undefined {
+  const body = keptFor(kept, request, options);
+  return body === undefined
+    ? undefined
+    : { fetch: options.fetch as Exchange["fetch"], request, token: undefined, body };
+}
+
+/** `onResponse` of {@link retryMiddleware}: a 429 or 5xx worth a retry is retried; the last answer replaces it. */
+async function retryAnswer(
+  retrying: RetryMiddlewareState,
+  { request, response, options }: { request: Request; response: Response; options: { fetch: unknown } },
+): Promise<Response | undefined> {
+  const { state } = retrying;
+  const exchange = exchangeOf(retrying, request, options);
+  if (retrying.recovered.has(response) || !exchange || !state.retry.worthRetrying(request, response)) return undefined;
+  const [outcome] = await retryAttempts(state, exchange, response);
+  if (outcome instanceof NetworkError) throw outcome;
+  return outcome === response ? undefined : outcome;
+}
+
+/** `onError` of {@link retryMiddleware}: a failed connection worth a retry is retried; an answer ends the error. */
+async function retryFailure(
+  retrying: RetryMiddlewareState,
+  { request, error, options }: { request: Request; error: unknown; options: { fetch: unknown } },
+): Promise<Response | undefined> {
+  // the client's own errors (a NetworkError of a middleware that ran before) pass as they are
+  if (error instanceof TenantClientError) return undefined;
+  const { state } = retrying;
+  const failure = networkError(request, error);
+  const exchange = exchangeOf(retrying, request, options);
+  if (!exchange || !state.retry.worthRetrying(request, failure)) return undefined;
+  const [outcome] = await retryAttempts(state, exchange, failure);
+  // the original error goes on unchanged when every attempt failed, as without retries
+  if (outcome instanceof NetworkError) return undefined;
+  retrying.recovered.add(outcome);
+  return outcome;
+}
+
 /**
  * Middleware for a plain openapi-fetch client that applies {@link retryPolicy}: it sends an
  * idempotent request (GET, HEAD, OPTIONS, PUT, DELETE) again when the server answers 429 or a 5xx
@@ -209,5 +267,15 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
  * @see RFC 6585 §4 (429 Too Many Requests)
  */
 export function retryMiddleware(options: RetryOptions = {}): Middleware {
-  return coreMiddleware({ prefix: undefined, retry: retryPolicy(options), parts: {} });
+  const retry = retryPolicy(options);
+  const retrying: RetryMiddlewareState = {
+    state: { ...sendState({ retry }), retry },
+    kept: new WeakMap(),
+    recovered: new WeakSet(),
+  };
+  return {
+    onRequest: keepCopy.bind(null, retrying.kept, retry.mayRetry),
+    onResponse: retryAnswer.bind(null, retrying),
+    onError: retryFailure.bind(null, retrying),
+  };
 }

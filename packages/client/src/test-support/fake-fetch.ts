@@ -1,4 +1,4 @@
-import type { FetchLike } from "../internal/fetch-like.js";
+import type { FetchLike } from "@tenant-integration/internal";
 
 /**
  * Test support: a fetch function that records every request it receives and answers from a

@@ -10,7 +10,6 @@ import * as fs from "node:fs";
 import { mkdir, readFile, rmdir, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
-import lockfile from "proper-lockfile";
 import type { HeldLock, LockWaitOptions } from "../lock.js";
 import { FileStorageError } from "./file-storage-error.js";
 import { isGone } from "./process-identity.js";
@@ -40,6 +39,14 @@ const WATCHED_POLL_MS = 100;
 const errno = (e: unknown): string | undefined => (e as { code?: string } | undefined)?.code;
 /** Our own releases in flight: their `rmdir` must not go through the stale-takeover gate. */
 const releasing = new Set<string>();
+/**
+ * proper-lockfile, loaded at the first lock: with its dependencies (graceful-fs, retry, signal-exit)
+ * it was most of what importing `/node` cost, and a program that only reads its tokens never locks
+ * (issue 41 point 5).
+ */
+let properLockfile: Promise<typeof import("proper-lockfile")> | undefined;
+const lockfile = () => (properLockfile ??= import("proper-lockfile").then((loaded) => loaded.default));
+
 /** Per lock directory, the tail of this process's queue: one process waits in line, not in a spin. */
 const tails = new Map<string, Promise<unknown>>();
 
@@ -130,6 +137,15 @@ async function removeStale(lockPath: string, staleMs: number): Promise<void> {
  * its releases (and its removal at process exit) remove the owner file first.
  */
 function guardedFs(staleMs: number): typeof fs {
+  let made = guardedFsByStale.get(staleMs);
+  if (!made) guardedFsByStale.set(staleMs, (made = makeGuardedFs(staleMs)));
+  return made;
+}
+
+/** {@link guardedFs}, one per `staleMs` (a copy of `fs` per lock attempt was a waiter's most frequent cost). */
+const guardedFsByStale = new Map<number, typeof fs>();
+
+function makeGuardedFs(staleMs: number): typeof fs {
   return {
     ...fs,
     rmdir: ((path: string, callback: (e: NodeJS.ErrnoException | null) => void) => {
@@ -264,6 +280,34 @@ function changes(lockPath: string): { next(): Promise<Wake>; close(): void } {
   };
 }
 
+/** What a poll looks at: the lock directory (another inode is another holder's) and the file it guards. */
+interface Glance {
+  /** The lock directory's inode and mtime; `undefined` when there is none. */
+  readonly lock: { readonly ino: number; readonly mtimeMs: number } | undefined;
+  /** The guarded file's inode, mtime and size, as text: a write replaces it (a rename), so they change. */
+  readonly file: string;
+}
+
+/** Two `stat`s, where a lock attempt and a read of the file are a dozen file operations. */
+async function glance(lockPath: string): Promise<Glance> {
+  const file = lockPath.replace(/(\.(refresh|write))?\.lock$/, "");
+  const [lock, guarded] = await Promise.all([stat(lockPath).catch(() => undefined), stat(file).catch(() => undefined)]);
+  return {
+    lock: lock && { ino: lock.ino, mtimeMs: lock.mtimeMs },
+    file: guarded ? `${guarded.ino}:${guarded.mtimeMs}:${guarded.size}` : "none",
+  };
+}
+
+/**
+ * Whether the lock seen at the last look is still held the same way: the same directory, by a holder
+ * still alive (on this host: `kill(pid, 0)`) or, when that cannot be known, still updating it.
+ */
+function holdsOn(before: Glance, now: Glance, owner: LockOwner | undefined, staleMs: number): boolean {
+  if (!before.lock || !now.lock || before.lock.ino !== now.lock.ino) return false;
+  if (owner && owner.host === hostname()) return !isGone(owner.host, owner.pid);
+  return now.lock.mtimeMs >= Date.now() - staleMs;
+}
+
 async function holding<T>(lockPath: string, options: DirLockOptions, task: (held: HeldLock) => Promise<T>): Promise<T> {
   const staleMs = Math.max(options.staleMs ?? 10_000, 2_000);
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -276,7 +320,7 @@ async function holding<T>(lockPath: string, options: DirLockOptions, task: (held
   try {
     for (;;) {
       try {
-        release = await lockfile.lock(guarded, {
+        release = await (await lockfile()).lock(guarded, {
           lockfilePath: lockPath,
           realpath: false,
           stale: staleMs,
@@ -310,8 +354,19 @@ async function holding<T>(lockPath: string, options: DirLockOptions, task: (held
         }
         watch ??= changes(lockPath);
         const tried = Date.now();
+        let seen: Glance | undefined;
         for (;;) {
           const why = await watch.next();
+          if (why === "poll") {
+            // A poll stands in for what no event announces: a lock that changed hands or went stale, a
+            // holder that died, a file replaced where watching does not fire. When a look at the lock
+            // and the file shows none of that since the last poll, there is nothing to read and no
+            // lock to try.
+            const now = await glance(lockPath);
+            const quiet = seen && now.file === seen.file && holdsOn(seen, now, owner, staleMs);
+            seen = now;
+            if (quiet && Date.now() < deadline) continue;
+          }
           // Checked before trying again: a holder writes the guarded file before it releases the lock,
           // so a waiter that would take it after a release has seen the write here first.
           if (options.until && (await options.until())) throw new LockWaitEnded(lockPath);

@@ -240,6 +240,32 @@ describe("fileStorage and the token manager", () => {
   });
 });
 
+describe("a token file whose intent entry is not an intent record (DECISIONS D2)", () => {
+  it("reads as no intent: the refresh goes on, a warning names the entry once, and the next intent replaces it", async () => {
+    const path = join(dir, "tokens.json");
+    const warnings: string[] = [];
+    const logger = logSessionTo({ warn: (_fields: unknown, message: string) => void warnings.push(message) }, "warn");
+    const { tm, calls, clock: c } = manager({ storage: fileStorage(path), logger });
+    await signIn(tm);
+    const intentKey = `tenant-integration:${BASE}:${CLIENT_ID}:intent`;
+    const withForeignIntent = async () => {
+      const data = JSON.parse(await readFile(path, "utf8")) as Record<string, string>;
+      await writeFile(path, JSON.stringify({ ...data, [intentKey]: "written by another tool" }), { mode: 0o600 });
+    };
+    for (const _ of [1, 2]) {
+      await withForeignIntent();
+      c.advance(16 * 60_000);
+      await tm.getAccessToken();
+      // this refresh's intent replaced it, and was removed once its tokens were stored
+      expect(Object.keys(JSON.parse(await readFile(path, "utf8")) as object)).not.toContain(intentKey);
+    }
+    expect(calls.filter((call) => call.body.includes("refresh_token")).length).toBe(2);
+    expect(warnings).toEqual([
+      `The value under ${intentKey} is not a refresh intent record (this kit did not write it); it reads as no intent, and the next refresh intent replaces it`,
+    ]);
+  });
+});
+
 describe("a corrupt or empty token file", () => {
   for (const [what, content, said] of [
     ["corrupt", "{not json", "not valid JSON"],

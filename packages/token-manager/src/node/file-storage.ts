@@ -115,163 +115,213 @@ function problem(text: string): string | undefined {
  * @see RFC 6749 §10.3, RFC 9700 §4.14.2
  */
 export function fileStorage(path: string, options: FileStorageOptions = {}): FileTokenStorage {
-  const lockOptions: DirLockOptions = {
-    ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
-    ...(options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }),
-  };
-
-  /** Takes the lock directory `<file>.<kind>.lock` beside the (resolved) file, creating its directory. */
-  const locked = async <T>(
-    kind: "refresh" | "write",
-    task: (file: string, held: HeldLock) => Promise<T>,
-    wait?: LockWaitOptions,
-  ): Promise<T> => {
-    const file = await target(path);
-    await mkdir(dirname(file), { recursive: true, mode: 0o700 }).catch((e: unknown) => {
-      throw new FileStorageError(
-        "IO_FAILED",
-        `cannot create the directory of the token file ${file} (${errno(e) ?? "error"})`,
-        file,
-        e,
-      );
-    });
-    return withDirLock(
-      `${file}.${kind}.lock`,
-      wait?.until ? { ...lockOptions, until: wait.until } : lockOptions,
-      (held) => task(file, held),
-    );
-  };
-
-  /** The text of the file (tightening a loose mode first), or `undefined` when there is none. */
-  const readText = async (file: string): Promise<string | undefined> => {
-    try {
-      const { mode } = await stat(file);
-      if (mode & 0o077) {
-        await chmod(file, 0o600).catch((e: unknown) => {
-          const octal = (mode & 0o777).toString(8).padStart(4, "0");
-          throw new FileStorageError(
-            "FILE_UNSAFE",
-            `the token file ${file} may be read by others (mode ${octal}) and cannot be tightened to 0600`,
-            file,
-            e,
-          );
-        });
-      }
-      return await readFile(file, "utf8");
-    } catch (e) {
-      if (errno(e) === "ENOENT") return undefined;
-      if (e instanceof FileStorageError) throw e;
-      throw new FileStorageError("IO_FAILED", `cannot read the token file ${file} (${errno(e) ?? "error"})`, file, e);
-    }
-  };
-
-  /** Moves an unreadable file aside (it may hold the only copy of a refresh token) and says so. */
-  const setAside = async (file: string, what: string): Promise<FileStorageError> => {
-    const movedTo = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}-${randomBytes(3).toString("hex")}`;
-    await rename(file, movedTo).catch((e: unknown) => {
-      if (errno(e) !== "ENOENT")
-        throw new FileStorageError(
-          "IO_FAILED",
-          `cannot move the corrupt token file ${file} aside (${errno(e) ?? "error"})`,
-          file,
-          e,
-        );
-    });
-    return new FileStorageError(
-      "FILE_CORRUPT",
-      `the token file ${file} was ${what}; moved aside to ${movedTo}: sign in again`,
-      file,
-      undefined,
-      {
-        movedTo,
-        reset: true,
-      },
-    );
-  };
-
-  /** The file's data, under the write lock; a corrupt file is moved aside and counts as empty. */
-  const readForWrite = async (file: string): Promise<Record<string, string>> => {
-    const text = await readText(file);
-    if (text === undefined) return {};
-    const what = problem(text);
-    if (what === undefined) return JSON.parse(text) as Record<string, string>;
-    await setAside(file, what);
-    return {};
-  };
-
-  /** Writes `data` durably: temporary file, fsync, rename, fsync of the directory. */
-  const writeDurably = async (file: string, data: Record<string, string>): Promise<void> => {
-    const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
-    try {
-      const handle = await open(temp, "wx", 0o600);
-      try {
-        // The mode of open is masked by the umask; make sure.
-        await handle.chmod(0o600);
-        await handle.writeFile(JSON.stringify(data));
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(temp, file);
-    } catch (e) {
-      await unlink(temp).catch(() => {});
-      throw new FileStorageError("IO_FAILED", `cannot write the token file ${file} (${errno(e) ?? "error"})`, file, e);
-    }
-    await syncDirectory(dirname(file)).catch((e: unknown) => {
-      throw new FileStorageError(
-        "IO_FAILED",
-        `cannot make the write of the token file ${file} durable (${errno(e) ?? "error"})`,
-        file,
-        e,
-      );
-    });
-  };
-
-  /** Removes the temporary files of writers killed mid-write (only a holder of the write lock writes one). */
-  const removeLeftovers = async (file: string): Promise<void> => {
-    const prefix = basename(file) + ".";
-    const names = await readdir(dirname(file)).catch(() => [] as string[]);
-    const leftovers = names.filter((n) => n.startsWith(prefix) && /^[0-9a-f]{12}\.tmp$/.test(n.slice(prefix.length)));
-    await Promise.all(leftovers.map((n) => unlink(join(dirname(file), n)).catch(() => {})));
-  };
-
-  const update = (change: (data: Record<string, string>) => boolean): Promise<void> =>
-    locked("write", async (file) => {
-      const data = await readForWrite(file);
-      if (change(data)) await writeDurably(file, data);
-      // After the write, not before: a refresh's write is the crash window, kept as short as can be.
-      await removeLeftovers(file);
-    });
-
-  return {
-    async get(key) {
-      const file = await target(path);
-      const text = await readText(file);
-      if (text === undefined) return undefined;
-      if (problem(text) === undefined) return (JSON.parse(text) as Record<string, string>)[key];
-      // Decide under the write lock, on a fresh read: another process may have replaced it meanwhile.
-      return locked("write", async (file) => {
-        const again = await readText(file);
-        if (again === undefined) return undefined;
-        const what = problem(again);
-        if (what === undefined) return (JSON.parse(again) as Record<string, string>)[key];
-        throw await setAside(file, what);
-      });
+  const state: FileState = {
+    path,
+    safe: new Set(),
+    directoryMade: false,
+    lockOptions: {
+      ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
+      ...(options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }),
     },
-    set: (key, value) =>
-      update((data) => {
-        data[key] = value;
-        return true;
-      }),
-    delete: (key) =>
-      update((data) => {
-        if (!(key in data)) return false;
-        delete data[key];
-        return true;
-      }),
-    lock: (_name, task, wait) => locked("refresh", (_file, held) => task(held), wait),
+  };
+  return {
+    get: getKey.bind(null, state),
+    set: setKey.bind(null, state),
+    delete: deleteKey.bind(null, state),
+    lock: (_name, task, wait) => locked(state, "refresh", (_file, held) => task(held), wait),
     processIdentity: processIdentity(),
   };
+}
+
+/** A file storage: the path it was given (resolved through symlinks at each use) and its locks' options. */
+interface FileState {
+  readonly path: string;
+  readonly lockOptions: DirLockOptions;
+  /** The token files whose mode was checked (and tightened) by this storage: it is checked at the first access only. */
+  readonly safe: Set<string>;
+  /** Whether the token file's directory was made (or found) by this storage: locks then take it as there. */
+  directoryMade: boolean;
+}
+
+/** The value of `key`, read without a lock; an unreadable file is judged again under the write lock. */
+async function getKey(state: FileState, key: string): Promise<string | undefined> {
+  const file = await target(state.path);
+  const text = await readText(state, file);
+  if (text === undefined) return undefined;
+  if (problem(text) === undefined) return (JSON.parse(text) as Record<string, string>)[key];
+  // Decide under the write lock, on a fresh read: another process may have replaced it meanwhile.
+  return locked(state, "write", async (file) => {
+    const again = await readText(state, file);
+    if (again === undefined) return undefined;
+    const what = problem(again);
+    if (what === undefined) return (JSON.parse(again) as Record<string, string>)[key];
+    throw await setAside(file, what);
+  });
+}
+
+/** Writes `key`, keeping every other key of the file. */
+function setKey(state: FileState, key: string, value: string): Promise<void> {
+  return update(state, (data) => {
+    data[key] = value;
+    return true;
+  });
+}
+
+/** Removes `key`, keeping every other key of the file; the file is not written when the key was absent. */
+function deleteKey(state: FileState, key: string): Promise<void> {
+  return update(state, (data) => {
+    if (!(key in data)) return false;
+    delete data[key];
+    return true;
+  });
+}
+
+/** Reads, changes and writes the file under the write lock; `change` says whether anything changed. */
+function update(state: FileState, change: (data: Record<string, string>) => boolean): Promise<void> {
+  return locked(state, "write", async (file) => {
+    const data = await readForWrite(state, file);
+    if (change(data)) await writeDurably(file, data);
+    // After the write, not before: a refresh's write is the crash window, kept as short as can be.
+    await removeLeftovers(file);
+  });
+}
+
+/**
+ * Takes the lock directory `<file>.<kind>.lock` beside the (resolved) file. The file's directory is
+ * made at the first lock (0700); a lock that finds it gone since (removed by hand) makes it again.
+ */
+async function locked<T>(
+  state: FileState,
+  kind: "refresh" | "write",
+  task: (file: string, held: HeldLock) => Promise<T>,
+  wait?: LockWaitOptions,
+): Promise<T> {
+  const file = await target(state.path);
+  if (!state.directoryMade) await makeDirectory(state, file);
+  const { lockOptions } = state;
+  const take = () =>
+    withDirLock(`${file}.${kind}.lock`, wait?.until ? { ...lockOptions, until: wait.until } : lockOptions, (held) =>
+      task(file, held),
+    );
+  try {
+    return await take();
+  } catch (e) {
+    if (errno((e as { cause?: unknown }).cause) !== "ENOENT" || !(e instanceof FileStorageError)) throw e;
+    await makeDirectory(state, file);
+    return take();
+  }
+}
+
+/** Makes the directory of the token file (0700), if it is not there. */
+async function makeDirectory(state: FileState, file: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 }).catch((e: unknown) => {
+    throw new FileStorageError(
+      "IO_FAILED",
+      `cannot create the directory of the token file ${file} (${errno(e) ?? "error"})`,
+      file,
+      e,
+    );
+  });
+  state.directoryMade = true;
+}
+
+/**
+ * The text of the file, or `undefined` when there is none. At the storage's first access to it, a
+ * mode that lets others read it is tightened first.
+ */
+async function readText(state: FileState, file: string): Promise<string | undefined> {
+  try {
+    if (!state.safe.has(file)) await tighten(file);
+    state.safe.add(file);
+    return await readFile(file, "utf8");
+  } catch (e) {
+    if (errno(e) === "ENOENT") return undefined;
+    if (e instanceof FileStorageError) throw e;
+    throw new FileStorageError("IO_FAILED", `cannot read the token file ${file} (${errno(e) ?? "error"})`, file, e);
+  }
+}
+
+/** Tightens the file's mode to 0600 when others may read it; refuses it when that cannot be done. */
+async function tighten(file: string): Promise<void> {
+  const { mode } = await stat(file);
+  if (mode & 0o077) {
+    await chmod(file, 0o600).catch((e: unknown) => {
+      const octal = (mode & 0o777).toString(8).padStart(4, "0");
+      throw new FileStorageError(
+        "FILE_UNSAFE",
+        `the token file ${file} may be read by others (mode ${octal}) and cannot be tightened to 0600`,
+        file,
+        e,
+      );
+    });
+  }
+}
+
+/** Moves an unreadable file aside (it may hold the only copy of a refresh token) and says so. */
+async function setAside(file: string, what: string): Promise<FileStorageError> {
+  const movedTo = `${file}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}-${randomBytes(3).toString("hex")}`;
+  await rename(file, movedTo).catch((e: unknown) => {
+    if (errno(e) !== "ENOENT")
+      throw new FileStorageError(
+        "IO_FAILED",
+        `cannot move the corrupt token file ${file} aside (${errno(e) ?? "error"})`,
+        file,
+        e,
+      );
+  });
+  return new FileStorageError(
+    "FILE_CORRUPT",
+    `the token file ${file} was ${what}; moved aside to ${movedTo}: sign in again`,
+    file,
+    undefined,
+    { movedTo, reset: true },
+  );
+}
+
+/** The file's data, under the write lock; a corrupt file is moved aside and counts as empty. */
+async function readForWrite(state: FileState, file: string): Promise<Record<string, string>> {
+  const text = await readText(state, file);
+  if (text === undefined) return {};
+  const what = problem(text);
+  if (what === undefined) return JSON.parse(text) as Record<string, string>;
+  await setAside(file, what);
+  return {};
+}
+
+/** Writes `data` durably: temporary file, fsync, rename, fsync of the directory. */
+async function writeDurably(file: string, data: Record<string, string>): Promise<void> {
+  const temp = `${file}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    const handle = await open(temp, "wx", 0o600);
+    try {
+      // The mode of open is masked by the umask; make sure.
+      await handle.chmod(0o600);
+      await handle.writeFile(JSON.stringify(data));
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (e) {
+    await unlink(temp).catch(() => {});
+    throw new FileStorageError("IO_FAILED", `cannot write the token file ${file} (${errno(e) ?? "error"})`, file, e);
+  }
+  await syncDirectory(dirname(file)).catch((e: unknown) => {
+    throw new FileStorageError(
+      "IO_FAILED",
+      `cannot make the write of the token file ${file} durable (${errno(e) ?? "error"})`,
+      file,
+      e,
+    );
+  });
+}
+
+/** Removes the temporary files of writers killed mid-write (only a holder of the write lock writes one). */
+async function removeLeftovers(file: string): Promise<void> {
+  const prefix = basename(file) + ".";
+  const names = await readdir(dirname(file)).catch(() => [] as string[]);
+  const leftovers = names.filter((n) => n.startsWith(prefix) && /^[0-9a-f]{12}\.tmp$/.test(n.slice(prefix.length)));
+  await Promise.all(leftovers.map((n) => unlink(join(dirname(file), n)).catch(() => {})));
 }
 
 /** Makes a rename durable (POSIX). Windows cannot open a directory, and its rename is durable as is. */

@@ -63,6 +63,18 @@ export interface TokenStorage {
    */
   readonly processIdentity?: ProcessIdentity;
   /**
+   * Where a user finds the value of `key` in this storage, for the manager's messages: the Redis key
+   * (`redisStorage`: prefix and hash tag included, as `redis-cli` shows it), the row of a table. A
+   * storage without it is named by the key itself.
+   *
+   * @example
+   * ```ts
+   * storage.where?.("tenant-integration:https://acme.tenant.test:demo:tokens");
+   * // "billing:tenant-integration:{https://acme.tenant.test:demo}:tokens" with redisStorage(client, { prefix: "billing:" })
+   * ```
+   */
+  where?(key: string): string;
+  /**
    * Reads a value; `null` or `undefined` when absent. A storage that finds its data unreadable may
    * set it aside and reject with an error whose `reset` is `true` (as `fileStorage` does with a
    * corrupt file): the manager then treats the tokens as absent and reports `NOT_SIGNED_IN` with that

@@ -11,6 +11,7 @@ const fixtures = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "fixt
 /** The packages a consumer project installs from their tarballs. */
 export const consumed = [
   "@tenant-integration/types",
+  "@tenant-integration/internal",
   "@tenant-integration/token-manager",
   "@tenant-integration/client",
   "@tenant-integration/sandbox",
