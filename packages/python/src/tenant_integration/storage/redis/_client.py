@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     import redis
     import redis.cluster
 
+__all__ = ["check_client", "failed", "is_redis_error", "send", "text", "why"]
+
 
 def _redis() -> object:
     """The ``redis`` module, imported on first use so the SDK works without it."""
@@ -29,7 +31,7 @@ def _redis() -> object:
     return redis
 
 
-def _why(error: BaseException, secrets_: Sequence[str]) -> str:
+def why(error: BaseException, secrets_: Sequence[str]) -> str:
     """redis-py's reason (``ConnectionError: Error 111 connecting to …``), with any value scrubbed, after
     plain words for the two ways Redis cannot be reached: refused or lost, and no answer in time."""
     import redis.exceptions
@@ -42,13 +44,14 @@ def _why(error: BaseException, secrets_: Sequence[str]) -> str:
     return reason
 
 
-def _failed(
+def failed(
     code: RedisStorageErrorCode, command: str, key: str, error: BaseException, secrets_: Sequence[str] = ()
 ) -> RedisStorageError:
-    return RedisStorageError(code, f"Redis {command} of {key} failed ({_why(error, secrets_)})", cause=error)
+    """The error of ``command`` on ``key``: which command, which key, and why (``secrets_`` scrubbed)."""
+    return RedisStorageError(code, f"Redis {command} of {key} failed ({why(error, secrets_)})", cause=error)
 
 
-def _send(client: redis.Redis | redis.cluster.RedisCluster, cluster: bool, key: str, *command: object) -> object:
+def send(client: redis.Redis | redis.cluster.RedisCluster, cluster: bool, key: str, *command: object) -> object:
     """``command`` about ``key`` (``"GET", key``…) through ``client.execute_command``. On a cluster it goes
     to the primary of the key's slot as one try: redis-py's cluster client retries a command whose node
     failed or gave no answer (10 times by default, each after a re-read of the slot table), which would
@@ -62,7 +65,7 @@ def _send(client: redis.Redis | redis.cluster.RedisCluster, cluster: bool, key: 
     return client.execute_command(*command)  # type: ignore[no-untyped-call]
 
 
-def _text(reply: object) -> str | None:
+def text(reply: object) -> str | None:
     """A bulk-string reply as text (redis-py answers bytes unless ``decode_responses=True``)."""
     if reply is None or isinstance(reply, str):
         return reply
@@ -71,7 +74,8 @@ def _text(reply: object) -> str | None:
     raise TypeError(type(reply).__name__)
 
 
-def _is_redis_error(error: BaseException) -> bool:
+def is_redis_error(error: BaseException) -> bool:
+    """Whether ``error`` is redis-py's (a failed command, connection or cluster), not a bug of the caller."""
     import redis.exceptions
 
     # RedisClusterException: a slot the client's table does not cover (SlotNotCoveredError), no node to ask.
@@ -105,7 +109,7 @@ def _socket_timeout(client: object) -> object:
     return None
 
 
-def _check_client(client: object, *, cluster: bool, names: tuple[str, str]) -> float:
+def check_client(client: object, *, cluster: bool, names: tuple[str, str]) -> float:
     """Refuses what is not a synchronous ``redis.Redis`` (``cluster``: ``redis.cluster.RedisCluster``,
     read from primaries only) with a ``socket_timeout``; returns that timeout. ``names``: the
     single-server and the cluster class, for the message."""

@@ -7,7 +7,7 @@ import re
 
 from ..errors import RedisStorageOptionsError
 
-__all__ = ["redis_key"]
+__all__ = ["check_prefix", "redis_key"]
 
 #: The manager's names: ``tenant-integration:<origin>:<client_id>:<kind>``; the session part is everything between.
 _MANAGER_NAME = re.compile(r"tenant-integration:(.+):(tokens|pending|intent|lock)")
@@ -30,7 +30,7 @@ def redis_key(prefix: str, name: str) -> str:
     return f"{prefix}tenant-integration:{{{match[1]}}}:{match[2]}" if match else prefix + name
 
 
-def _check_prefix(prefix: object) -> str:
+def check_prefix(prefix: object) -> str:
     """Refuses a prefix holding ``{`` or ``}``: it would move the hash tag (a cluster takes the first
     ``{``), so the keys of one session could hash to different slots."""
     if not isinstance(prefix, str):

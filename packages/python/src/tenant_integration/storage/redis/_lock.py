@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ...token_errors import TokenManagerError
 from ..errors import LockWaitEnded, RedisStorageError, RedisStorageOptionsError
-from ._client import _check_client, _failed, _is_redis_error, _send, _text
-from ._keys import _check_prefix, redis_key
+from ._client import check_client, failed, is_redis_error, send, text
+from ._keys import check_prefix, redis_key
 from ._wake import ReleaseWatch, announce_release, watch_releases
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import redis.cluster
     from redis.commands.core import Script
 
-__all__ = ["RedisClusterLock", "RedisLock"]
+__all__ = ["RedisClusterLock", "RedisLock", "positive", "storage_failed"]
 
 T = TypeVar("T")
 
@@ -39,13 +39,14 @@ _RELEASE = 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL
 _RENEW = 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0'
 
 
-def _positive(name: str, value: float) -> float:
+def positive(name: str, value: float) -> float:
+    """``value`` as seconds when it is a finite number > 0; else ``INVALID_OPTIONS`` naming the option."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value > 0):
         raise RedisStorageOptionsError(name, "must be a finite number of seconds > 0")
     return float(value)
 
 
-def _storage_failed(error: RedisStorageError) -> TokenManagerError:
+def storage_failed(error: RedisStorageError) -> TokenManagerError:
     """A lock command's Redis failure as the token manager's ``STORAGE_FAILED`` (issue 27): the code a
     failed read or write of the storage gets, so an outage is one code at every step and in every kit;
     the store's ``LOCK_UNAVAILABLE`` error (which command, which key, why) is the cause."""
@@ -113,17 +114,17 @@ class RedisLock:
         max_retry_delay: float = 0.5,
         on_lease_lost: Callable[[RedisStorageError], None] | None = None,
     ) -> None:
-        self._socket_timeout = _check_client(client, cluster=self._cluster, names=("RedisLock", "RedisClusterLock"))
+        self._socket_timeout = check_client(client, cluster=self._cluster, names=("RedisLock", "RedisClusterLock"))
         self._client = client
-        self._prefix = _check_prefix(prefix)
+        self._prefix = check_prefix(prefix)
         # Whole milliseconds, as PX takes them (the TypeScript kit rounds the lease up too).
-        self._lease_ms = math.ceil(_positive("lease", lease) * 1000)
-        self._renew_every = _positive("renew_every", renew_every) if renew_every is not None else lease / 3
+        self._lease_ms = math.ceil(positive("lease", lease) * 1000)
+        self._renew_every = positive("renew_every", renew_every) if renew_every is not None else lease / 3
         if self._renew_every >= lease:
             raise RedisStorageOptionsError("renew_every", "must be less than lease")
-        self._wait_timeout = _positive("wait_timeout", wait_timeout)
-        self._retry_delay = _positive("retry_delay", retry_delay)
-        self._max_retry_delay = _positive("max_retry_delay", max_retry_delay)
+        self._wait_timeout = positive("wait_timeout", wait_timeout)
+        self._retry_delay = positive("retry_delay", retry_delay)
+        self._max_retry_delay = positive("max_retry_delay", max_retry_delay)
         self._on_lease_lost = on_lease_lost or (lambda e: _log.warning("%s", e))
         self._release: Script = client.register_script(_RELEASE)
         self._renew: Script = client.register_script(_RENEW)
@@ -177,9 +178,9 @@ class RedisLock:
         if owner is None:
             return False
         try:
-            return _text(_send(self._client, self._cluster, key, "GET", key)) == owner
+            return text(send(self._client, self._cluster, key, "GET", key)) == owner
         except Exception as e:
-            if not _is_redis_error(e) and not isinstance(e, TypeError | UnicodeDecodeError):
+            if not is_redis_error(e) and not isinstance(e, TypeError | UnicodeDecodeError):
                 raise
             return False
 
@@ -187,12 +188,12 @@ class RedisLock:
         """One ``SET NX PX``: whether the lock is ours now. A Redis failure is ``STORAGE_FAILED``."""
         try:
             # A SET whose reply is lost may still have taken the lock: it then expires after the lease.
-            return bool(_send(self._client, self._cluster, key, "SET", key, owner, "NX", "PX", self._lease_ms))
+            return bool(send(self._client, self._cluster, key, "SET", key, owner, "NX", "PX", self._lease_ms))
         except Exception as e:
-            if not _is_redis_error(e):
+            if not is_redis_error(e):
                 raise
-            failure = _failed("LOCK_UNAVAILABLE", "SET NX", key, e)
-            raise _storage_failed(failure) from failure
+            failure = failed("LOCK_UNAVAILABLE", "SET NX", key, e)
+            raise storage_failed(failure) from failure
 
     def _acquire(self, key: str, owner: str, until: Callable[[], bool] | None = None) -> None:
         # Monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
@@ -229,9 +230,9 @@ class RedisLock:
 
     def _run_script(self, script: Script, key: str, *args: str | int) -> object:
         """One of the lock's scripts on ``key``; on a cluster an ``EVAL`` on the primary of its slot, one try
-        (see :func:`_send`)."""
+        (see :func:`send`)."""
         if self._cluster:
-            return _send(self._client, True, key, "EVAL", script.script, 1, key, *args)
+            return send(self._client, True, key, "EVAL", script.script, 1, key, *args)
         return script(keys=[key], args=list(args))
 
     def _lost(self, key: str, why: str, cause: BaseException | None = None) -> None:

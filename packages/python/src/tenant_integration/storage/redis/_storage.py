@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from ..base import Lock
 from ..errors import RedisStorageError, RedisStorageOptionsError
-from ._client import _check_client, _failed, _is_redis_error, _send, _text
-from ._keys import _check_prefix, redis_key
-from ._lock import RedisClusterLock, RedisLock, _positive
+from ._client import check_client, failed, is_redis_error, send, text
+from ._keys import check_prefix, redis_key
+from ._lock import RedisClusterLock, RedisLock, positive
 
 if TYPE_CHECKING:
     import redis
@@ -96,17 +96,17 @@ class RedisStorage:
         replicas: Replicas | tuple[int, float] | None = None,
         on_lease_lost: Callable[[RedisStorageError], None] | None = None,
     ) -> None:
-        _check_client(client, cluster=self._lock_class._cluster, names=("RedisStorage", "RedisClusterStorage"))
+        check_client(client, cluster=self._lock_class._cluster, names=("RedisStorage", "RedisClusterStorage"))
         if replicas is not None:
             count, timeout = (replicas.count, replicas.timeout) if isinstance(replicas, Replicas) else replicas
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
                 raise RedisStorageOptionsError("replicas", "count must be an integer >= 0")
             # WAIT takes whole milliseconds, and WAIT with 0 blocks forever.
-            if _positive("replicas", timeout) * 1000 < 1:
+            if positive("replicas", timeout) * 1000 < 1:
                 raise RedisStorageOptionsError("replicas", "timeout must be at least 1 ms (WAIT 0 would block forever)")
         self._replicas = None if replicas is None else Replicas(count, float(timeout))
         self._client = client
-        self._prefix = _check_prefix(prefix)
+        self._prefix = check_prefix(prefix)
         self._lock = self._lock_class(
             client,
             prefix=prefix,
@@ -137,9 +137,9 @@ class RedisStorage:
             else:
                 acknowledged = int(self._client.wait(count, round(timeout * 1000)))
         except Exception as e:
-            if not _is_redis_error(e):
+            if not is_redis_error(e):
                 raise
-            raise _failed("COMMAND_FAILED", "WAIT", key, e) from e
+            raise failed("COMMAND_FAILED", "WAIT", key, e) from e
         if acknowledged < count:
             raise RedisStorageError(
                 "REPLICATION_TIMEOUT",
@@ -154,13 +154,13 @@ class RedisStorage:
         """
         name = redis_key(self._prefix, key)
         try:
-            reply: object = _send(self._client, self._lock_class._cluster, name, "GET", name)
+            reply: object = send(self._client, self._lock_class._cluster, name, "GET", name)
         except Exception as e:
-            if not _is_redis_error(e):
+            if not is_redis_error(e):
                 raise
-            raise _failed("COMMAND_FAILED", "GET", name, e) from e
+            raise failed("COMMAND_FAILED", "GET", name, e) from e
         try:
-            return _text(reply)
+            return text(reply)
         except (TypeError, UnicodeDecodeError) as e:
             raise RedisStorageError("UNEXPECTED_REPLY", f"GET of {name} did not answer a string", cause=e) from e
 
@@ -172,11 +172,11 @@ class RedisStorage:
         """
         name = redis_key(self._prefix, key)
         try:
-            reply: object = _send(self._client, self._lock_class._cluster, name, "SET", name, value)
+            reply: object = send(self._client, self._lock_class._cluster, name, "SET", name, value)
         except Exception as e:
-            if not _is_redis_error(e):
+            if not is_redis_error(e):
                 raise
-            raise _failed("COMMAND_FAILED", "SET", name, e, [value]) from e
+            raise failed("COMMAND_FAILED", "SET", name, e, [value]) from e
         if reply is not True:
             raise RedisStorageError("UNEXPECTED_REPLY", f"SET of {name} was not acknowledged with OK")
         self._replicated("SET", name)
@@ -189,11 +189,11 @@ class RedisStorage:
         """
         name = redis_key(self._prefix, key)
         try:
-            _send(self._client, self._lock_class._cluster, name, "DEL", name)
+            send(self._client, self._lock_class._cluster, name, "DEL", name)
         except Exception as e:
-            if not _is_redis_error(e):
+            if not is_redis_error(e):
                 raise
-            raise _failed("COMMAND_FAILED", "DEL", name, e) from e
+            raise failed("COMMAND_FAILED", "DEL", name, e) from e
         self._replicated("DEL", name)
 
 
