@@ -11,7 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureVenv } from "../python/venv.mjs";
+import { ensureVenv } from "@tenant-integration/python-venv";
 import { placement, startServerProcess } from "./pinning.mjs";
 import { QUICK, formatOverhead, formatTimes, paired, shuffled } from "./stats.mjs";
 

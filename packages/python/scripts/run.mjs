@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureVenv } from "../../../tools/python/venv.mjs";
+import { ensureVenv } from "@tenant-integration/python-venv";
 
 const here = join(dirname(fileURLToPath(import.meta.url)), "..");
 const task = process.argv[2];
