@@ -30,6 +30,7 @@ const PROCESS_TESTS = [
   "test_packaging.py",
   "test_redis_cluster.py",
   "test_redis_storage.py",
+  "test_running_time_processes.py",
   "test_testing.py",
 ];
 
