@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import redis
     import redis.cluster
 
-__all__ = ["check_client", "failed", "is_redis_error", "send", "text", "why"]
+__all__ = ["check_client", "failed", "is_error_reply", "is_redis_error", "send", "text", "why"]
 
 
 def _redis() -> object:
@@ -107,6 +107,14 @@ def _socket_timeout(client: object) -> object:
             if parameter is not None:
                 return None if parameter.default is inspect.Parameter.empty else parameter.default
     return None
+
+
+def is_error_reply(error: BaseException) -> bool:
+    """Whether ``error`` is Redis's answer to the command (``WRONGTYPE``, ``NOPERM``…): it was not run. Any
+    other failure (no reply in time, a lost connection) leaves open whether the server ran it, or will."""
+    import redis.exceptions
+
+    return isinstance(error, redis.exceptions.ResponseError)
 
 
 def check_client(client: object, *, cluster: bool, names: tuple[str, str]) -> float:

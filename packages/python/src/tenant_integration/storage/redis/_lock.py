@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ...token_errors import TokenManagerError
 from ..errors import LockWaitEnded, RedisStorageError, RedisStorageOptionsError
-from ._client import check_client, failed, is_redis_error, send, text
+from ._client import check_client, failed, is_error_reply, is_redis_error, send, text
 from ._keys import check_prefix, redis_key
 from ._wake import ReleaseWatch, announce_release, watch_releases
 
@@ -37,6 +37,8 @@ _log = logging.getLogger("tenant_integration.storage.redis")
 _RELEASE = 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0'
 #: Extends the lease only if the key still holds this owner's value (the TypeScript kit's script).
 _RENEW = 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0'
+#: The most owner values of unanswered SET NX tries remembered per key (the oldest are forgotten).
+_MOST_STRAYS = 16
 
 
 def positive(name: str, value: float) -> float:
@@ -64,8 +66,11 @@ class RedisLock:
     connection of the waiter's own from ``client.pubsub()``, open for the wait only; where
     ``SUBSCRIBE`` is denied it polls); a thread renews the lease every ``renew_every`` seconds while
     the task runs (a Lua compare-and-``PEXPIRE``); and the key is deleted when the task ends only if it still holds this
-    owner (a Lua compare-and-``DEL``), so a late holder never releases another's lock. The same
-    protocol and scripts as ``redisLock`` of ``@tenant-integration/token-store-redis``.
+    owner (a Lua compare-and-``DEL``), so a late holder never releases another's lock. A ``SET NX``
+    whose reply never came (no answer within ``socket_timeout``) may still take the lease when the
+    server runs it (a stopped primary that resumes): the lock remembers its owner value and, at its
+    next try on that key, releases such a lease at once and announces it, so nobody waits it out. The
+    same protocol and scripts as ``redisLock`` of ``@tenant-integration/token-store-redis``.
 
     Args:
         client: a ``redis.Redis`` whose connections have a ``socket_timeout`` (see :class:`RedisStorage`);
@@ -130,6 +135,10 @@ class RedisLock:
         self._renew: Script = client.register_script(_RENEW)
         # The owner value of each lease this lock holds now, by key: what is_held compares with.
         self._owners: dict[str, str] = {}
+        # The owner values of SET NX tries whose reply never came (a timeout, a lost connection), by key:
+        # the server may have run them, then or later (a stopped primary that resumes), and each such
+        # lease is this lock's although no task holds it (see _release_strays).
+        self._strays: dict[str, list[str]] = {}
         self._owners_guard = threading.Lock()
 
     def __call__(self, name: str, task: Callable[[], T], *, until: Callable[[], bool] | None = None) -> T:
@@ -185,15 +194,53 @@ class RedisLock:
             return False
 
     def _take(self, key: str, owner: str) -> bool:
-        """One ``SET NX PX``: whether the lock is ours now. A Redis failure is ``STORAGE_FAILED``."""
+        """One ``SET NX PX``, after this lock's stray leases on ``key`` are released: whether the lock is
+        ours now. A Redis failure is ``STORAGE_FAILED``."""
+        self._release_strays(key)
         try:
-            # A SET whose reply is lost may still have taken the lock: it then expires after the lease.
-            return bool(send(self._client, self._cluster, key, "SET", key, owner, "NX", "PX", self._lease_ms))
+            taken = bool(send(self._client, self._cluster, key, "SET", key, owner, "NX", "PX", self._lease_ms))
         except Exception as e:
             if not is_redis_error(e):
                 raise
+            if not is_error_reply(e):
+                # No reply: the server may still run it and take the lease for this owner.
+                self._remember_stray(key, owner)
             failure = failed("LOCK_UNAVAILABLE", "SET NX", key, e)
             raise storage_failed(failure) from failure
+        if taken:
+            # Redis answered this SET NX: a stray sent before it has been run or never will be.
+            with self._owners_guard:
+                self._strays.pop(key, None)
+        return taken
+
+    def _remember_stray(self, key: str, owner: str) -> None:
+        with self._owners_guard:
+            strays = self._strays.setdefault(key, [])
+            strays.append(owner)
+            # A call reads the storage before it takes the lock, so an outage fails most calls before
+            # their SET NX: more strays than this are not expected; a forgotten one expires after the lease.
+            del strays[:-_MOST_STRAYS]
+
+    def _release_strays(self, key: str) -> None:
+        """Releases at once the leases on ``key`` this lock may hold without a task: those of its SET NX
+        tries whose reply never came, which the server may have run, then or later (decision D4, as the
+        TypeScript kit does when a late reply comes). Each is compare-and-deleted, and the release
+        announced to the waiters when it held the lease, so that no process waits out a lease nobody
+        holds. A failure leaves them for the next try; the SET NX that follows reports the outage."""
+        with self._owners_guard:
+            strays = list(self._strays.get(key, ()))
+        for stray in strays:
+            try:
+                released = self._run_script(self._release, key, stray)
+            except Exception as e:
+                if not is_redis_error(e):
+                    raise
+                return
+            if released == 1:
+                with self._owners_guard:
+                    if stray in self._strays.get(key, ()):
+                        self._strays[key].remove(stray)
+                announce_release(self._client, key, on_primary=self._cluster)
 
     def _acquire(self, key: str, owner: str, until: Callable[[], bool] | None = None) -> None:
         # Monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
