@@ -25,6 +25,7 @@ const PROCESS_TESTS = [
   "test_docs_guide.py",
   "test_docs_samples.py",
   "test_file_storage_processes.py",
+  "test_foreign_values.py",
   "test_generated.py",
   "test_loopback.py",
   "test_packaging.py",

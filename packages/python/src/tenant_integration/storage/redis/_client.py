@@ -33,7 +33,8 @@ def _redis() -> object:
 
 def why(error: BaseException, secrets_: Sequence[str]) -> str:
     """redis-py's reason (``ConnectionError: Error 111 connecting to …``), with any value scrubbed, after
-    plain words for the two ways Redis cannot be reached: refused or lost, and no answer in time."""
+    plain words for the two ways Redis cannot be reached (refused or lost, and no answer in time) and
+    for a key holding a value of another type (``WRONGTYPE``: not the kit's, so never overwritten)."""
     import redis.exceptions
 
     reason = redact(f"{type(error).__name__}: {error}", secrets_)
@@ -41,6 +42,11 @@ def why(error: BaseException, secrets_: Sequence[str]) -> str:
         return f"timed out: Redis stopped answering, or could not be reached; {reason}"
     if isinstance(error, redis.exceptions.ConnectionError):
         return f"Redis could not be reached; {reason}"
+    if isinstance(error, redis.exceptions.ResponseError) and str(error).startswith("WRONGTYPE"):
+        return (
+            "the key holds a value of another Redis type, which this kit did not write (another "
+            f"application's data?); it is left as it is; {reason}"
+        )
     return reason
 
 

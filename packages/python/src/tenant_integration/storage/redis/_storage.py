@@ -123,6 +123,16 @@ class RedisStorage:
         """The Redis lock on ``prefix + name``, which the token manager uses unless given its own ``lock``."""
         return self._lock
 
+    def where(self, key: str) -> str:
+        """The Redis key of the manager's record ``key``, as a user finds it with ``redis-cli``
+        (:func:`redis_key`): the manager names it in its messages.
+
+        Example:
+            >>> storage.where("tenant-integration:https://acme.tenant.test:demo:tokens")  # doctest: +SKIP
+            'billing:tenant-integration:{https://acme.tenant.test:demo}:tokens'
+        """
+        return redis_key(self._prefix, key)
+
     def _replicated(self, command: str, key: str) -> None:
         if self._replicas is None:
             return
