@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
+from ._tls import shared_context
 from .errors import InvalidOptionsError
 
 if TYPE_CHECKING:
@@ -75,7 +76,9 @@ class AsyncTokenHttp:
 
         loop = asyncio.get_running_loop()
         if self.client is None or self._loop is not loop:
-            self.client = httpx.AsyncClient(transport=self._transport, timeout=self._timeout, follow_redirects=False)
+            self.client = httpx.AsyncClient(
+                transport=self._transport, timeout=self._timeout, follow_redirects=False, verify=shared_context()
+            )
             self._loop = loop
         return self.client
 
@@ -108,7 +111,7 @@ class TokenHttp:
         # transport sends: a transport given is wrapped; the client's own transports (the default one,
         # and those of the proxies the environment names) read in running time themselves.
         given = None if transport is None else WithinRunningTime(transport)
-        self.client = httpx.Client(transport=given, timeout=timeout, follow_redirects=False)
+        self.client = httpx.Client(transport=given, timeout=timeout, follow_redirects=False, verify=shared_context())
         if transport is None:
             for own in (self.client._transport, *self.client._mounts.values()):
                 if isinstance(own, httpx.HTTPTransport):
