@@ -77,10 +77,13 @@ export async function pythonClientOverhead() {
  * since an import may defer work to first use, the import plus a first client made (no request).
  */
 async function pythonImport(python) {
+  // Bytecode caches written (as pip writes them at install), even where the environment says not to:
+  // otherwise every module changed since the last write is compiled again in every round.
+  const { PYTHONDONTWRITEBYTECODE: _, ...env } = process.env;
   const timeSnippet = (snippet) => {
     const code = `import time\nstart = time.perf_counter()\n${snippet}\nprint((time.perf_counter() - start) * 1e3)`;
     const [command, args] = onLoadCore(python, ["-c", code]);
-    const result = spawnSync(command, args, { encoding: "utf8" });
+    const result = spawnSync(command, args, { encoding: "utf8", env });
     if (result.status !== 0) throw new Error(`${snippet}: ${result.stderr.trim().split("\n").at(-1)}`);
     return Number(result.stdout.trim());
   };
