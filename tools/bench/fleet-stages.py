@@ -54,8 +54,8 @@ def main() -> int:
 
     import tenant_integration._manager_core as core
     import tenant_integration._sync.token_manager as manager
-    import tenant_integration.storage._redis_wake as redis_wake
-    import tenant_integration.storage.redis as redis_storage
+    import tenant_integration.storage.redis._lock as redis_lock
+    import tenant_integration.storage.redis._wake as redis_wake
 
     spec = importlib.util.spec_from_file_location("actor", ACTOR)
     assert spec is not None
@@ -68,10 +68,10 @@ def main() -> int:
     wrap(actor.SyncActor, "call", "call")
     wrap(core.ManagerCore, "_read_first", "read-first", lambda stored: stored is not None)
     wrap(core.StoredFresh, "__call__", "until", bool)
-    wrap(redis_storage.RedisLock, "_take", "lock-try", bool)
-    wrap(redis_storage, "watch_releases", "subscribe", lambda watch: watch is not None)
+    wrap(redis_lock.RedisLock, "_take", "lock-try", bool)
+    wrap(redis_lock, "watch_releases", "subscribe", lambda watch: watch is not None)
     wrap(redis_wake.ReleaseWatch, "next", "wait")
-    wrap(redis_storage, "announce_release", "publish")
+    wrap(redis_lock, "announce_release", "publish")
     wrap(manager.TokenManager, "_obtain", "under-lock")
     wrap(manager.TokenManager, "_send", "refresh-request")
     wrap(manager.TokenManager, "_commit", "tokens-written")

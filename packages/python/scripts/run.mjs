@@ -5,7 +5,7 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ensureVenv } from "../../../tools/python/venv.mjs";
+import { ensureVenv } from "@tenant-integration/python-venv";
 
 const here = join(dirname(fileURLToPath(import.meta.url)), "..");
 const task = process.argv[2];
@@ -25,11 +25,13 @@ const PROCESS_TESTS = [
   "test_docs_guide.py",
   "test_docs_samples.py",
   "test_file_storage_processes.py",
+  "test_foreign_values.py",
   "test_generated.py",
   "test_loopback.py",
   "test_packaging.py",
   "test_redis_cluster.py",
   "test_redis_storage.py",
+  "test_running_time_processes.py",
   "test_testing.py",
 ];
 

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    import redis
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -103,3 +108,19 @@ def redis_servers() -> Iterator[Callable[..., RedisServer]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    """A client of the session's redis-server, with the ``socket_timeout`` the storage requires."""
+    import redis
+
+    connection = redis.Redis.from_url(redis_url, socket_timeout=5)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def redis_prefix() -> str:
+    """A key prefix of the test's own: the tests share one redis-server."""
+    return f"test-{secrets.token_hex(4)}:"

@@ -20,6 +20,9 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 
+from tenant_integration import TokenManager
+from tenant_integration.storage import TokenStorage
+
 BASE_URL = "https://acme.tenant.test"
 CLIENT_ID = "demo-integration"
 REDIRECT_URI = "http://127.0.0.1:53682/callback"
@@ -173,3 +176,22 @@ class Clock:
 
     def advance(self, seconds: float) -> None:
         self.t += seconds
+
+
+def signed_in_and_expired(storage: TokenStorage) -> tuple[TokenManager, FakeTenant]:
+    """A sync manager on ``storage``, signed in to a new :class:`FakeTenant`, its access token expired
+    (the manager's clock moved past its lifetime): its next call refreshes."""
+    tenant, clock = FakeTenant(), Clock()
+    manager = TokenManager(
+        BASE_URL,
+        CLIENT_ID,
+        REDIRECT_URI,
+        ["profile:read"],
+        now=clock,
+        transport=tenant.transport,
+        retry_delay=0,
+        storage=storage,
+    )
+    manager.complete_authorization(tenant.approve(manager.begin_authorization().url))
+    clock.advance(LIFETIME + 1)
+    return manager, tenant

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import httpx
 import pytest
@@ -181,3 +181,41 @@ def test_a_request_to_another_origin_goes_out_untouched_and_the_source_is_not_as
     assert send(tenant, source, "https://other.test/api/v1/tickets").status_code == 401
     assert tenant.bearer_tokens() == [None]
     assert source.asked == 0
+
+
+def test_a_streamed_body_is_read_into_memory_before_it_is_sent_so_a_401_can_send_it_again() -> None:
+    seen: list[bool] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        # What the transport is handed, before it reads anything: a body in memory, or still a stream.
+        seen.append(isinstance(request.stream, httpx.ByteStream))
+        return httpx.Response(401 if request.headers["authorization"] == "Bearer old" else 201, json=USER)
+
+    class Recording(httpx.BaseTransport, httpx.AsyncBaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            response = answer(request)
+            request.read()
+            return response
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            response = answer(request)
+            await request.aread()
+            return response
+
+    def chunks() -> Iterator[bytes]:
+        yield from (b'{"title":', b'"x"}')
+
+    async def async_chunks() -> AsyncIterator[bytes]:
+        for chunk in (b'{"title":', b'"x"}'):
+            yield chunk
+
+    with httpx.Client(transport=Recording(), auth=TokenAuth(FakeSource("old", "new"), origin=ORIGIN)) as http:
+        assert http.post(URL, content=chunks()).status_code == 201
+
+    async def send() -> int:
+        auth = AsyncTokenAuth(AsyncRefreshableOf(FakeSource("old", "new")), origin=ORIGIN)
+        async with httpx.AsyncClient(transport=Recording(), auth=auth) as http:
+            return (await http.post(URL, content=async_chunks())).status_code
+
+    assert asyncio.run(send()) == 201
+    assert seen == [True, True, True, True]

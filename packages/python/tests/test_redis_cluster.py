@@ -302,6 +302,39 @@ def test_a_stopped_primary_costs_one_try_per_command_even_with_redis_pys_default
         client.close()
 
 
+def test_a_lease_a_stopped_primary_took_after_the_set_nx_timed_out_is_released_at_the_next_try(
+    cluster: Cluster, prefix: str
+) -> None:
+    """Decision D4, as reported in issue 36: the primary of the lock's slot stopped, the lock's ``SET NX``
+    timed out at the client, and the primary ran it when it resumed. The next try releases that lease
+    at once instead of waiting it out (it waited 8 s more before)."""
+    client = cluster.client(socket_timeout=0.5, retry=Retry(NoBackoff(), 0))
+    watcher = cluster.client()
+    try:
+        lock = RedisClusterLock(client, prefix=prefix, lease=10, wait_timeout=5)
+        name, key = f"{SESSION}:lock", redis_key(prefix, f"{SESSION}:lock")
+        lock(name, lambda: None)  # a connection to the primary: the SET NX is written, then unanswered
+        process = cluster.processes[int(client.get_node_from_key(key).port)]  # type: ignore[no-untyped-call]
+        os.kill(process.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(TokenManagerError) as caught:
+                lock(name, lambda: None)
+            assert caught.value.code == "STORAGE_FAILED"
+        finally:
+            os.kill(process.pid, signal.SIGCONT)
+        deadline = time.monotonic() + 10
+        while not watcher.exists(key):  # the scenario: the resumed primary ran it; nobody holds the lease
+            assert time.monotonic() < deadline, "the resumed primary did not run the SET NX"
+            time.sleep(0.02)
+        started = time.monotonic()
+        assert lock(name, lambda: "ran") == "ran"
+        assert time.monotonic() - started < 3, "the next try waited for a lease of its own"
+        assert not watcher.exists(key)
+    finally:
+        client.close()
+        watcher.close()
+
+
 def test_the_session_is_kept_while_its_slot_migrates_between_primaries(cluster: Cluster, prefix: str) -> None:
     """CLUSTER SETSLOT IMPORTING/MIGRATING, MIGRATE a key at a time, SETSLOT NODE, twice, while a
     writer takes the lock and rewrites the record: redis-py follows ASK and MOVED; every step either

@@ -21,10 +21,10 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from conftest import RedisServer
-from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, FakeTenant
-from tenant_integration import TokenManager, TokenManagerError
+from fake_tenant import signed_in_and_expired
+from tenant_integration import TokenManagerError
 from tenant_integration.storage.errors import RedisStorageError, RedisStorageOptionsError
-from tenant_integration.storage.redis import RedisLock, RedisStorage
+from tenant_integration.storage.redis import RedisLock, RedisStorage, redis_key
 
 SOCKET_TIMEOUT = 0.5
 #: Slack for the scheduler and a loaded machine: the bound is the promise, not a speed.
@@ -35,23 +35,6 @@ LOCK_NAME = "tenant-integration:https://acme.tenant.test:demo:lock"
 def app_client(server: RedisServer, **options: Any) -> redis.Redis:
     """A client as the storage's docstring advises: a socket timeout, no retries of a refused connection."""
     return redis.Redis.from_url(server.url, socket_timeout=SOCKET_TIMEOUT, retry=Retry(NoBackoff(), 0), **options)
-
-
-def signed_in_and_expired(client: redis.Redis) -> tuple[TokenManager, FakeTenant]:
-    tenant, clock = FakeTenant(), Clock()
-    manager = TokenManager(
-        BASE_URL,
-        CLIENT_ID,
-        REDIRECT_URI,
-        ["profile:read"],
-        now=clock,
-        transport=tenant.transport,
-        retry_delay=0,
-        storage=RedisStorage(client),
-    )
-    manager.complete_authorization(tenant.approve(manager.begin_authorization().url))
-    clock.advance(LIFETIME + 1)
-    return manager, tenant
 
 
 @contextmanager
@@ -79,7 +62,7 @@ def test_a_refresh_due_fails_with_storage_failed_like_the_typescript_kit(
     redis_servers: Callable[..., RedisServer], outage: str
 ) -> None:
     server = redis_servers()
-    manager, tenant = signed_in_and_expired(app_client(server))
+    manager, tenant = signed_in_and_expired(RedisStorage(app_client(server)))
     refreshes = tenant.refreshes
 
     if outage == "hang":
@@ -146,3 +129,34 @@ def test_a_default_client_is_accepted_where_redis_py_gives_it_a_socket_timeout_a
         else:
             with pytest.raises(RedisStorageOptionsError):
                 RedisStorage(client)
+
+
+def test_a_lease_taken_by_a_set_nx_whose_reply_timed_out_is_released_at_the_next_try(
+    redis_servers: Callable[..., RedisServer],
+) -> None:
+    """Decision D4: the server runs a ``SET NX`` it received while stopped when it resumes, after the
+    client gave up on its reply: the lease is this lock's, though no task holds it. The next try
+    releases it at once (compare-and-delete, then the ``:released`` publish) instead of waiting it out."""
+    server = redis_servers()
+    lock = RedisLock(app_client(server), lease=10, wait_timeout=5)
+    lock(LOCK_NAME, lambda: None)  # a connection in the pool: the SET NX is written, then unanswered
+    with hung(server):
+        error, _ = timed(lambda: lock(LOCK_NAME, lambda: None))
+        assert getattr(error, "code", None) == "STORAGE_FAILED"
+    watcher = redis.Redis.from_url(server.url, socket_timeout=5)
+    try:
+        # The scenario: the resumed server ran that SET NX, and the lease is held by nobody.
+        _wait_for(lambda: watcher.exists(redis_key("", LOCK_NAME)) == 1, "the resumed server ran the SET NX")
+        error, seconds = timed(lambda: lock(LOCK_NAME, lambda: None))
+        assert error is None, error
+        assert seconds < MARGIN, f"the next try waited {seconds:.1f} s for a lease of its own"
+        assert watcher.exists(redis_key("", LOCK_NAME)) == 0
+    finally:
+        watcher.close()
+
+
+def _wait_for(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 10
+    while not check():
+        assert time.monotonic() < deadline, f"not within 10 s: {what}"
+        time.sleep(0.02)

@@ -6,6 +6,7 @@ clock is injected to stand for one.
 
 from __future__ import annotations
 
+import gzip
 import socket
 import threading
 import time
@@ -17,7 +18,14 @@ import httpx
 import pytest
 
 from tenant_integration import RunningTimeTransport, TokenManager
-from tenant_integration._running_time import _LATE, _SLICE, _RunningTimeBackend, _RunningTimeStream
+from tenant_integration._running_time import (
+    _LATE,
+    _SLICE,
+    RunningTime,
+    WithinRunningTime,
+    _RunningTimeBackend,
+    _RunningTimeStream,
+)
 
 
 class SilentStream(httpcore.NetworkStream):
@@ -117,6 +125,70 @@ def test_the_managers_own_transports_count_running_time_and_one_given_is_left_al
         for transport in transports:
             assert isinstance(transport, httpx.HTTPTransport)
             assert isinstance(transport._pool._network_backend, _RunningTimeBackend)
+    # One given is not changed behind the user's back: it is wrapped, and waited for in running time.
     given = httpx.HTTPTransport()
-    with TokenManager(**options, transport=given):
+    with TokenManager(**options, transport=given) as manager:
         assert not isinstance(given._pool._network_backend, _RunningTimeBackend)
+        wrapper = manager._http.client._transport
+        assert isinstance(wrapper, WithinRunningTime)
+        assert wrapper.inner is given
+
+
+def test_the_running_time_budget_does_not_count_a_wait_that_ended_far_too_late() -> None:
+    clock = [0.0]
+    budget = RunningTime(1.0, clock=lambda: clock[0])
+    clock[0] += 0.25
+    assert not budget.expired_after(0.25)
+    clock[0] += 0.25 + _LATE + 13.0  # stopped 13 s during the wait: not charged
+    assert not budget.expired_after(0.25)
+    for _ in range(2):
+        clock[0] += 0.25
+        assert not budget.expired_after(0.25)
+    clock[0] += 0.25
+    assert budget.expired_after(0.25)
+
+
+class Held(httpx.BaseTransport):
+    """A transport of the user's own that answers once released, recording the timeouts it was given."""
+
+    def __init__(self, answer: httpx.Response | Exception) -> None:
+        self.answer = answer
+        self.release = threading.Event()
+        self.timeouts: list[dict[str, float | None]] = []
+        self.closed = False
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.timeouts.append(request.extensions["timeout"])
+        self.release.wait(10)
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_transport_given_is_waited_for_in_running_time_and_times_out_after_its_read_timeout() -> None:
+    held = Held(httpx.Response(200, text="late"))
+    with httpx.Client(transport=WithinRunningTime(held), timeout=httpx.Timeout(5.0, read=0.3)) as http:
+        started = time.monotonic()
+        with pytest.raises(httpx.ReadTimeout, match=r"no answer within 0\.3 s"):
+            http.post("http://tenant.test/oauth/token")
+        assert 0.3 <= time.monotonic() - started < 3
+        held.release.set()
+    # The transport reads without a timeout of its own (its socket's would count a pause); the rest are its.
+    assert held.timeouts == [{"connect": 5.0, "read": None, "write": 5.0, "pool": 5.0}]
+    assert held.closed
+
+
+def test_a_transport_given_answers_as_sent_and_its_errors_reach_the_caller() -> None:
+    body = gzip.compress(b'{"access_token":"at"}')
+    answer = httpx.Response(200, headers={"Content-Encoding": "gzip"}, content=body)
+    held = Held(answer)
+    held.release.set()
+    with httpx.Client(transport=WithinRunningTime(held), timeout=2.0) as http:
+        assert http.post("http://tenant.test/oauth/token").json() == {"access_token": "at"}
+    refused = Held(httpx.ConnectError("refused"))
+    refused.release.set()
+    with httpx.Client(transport=WithinRunningTime(refused), timeout=2.0) as http, pytest.raises(httpx.ConnectError):
+        http.post("http://tenant.test/oauth/token")

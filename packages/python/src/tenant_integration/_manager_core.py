@@ -31,7 +31,6 @@ from ._refresh_intent import (
     drop_intent,
     must_wait_for,
     new_intent,
-    read_intent,
     settled,
     write_intent,
 )
@@ -116,6 +115,8 @@ class ManagerCore:
         self._pending_key = prefix + "pending"
         self._lock_name = prefix + "lock"
         self._intent_key = prefix + "intent"
+        # The last value under the intent key found not to be an intent record (warned about once).
+        self._foreign_intent: str | None = None
 
         self._current: TokenRecord | None = None
         # The access token an API refused (on_unauthorized): not handed out again.
@@ -301,10 +302,17 @@ class ManagerCore:
         It is left in place (a sign-in replaces it)."""
         record = parse_record(raw)
         if record is None and raw is not None:
-            what = f"the value under {self._tokens_key} is not a token record; signing in replaces it"
+            what = f"the value under {self._where(self._tokens_key)} is not a token record; signing in replaces it"
             self._report_unreadable(what, None)
             raise TokenManagerError("NOT_SIGNED_IN", f"the stored tokens are unreadable: {what}")
         return record
+
+    def _where(self, key: str) -> str:
+        """``key`` as a user finds it in the storage, for a message: what the storage's ``where`` says
+        (``RedisStorage``: the Redis key, prefix and hash tag included), else the key itself."""
+        where = getattr(self._storage, "where", None)
+        found = where(key) if callable(where) else None
+        return found if isinstance(found, str) else key
 
     def _report_unreadable(self, what: str, cause: BaseException | None) -> None:
         """Stored tokens found unreadable: a warning and ``storage-failed`` (``STORAGE_FAILED``), so that
@@ -315,16 +323,17 @@ class ManagerCore:
             TokenManagerError("STORAGE_FAILED", f"the stored tokens were unreadable: {what}", cause=cause),
         )
 
-    def _read_tokens(self) -> TokenRecord | None:
-        """The stored token record (see :meth:`_parse_stored`). Blocking."""
-        failure: TokenManagerError | None = None
+    def _read(self, key: str) -> str | None:
+        """The stored value of ``key``; a storage that fails is :meth:`_load_failed`'s error. Blocking."""
         try:
-            raw = self._storage.get(self._tokens_key)
+            return self._storage.get(key)
         except Exception as e:
             failure = self._load_failed(e)
-        if failure is not None:  # raised outside the handler: the storage's error is no implicit context
-            raise failure
-        return self._parse_stored(raw)
+        raise failure  # outside the handler: the storage's error is no implicit context
+
+    def _read_tokens(self) -> TokenRecord | None:
+        """The stored token record (see :meth:`_parse_stored`). Blocking."""
+        return self._parse_stored(self._read(self._tokens_key))
 
     def _fresh_in_storage(self) -> TokenRecord | None:
         """The stored record when it can be used as it is (fresh, not refused, no unwritten record of
@@ -385,7 +394,21 @@ class ManagerCore:
         )
 
     def _read_intent(self) -> Intent | None:
-        return read_intent(self._storage, self._intent_key)
+        """Step 2's read of the stored intent. A read that fails fails the refresh (``STORAGE_FAILED``):
+        with the intent unknown, presenting the token could reuse one another process is rotating, and a
+        value of another Redis type under the key (``WRONGTYPE``, another application's data) would be
+        overwritten by this refresh's intent. A string that is not an intent record reads as absent,
+        with a warning naming the key; this refresh's intent replaces it. Blocking."""
+        raw = self._read(self._intent_key)
+        intent = Intent.parse(raw)
+        if intent is None and raw is not None and raw != self._foreign_intent:
+            self._foreign_intent = raw
+            self._log.warning(
+                "The value under %s is not a refresh intent record (this kit did not write it); it reads as no "
+                "intent, and the next refresh intent replaces it",
+                self._where(self._intent_key),
+            )
+        return intent
 
     def _intent_settled(self, pending: IntentPending, waited: Waited) -> bool:
         """One look at the storage while honouring ``pending``: ``True`` once there is something to

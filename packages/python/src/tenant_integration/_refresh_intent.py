@@ -34,7 +34,6 @@ __all__ = [
     "fingerprint",
     "must_wait_for",
     "new_intent",
-    "read_intent",
     "settled",
     "write_intent",
 ]
@@ -169,14 +168,6 @@ def settled(
     if intent is None or intent.holder != pending.intent.holder:
         return True
     return intent.holder_gone() or now_ms - intent.since >= intent_wait * 1000
-
-
-def read_intent(storage: TokenStorage, key: str) -> Intent | None:
-    """The stored intent; ``None`` when there is none or the storage cannot be read. Blocking."""
-    try:
-        return Intent.parse(storage.get(key))
-    except Exception:
-        return None
 
 
 def write_intent(storage: TokenStorage, key: str, intent: Intent, log: logging.Logger) -> bool:

@@ -4,19 +4,20 @@
 
 Both keep the same promise: the read timeout counts only the time this process ran, so a process
 stopped while it waits for an answer (SIGSTOP, a debugger) goes on waiting when it wakes, and reads an
-answer that arrived meanwhile. The sync one gets it from its transports (:mod:`._running_time`); the
-async one from :func:`within_running_time`, since asyncio's timers see the pause.
+answer that arrived meanwhile, whichever transport sends. The sync one gets it from its own transports,
+and from :class:`~._running_time.WithinRunningTime` around a transport given (:mod:`._running_time`);
+the async one from :func:`within_running_time`, since asyncio's timers see the pause.
 """
 
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
+from ._tls import shared_context
 from .errors import InvalidOptionsError
 
 if TYPE_CHECKING:
@@ -36,23 +37,20 @@ async def within_running_time(request: Awaitable[T], seconds: float | None) -> T
     """
     import asyncio  # loaded already by the running event loop; not at import, for sync users
 
+    # Not at import: it loads httpcore, which the client sending the request has loaded already.
+    from ._running_time import RunningTime
+
     if seconds is None:
         return await request
     task = asyncio.ensure_future(request)
-    step = min(seconds, 0.25)
-    ran = 0.0
-    last = time.monotonic()
+    budget = RunningTime(seconds)
     try:
         while True:
-            done, _ = await asyncio.wait({task}, timeout=min(step, max(seconds - ran, 0.0)))
+            wait = budget.next_wait()
+            done, _ = await asyncio.wait({task}, timeout=wait)
             if done:
                 return task.result()
-            at = time.monotonic()
-            gap, last = at - last, at
-            if gap > step + 1.0:
-                continue
-            ran += gap
-            if ran >= seconds:
+            if budget.expired_after(wait):
                 raise httpx.ReadTimeout(f"no answer within {seconds:g} s")
     finally:
         if not task.done():
@@ -78,7 +76,9 @@ class AsyncTokenHttp:
 
         loop = asyncio.get_running_loop()
         if self.client is None or self._loop is not loop:
-            self.client = httpx.AsyncClient(transport=self._transport, timeout=self._timeout, follow_redirects=False)
+            self.client = httpx.AsyncClient(
+                transport=self._transport, timeout=self._timeout, follow_redirects=False, verify=shared_context()
+            )
             self._loop = loop
         return self.client
 
@@ -104,13 +104,15 @@ class TokenHttp:
             raise InvalidOptionsError(
                 "transport", "must be an httpx.BaseTransport (AsyncTokenManager takes async ones)"
             )
-        self.client = httpx.Client(transport=transport, timeout=timeout, follow_redirects=False)
-        if transport is None:
-            # Its own transports (the default one, and those of the proxies the environment names) read
-            # with a timeout that counts only the time the process ran (see _running_time.py). Imported
-            # here: it loads httpcore, which httpx.Client has just loaded anyway, not at import.
-            from ._running_time import count_running_time
+        # Imported here: it loads httpcore, which httpx.Client loads anyway, not at import.
+        from ._running_time import WithinRunningTime, count_running_time
 
+        # The read timeout counts only the time the process ran (see _running_time.py), whichever
+        # transport sends: a transport given is wrapped; the client's own transports (the default one,
+        # and those of the proxies the environment names) read in running time themselves.
+        given = None if transport is None else WithinRunningTime(transport)
+        self.client = httpx.Client(transport=given, timeout=timeout, follow_redirects=False, verify=shared_context())
+        if transport is None:
             for own in (self.client._transport, *self.client._mounts.values()):
                 if isinstance(own, httpx.HTTPTransport):
                     count_running_time(own)

@@ -132,6 +132,12 @@ class _Refresh:
 _Step = httpx.Request | _GetToken | _Refresh
 
 
+def _streamed(request: httpx.Request) -> bool:
+    """Whether ``request``'s body is a stream, to be read into memory before it is sent, so that it can
+    be sent again after a 401; a body given as content or JSON (or none) is in memory already."""
+    return not isinstance(request.stream, httpx.ByteStream)
+
+
 class _BearerAuth(httpx.Auth):
     """What both classes share: the tenant's origin, the check of a request's URL, the log, and the flow
     of a request (:meth:`_flow`), which each class's ``sync_auth_flow`` and ``async_auth_flow`` drive.
@@ -276,7 +282,8 @@ class TokenAuth(_BearerAuth):
                         if isinstance(step, _Refresh):
                             outcome = self._refreshed(step.rejected)
                         else:
-                            request.read()
+                            if _streamed(request):
+                                request.read()
                             outcome = self._source.get_access_token()
                     except BaseException as failure:
                         step = flow.throw(failure)
@@ -301,7 +308,8 @@ class TokenAuth(_BearerAuth):
                         if isinstance(step, _Refresh):
                             outcome = await asyncio.to_thread(self._refreshed, step.rejected)
                         else:
-                            await request.aread()
+                            if _streamed(request):
+                                await request.aread()
                             outcome = await asyncio.to_thread(self._source.get_access_token)
                     except BaseException as failure:
                         step = flow.throw(failure)
@@ -364,7 +372,7 @@ class AsyncTokenAuth(_BearerAuth):
                     try:
                         if isinstance(step, _Refresh):
                             await cast(AsyncRefreshableTokenSource, self._source).on_unauthorized(step.rejected)
-                        else:
+                        elif _streamed(request):
                             await request.aread()
                         outcome = await self._source.get_access_token()
                     except BaseException as failure:

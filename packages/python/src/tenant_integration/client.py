@@ -45,6 +45,7 @@ import httpx
 from ._base_url import tenant_origin
 from ._log import CLIENT_LOGGER_NAME, RedactingLogger
 from ._retry import IDEMPOTENT_METHODS, RetryPolicy, is_retryable_status, retry_policy
+from ._tls import shared_context
 from .auth import AccessTokenSource, AsyncAccessTokenSource, AsyncTokenAuth, TokenAuth
 from .client_errors import (
     InvalidResponseError,
@@ -217,7 +218,8 @@ class _Base:
         if isinstance(self._timeout, _Unset):
             self._timeout = DEFAULT_TIMEOUT
         self._request_headers, self._request_timeout = {}, _UNSET
-        return {"headers": self._headers, "timeout": self._timeout}
+        # One SSL context for all the kit's httpx clients, its CA bundle read at the first TLS connection.
+        return {"headers": self._headers, "timeout": self._timeout, "verify": shared_context()}
 
     def _build_options(
         self,

@@ -176,11 +176,8 @@ class AsyncClient(_Base):
         """
         return _json_object(await self._call(GET_AUTHENTICATED_USER, timeout, headers))
 
-    async def get_user(
-        self, *, timeout: TimeoutOption | _Unset = _UNSET, headers: Mapping[str, str] | None = None
-    ) -> models.User:
-        """The same as :meth:`get_authenticated_user` (``GET /api/v1/auth/user``), by its short name."""
-        return await self.get_authenticated_user(timeout=timeout, headers=headers)
+    #: The same as :meth:`get_authenticated_user` (``GET /api/v1/auth/user``), by its short name.
+    get_user = get_authenticated_user
 
     async def _send(self, method: str, url: str, options: dict[str, Any]) -> httpx.Response:
         auth: Any = self._auth if self._auth is not None or self._owns_http else httpx.USE_CLIENT_DEFAULT

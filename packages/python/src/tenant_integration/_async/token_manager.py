@@ -66,9 +66,9 @@ class AsyncTokenManager(ManagerCore):
         transport: the ``httpx.AsyncBaseTransport`` of the token requests (tests pass ``httpx.MockTransport``).
         timeout: the timeout of each request, in seconds or as ``httpx.Timeout`` (default 10 s). Its
             read timeout counts only the time the process ran: a process stopped while it waits for an
-            answer (SIGSTOP, a debugger) goes on waiting when it wakes, for what is left of it. With a
-            ``transport`` of yours, the blocking manager keeps that promise when the transport is, or
-            sends through, a :class:`~tenant_integration.RunningTimeTransport`.
+            answer (SIGSTOP, a debugger) goes on waiting when it wakes, for what is left of it, with
+            any ``transport``: one of yours is waited for in running time from outside, the whole
+            request within the read timeout.
         refresh_attempts: attempts of a refresh the tenant cannot have handled: no connection, or
             answered 429 or 503 (default 3; any other answer, or a request that may have been handled,
             is never retried).

@@ -178,11 +178,8 @@ class Client(_Base):
         """
         return _json_object(self._call(GET_AUTHENTICATED_USER, timeout, headers))
 
-    def get_user(
-        self, *, timeout: TimeoutOption | _Unset = _UNSET, headers: Mapping[str, str] | None = None
-    ) -> models.User:
-        """The same as :meth:`get_authenticated_user` (``GET /api/v1/auth/user``), by its short name."""
-        return self.get_authenticated_user(timeout=timeout, headers=headers)
+    #: The same as :meth:`get_authenticated_user` (``GET /api/v1/auth/user``), by its short name.
+    get_user = get_authenticated_user
 
     def _send(self, method: str, url: str, options: dict[str, Any]) -> httpx.Response:
         auth: Any = self._auth if self._auth is not None or self._owns_http else httpx.USE_CLIENT_DEFAULT

@@ -37,7 +37,8 @@ class TokenStorage(Protocol):
     (the manager relies on it before it hands out rotated tokens). ``delete`` succeeds when absent.
     A storage that finds its data unreadable may move it aside and raise an error whose ``reset``
     attribute is ``True``: the manager then treats the tokens as absent (``NOT_SIGNED_IN``, with that
-    error as cause).
+    error as cause). A storage may also have ``where(key)``, returning where a user finds ``key`` in
+    it (``RedisStorage``: the Redis key, prefix and hash tag included): the manager's messages name that.
 
     Example:
         >>> class DictStorage:
