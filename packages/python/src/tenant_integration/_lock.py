@@ -106,6 +106,9 @@ async def hold_for_event_loop(
     loop = asyncio.get_running_loop()
     entered: asyncio.Future[None] = loop.create_future()
     finished: asyncio.Future[None] = loop.create_future()
+    # Both futures may settle after their awaiting task was cancelled: retrieve their outcome so
+    # asyncio does not log "Future exception was never retrieved" for an ended wait.
+    entered.add_done_callback(lambda f: f.cancelled() or f.exception())
     finished.add_done_callback(lambda f: f.cancelled() or f.exception())
     release = threading.Event()
 
