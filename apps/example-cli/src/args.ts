@@ -14,13 +14,13 @@ Commands:
   login    Signs in in your browser (OAuth 2.0 Authorization Code + PKCE) and stores the tokens.
            The browser returns to http://127.0.0.1:<port>/callback, port 53682 unless --port says
            otherwise. The tenant matches redirect URIs exactly: register that URI, port included
-           (tenant-sandbox: --client id=cli,redirect=http://127.0.0.1:53682/callback).
+           (tenant-sandbox: --client id=demo-cli,redirect=http://127.0.0.1:53682/callback).
   whoami   Prints the signed-in user, refreshing the access token first when it is about to expire.
   logout   Revokes the token at the tenant and removes the stored tokens.
 
 Options:
   --tenant URL         the tenant (default: $TENANT_URL, else the tenant of the last login, else http://127.0.0.1:4020)
-  --client-id ID       the OAuth client (default: $TENANT_CLIENT_ID, else the client of the last login, else cli)
+  --client-id ID       the OAuth client (default: $TENANT_CLIENT_ID, else the client of the last login, else demo-cli)
   --scopes "A B"       scopes to ask for at login, space-separated (default "profile:read")
   --port N             login: the loopback port of the registered redirect URI (default: $TENANT_REDIRECT_PORT, else 53682)
   --no-open            print the sign-in URL instead of opening the browser

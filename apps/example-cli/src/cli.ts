@@ -10,7 +10,7 @@ import { configDir, forgetLastLogin, readLastLogin, removeIfEmpty, tokenFile, wr
 type RunCommand = Exclude<Command, { kind: "help" }>;
 
 const DEFAULT_TENANT = "http://127.0.0.1:4020";
-const DEFAULT_CLIENT_ID = "cli";
+const DEFAULT_CLIENT_ID = "demo-cli";
 /**
  * The loopback port of the redirect URI the CLI registers. The service matches redirect URIs
  * exactly (service description §2, §7), so the port is fixed and registered, never picked at run time.

@@ -1,13 +1,14 @@
 // `pnpm start` as a newcomer runs it (after the build): it prints the three URLs, each answers, a
 // person can sign in through the example by clicking through the sandbox's consent page, and
 // Ctrl-C stops everything it started.
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "@tenant-integration/browser-testing";
 
 const script = join(dirname(fileURLToPath(import.meta.url)), "..", "start.mjs");
+const exampleCli = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "apps", "example-cli", "dist", "cli.js");
 let child: ChildProcess;
 let output = "";
 const urls: Record<string, string> = {};
@@ -63,6 +64,27 @@ describe("pnpm start", () => {
     } finally {
       await browser.close();
     }
+  });
+
+  it("registers the example CLI's default client at the CLI's default redirect URI", async () => {
+    // The defaults as the CLI's own --help states them, so a newcomer's `tenant login` needs no flag.
+    const help = execFileSync(process.execPath, [exampleCli, "--help"], { encoding: "utf8" });
+    const clientId = /--client-id ID .*else (\S+)\)/.exec(help)?.[1];
+    const port = /--port N .*else (\d+)\)/.exec(help)?.[1];
+    expect([clientId, port], help).not.toContain(undefined);
+    const authorize = new URL("/oauth/authorize", urls.sandbox);
+    for (const [name, value] of Object.entries({
+      response_type: "code",
+      client_id: clientId!,
+      redirect_uri: `http://127.0.0.1:${port}/callback`,
+      scope: "profile:read",
+      state: "s".repeat(32),
+      code_challenge: "c".repeat(43),
+      code_challenge_method: "S256",
+    }))
+      authorize.searchParams.set(name, value);
+    const answer = await fetch(authorize, { redirect: "manual" });
+    expect(answer.status, await answer.text()).toBe(200); // the consent page, not a refusal of the client
   });
 
   it("stops everything on Ctrl-C", async () => {
