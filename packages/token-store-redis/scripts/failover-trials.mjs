@@ -4,7 +4,13 @@
 // kits' figures compare. Not part of `pnpm test` (it is a measurement, not a check): run it from
 // this package after `pnpm run build`:
 //
-//   node scripts/failover-trials.mjs [--settle connected] [--processes 3] [trials per mode, default 20]
+//   node scripts/failover-trials.mjs [--settle connected] [--processes 3] [--topology-refresh MS]
+//                                    [trials per mode, default 20]
+//
+// `--topology-refresh MS` gives each cluster client node-redis's
+// `topologyRefreshOnReconnectionAttemptStrategy: MS` (how long after a node's connection is lost the
+// client reloads the cluster's slot map; node-redis's default is 5 000 ms), the option the README
+// recommends; without it the clients have node-redis's defaults.
 //
 // Each trial, on a 3-primary cluster with a replica per primary: three token managers (the
 // "processes"), each on a node-redis cluster client of its own with node-redis's defaults, as three
@@ -32,7 +38,11 @@ import { redisClusterStorage } from "../dist/index.js";
 import { cli, startRedisCluster } from "../test/support/redis-cluster.mjs";
 
 const { values, positionals } = parseArgs({
-  options: { settle: { type: "string", default: "caught-up" }, processes: { type: "string", default: "3" } },
+  options: {
+    settle: { type: "string", default: "caught-up" },
+    processes: { type: "string", default: "3" },
+    "topology-refresh": { type: "string" },
+  },
   allowPositionals: true,
 });
 const TRIALS = Number(positionals[0] ?? 20);
@@ -44,6 +54,9 @@ const PROCESSES = Number(values.processes);
 if (!Number.isInteger(PROCESSES) || PROCESSES < 1)
   throw new Error(`--processes is a positive integer, not ${values.processes}`);
 const CAUGHT_UP = values.settle === "caught-up";
+const TOPOLOGY_REFRESH_MS = values["topology-refresh"] === undefined ? undefined : Number(values["topology-refresh"]);
+if (TOPOLOGY_REFRESH_MS !== undefined && !(Number.isInteger(TOPOLOGY_REFRESH_MS) && TOPOLOGY_REFRESH_MS > 0))
+  throw new Error(`--topology-refresh is a positive number of milliseconds, not ${values["topology-refresh"]}`);
 const CLIENT = "failover-demo";
 const REDIRECT = "http://127.0.0.1:53682/callback";
 const ORIGIN = "http://127.0.0.1:4020";
@@ -54,7 +67,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const cluster = await startRedisCluster({ primaries: 3, replicas: 1, nodeTimeoutMs: 1_000 });
 console.log(
-  `${cluster.version}; node-redis ${JSON.parse(spawnSync("node", ["-p", "JSON.stringify(require('redis/package.json').version)"], { encoding: "utf8" }).stdout)}; ${PROCESSES} long-lived token managers per trial; ${
+  `${cluster.version}; node-redis ${JSON.parse(spawnSync("node", ["-p", "JSON.stringify(require('redis/package.json').version)"], { encoding: "utf8" }).stdout)}; ${PROCESSES} long-lived token managers per trial; ${TOPOLOGY_REFRESH_MS === undefined ? "node-redis defaults" : `topologyRefreshOnReconnectionAttemptStrategy: ${TOPOLOGY_REFRESH_MS}`}; ${
     CAUGHT_UP
       ? "settled: every replica has received a probe write made on its primary"
       : "settled (earlier protocol): every primary has a connected replica not in a bulk transfer"
@@ -176,12 +189,16 @@ async function promote(port) {
   throw new Error(`the promotion of 127.0.0.1:${port} was not seen within 30 s`);
 }
 
-/** A node-redis cluster client of its own (node-redis's defaults), started from the nodes that are not failed. */
+/**
+ * A node-redis cluster client of its own (node-redis's defaults, or the README's topology refresh
+ * with --topology-refresh), started from the nodes that are not failed.
+ */
 async function connect() {
   const client = createCluster({
     rootNodes: view()
       .filter((n) => !n.failed)
       .map((n) => ({ url: `redis://127.0.0.1:${n.port}` })),
+    ...(TOPOLOGY_REFRESH_MS === undefined ? {} : { topologyRefreshOnReconnectionAttemptStrategy: TOPOLOGY_REFRESH_MS }),
   });
   client.on("error", () => {}); // a dead node's refused connections are counted in the figures, not logged each time
   await client.connect();

@@ -42,7 +42,10 @@ export interface RedisClientLike {
  * @example
  * ```ts
  * import { createCluster } from "redis";
- * const cluster: RedisClusterLike = await createCluster({ rootNodes: [{ url: "redis://127.0.0.1:7000" }] }).connect();
+ * const cluster: RedisClusterLike = await createCluster({
+ *   rootNodes: [{ url: "redis://127.0.0.1:7000" }],
+ *   topologyRefreshOnReconnectionAttemptStrategy: 250, // reach a failover's new primary in time
+ * }).connect();
  * ```
  * @see https://github.com/redis/node-redis/blob/master/docs/clustering.md
  */

@@ -175,7 +175,10 @@ export function redisLock(client: RedisClientLike, options: RedisLockOptions = {
  * @example
  * ```ts
  * import { createCluster } from "redis";
- * const cluster = await createCluster({ rootNodes: [{ url: "redis://127.0.0.1:7000" }] }).connect();
+ * const cluster = await createCluster({
+ *   rootNodes: [{ url: "redis://127.0.0.1:7000" }],
+ *   topologyRefreshOnReconnectionAttemptStrategy: 250, // reach a failover's new primary in time
+ * }).connect();
  * const lock = redisClusterLock(cluster);
  * await lock("tenant-integration:https://acme.tenant.test:demo:lock", async () => refreshOnce());
  * ```

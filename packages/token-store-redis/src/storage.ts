@@ -108,7 +108,10 @@ export function redisStorage(client: RedisClientLike, options: RedisStorageOptio
  * import { createCluster } from "redis";
  * import { redisClusterStorage } from "@tenant-integration/token-store-redis";
  *
- * const cluster = await createCluster({ rootNodes: [{ url: "redis://127.0.0.1:7000" }] }).connect();
+ * const cluster = await createCluster({
+ *   rootNodes: [{ url: "redis://127.0.0.1:7000" }],
+ *   topologyRefreshOnReconnectionAttemptStrategy: 250, // reach a failover's new primary in time
+ * }).connect();
  * const storage = redisClusterStorage(cluster, { prefix: "billing-app:" });
  * ```
  * @see RFC 6749 §10.4; https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags
