@@ -1,6 +1,9 @@
 // One run: a scenario's steps on one storage with one actor mix, then its invariants. The run
 // drives real processes (the actors), the real sandbox and a real redis-server; it never hangs:
 // every wait has a bound, and every process it started is stopped when it ends, pass or fail.
+//
+// `runScenario` is the run in named steps: open it (`openRun`), start the actors, run the steps,
+// let a fresh actor continue the session, check the invariants, close it, and say what it found.
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -9,55 +12,38 @@ import {
   invariantsFor,
   noSpuriousLogout,
   refreshCount,
+  requestHeaders,
   secretsHygiene,
   singleRedemption,
   tenantSaw,
 } from "./invariants.mjs";
 import { EXPIRE_SECONDS, startDisk } from "./services.mjs";
+import { describeAnswer, moveClocks, runSteps, StepFailure } from "./steps.mjs";
 
-/** A step that did not go as the scenario says; the run stops there. */
-class StepFailure extends Error {
-  name = "StepFailure";
-}
+/** How many actors start at once. */
+const START_BATCH = 10;
 
 /** The storage an actor of this run is given (PROTOCOL.md, "Start"). */
 function storageConfig(run, env, dir) {
   const lock = env.noLock ? { lock: "none" } : {};
   const stale = run.timing.staleMs;
+  const lease = stale ? { leaseMs: stale } : {};
+  const prefix = `conformance:${env.runNumber}:`;
   switch (run.storage) {
     case "file":
       // A directory the kit must create, so that its mode is the kit's (0700).
       return { kind: "file", path: join(dir, "state", "tokens.json"), ...(stale ? { staleMs: stale } : {}), ...lock };
     case "redis":
-      return {
-        kind: "redis",
-        url: env.redisUrl,
-        prefix: `conformance:${env.runNumber}:`,
-        ...(stale ? { leaseMs: stale } : {}),
-        ...lock,
-      };
+      return { kind: "redis", url: env.redisUrl, prefix, ...lease, ...lock };
     case "redis-cluster":
       // The cluster's nodes are the client's seeds; the run's keys share one hash slot (the kits' key scheme).
-      return {
-        kind: "redis-cluster",
-        urls: env.redisClusterUrls,
-        prefix: `conformance:${env.runNumber}:`,
-        ...(stale ? { leaseMs: stale } : {}),
-        ...lock,
-      };
+      return { kind: "redis-cluster", urls: env.redisClusterUrls, prefix, ...lease, ...lock };
     default:
       return { kind: run.storage, ...lock };
   }
 }
 
-/**
- * The Redis key of the run's session tokens (spec/token-store/README.md, "Redis keys"):
- * `<prefix>tenant-integration:{<origin>:<clientId>}:tokens`.
- */
-function sessionKey(storage, tenant, clientId) {
-  return `${storage.prefix ?? ""}tenant-integration:{${new URL(tenant).origin}:${clientId}}:tokens`;
-}
-
+/** The manager options a scenario's timing sets (PROTOCOL.md, "Start": `manager`). */
 function managerOptions(timing) {
   const options = {};
   for (const name of ["requestTimeoutMs", "intentWaitMs", "lockWaitMs"])
@@ -65,19 +51,194 @@ function managerOptions(timing) {
   return options;
 }
 
-/** The steps with repeats unrolled, each with its label ("3", "4.2.1"). */
-function unroll(steps, prefix = "") {
-  return steps.flatMap((step, index) => {
-    const [kind, body] = Object.entries(step)[0];
-    const label = `${prefix}${index + 1}`;
-    if (kind !== "repeat") return [{ kind, body, label }];
-    return Array.from({ length: body.times }, (_, round) => unroll(body.steps, `${label}.${round + 1}.`)).flat();
+/**
+ * The state of one run, which every step reads and changes: the run and its services, the actors
+ * (and which are alive, which stopped), the calls left pending, and what was found so far.
+ */
+async function openRun(run, env) {
+  const dir = await mkdtemp(join(tmpdir(), "conformance-"));
+  await env.sandbox.reset();
+  const storage = storageConfig(run, env, dir);
+  return {
+    run,
+    env,
+    sandbox: env.sandbox,
+    started: performance.now(),
+    dir,
+    storage,
+    bound: run.timing.waitBoundMs,
+    /** The step under way, for reports. */
+    current: "start",
+    actors: [],
+    alive: new Set(),
+    stopped: new Set(),
+    pending: [],
+    failures: [],
+    /** Every outcome a call ended with ("200" or an error code), for the ended outcome's check. */
+    outcomes: new Set(),
+    expiries: 0,
+    worstWaitMs: 0,
+    /** What each armed actor does at its point: only a `stop` leaves it stopped. */
+    armedThen: new Map(),
+    runtimes: new Set(),
+    // Disk faults: the token file's directory is a tmpfs of the run's own.
+    disk: run.disk ? await startDisk(dirname(storage.path)) : undefined,
+    ledger: undefined,
+  };
+}
+
+/** The configuration of actor `index` (PROTOCOL.md, "Start"). */
+function actorConfig(state, index) {
+  const { run, env, sandbox } = state;
+  const web = run.storage === "web";
+  return {
+    tenant: sandbox.url,
+    clientId: env.clientId,
+    redirectUri: web ? env.browser.redirectUri : env.redirectUri,
+    scopes: ["profile:read"],
+    storage: state.storage,
+    clockOffsetMs: sandbox.offsetMs + run.skewMs[index % run.skewMs.length],
+    manager: managerOptions(run.timing),
+    ...(web ? { browser: { cdpEndpoint: env.browser.cdpEndpoint, pageUrl: env.browser.pageUrl } } : {}),
+  };
+}
+
+function spawnActor(state, index, target, name) {
+  return startActor({
+    name,
+    target,
+    config: actorConfig(state, index),
+    command: state.env.commands[target],
+    step: () => state.current,
   });
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-/** How many actors start at once. */
-const START_BATCH = 10;
+/**
+ * Starts the run's actors, in batches: a hundred interpreters started at once on two cores would
+ * each take most of a minute. Fails when one does not start (those that did are stopped by closeRun).
+ */
+async function startActors(state) {
+  const targets = state.run.actorTargets;
+  const started = [];
+  for (let first = 0; first < targets.length; first += START_BATCH) {
+    const batch = targets.slice(first, first + START_BATCH);
+    started.push(
+      ...(await Promise.allSettled(
+        batch.map((target, offset) => spawnActor(state, first + offset, target, `a${first + offset}`)),
+      )),
+    );
+  }
+  for (const [index, outcome] of started.entries()) {
+    if (outcome.status !== "fulfilled") continue;
+    state.actors[index] = outcome.value;
+    state.alive.add(index);
+    state.runtimes.add(outcome.value.runtime);
+  }
+  const failedStart = started.find((outcome) => outcome.status === "rejected");
+  if (failedStart) throw failedStart.reason;
+}
+
+/**
+ * No lost rotation: after the steps, a fresh actor (of another target in a mixed run) continues the
+ * session from the storage after one more expiry.
+ */
+async function continueFresh(state) {
+  const { run } = state;
+  if (!invariantsFor(run).includes("no-lost-rotation") || run.storage === "memory") return;
+  state.current = "the fresh actor (no-lost-rotation)";
+  const targets = [...new Set(run.actorTargets)];
+  const target = targets[(targets.indexOf(run.actorTargets[0]) + 1) % targets.length];
+  const fresh = await spawnActor(state, state.actors.length, target, "fresh");
+  state.actors.push(fresh);
+  state.alive.add(state.actors.length - 1);
+  state.expiries++;
+  await moveClocks(state, EXPIRE_SECONDS);
+  const answer = await fresh.request("call", {}, state.bound);
+  if (!answer.ok || answer.result.status !== 200)
+    state.failures.push(
+      `no-lost-rotation: a fresh ${target} actor could not continue the session from the storage: ${describeAnswer(answer)}`,
+    );
+}
+
+/** A failure of the steps, as a report line. */
+function stepFailure(state, error) {
+  return error instanceof StepFailure || error instanceof ActorError
+    ? error.message
+    : `step ${state.current}: ${error?.stack ?? error}`;
+}
+
+/** The invariants of the run's outcome, from the tenant's ledger and what the actors said. */
+async function checkInvariants(state) {
+  const { run, failures } = state;
+  const actors = state.actors.filter(Boolean);
+  try {
+    state.ledger = await state.sandbox.ledger();
+  } catch (error) {
+    failures.push(`the ledger could not be read: ${error.message}`);
+  }
+  const { ledger } = state;
+  const checks = invariantsFor(run);
+  if (ledger) {
+    if (checks.includes("single-redemption")) failures.push(...singleRedemption(ledger));
+    if (checks.includes("no-spurious-logout")) failures.push(...noSpuriousLogout(ledger, actors));
+    const refreshes = refreshCount(ledger);
+    if (checks.includes("one-refresh-per-expiry") && refreshes !== state.expiries)
+      failures.push(`one-refresh-per-expiry: ${refreshes} refreshes for ${state.expiries} expiries`);
+  }
+  if (run.expect.outcome === "ended" && failures.length === 0) failures.push(...endedAsExpected(state));
+  if (checks.includes("secrets-hygiene")) {
+    failures.push(...secretsHygiene(actors));
+    if (run.storage === "file") failures.push(...(await fileModes(state.storage.path)));
+  }
+  if (checks.includes("request-headers")) {
+    try {
+      failures.push(...requestHeaders(await state.sandbox.requests(), actors));
+    } catch (error) {
+      failures.push(`the request log could not be read: ${error.message}`);
+    }
+  }
+  if (failures.length > 0 && ledger) failures.push(tenantSaw(ledger));
+}
+
+/** The `ended` outcome: the tenant saw a reuse, and an actor reported the scenario's code. */
+function endedAsExpected({ run, ledger, outcomes }) {
+  const failures = [];
+  if (ledger && ledger.reuses.length === 0)
+    failures.push(`expected outcome: the tenant was to end the session, and it saw no reuse`);
+  if (!outcomes.has(run.expect.code))
+    failures.push(
+      `expected outcome: an actor was to report ${run.expect.code}; the calls ended with ${[...outcomes].join(", ")}`,
+    );
+  return failures;
+}
+
+/** Stops every actor and the run's disk, and removes its directory. */
+async function closeRun(state) {
+  await Promise.all(state.actors.filter(Boolean).map((actor) => actor.stop()));
+  state.disk?.close();
+  await rm(state.dir, { recursive: true, force: true });
+}
+
+/** What the run found, for the matrix. */
+function resultOf(state) {
+  const { run, ledger } = state;
+  return {
+    id: run.id,
+    scenario: run.scenario,
+    storage: run.storage,
+    mix: run.mix,
+    params: run.params,
+    geometry: run.geometry,
+    actors: run.actorTargets.length,
+    runtimes: [...state.runtimes].sort(),
+    passed: state.failures.length === 0,
+    failures: state.failures,
+    expiries: state.expiries,
+    refreshes: ledger ? refreshCount(ledger) : undefined,
+    worstWaitMs: Math.round(state.worstWaitMs),
+    ms: Math.round(performance.now() - state.started),
+  };
+}
 
 /**
  * Runs one expanded run.
@@ -89,242 +250,17 @@ const START_BATCH = 10;
  * @returns {Promise<object>} the run's result: passed, failures, refreshes per expiry, worst wait…
  */
 export async function runScenario(run, env) {
-  const started = performance.now();
-  const dir = await mkdtemp(join(tmpdir(), "conformance-"));
-  const { sandbox } = env;
-  await sandbox.reset();
-  const storage = storageConfig(run, env, dir);
-  const bound = run.timing.waitBoundMs;
-  let current = "start";
-  const actors = [];
-  const alive = new Set();
-  const stopped = new Set();
-  const pending = [];
-  const failures = [];
-  let expiries = 0;
-  let worstWaitMs = 0;
-  /** What each armed actor does at its point: only a `stop` leaves it stopped. */
-  const armedThen = new Map();
-  // Disk faults: the token file's directory is a tmpfs of the run's own.
-  const disk = run.disk ? await startDisk(dirname(storage.path)) : undefined;
-
-  const configFor = (index) => ({
-    tenant: sandbox.url,
-    clientId: env.clientId,
-    redirectUri: run.storage === "web" ? env.browser.redirectUri : env.redirectUri,
-    scopes: ["profile:read"],
-    storage,
-    clockOffsetMs: sandbox.offsetMs + run.skewMs[index % run.skewMs.length],
-    manager: managerOptions(run.timing),
-    ...(run.storage === "web"
-      ? { browser: { cdpEndpoint: env.browser.cdpEndpoint, pageUrl: env.browser.pageUrl } }
-      : {}),
-  });
-  const spawnActor = (index, target, name) =>
-    startActor({ name, target, config: configFor(index), command: env.commands[target], step: () => current });
-
-  const who = (selector) => {
-    const all = actors.map((_, index) => index).filter((index) => alive.has(index));
-    if (selector === "all") return all;
-    if (selector === "others") return all.filter((index) => index !== 0);
-    return selector;
-  };
-  const describeAnswer = (answer) =>
-    answer.ok
-      ? `status ${answer.result.status}`
-      : `${answer.error.code} (${answer.error.name ?? "Error"}: ${answer.error.message.slice(0, 200)})`;
-  const expectOk = async (actor, cmd, fields = {}) => {
-    const answer = await actor.request(cmd, fields, bound);
-    if (!answer.ok)
-      throw new StepFailure(`step ${current}: ${actor.describe()} failed "${cmd}": ${describeAnswer(answer)}`);
-    return answer;
-  };
-  /** Every outcome a call ended with ("200" or an error code), for the ended outcome's check. */
-  const outcomes = new Set();
-  /** Sends "call" to one actor and checks its answer against `expected` (the outcomes allowed: "200" or error codes). */
-  const call = async (index, expected, label) => {
-    const actor = actors[index];
-    let answer;
-    try {
-      answer = await actor.request("call", {}, bound);
-    } catch (error) {
-      if (error instanceof ActorError && /did not answer/.test(error.message))
-        throw new StepFailure(`bounded-waits: step ${label}: ${error.message}`);
-      throw error;
-    }
-    if (answer.dropped) return;
-    worstWaitMs = Math.max(worstWaitMs, answer.ms);
-    const got = answer.ok ? String(answer.result.status) : answer.error.code;
-    outcomes.add(got);
-    if (!expected.includes(got))
-      throw new StepFailure(
-        `step ${label}: ${actor.describe()} was to end with ${expected.join(" or ")}, and ended with ${describeAnswer(answer)}`,
-      );
-  };
-  const moveClocks = async (seconds) => {
-    await sandbox.advance(seconds);
-    await Promise.all(
-      [...alive]
-        .filter((index) => !stopped.has(index))
-        .map((index) =>
-          expectOk(actors[index], "clock", { offsetMs: sandbox.offsetMs + run.skewMs[index % run.skewMs.length] }),
-        ),
-    );
-  };
-
-  const execute = {
-    "sign-in": ({ actor }) => expectOk(actors[actor], "sign-in"),
-    expire: async () => {
-      expiries++;
-      await moveClocks(EXPIRE_SECONDS);
-    },
-    call: async ({ actors: selector, wait = true, expect = "200" }) => {
-      const label = current;
-      const allowed = [expect].flat().map(String);
-      const calls = who(selector).map((index) => call(index, allowed, label));
-      if (wait) {
-        const settled = await Promise.allSettled(calls);
-        const failed = settled.find((outcome) => outcome.status === "rejected");
-        if (failed) throw failed.reason;
-      } else pending.push(...calls.map((promise) => promise.catch((error) => error)));
-    },
-    await: async () => {
-      const outcomes = await Promise.all(pending.splice(0));
-      const failed = outcomes.find((outcome) => outcome instanceof Error);
-      if (failed) throw failed;
-    },
-    arm: ({ actor, point, then }) => {
-      armedThen.set(actor, then);
-      return expectOk(actors[actor], "arm", { point, then });
-    },
-    "wait-for": async ({ actor }) => {
-      const message = await actors[actor].waitEvent((m) => m.event === "at", bound, "it reached its armed point", {
-        seen: true,
-      });
-      if (armedThen.get(actor) === "stop") stopped.add(actor);
-      return message;
-    },
-    stop: ({ actor }) => {
-      stopped.add(actor);
-      actors[actor].signal("SIGSTOP");
-    },
-    sleep: (name) => sleep(run.timing[name]),
-    resume: ({ actor }) => {
-      stopped.delete(actor);
-      actors[actor].signal("SIGCONT");
-    },
-    kill: async ({ actor }) => {
-      alive.delete(actor);
-      stopped.delete(actor);
-      await actors[actor].kill();
-    },
-    fault: (spec) => sandbox.addFault({ route: "/oauth/token", method: "POST", ...spec }),
-    // On a cluster the step acts on the primary that owns the session's slot, found by one of its keys.
-    redis: (what) => env.redis[what](sessionKey(storage, sandbox.url, env.clientId)),
-    disk: (what) => disk[what](),
-    revoke: ({ actor }) => expectOk(actors[actor], "revoke"),
-    "sign-out": ({ actor }) => expectOk(actors[actor], "sign-out"),
-  };
-
-  let ledger;
-  const runtimes = new Set();
+  const state = await openRun(run, env);
   try {
-    // In batches: a hundred interpreters started at once on two cores would each take most of a minute.
-    const started = [];
-    for (let first = 0; first < run.actorTargets.length; first += START_BATCH) {
-      const batch = run.actorTargets.slice(first, first + START_BATCH);
-      started.push(
-        ...(await Promise.allSettled(
-          batch.map((target, offset) => spawnActor(first + offset, target, `a${first + offset}`)),
-        )),
-      );
-    }
-    for (const [index, outcome] of started.entries()) {
-      if (outcome.status === "fulfilled") {
-        actors[index] = outcome.value;
-        alive.add(index);
-        runtimes.add(outcome.value.runtime);
-      }
-    }
-    const failedStart = started.find((outcome) => outcome.status === "rejected");
-    if (failedStart) throw failedStart.reason;
-    for (const step of unroll(run.steps)) {
-      current = `${step.label} (${step.kind})`;
-      await execute[step.kind](step.body ?? {});
-    }
-    // A step left calls pending without an await: settle them before the invariants.
-    await execute.await();
-    const checks = invariantsFor(run);
-    if (checks.includes("no-lost-rotation") && run.storage !== "memory") {
-      current = "the fresh actor (no-lost-rotation)";
-      const targets = [...new Set(run.actorTargets)];
-      const target = targets[(targets.indexOf(run.actorTargets[0]) + 1) % targets.length];
-      const fresh = await spawnActor(actors.length, target, "fresh");
-      actors.push(fresh);
-      alive.add(actors.length - 1);
-      expiries++;
-      await moveClocks(EXPIRE_SECONDS);
-      const answer = await fresh.request("call", {}, bound);
-      if (!answer.ok || answer.result.status !== 200)
-        failures.push(
-          `no-lost-rotation: a fresh ${target} actor could not continue the session from the storage: ${describeAnswer(answer)}`,
-        );
-    }
+    await startActors(state);
+    await runSteps(state);
+    await continueFresh(state);
   } catch (error) {
-    failures.push(
-      error instanceof StepFailure || error instanceof ActorError
-        ? error.message
-        : `step ${current}: ${error?.stack ?? error}`,
-    );
+    state.failures.push(stepFailure(state, error));
   }
-
-  try {
-    ledger = await sandbox.ledger();
-  } catch (error) {
-    failures.push(`the ledger could not be read: ${error.message}`);
-  }
-  const checks = invariantsFor(run);
-  const refreshes = ledger ? refreshCount(ledger) : undefined;
-  if (ledger) {
-    if (checks.includes("single-redemption")) failures.push(...singleRedemption(ledger));
-    if (checks.includes("no-spurious-logout")) failures.push(...noSpuriousLogout(ledger, actors.filter(Boolean)));
-    if (checks.includes("one-refresh-per-expiry") && refreshes !== expiries) {
-      failures.push(`one-refresh-per-expiry: ${refreshes} refreshes for ${expiries} expiries`);
-    }
-  }
-  if (run.expect.outcome === "ended" && failures.length === 0) {
-    if (ledger && ledger.reuses.length === 0)
-      failures.push(`expected outcome: the tenant was to end the session, and it saw no reuse`);
-    if (!outcomes.has(run.expect.code))
-      failures.push(
-        `expected outcome: an actor was to report ${run.expect.code}; the calls ended with ${[...outcomes].join(", ")}`,
-      );
-  }
-  if (checks.includes("secrets-hygiene")) {
-    failures.push(...secretsHygiene(actors.filter(Boolean)));
-    if (run.storage === "file") failures.push(...(await fileModes(storage.path)));
-  }
-
-  if (failures.length > 0 && ledger) failures.push(tenantSaw(ledger));
-  await Promise.all(actors.filter(Boolean).map((actor) => actor.stop()));
-  disk?.close();
-  await rm(dir, { recursive: true, force: true });
-  return {
-    id: run.id,
-    scenario: run.scenario,
-    storage: run.storage,
-    mix: run.mix,
-    params: run.params,
-    geometry: run.geometry,
-    actors: run.actorTargets.length,
-    runtimes: [...runtimes].sort(),
-    passed: failures.length === 0,
-    failures,
-    expiries,
-    refreshes,
-    worstWaitMs: Math.round(worstWaitMs),
-    ms: Math.round(performance.now() - started),
-  };
+  await checkInvariants(state);
+  await closeRun(state);
+  return resultOf(state);
 }
 
 /** The token file is 0600 in a 0700 directory (secrets hygiene). */
