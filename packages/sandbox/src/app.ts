@@ -14,7 +14,16 @@ import { BadRequestError, methodNotAllowed, notFound, oauthError } from "./error
 import { EventLog, type SandboxEvent } from "./events.js";
 import { RefreshLedger, type SandboxLedger } from "./ledger.js";
 import { PendingRequests } from "./pending.js";
-import { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, LEDGER_PATH, registerAdminRoutes, USERS_PATH } from "./routes/admin.js";
+import { RequestLog } from "./requests.js";
+import {
+  CLOCK_PATH,
+  EVENTS_PATH,
+  FAULTS_PATH,
+  LEDGER_PATH,
+  REQUESTS_PATH,
+  registerAdminRoutes,
+  USERS_PATH,
+} from "./routes/admin.js";
 import { authorizeRoute, CONSENT_PATH } from "./routes/authorize.js";
 import { consentRoute } from "./routes/consent.js";
 import { revokeRoute } from "./routes/revoke.js";
@@ -36,7 +45,10 @@ export interface SandboxOptions {
   readonly clients?: readonly ClientRegistration[];
   /** Approve every valid authorization request at once (302 with a code) instead of showing the consent page. */
   readonly autoApprove?: boolean;
-  /** Add the test routes `/__sandbox/clock`, `/__sandbox/events`, `/__sandbox/ledger`, `/__sandbox/faults` and `/__sandbox/users`; without it they answer 404. */
+  /**
+   * Add the test routes `/__sandbox/clock`, `/__sandbox/events`, `/__sandbox/ledger`,
+   * `/__sandbox/requests`, `/__sandbox/faults` and `/__sandbox/users`; without it they answer 404.
+   */
   readonly testClock?: boolean;
   /** The base time source in milliseconds (default `Date.now`); the clock adds its offset to it. */
   readonly now?: () => number;
@@ -274,6 +286,8 @@ export function buildSandbox(
     );
   };
   const testClock = options.testClock ?? false;
+  // The headers of every request to the tenant's endpoints, only where the test routes can show them.
+  const requests = testClock ? new RequestLog(clock) : undefined;
   const faults = new Faults();
   for (const fault of options.faults ?? []) faults.add(fault);
   const routes = new Hono();
@@ -291,14 +305,16 @@ export function buildSandbox(
   routes.post(CONSENT_PATH, limit, consentRoute(state));
   routes.all(CONSENT_PATH, () => methodNotAllowed(["POST"]));
   routes.get("/__sandbox/health", () => Response.json({ status: "ok" }));
-  if (testClock) {
+  // The test routes, with the test clock only (`requests` is kept exactly then).
+  if (requests) {
     routes.use(CLOCK_PATH, limit);
     // POST only: the body limit wraps a body stream it cannot measure, which fails on the server's bodiless DELETE
     routes.post(FAULTS_PATH, limit);
-    registerAdminRoutes(routes, state, faults);
+    registerAdminRoutes(routes, state, faults, requests);
     routes.all(CLOCK_PATH, () => methodNotAllowed(["GET", "POST"]));
     routes.all(EVENTS_PATH, () => methodNotAllowed(["GET", "DELETE"]));
     routes.all(LEDGER_PATH, () => methodNotAllowed(["GET", "DELETE"]));
+    routes.all(REQUESTS_PATH, () => methodNotAllowed(["GET", "DELETE"]));
     routes.all(FAULTS_PATH, () => methodNotAllowed(["GET", "POST", "DELETE"]));
     routes.all(USERS_PATH, () => methodNotAllowed(["GET"]));
   }
@@ -361,6 +377,7 @@ export function buildSandbox(
     if (refused !== undefined) return refused;
     housekeeping.startTimer();
     housekeeping.sweepIfDue();
+    requests?.record(request, path);
     let origin: string | undefined;
     if (corsPath(path)) {
       const preflight = browsers.preflight(request);

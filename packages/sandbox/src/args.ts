@@ -67,7 +67,8 @@ Options:
                       showing the consent page; for automated tests
   --test-clock        add the test routes: POST /__sandbox/clock {"advanceSeconds": n},
                       GET/DELETE /__sandbox/events, GET/DELETE /__sandbox/ledger,
-                      POST/GET/DELETE /__sandbox/faults, GET /__sandbox/users
+                      GET/DELETE /__sandbox/requests, POST/GET/DELETE /__sandbox/faults,
+                      GET /__sandbox/users
   --state-file <path> keep clients, codes, tokens and the test clock in this JSON file (mode 0600,
                       written atomically), so a restart keeps every sign-in; without it the
                       sandbox keeps everything in memory only

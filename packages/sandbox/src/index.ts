@@ -38,7 +38,8 @@ export {
   type UserRecord,
 } from "./users.js";
 export { CONSENT_PATH } from "./routes/authorize.js";
-export { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, LEDGER_PATH, USERS_PATH } from "./routes/admin.js";
+export { CLOCK_PATH, EVENTS_PATH, FAULTS_PATH, LEDGER_PATH, REQUESTS_PATH, USERS_PATH } from "./routes/admin.js";
+export type { SandboxRequest } from "./requests.js";
 export {
   ACTOR_HEADER,
   actorOf,

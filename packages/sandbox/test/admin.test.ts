@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CLIENT_ID, postJson, refresh, signIn, testSandbox } from "./helpers.js";
+import { CLIENT_ID, getUser, postForm, postJson, refresh, signIn, testSandbox } from "./helpers.js";
 
 describe("test routes", () => {
   it.each([
@@ -7,6 +7,7 @@ describe("test routes", () => {
     ["GET", "/__sandbox/clock"],
     ["GET", "/__sandbox/events"],
     ["DELETE", "/__sandbox/events"],
+    ["GET", "/__sandbox/requests"],
   ])("%s %s does not exist without the test clock (404)", async (method, path) => {
     const sandbox = testSandbox({ testClock: false });
     const response = await sandbox.app.request(path, {
@@ -121,5 +122,50 @@ describe("test routes", () => {
     ).toBe(401);
     expect(sandbox.events()).toHaveLength(1);
     expect(sandbox.clearEvents()).toBe(1);
+  });
+
+  it("GET /__sandbox/requests shows the headers each token, revocation and API request carried, never a token", async () => {
+    const sandbox = testSandbox();
+    const tokens = await signIn(sandbox);
+    await getUser(sandbox, tokens.access_token);
+    await sandbox.app.request("/api/v1/auth/user", {
+      headers: { authorization: `Bearer ${tokens.access_token}`, "sandbox-actor": "a1" },
+    });
+    await postForm(sandbox, "/oauth/revoke", { token: tokens.access_token, client_id: CLIENT_ID });
+    const text = await (await sandbox.app.request("/__sandbox/requests")).text();
+    expect(text).not.toContain(tokens.access_token);
+    const { requests } = JSON.parse(text) as { requests: Array<Record<string, unknown>> };
+    // The authorization page and the test routes are not recorded: only what a kit calls.
+    expect(requests.map(({ method, path, actor, headers }) => ({ method, path, actor, headers }))).toEqual([
+      {
+        method: "POST",
+        path: "/oauth/token",
+        actor: null,
+        headers: { accept: "application/json", "content-type": "application/json" },
+      },
+      {
+        method: "GET",
+        path: "/api/v1/auth/user",
+        actor: null,
+        headers: { accept: "application/json", authorization: "Bearer" },
+      },
+      {
+        method: "GET",
+        path: "/api/v1/auth/user",
+        actor: "a1",
+        headers: { authorization: "Bearer", "sandbox-actor": "a1" },
+      },
+      {
+        method: "POST",
+        path: "/oauth/revoke",
+        actor: null,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+      },
+    ]);
+    expect(requests.map((request) => request["seq"])).toEqual([1, 2, 3, 4]);
+    expect(await (await sandbox.app.request("/__sandbox/requests", { method: "DELETE" })).json()).toEqual({
+      cleared: 4,
+    });
+    expect(await (await sandbox.app.request("/__sandbox/requests")).json()).toEqual({ requests: [] });
   });
 });

@@ -10,6 +10,7 @@ import { MAX_ADVANCE_SECONDS } from "../clock.js";
 import { BadRequestError } from "../errors.js";
 import { FaultConfigError, type Faults, type FaultSpec } from "../faults.js";
 import type { LedgerView } from "../ledger.js";
+import type { RequestLog } from "../requests.js";
 import type { SandboxState } from "../tenant-state.js";
 
 /** Path of the clock route. */
@@ -18,6 +19,8 @@ export const CLOCK_PATH = "/__sandbox/clock";
 export const EVENTS_PATH = "/__sandbox/events";
 /** Path of the refresh-token ledger route. */
 export const LEDGER_PATH = "/__sandbox/ledger";
+/** Path of the request log route. */
+export const REQUESTS_PATH = "/__sandbox/requests";
 /** Path of the fault injection route. */
 export const FAULTS_PATH = "/__sandbox/faults";
 /** Path of the users route. */
@@ -43,6 +46,10 @@ function badRequest(description: string): Response {
  * - `GET /__sandbox/ledger`: the refresh-token ledger, `{ refreshTokens, reuses, families }` (a
  *   {@link LedgerView}); fingerprints, never token values.
  * - `DELETE /__sandbox/ledger`: clears the ledger (not the event log), `{ cleared: n }`.
+ * - `GET /__sandbox/requests`: `{ requests: [...] }`, the headers of every request to the token,
+ *   revocation and API endpoints (a {@link SandboxRequest} each), oldest first; an `Authorization`
+ *   value is recorded as its scheme alone, never a token.
+ * - `DELETE /__sandbox/requests`: clears that log, `{ cleared: n }`.
  * - `POST /__sandbox/faults` with a JSON {@link FaultSpec} `{ route, method?, kind, status?,
  *   retryAfter?, delayMs?, count? }`: the next `count` requests to the route fail so; answers 201
  *   with the fault (its `id` and `remaining` count), 400 for an invalid spec.
@@ -54,8 +61,9 @@ function badRequest(description: string): Response {
  * @see RFC 6749 §5.1 (expires_in, which the clock lets tests exceed)
  * @see RFC 9110 §10.2.3 (Retry-After, which a 429 or 503 fault may carry)
  * @see RFC 9700 §4.14.2 (refresh token rotation and reuse, which the ledger shows)
+ * @see RFC 9110 §12.5.1 (Accept) and §8.3 (Content-Type), which the request log shows
  */
-export function registerAdminRoutes(app: Hono, state: SandboxState, faults: Faults): void {
+export function registerAdminRoutes(app: Hono, state: SandboxState, faults: Faults, requests: RequestLog): void {
   app.get(CLOCK_PATH, () => Response.json(clockBody(state)));
   app.post(CLOCK_PATH, async (c) => {
     let body: Record<string, unknown>;
@@ -76,6 +84,8 @@ export function registerAdminRoutes(app: Hono, state: SandboxState, faults: Faul
   app.delete(EVENTS_PATH, () => Response.json({ cleared: state.events.clear() }));
   app.get(LEDGER_PATH, () => Response.json(state.ledger.list()));
   app.delete(LEDGER_PATH, () => Response.json({ cleared: state.ledger.clear() }));
+  app.get(REQUESTS_PATH, () => Response.json({ requests: requests.list() }));
+  app.delete(REQUESTS_PATH, () => Response.json({ cleared: requests.clear() }));
   app.post(FAULTS_PATH, async (c) => {
     try {
       const fault = faults.add((await readBody(c.req.raw, ["json"])) as unknown as FaultSpec);
