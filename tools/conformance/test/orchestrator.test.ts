@@ -207,6 +207,29 @@ describe("an actor that leaks", () => {
   });
 });
 
+describe("an actor whose kit leaves a header out", () => {
+  const run = plan({
+    targets: ["node"],
+    filter: (r) => r.scenario === "fleet-after-expiry" && r.storage === "file" && r.mix === "node",
+  })[0] as Run;
+
+  it("calling the API without Accept: application/json fails request-headers, naming the kit and the header", async () => {
+    process.env.BROKEN = "bare";
+    const suite = await openSuite({ runs: [run], commands: { node: [process.execPath, BROKEN_ACTOR] } });
+    try {
+      const failures = (await suite.run(run)).failures.filter((failure) => failure.startsWith("request-headers"));
+      expect(failures).toEqual([
+        expect.stringMatching(
+          /^request-headers: the node kit sent API calls \(GET \/api\/v1\/auth\/user\) without Accept: application\/json: \d+ of them, by a0, /,
+        ),
+      ]);
+    } finally {
+      await suite.close();
+      delete process.env.BROKEN;
+    }
+  });
+});
+
 describe("the suite can fail", () => {
   const found = survey();
   const mix = found.targets.includes("python") ? "mixed" : "node";

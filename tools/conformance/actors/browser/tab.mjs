@@ -11,6 +11,7 @@
 // `fetch(url, { redirect: "manual" })` gives an opaque redirect): `run({cmd: "sign-in"})` begins the
 // authorization and answers `{authorize: url}`; the actor process requests the URL itself and sends
 // `run({cmd: "sign-in", callbackUrl})`, which completes it. The pending sign-in stays in this tab.
+import { createTenantClient } from "@tenant-integration/client";
 import { createTokenManager, logSessionTo, webStorage } from "@tenant-integration/token-manager";
 import { EVENT_MARK } from "./event-mark.mjs";
 
@@ -38,11 +39,16 @@ const protocolLogger = Object.fromEntries(
   ]),
 );
 
-/** A `fetch` that names the actor on every request to the tenant (the ledger's `Sandbox-Actor`). */
+/**
+ * A `fetch` that names the actor on every request to the tenant (the ledger's `Sandbox-Actor`) and
+ * adds nothing else: the kit's headers are the kit's, checked from the tenant's side.
+ */
 const fetchAs =
   (name) =>
   (input, init = {}) => {
-    const headers = new Headers(init.headers);
+    // A Request (the client's) keeps its own headers: init's would replace them all.
+    const headers = new Headers(input instanceof Request ? input.headers : undefined);
+    new Headers(init.headers).forEach((value, key) => headers.set(key, value));
     headers.set("Sandbox-Actor", name);
     return fetch(input, { ...init, headers });
   };
@@ -73,7 +79,7 @@ function failure(error) {
 }
 
 /** Everything one tab's actor holds. */
-const state = { manager: undefined, tenant: "", fetch: undefined, offsetMs: 0, refreshes: 0 };
+const state = { manager: undefined, client: undefined, tenant: "", fetch: undefined, offsetMs: 0, refreshes: 0 };
 
 /**
  * Makes the manager. `config` is the actor's `CONFORMANCE_ACTOR` without `browser`.
@@ -105,6 +111,7 @@ async function start(config) {
       ...(lockWaitMs === undefined ? {} : { lockTimeoutMs: lockWaitMs }),
     });
     manager.on("tokens-refreshed", () => state.refreshes++);
+    state.client = createTenantClient({ baseUrl: config.tenant, auth: manager, fetch: state.fetch });
     for (const [event, what] of Object.entries(SESSION_EVENTS)) {
       manager.on(event, (payload) => {
         const code = payload?.error?.code;
@@ -118,24 +125,11 @@ async function start(config) {
   }
 }
 
-/** `GET /api/v1/auth/user` with the manager's token; after a 401, `onUnauthorized` and one retry. */
+/** `GET /api/v1/auth/user` through the kit's client (its middleware refreshes and retries once after a 401). */
 async function call() {
-  const { manager } = state;
   const before = state.refreshes;
-  const get = async () => {
-    const token = await manager.getAccessToken();
-    const response = await state.fetch(`${state.tenant}/api/v1/auth/user`, {
-      headers: { Authorization: `Bearer ${token}` },
-    });
-    await response.arrayBuffer();
-    return { token, status: response.status };
-  };
-  let answer = await get();
-  if (answer.status === 401) {
-    manager.onUnauthorized(answer.token);
-    answer = await get();
-  }
-  return { status: answer.status, refreshed: state.refreshes > before };
+  const { response } = await state.client.GET("/api/v1/auth/user");
+  return { status: response.status, refreshed: state.refreshes > before };
 }
 
 /** Without `callbackUrl`: begins the authorization (`{authorize: url}`); with it: completes it (`{}`). */

@@ -9,6 +9,7 @@
 //
 // Run: node tools/conformance/actors/node/actor.mjs. Never prints a token, code, verifier or state.
 import { createInterface } from "node:readline";
+import { createTenantClient } from "@tenant-integration/client";
 import { createTokenManager, logSessionTo, memoryStorage } from "@tenant-integration/token-manager";
 import { fileStorage } from "@tenant-integration/token-manager/node";
 import { redisClusterStorage, redisStorage } from "@tenant-integration/token-store-redis";
@@ -78,6 +79,8 @@ const state = {
   /** Whether the storage brings a lock (the `locked` point is reached under it). */
   hasLock: false,
   /** @type {import("@tenant-integration/token-manager").TokenManager} */ manager: undefined,
+  /** The kit's client on the manager: the API as a user calls it. @type {import("@tenant-integration/client").TenantClient} */
+  client: undefined,
   /** @type {{ close(): Promise<unknown> } | undefined} */ redis: undefined,
 };
 
@@ -139,16 +142,20 @@ function isRefresh(input, init) {
 }
 
 /**
- * The `fetch` of every request to the tenant (the manager's and the actor's own): names the actor,
- * and passes a refresh through `sending` as it is about to leave and `in-flight` once the tenant has
- * answered (status and headers received, the body unread by the manager, whose request timer runs).
+ * The `fetch` of every request to the tenant (the manager's, the client's and the actor's own): names
+ * the actor, and adds nothing else (the kit's headers are the kit's: the suite checks them from the
+ * tenant's side); passes a refresh through `sending` as it is about to leave and `in-flight` once the
+ * tenant has answered (status and headers received, the body unread by the manager, whose request
+ * timer runs).
  *
  * @param {string | URL | Request} input
  * @param {RequestInit} [init]
  * @returns {Promise<Response>}
  */
 async function tenantFetch(input, init = {}) {
-  const headers = new Headers(init.headers);
+  // A Request (the client's) keeps its own headers: init's would replace them all.
+  const headers = new Headers(input instanceof Request ? input.headers : undefined);
+  new Headers(init.headers).forEach((value, name) => headers.set(name, value));
   headers.set(ACTOR_HEADER, state.config.name);
   const request = { ...init, headers };
   if (!isRefresh(input, init)) return fetch(input, request);
@@ -293,6 +300,7 @@ async function start() {
     });
   }
   state.manager = manager;
+  state.client = createTenantClient({ baseUrl: config.tenant, auth: manager, fetch: tenantFetch });
   say({ event: "ready", pid: process.pid, target: "node", runtime: `node ${process.versions.node}` });
 }
 
@@ -311,25 +319,11 @@ async function signIn() {
   return {};
 }
 
-/** `GET /api/v1/auth/user` with a token of the manager, the body consumed. */
-async function getUser() {
-  const token = await state.manager.getAccessToken();
-  const response = await tenantFetch(new URL("/api/v1/auth/user", state.config.tenant), {
-    headers: { Authorization: `Bearer ${token}`, Accept: "application/json" },
-  });
-  await response.arrayBuffer();
-  return { token, status: response.status };
-}
-
-/** `call`: the user with the manager's token; after a 401, `onUnauthorized` and one retry (what the client's middleware does). */
+/** `call`: `GET /api/v1/auth/user` through the kit's client (its middleware refreshes and retries once after a 401). */
 async function call() {
   const before = state.refreshes;
-  let answer = await getUser();
-  if (answer.status === 401) {
-    state.manager.onUnauthorized(answer.token);
-    answer = await getUser();
-  }
-  return { status: answer.status, refreshed: state.refreshes > before };
+  const { response } = await state.client.GET("/api/v1/auth/user");
+  return { status: response.status, refreshed: state.refreshes > before };
 }
 
 /** `clock`: the manager's `now` becomes the wall clock plus `offsetMs`. */

@@ -33,7 +33,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from tenant_integration import AsyncTokenManager, RunningTimeTransport, TokenManager
+from tenant_integration import AsyncClient, AsyncTokenManager, Client, HttpError, RunningTimeTransport, TokenManager
 from tenant_integration.storage import FileStorage, Lock, MemoryStorage, TokenStorage
 
 T = TypeVar("T")
@@ -526,9 +526,6 @@ class Actor:
             }
         )
 
-    def user_url(self) -> str:
-        return self.config.tenant.rstrip("/") + "/api/v1/auth/user"
-
     def clock(self, command: Message) -> Message:
         offset = command.get("offsetMs")
         if isinstance(offset, bool) or not isinstance(offset, int | float):
@@ -552,8 +549,6 @@ def callback_from(answer: httpx.Response) -> str:
     return urljoin(str(answer.request.url), str(location))
 
 
-def user_headers(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}", "Accept": "application/json"}
 
 
 class SyncActor(Actor):
@@ -562,6 +557,8 @@ class SyncActor(Actor):
     def __init__(self, config: Config, out: Output) -> None:
         super().__init__(config, out)
         self.manager = TokenManager(**self.manager_options(), transport=ActorTransport(config.name, self.fault))
+        # The API through the kit's client, as a user calls it: the actor adds only Sandbox-Actor.
+        self.api = Client(config.tenant, auth=self.manager, transport=ActorTransport(config.name, self.fault))
         self.http = httpx.Client(headers={ACTOR_HEADER: config.name}, trust_env=False, timeout=30.0)
         self.listen(self.manager)
 
@@ -571,15 +568,14 @@ class SyncActor(Actor):
         return {}
 
     def call(self, _: Message) -> Message:
-        """The user, with one refresh-and-retry after a 401, as the client's middleware does."""
+        """The user through the kit's client (its auth refreshes and retries once after a 401)."""
         before = self.refreshes
-        token = self.manager.get_access_token()
-        response = self.http.get(self.user_url(), headers=user_headers(token))
-        if response.status_code == 401:
-            self.manager.on_unauthorized(token)
-            token = self.manager.get_access_token()
-            response = self.http.get(self.user_url(), headers=user_headers(token))
-        return {"status": response.status_code, "refreshed": self.refreshes > before}
+        try:
+            self.api.get_user()
+            status = 200
+        except HttpError as error:
+            status = error.status
+        return {"status": status, "refreshed": self.refreshes > before}
 
     def status(self, _: Message) -> Message:
         return {"signedIn": self.manager.is_signed_in()}
@@ -622,6 +618,7 @@ class SyncActor(Actor):
                 self.out.say({"id": command["id"], "ok": True, "result": {}})
                 break
             threading.Thread(target=self.run, args=(command,), name=f"command {command['id']}", daemon=True).start()
+        self.api.close()
         self.manager.close()
         self.http.close()
         self.close_storage()
@@ -635,6 +632,7 @@ class AsyncActor(Actor):
         self.manager = AsyncTokenManager(
             **self.manager_options(), transport=AsyncActorTransport(config.name, self.fault)
         )
+        self.api = AsyncClient(config.tenant, auth=self.manager, transport=AsyncActorTransport(config.name, self.fault))
         self.http = httpx.AsyncClient(headers={ACTOR_HEADER: config.name}, trust_env=False, timeout=30.0)
         self.listen(self.manager)
 
@@ -646,13 +644,12 @@ class AsyncActor(Actor):
     async def call(self, _: Message) -> Message:
         """:meth:`SyncActor.call` on asyncio."""
         before = self.refreshes
-        token = await self.manager.get_access_token()
-        response = await self.http.get(self.user_url(), headers=user_headers(token))
-        if response.status_code == 401:
-            await self.manager.on_unauthorized(token)
-            token = await self.manager.get_access_token()
-            response = await self.http.get(self.user_url(), headers=user_headers(token))
-        return {"status": response.status_code, "refreshed": self.refreshes > before}
+        try:
+            await self.api.get_user()
+            status = 200
+        except HttpError as error:
+            status = error.status
+        return {"status": status, "refreshed": self.refreshes > before}
 
     async def status(self, _: Message) -> Message:
         return {"signedIn": await self.manager.is_signed_in()}
@@ -714,6 +711,7 @@ class AsyncActor(Actor):
             task = asyncio.create_task(self.run(command))
             running.add(task)
             task.add_done_callback(running.discard)
+        await self.api.aclose()
         await self.manager.aclose()
         await self.http.aclose()
         self.close_storage()

@@ -28,6 +28,7 @@ export const INVARIANTS = [
   "bounded-waits",
   "one-refresh-per-expiry",
   "secrets-hygiene",
+  "request-headers",
 ];
 
 /** Which invariants apply to an outcome, when the scenario does not list them. */
@@ -38,8 +39,8 @@ export function invariantsFor(run) {
   // the ended one is a reuse by definition, and neither has a session left to continue.
   const apply =
     run.expect.outcome === "ended"
-      ? ["bounded-waits", "secrets-hygiene"]
-      : ["single-redemption", "bounded-waits", "secrets-hygiene"];
+      ? ["bounded-waits", "secrets-hygiene", "request-headers"]
+      : ["single-redemption", "bounded-waits", "secrets-hygiene", "request-headers"];
   return listed.filter((name) => apply.includes(name));
 }
 
@@ -109,4 +110,68 @@ export function tenantSaw(ledger) {
     .sort((a, b) => a.seq - b.seq);
   if (presentations.length === 0) return "the tenant saw no refresh";
   return `the tenant saw: ${presentations.map((p) => `${p.actor ?? "?"} presented ${short(p.fingerprint)}: ${p.outcome}${p.detail ? ` ${p.detail}` : ""}`).join("; ")}`;
+}
+
+/** Whether a header value (a list of media ranges, RFC 9110 §12.5.1) names `type`. */
+const names = (value, type) =>
+  (value ?? "")
+    .split(",")
+    .map((range) => range.split(";")[0].trim().toLowerCase())
+    .includes(type);
+
+/**
+ * What every kit sends on each kind of request (decision D5; the contract's
+ * `x-required-headers`): the name of the request, and a check that returns what is missing.
+ */
+const REQUIRED_HEADERS = [
+  {
+    matches: (r) => r.path.startsWith("/api/v1"),
+    what: "API call",
+    missing: (h) => [
+      ...(/^Bearer$/i.test(h.authorization ?? "") ? [] : ["Authorization: Bearer <token>"]),
+      ...(names(h.accept, "application/json") ? [] : ["Accept: application/json"]),
+    ],
+  },
+  {
+    matches: (r) => r.method === "POST" && r.path === "/oauth/token",
+    what: "token request",
+    missing: (h) => [
+      ...(names(h.accept, "application/json") ? [] : ["Accept: application/json"]),
+      ...(names(h["content-type"], "application/json") ? [] : ["Content-Type: application/json"]),
+    ],
+  },
+  {
+    matches: (r) => r.method === "POST" && r.path === "/oauth/revoke",
+    what: "revocation",
+    // RFC 7009 §2.1 (a form body), or JSON as the contract also takes.
+    missing: (h) =>
+      names(h["content-type"], "application/x-www-form-urlencoded") || names(h["content-type"], "application/json")
+        ? []
+        : ["Content-Type: application/x-www-form-urlencoded or application/json"],
+  },
+];
+
+/**
+ * Every request an actor's kit sent to the tenant's endpoints carried the headers the contract asks
+ * of it (decision D5), as the tenant received them (the sandbox's request log). The actors call the
+ * API through their kit's own client or transport and add nothing but `Sandbox-Actor`, so a header
+ * missing here is missing for users. One line per target and kind of request, naming the actors.
+ */
+export function requestHeaders(requests, actors) {
+  const byName = new Map(actors.map((actor) => [actor.name, actor]));
+  const found = new Map();
+  for (const request of requests) {
+    const actor = byName.get(request.actor);
+    const rule = actor && REQUIRED_HEADERS.find((candidate) => candidate.matches(request));
+    const missing = rule ? rule.missing(request.headers) : [];
+    if (missing.length === 0) continue;
+    const key = `the ${actor.target} kit sent ${rule.what}s (${request.method} ${request.path}) without ${missing.join(" and ")}`;
+    const entry = found.get(key) ?? { count: 0, names: new Set() };
+    entry.count++;
+    entry.names.add(actor.name);
+    found.set(key, entry);
+  }
+  return [...found].map(
+    ([line, { count, names }]) => `request-headers: ${line}: ${count} of them, by ${[...names].slice(0, 8).join(", ")}`,
+  );
 }

@@ -69,11 +69,14 @@ export async function startSandbox(clients) {
     /** The refresh-token ledger: every presentation, reuse and family (GET /__sandbox/ledger). */
     ledger: () => call("GET", "/__sandbox/ledger"),
     events: async () => (await call("GET", "/__sandbox/events")).events,
+    /** The headers of every request to the token, revocation and API endpoints (GET /__sandbox/requests). */
+    requests: async () => (await call("GET", "/__sandbox/requests")).requests,
     addFault: (spec) => call("POST", "/__sandbox/faults", spec),
-    /** Forgets the ledger, the events and the faults, between runs. */
+    /** Forgets the ledger, the events, the requests and the faults, between runs. */
     async reset() {
       await call("DELETE", "/__sandbox/ledger");
       await call("DELETE", "/__sandbox/events");
+      await call("DELETE", "/__sandbox/requests");
       await call("DELETE", "/__sandbox/faults");
     },
     output: () => stderr,
