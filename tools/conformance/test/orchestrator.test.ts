@@ -109,6 +109,22 @@ describe("a scenario file", () => {
     ).toMatch(/:8: \/steps\/1\/redis: redis steps apply to redis and redis-cluster storage only/);
   });
 
+  it("with a failover is refused without a cluster with replicas, and replicas anywhere but a cluster", () => {
+    const failover = (storages: string, redis: string) =>
+      VALID.replace("storages: [file]", `storages: [${storages}]`)
+        .replace("actors: 2", `actors: 2\nredis: ${redis}`)
+        .replace("  - expire: {}", "  - redis: failover\n  - expire: {}");
+    expect(loadScenario(scenarioFile("demo", failover("redis-cluster", "{ replicas: 1 }")))).toMatchObject({
+      redis: { replicas: 1 },
+    });
+    expect(refusal("demo", failover("redis-cluster", "{ appendonly: true }")).message).toMatch(
+      /:9: \/steps\/1\/redis: redis: failover needs a cluster with replicas: give the scenario redis: \{ replicas: 1 \}/,
+    );
+    expect(refusal("demo", failover("redis, redis-cluster", "{ replicas: 1 }")).message).toMatch(
+      /:6: \/redis\/replicas: replicas apply to redis-cluster storage only/,
+    );
+  });
+
   it("whose file name differs from its name, or that is not YAML, is refused", () => {
     expect(refusal("other", VALID).message).toMatch(/must be named demo\.yaml/);
     expect(refusal("demo", "name: [unclosed").message).toMatch(/not valid YAML/);

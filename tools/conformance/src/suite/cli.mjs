@@ -1,12 +1,17 @@
 #!/usr/bin/env node
 // pnpm conformance [--full] [--scenario NAME] [--storage STORAGE] [--mix TARGET|mixed] [--out DIR] [--lanes N]
+//   [--transcripts DIR]
 //
 // Runs the conformance matrix against one sandbox and prints a line per run; writes the matrix to
 // DIR/last-run.json and DIR/last-run.md (default: tools/conformance/results, which the docs site's
 // "Conformance" page shows). --full runs at the documented defaults (a 10 s stale bound, 13 s
-// pauses, fleets of 100); without it, at the reduced geometry pnpm test uses. Runs go in N parallel
-// lanes (default 3), each with its own sandbox.
+// pauses, fleets of 100, 30 s outages); without it, at the reduced geometry pnpm test uses. Runs go
+// in N parallel lanes, each with its own sandbox: by default 3 at the reduced geometry, and at the
+// full one a lane per two cores (one on a 2-core machine: three lanes of 100-process fleets drove
+// one to a load of 50, and actors then missed their bounds). --transcripts keeps every line each
+// actor printed, per run, in DIR (also CONFORMANCE_TRANSCRIPTS=DIR).
 import { mkdirSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { markdown, matrix } from "./report.mjs";
@@ -20,10 +25,14 @@ const { values } = parseArgs({
     storage: { type: "string", multiple: true },
     mix: { type: "string", multiple: true },
     out: { type: "string", default: join(REPO, "tools", "conformance", "results") },
-    lanes: { type: "string", default: "3" },
+    lanes: { type: "string" },
+    transcripts: { type: "string" },
   },
 });
 const geometry = values.full ? "full" : "reduced";
+/** Lanes the machine can carry: fleets of 100 processes per lane at the full geometry. */
+const lanes = Number(values.lanes ?? (values.full ? Math.max(1, Math.floor(availableParallelism() / 2)) : 3));
+if (values.transcripts) process.env.CONFORMANCE_TRANSCRIPTS = values.transcripts;
 const keep = (list, value) => !list || list.includes(value);
 
 const found = survey();
@@ -48,8 +57,8 @@ try {
   }
   throw error;
 }
-console.log(`conformance: ${runs.length} runs at the ${geometry} geometry`);
-const suite = await openSuite({ runs, redis: found.redis, lanes: Number(values.lanes) });
+console.log(`conformance: ${runs.length} runs at the ${geometry} geometry, in ${lanes} lane${lanes === 1 ? "" : "s"}`);
+const suite = await openSuite({ runs, redis: found.redis, lanes });
 const results = [];
 const stop = async () => {
   await suite.close();

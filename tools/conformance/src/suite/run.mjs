@@ -4,7 +4,7 @@
 //
 // `runScenario` is the run in named steps: open it (`openRun`), start the actors, run the steps,
 // let a fresh actor continue the session, check the invariants, close it, and say what it found.
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ActorError, startActor } from "./actor.mjs";
@@ -212,10 +212,21 @@ function endedAsExpected({ run, ledger, outcomes }) {
   return failures;
 }
 
+/**
+ * Writes every actor's transcript (each line it printed) to `<dir>/<run number>-<actor>.log`, for a
+ * reader of a failed run (CONFORMANCE_TRANSCRIPTS=<dir>, or the command line's --transcripts).
+ */
+async function keepTranscripts(state, dir) {
+  await mkdir(dir, { recursive: true });
+  for (const actor of state.actors.filter(Boolean))
+    await writeFile(join(dir, `${state.env.runNumber}-${actor.name}.log`), `${actor.transcript.join("\n")}\n`);
+}
+
 /** Stops every actor and the run's disk, and removes its directory. */
 async function closeRun(state) {
   await Promise.all(state.actors.filter(Boolean).map((actor) => actor.stop()));
-  state.disk?.close();
+  if (process.env.CONFORMANCE_TRANSCRIPTS) await keepTranscripts(state, process.env.CONFORMANCE_TRANSCRIPTS);
+  await state.disk?.close();
   await rm(state.dir, { recursive: true, force: true });
 }
 

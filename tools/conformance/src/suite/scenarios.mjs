@@ -107,6 +107,24 @@ function onRedisOnly(scenario) {
   return scenario.storages.every((storage) => storage === "redis" || storage === "redis-cluster");
 }
 
+/** The redis steps that need a cluster with replicas. */
+const REPLICA_STEPS = new Set(["failover", "stay-down"]);
+
+/** The rules of the `redis` options and steps: what each needs of the scenario's storages. */
+function checkRedisRules(scenario, kind, body, at, fail) {
+  if (kind !== "redis") return;
+  if (body === "restart" && !scenario.redis?.appendonly)
+    fail(at, undefined, "redis: restart needs redis: { appendonly: true }, or the restart loses everything by design");
+  if (!onRedisOnly(scenario))
+    fail(
+      at,
+      undefined,
+      "redis steps apply to redis and redis-cluster storage only: give the scenario storages: [redis, redis-cluster]",
+    );
+  if (REPLICA_STEPS.has(body) && !(scenario.redis?.replicas >= 1))
+    fail(at, undefined, `redis: ${body} needs a cluster with replicas: give the scenario redis: { replicas: 1 }`);
+}
+
 /** The rules a schema cannot say. Throws ScenarioError at the first broken one. */
 function checkRules(scenario, fail) {
   const actors = smallest(scenario.actors);
@@ -121,6 +139,12 @@ function checkRules(scenario, fail) {
     fail("/expect", "outcome", "an ended outcome names the code every actor reports");
   if (scenario.redis?.appendonly && !onRedisOnly(scenario))
     fail("/redis", "appendonly", "an append-only Redis applies to redis and redis-cluster storage only");
+  if (scenario.redis?.replicas && scenario.storages.some((storage) => storage !== "redis-cluster"))
+    fail(
+      "/redis",
+      "replicas",
+      "replicas apply to redis-cluster storage only: give the scenario storages: [redis-cluster]",
+    );
   const armed = new Set();
   const used = new Set();
   const scan = (value, at) => {
@@ -155,18 +179,7 @@ function checkRules(scenario, fail) {
     if (kind === "arm") armed.add(body.actor);
     if (kind === "wait-for" && !armed.has(body.actor))
       fail(`${at}/actor`, undefined, `actor ${body.actor} has no armed fault to wait for (arm it in an earlier step)`);
-    if (kind === "redis" && body === "restart" && !scenario.redis?.appendonly)
-      fail(
-        at,
-        undefined,
-        "redis: restart needs redis: { appendonly: true }, or the restart loses everything by design",
-      );
-    if (kind === "redis" && !onRedisOnly(scenario))
-      fail(
-        at,
-        undefined,
-        "redis steps apply to redis and redis-cluster storage only: give the scenario storages: [redis, redis-cluster]",
-      );
+    checkRedisRules(scenario, kind, body, at, fail);
     if (kind === "disk" && scenario.storages.some((s) => s !== "file"))
       fail(at, undefined, "disk steps apply to file storage only: give the scenario storages: [file]");
   }
@@ -287,7 +300,9 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
           // A run that stops or kills Redis has a redis-server (or cluster) of its own, so other lanes keep theirs.
           redis: {
             ...scenario.redis,
-            own: Boolean(scenario.redis?.appendonly) || [...walkSteps(scenario.steps)].some((s) => s.kind === "redis"),
+            own:
+              Boolean(scenario.redis?.appendonly || scenario.redis?.replicas) ||
+              [...walkSteps(scenario.steps)].some((s) => s.kind === "redis"),
           },
           disk: [...walkSteps(scenario.steps)].some((s) => s.kind === "disk"),
           steps: substitute(scaleSteps(scenario.steps, geometry), params),

@@ -59,6 +59,34 @@ export function plan({ geometry = "reduced", targets, redis, filter = () => true
 }
 
 /**
+ * The redis-server, or Redis Cluster, of a run's own (a run that restarts, stops, kills or fails over
+ * Redis): with an append-only file when the scenario asks, and on a cluster with its replicas and a
+ * short node timeout. Its close() also removes its directory.
+ */
+async function startOwnRedis(run, command) {
+  const appendonly = Boolean(run.redis.appendonly);
+  if (run.storage === "redis-cluster")
+    return startRedisCluster({
+      command,
+      appendonly,
+      replicas: run.redis.replicas ?? 0,
+      nodeTimeoutMs: OWN_CLUSTER_NODE_TIMEOUT_MS,
+    });
+  const dir = await mkdtemp(join(tmpdir(), "conformance-redis-"));
+  const server = await startRedis({ command, appendonly, dir }).catch(async (error) => {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  });
+  return {
+    ...server,
+    async close() {
+      await server.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
  * Starts the services for a set of runs and returns a runner; close it to stop everything. Runs
  * go in `lanes` parallel lanes, each with a sandbox of its own (a run moves its sandbox's clock);
  * one redis-server and one Redis Cluster serve them all (each run has its own key prefix), but a run
@@ -128,21 +156,10 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
         const lane = await acquire(run);
         runNumber++;
         let own;
-        let dir;
         try {
           // Tabs share one browser across runs: a run's tabs start without the last run's session.
           if (run.storage === "web") await lane.browser.reset();
-          const appendonly = Boolean(run.redis.appendonly);
-          if (run.redis.own && run.storage === "redis-cluster")
-            own = await startRedisCluster({
-              command: redis?.command,
-              appendonly,
-              nodeTimeoutMs: OWN_CLUSTER_NODE_TIMEOUT_MS,
-            });
-          else if (run.redis.own) {
-            dir = await mkdtemp(join(tmpdir(), "conformance-redis-"));
-            own = await startRedis({ command: redis?.command, appendonly, dir });
-          }
+          if (run.redis.own) own = await startOwnRedis(run, redis?.command);
           return await runScenario(run, {
             sandbox: lane.sandbox,
             clientId: CLIENT_ID,
@@ -157,7 +174,6 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
           });
         } finally {
           await own?.close();
-          if (dir) await rm(dir, { recursive: true, force: true });
           release(lane);
         }
       },
