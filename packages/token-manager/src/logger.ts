@@ -117,7 +117,7 @@ function lines(): LogLines<SessionLogEvent, Fields> {
     "intent-expired": says(
       "warn",
       (f) =>
-        `The refresh by ${holder(f)} with this refresh token was not stored within intentWaitMs (${String(f["intentWaitMs"])} ms); presenting the token (if that refresh had reached the tenant, the tenant ends the session)`,
+        `The refresh by ${holder(f)} with this refresh token was not stored while this process watched it for intentWaitMs (${String(f["intentWaitMs"])} ms) with the storage answering; presenting the token (if that refresh had reached the tenant, the tenant ends the session)`,
     ),
     "intent-unwritable": says("warn", () => "The refresh intent could not be stored; refreshing under the lock alone"),
     "intent-unreadable": says(

@@ -12,6 +12,7 @@ import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js
 import type { SessionLogger } from "./logger.js";
 import { need, redirectTarget, tenantBase } from "./options.js";
 import { sanitize } from "./redact.js";
+import type { IntentWatch } from "./refresh-intent.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { ProcessIdentity, TokenStorage } from "./storage/storage.js";
 import type { TokenRecord } from "./token-record.js";
@@ -65,8 +66,11 @@ export interface ManagerState {
   /** The tabs' channel, with a storage the tabs share (one with a `tabStorage`). */
   readonly channel: BroadcastChannel | undefined;
   readonly listeners: Partial<Record<keyof TokenManagerEvents, Set<(payload: never) => void>>>;
-  /** When this process first saw each live intent (by holder id), on the monotonic clock: its wait is bounded from then. */
-  readonly intentSeen: Map<string, number>;
+  /**
+   * This process's watch of another process's live refresh intent (decision D1): it goes on while
+   * the storage answers, and ends with a failed read or a pause; the wait is bounded by it.
+   */
+  intentWatch: IntentWatch | undefined;
 
   /** The tokens in use. */
   current: TokenRecord | undefined;
@@ -156,7 +160,7 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
     identity: storage.processIdentity,
     channel,
     listeners: {},
-    intentSeen: new Map(),
+    intentWatch: undefined,
     current: undefined,
     rejected: undefined,
     unsaved: undefined,

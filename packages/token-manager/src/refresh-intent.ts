@@ -4,8 +4,10 @@
  * request leaves and deleted once its outcome is stored, it says which refresh token (a SHA-256
  * fingerprint, never the token) is being presented, by which refresh (a random id), since when, and,
  * where known, the holder's pid and host. A process about to present the same token waits for it,
- * outside the lock, within a bound. Written only where processes share the storage through a lock
- * of their own. The same module as the Python kit's `_refresh_intent.py`.
+ * outside the lock, until it has itself watched it for `intentWaitMs` with the storage answering
+ * (decision D1): an outage of the storage ends a watch, so it never counts as waiting. Written only
+ * where processes share the storage through a lock of their own. The same module as the Python kit's
+ * `_refresh_intent.py`.
  */
 import { isString } from "./encoding.js";
 import { type ManagerState, store, whereIs } from "./manager-state.js";
@@ -92,50 +94,106 @@ export async function dropIntent(state: ManagerState, intent: Pick<Intent, "hold
   }
 }
 
+/**
+ * How far apart, on the monotonic clock, two successful reads of an intent may be and still belong
+ * to one watch (D1): more means this process was paused, or was not asking.
+ */
+export const WATCH_GAP_MS = 1_000;
+
+/** This process's watch of one intent (D1): whose, since when it has read it without a break, and when last. */
+export interface IntentWatch {
+  readonly holder: string;
+  readonly since: number;
+  last: number;
+}
+
+/**
+ * A successful read of the storage found `intent`: the watch of its holder goes on, or a new one
+ * starts from zero (another holder, no watch, or the last read more than {@link WATCH_GAP_MS} ago).
+ * Returns how long it has been watched without a break, in ms.
+ */
+export function watchIntent(state: ManagerState, intent: Intent): number {
+  const now = performance.now();
+  const current = state.intentWatch;
+  if (current?.holder === intent.holder && now - current.last <= WATCH_GAP_MS) {
+    current.last = now;
+    return now - current.since;
+  }
+  state.intentWatch = { holder: intent.holder, since: now, last: now };
+  return 0;
+}
+
+/**
+ * A read of the storage failed (an outage, a hung server, a command timeout, an I/O error): the watch
+ * ends, and the next read that finds the intent starts a new one from zero (D1). An outage thus never
+ * counts as watching: the holder may be alive and writing its tokens again once the storage answers.
+ */
+export function endWatch(state: ManagerState): void {
+  state.intentWatch = undefined;
+}
+
+/** Whether `e` says the storage (or its lock) could not be reached: `STORAGE_FAILED`, or a file's own `IO_FAILED`. */
+export function isStorageFailure(e: unknown): boolean {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return code === "STORAGE_FAILED" || code === "IO_FAILED";
+}
+
 /** Whether the intent's holder is a process of this host that has exited. */
 const holderGone = (state: ManagerState, intent: Intent): boolean =>
   intent.pid !== undefined && intent.host !== undefined && state.identity?.gone(intent.host, intent.pid) === true;
 
 /**
  * Before presenting `stored`'s refresh token (step 2): the live intent of another refresh with that
- * same token, which must be waited for, or `undefined` to go on. Goes on (with a warning) when the
- * intent's holder is known to have exited, or the intent is older than `intentWaitMs` or has been
- * waited on that long.
+ * same token, which must be waited for, or `undefined` to go on. An intent is live unless its holder
+ * is a process of this host that has exited, or this process has itself watched it (the same
+ * holder) for `intentWaitMs` without a break (D1); its `since` is logged, never used to give up.
+ * Going on is logged as a warning.
  */
 export async function blockingIntent(state: ManagerState, stored: TokenRecord): Promise<Intent | undefined> {
-  const { log, intentSeen, intentWaitMs } = state;
-  const intent = await store(state, () => readIntent(state));
+  const { log, intentWaitMs } = state;
+  let intent: Intent | undefined;
+  try {
+    intent = await store(state, () => readIntent(state));
+  } catch (e) {
+    endWatch(state);
+    throw e;
+  }
   if (!intent || intent.fingerprint !== (await fingerprint(stored.refresh_token))) return undefined;
   const holder = { pid: intent.pid, host: intent.host };
   if (holderGone(state, intent)) {
     log?.("intent-holder-gone", holder);
     return undefined;
   }
-  if (intentSeen.size > 16) intentSeen.clear();
-  const first = !intentSeen.has(intent.holder);
-  const seen = intentSeen.get(intent.holder) ?? performance.now();
-  intentSeen.set(intent.holder, seen);
-  const ageMs = state.now() - intent.since;
-  const waitedMs = performance.now() - seen;
-  if (ageMs >= intentWaitMs || waitedMs >= intentWaitMs) {
-    log?.("intent-expired", { ageMs: Math.round(ageMs), waitedMs: Math.round(waitedMs), intentWaitMs, ...holder });
+  const watching = state.intentWatch?.holder === intent.holder;
+  const watchedMs = watchIntent(state, intent);
+  if (watchedMs >= intentWaitMs) {
+    const ageMs = Math.round(state.now() - intent.since);
+    log?.("intent-expired", { watchedMs: Math.round(watchedMs), ageMs, intentWaitMs, ...holder });
     return undefined;
   }
-  if (first) log?.("intent-wait", holder);
+  if (!watching) log?.("intent-wait", holder);
   return intent;
 }
 
 /**
- * Waits, outside the lock (the intent's holder may need it to write its tokens back), until the
- * record is no longer `recordId`, the intent is no longer `intent`, its holder has exited, or its
- * bound has passed; polled every 50 ms.
+ * Waits, outside the lock (the intent's holder may need it to write its tokens back), polling every
+ * 50 ms, until the record is no longer `recordId`, the intent is no longer `intent`, its holder has
+ * exited, or this process has watched it for `intentWaitMs` without a break. Every poll goes on with
+ * the watch (D1); a poll that cannot read the storage ends the watch and the wait, and the caller
+ * decides again under the lock (where the storage's typed error reaches the call, as before).
  */
 export async function awaitIntent(state: ManagerState, { intent, recordId }: IntentPending): Promise<void> {
-  const until = (state.intentSeen.get(intent.holder) ?? performance.now()) + state.intentWaitMs;
-  while (performance.now() < until) {
+  for (;;) {
     await sleep(50);
-    if ((await loadRecord(state, { quiet: true }).catch(() => undefined))?.id !== recordId) return;
-    if ((await readIntent(state).catch(() => undefined))?.holder !== intent.holder) return;
-    if (holderGone(state, intent)) return;
+    let current: Intent | undefined;
+    try {
+      if ((await loadRecord(state, { quiet: true }))?.id !== recordId) return;
+      current = await readIntent(state);
+    } catch {
+      endWatch(state);
+      return;
+    }
+    if (current?.holder !== intent.holder || holderGone(state, intent)) return;
+    if (watchIntent(state, current) >= state.intentWaitMs) return;
   }
 }

@@ -11,7 +11,16 @@ import { fail, type OAuthResponseError, SessionEndedError, TokenManagerError, Tr
 import type { HeldLock } from "./lock.js";
 import { emit, known, type ManagerState } from "./manager-state.js";
 import { sanitize } from "./redact.js";
-import { awaitIntent, blockingIntent, dropIntent, type Intent, IntentPending, writeIntent } from "./refresh-intent.js";
+import {
+  awaitIntent,
+  blockingIntent,
+  dropIntent,
+  endWatch,
+  type Intent,
+  IntentPending,
+  isStorageFailure,
+  writeIntent,
+} from "./refresh-intent.js";
 import { sleep } from "./running-time.js";
 import { clear, commit, fresh, loadRecord } from "./session.js";
 import { announce, markRotatedAway, notRotatedAway } from "./tabs.js";
@@ -95,7 +104,11 @@ async function obtainShared(state: ManagerState): Promise<string> {
   if (!state.inflight) {
     state.log?.("lock-wait", {});
     const held = unsaved && current === unsaved && fresh(state, unsaved) ? unsaved : undefined;
-    const run = state.intents && !unsaved ? readFirst(state) : underLock(state);
+    const run = (state.intents && !unsaved ? readFirst(state) : underLock(state)).catch((e: unknown) => {
+      // A storage that could not be read or locked ends the watch of another refresh's intent (D1).
+      if (isStorageFailure(e)) endWatch(state);
+      throw e;
+    });
     state.inflight = (held ? servingUnsaved(state, run, held) : run).finally(() => (state.inflight = undefined));
   }
   return state.inflight;

@@ -17,6 +17,8 @@ export interface RecordedCall {
   readonly headers: Record<string, string>;
   readonly body: string;
   readonly redirect: string | undefined;
+  /** When it was sent, on the monotonic clock (`performance.now()`). */
+  readonly at: number;
 }
 
 export type Handler = (call: RecordedCall) => Response | Promise<Response>;
@@ -31,6 +33,7 @@ export function recordingFetch(handler: Handler) {
       headers: Object.fromEntries(new Headers(init.headers).entries()),
       body: typeof init.body === "string" ? init.body : "",
       redirect: init.redirect,
+      at: performance.now(),
     };
     calls.push(call);
     return handler(call);

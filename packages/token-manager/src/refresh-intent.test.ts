@@ -1,0 +1,140 @@
+// When a process may give up on another process's refresh intent (spec/token-store/README.md,
+// "Paused processes", step 2; decision D1): only once it has itself watched that intent for
+// intentWaitMs without a break, or its holder is known to have exited. An outage of the storage, or
+// a pause of this process, ends a watch; the intent's `since` is never used. Each test plays the
+// holder by hand: its intent in the storage, and, where it lives, its tokens written later.
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { processLock } from "./lock.js";
+import { memoryStorage } from "./storage/memory.js";
+import type { TokenStorage } from "./storage/storage.js";
+import { failure } from "./test-support/failure.js";
+import { BASE, CLIENT_ID, bodyOf, type Setup, setup, signIn } from "./test-support/harness.js";
+
+const PREFIX = `tenant-integration:${BASE}:${CLIENT_ID}:`;
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A storage of memory whose reads fail while `down` is set (an outage), with the manager's lock. */
+function outageStorage(): TokenStorage & { down: boolean } {
+  const inner = memoryStorage();
+  const storage = {
+    down: false,
+    lock: processLock(),
+    get: (key: string) => (storage.down ? Promise.reject(new Error("connection refused")) : inner.get(key)),
+    set: (key: string, value: string) =>
+      storage.down ? Promise.reject(new Error("connection refused")) : inner.set(key, value),
+    delete: (key: string) => (storage.down ? Promise.reject(new Error("connection refused")) : inner.delete(key)),
+  };
+  return storage;
+}
+
+/** When each refresh request left, on the monotonic clock. */
+function refreshTimes(h: Setup): number[] {
+  return h.calls.filter((call) => bodyOf(call)["grant_type"] === "refresh_token").map((call) => call.at);
+}
+
+/**
+ * A manager signed in (at_1, rt_1), its access token expired, and another process's intent on rt_1
+ * in the storage: a holder on another host (never known to have exited), whose intent is `ageMs` old.
+ */
+async function waiterOn(storage: TokenStorage, intentWaitMs: number, ageMs = 0) {
+  const h = setup({ storage, lock: processLock(), intentWaitMs });
+  await signIn(h.tm);
+  h.calls.length = 0;
+  h.clock.advance(900_000);
+  const intent = {
+    fingerprint: sha256("rt_1"),
+    holder: "the-holder",
+    since: h.clock.now() - ageMs,
+    pid: 4242,
+    host: "elsewhere",
+  };
+  await storage.set(`${PREFIX}intent`, JSON.stringify(intent));
+  return h;
+}
+
+/** The holder writes its tokens (at_2, rt_2) and deletes its intent, as a live holder does. */
+async function holderWrites(h: Setup, storage: TokenStorage): Promise<void> {
+  const old = JSON.parse((await storage.get(`${PREFIX}tokens`)) as string) as Record<string, unknown>;
+  const record = {
+    ...old,
+    access_token: "at_holder",
+    refresh_token: "rt_holder",
+    received_at: h.clock.now(),
+    id: "written-by-the-holder",
+    seq: Number(old["seq"]) + 1,
+  };
+  await storage.set(`${PREFIX}tokens`, JSON.stringify(record));
+  await storage.delete(`${PREFIX}intent`);
+}
+
+describe("a live holder's refresh intent (D1)", () => {
+  it("is waited for however old it is: its since is not used, and the holder's tokens are used", async () => {
+    // Written an hour ago (a Redis outage of an hour, say) by a holder that lives and writes now.
+    const storage = outageStorage();
+    const h = await waiterOn(storage, 2_000, 3_600_000);
+    const token = h.tm.getAccessToken();
+    await sleep(300);
+    await holderWrites(h, storage);
+    expect(await token).toBe("at_holder");
+    expect(refreshTimes(h)).toEqual([]);
+  });
+
+  it("is given up after this process watched it for intentWaitMs without a break (the documented trade-off)", async () => {
+    const storage = outageStorage();
+    const h = await waiterOn(storage, 400);
+    const started = performance.now();
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    const [sent] = refreshTimes(h);
+    expect(sent).toBeGreaterThanOrEqual(started + 400);
+  });
+
+  it("is waited for anew after a read of the storage failed: an outage never counts as watching", async () => {
+    const storage = outageStorage();
+    const h = await waiterOn(storage, 600);
+    const first = h.tm.getAccessToken();
+    await sleep(300);
+    storage.down = true;
+    await expect(first).rejects.toThrow(failure("STORAGE_FAILED"));
+    storage.down = false;
+    const again = performance.now();
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    // From the first read after the outage, a whole intentWaitMs: not what was left of the first watch.
+    const [sent] = refreshTimes(h);
+    expect(sent).toBeGreaterThanOrEqual(again + 600);
+  });
+
+  it("is waited for anew after this process was paused: reads more than a second apart are two watches", async () => {
+    const storage = outageStorage();
+    const h = await waiterOn(storage, 1_500);
+    const token = h.tm.getAccessToken();
+    await sleep(300);
+    // Frozen (as SIGSTOP would): no poll for 1.2 s.
+    const frozen = performance.now() + 1_200;
+    while (performance.now() < frozen);
+    const resumed = performance.now();
+    expect(await token).toBe("at_2");
+    const [sent] = refreshTimes(h);
+    expect(sent).toBeGreaterThanOrEqual(resumed + 1_500);
+  });
+
+  it("is given up at once when its holder is a process of this host that has exited", async () => {
+    const storage = Object.assign(outageStorage(), {
+      processIdentity: { host: "here", pid: 1, gone: (host: string, pid: number) => host === "here" && pid === 4242 },
+    });
+    const h = await waiterOn(storage, 60_000);
+    await storage.set(
+      `${PREFIX}intent`,
+      JSON.stringify({
+        fingerprint: sha256("rt_1"),
+        holder: "the-holder",
+        since: h.clock.now(),
+        pid: 4242,
+        host: "here",
+      }),
+    );
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(refreshTimes(h)).toHaveLength(1);
+  });
+});
