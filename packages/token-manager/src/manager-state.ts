@@ -80,6 +80,8 @@ export interface ManagerState {
   unsaved: TokenRecord | undefined;
   /** Until when (in `now()` ms) unsaved tokens are served without trying their write again. */
   retryWriteAfter: number;
+  /** The timer that tries the write of unsaved tokens again (see refresh.ts, `retryWriteLater`). */
+  rewriteTimer: ReturnType<typeof setTimeout> | undefined;
   /** The one `getAccessToken` under way, which every caller meanwhile shares. */
   inflight: Promise<string> | undefined;
   /** The last value found under the intent key that is not an intent record: warned about once. */
@@ -165,6 +167,7 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
     rejected: undefined,
     unsaved: undefined,
     retryWriteAfter: 0,
+    rewriteTimer: undefined,
     inflight: undefined,
     foreignIntent: undefined,
     ownIntent: undefined,

@@ -401,14 +401,29 @@ async function commitOrReport(state: ManagerState, t: TokenRecord): Promise<Sess
  * A failed write of new tokens: `storage-failed`, and the write tried again in a second even if no
  * call comes: the storage may have come back with the old record (Redis restarted from its
  * append-only file), and the others, honouring this process's intent, wait for exactly this write.
- * On a timer that does not keep a Node process alive.
  */
 function reportUnsaved(state: ManagerState, error: TokenManagerError): void {
   state.retryWriteAfter = state.now() + UNSAVED_RETRY_MS;
   emit(state, "storage-failed", { error });
-  const timer = setTimeout(() => {
+  retryWriteLater(state);
+}
+
+/**
+ * Tries the write of unsaved tokens again in a second, and again each second while they stay
+ * unsaved (fresh, and still this process's own): a retry that joined a call begun before it (whose
+ * lock release an outage held up) wrote nothing, and the others wait for this write (D1: they give
+ * the intent up only after watching it for intentWaitMs with the storage answering). One timer at a
+ * time, which does not keep a Node process alive.
+ */
+function retryWriteLater(state: ManagerState): void {
+  if (state.rewriteTimer) return;
+  const timer = setTimeout(async () => {
+    state.rewriteTimer = undefined;
     const { unsaved, current } = state;
-    if (unsaved && current === unsaved && fresh(state, unsaved)) getAccessToken(state).catch(() => {});
+    if (!unsaved || current !== unsaved || !fresh(state, unsaved)) return;
+    await getAccessToken(state).catch(() => {});
+    if (state.unsaved === unsaved && state.current === unsaved) retryWriteLater(state);
   }, UNSAVED_RETRY_MS + 10);
   (timer as { unref?(): void }).unref?.();
+  state.rewriteTimer = timer;
 }

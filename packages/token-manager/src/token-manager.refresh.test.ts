@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { OAuthResponseError, SessionEndedError, TransientError } from "./errors.js";
 import { failure } from "./test-support/failure.js";
-import { processLock, webLock, type LockManagerLike } from "./lock.js";
+import { type Lock, processLock, webLock, type LockManagerLike } from "./lock.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
 import {
@@ -555,6 +555,41 @@ describe("a storage that fails on write", () => {
     expect(error).toEqual(failure("STORAGE_FAILED"));
     expect(ended).toEqual([]);
     expect(await stored(base)).toMatchObject({ refresh_token: "rt_newer" });
+  });
+
+  it("writes its unsaved tokens once the storage answers again, unasked, even when a retry joined a call the outage held up (the others wait for this write)", async () => {
+    const base = memoryStorage();
+    let down = false;
+    const back = deferred();
+    const storage: TokenStorage = {
+      ...base,
+      set: async (key, value) => {
+        if (down) throw new Error("connection refused");
+        await base.set(key, value);
+      },
+    };
+    // A lock whose release waits for the storage to answer (a client's offline queue, a hung server).
+    const lock: Lock = async (_name, task) => {
+      const result = await task({ isHeld: async () => true });
+      if (down) await back.promise;
+      return result;
+    };
+    const h = await signedIn({ storage, lock });
+    const failed = new Promise((resolve) => h.tm.on("storage-failed", resolve));
+    h.clock.advance(900_000);
+    down = true;
+    const held = h.tm.getAccessToken();
+    await failed;
+    h.clock.advance(RETRY_PAUSE_MS);
+    // The first retry comes while the call still waits for its lock release: it joins that call.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    down = false;
+    back.resolve();
+    expect(await held).toBe("at_2");
+    // No call comes; the next retry writes the tokens.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await stored(base)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
+    expect(h.calls).toHaveLength(1);
   });
 
   it("surfaces a failing read as STORAGE_FAILED", async () => {
