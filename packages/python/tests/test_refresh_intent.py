@@ -1,7 +1,9 @@
 """The token manager's rules for a paused lock holder (issue 21), in one process: the refresh intent in
-the TypeScript manager's format, honoured within ``intent_wait``; nothing sent under a lock found lost
-or over a record that changed. The same rules across real processes and signals are the
-repository's conformance scenarios (spec/conformance/scenarios/holder-*.yaml).
+the TypeScript manager's format, honoured until this process has itself watched it for ``intent_wait``
+with the storage answering (decision D1: a failed read or a pause ends a watch, the intent's age is not
+used); nothing sent under a lock found lost or over a record that changed. The same rules across real
+processes, signals and outages are the repository's conformance scenarios
+(spec/conformance/scenarios/holder-*.yaml, *-outage-past-intent-wait.yaml).
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ import hashlib
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,8 +26,10 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # n
 
 from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, FakeTenant
 from tenant_integration import TokenManager
+from tenant_integration._refresh_intent import WATCH_GAP, Intent, Watch, must_wait_for, watch_intent
+from tenant_integration._token_record import TokenRecord
 from tenant_integration.storage.file import FileStorage
-from tenant_integration.token_errors import TransientError
+from tenant_integration.token_errors import TokenManagerError, TransientError
 
 T = TypeVar("T")
 INTENT_SCHEMA = Path(__file__).resolve().parents[3] / "spec" / "token-store" / "intent-record.schema.json"
@@ -157,12 +163,148 @@ def test_after_intent_wait_the_token_is_presented_with_a_warning_saying_what_may
 
     assert tenant.refreshes == 1
     assert any(
-        "was not stored within intent_wait (0.2 s); presenting the token (if that refresh had reached the tenant, "
-        "the tenant ends the session)" in r.getMessage()
+        "was not stored while this process watched it for intent_wait (0.2 s) with the storage answering (the "
+        "intent is 0 s old); presenting the token (if that refresh had reached the tenant, the tenant ends the "
+        "session)" in r.getMessage()
         for r in caplog.records
     )
     # Replaced by this manager's own intent before its request, deleted once its tokens were stored.
     assert storage.get(INTENT) is None
+
+
+class Outage:
+    """A FileStorage whose every read and write fails while ``down`` is set (a network disk, a Redis)."""
+
+    def __init__(self, inner: FileStorage) -> None:
+        self._inner = inner
+        self.lock = inner.lock
+        self.down = False
+
+    def _check(self) -> None:
+        if self.down:
+            raise OSError("the storage does not answer")
+
+    def get(self, key: str) -> str | None:
+        self._check()
+        return self._inner.get(key)
+
+    def set(self, key: str, value: str) -> None:
+        self._check()
+        self._inner.set(key, value)
+
+    def delete(self, key: str) -> None:
+        self._check()
+        self._inner.delete(key)
+
+
+def waiting(manager: TokenManager) -> tuple[threading.Thread, list[object]]:
+    """``manager.get_access_token()`` in a thread of its own; the list gets its token or its error."""
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(manager.get_access_token())
+        except Exception as e:
+            outcome.append(e)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    return worker, outcome
+
+
+def test_a_live_intent_is_waited_for_however_old_it_is_its_since_is_not_used(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    # Written an hour ago (an outage of an hour, say) by a holder that lives: this test's parent process.
+    path = tmp_path / "tokens.json"
+    storage = FileStorage(path)
+    waiter = signed_in(tenant, clock, storage, intent_wait=5)
+    clock.advance(LIFETIME + 1)
+    intent_on(storage, pid=os.getppid(), since_ms=clock() * 1000 - 3_600_000)
+    worker, outcome = waiting(waiter)
+    time.sleep(0.5)
+    assert tenant.refreshes == 0
+    # The holder's refresh lands (another manager stands for it), and the waiter uses it.
+    token = make(tenant, clock, FileStorage(path), intent_wait=0).get_access_token()
+    worker.join(timeout=30)
+
+    assert outcome == [token]
+    assert tenant.refreshes == 1
+
+
+def test_a_failed_read_ends_the_watch_so_an_outage_past_intent_wait_is_waited_for_anew(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    storage = Outage(FileStorage(tmp_path / "tokens.json"))
+    waiter = signed_in(tenant, clock, storage, intent_wait=0.8)
+    clock.advance(LIFETIME + 1)
+    intent_on(storage._inner, pid=os.getppid(), since_ms=clock() * 1000)
+    worker, outcome = waiting(waiter)
+    time.sleep(0.3)
+    storage.down = True
+    worker.join(timeout=30)
+    assert [type(e) for e in outcome] == [TokenManagerError]
+    assert getattr(outcome[0], "code", None) == "STORAGE_FAILED"
+    # The storage answers again after longer than intent_wait; the holder still lives, its intent stays.
+    clock.advance(5)
+    storage.down = False
+    worker, outcome = waiting(waiter)
+    time.sleep(0.5)
+    # Watched anew from the first read after the outage: not presented at once, nor at 0.8 s from the first.
+    assert tenant.refreshes == 0
+    worker.join(timeout=30)
+    assert tenant.refreshes == 1
+
+
+def test_a_pause_of_the_waiter_ends_the_watch_reads_more_than_a_second_apart_are_two_watches(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    storage = FileStorage(tmp_path / "tokens.json")
+    waiter = signed_in(tenant, clock, storage, intent_wait=1.5)
+    clock.advance(LIFETIME + 1)
+    intent_on(storage, pid=os.getppid(), since_ms=clock() * 1000)
+    worker, _ = waiting(waiter)
+    time.sleep(0.3)
+    # This process stopped for 1.3 s (SIGSTOP, resumed by a helper), as a suspended laptop is.
+    subprocess.Popen(["sh", "-c", f"sleep 1.3; kill -CONT {os.getpid()}"])
+    os.kill(os.getpid(), signal.SIGSTOP)
+    resumed = time.monotonic()
+    time.sleep(1.0)
+    # 2.3 s after the first read, 1 s after the pause: the first watch ended with the pause.
+    assert tenant.refreshes == 0
+    worker.join(timeout=30)
+    assert tenant.refreshes == 1
+    assert time.monotonic() - resumed >= 1.5
+
+
+def intent(holder: str = "h") -> Intent:
+    return Intent(hashlib.sha256(b"rt").hexdigest(), holder, 0, 1, "elsewhere")
+
+
+def test_a_watch_goes_on_with_reads_at_most_watch_gap_apart_and_starts_anew_after_a_gap_or_for_another_holder() -> None:
+    first = watch_intent(None, intent(), now=10.0)
+    assert (first.since, first.last) == (10.0, 10.0)
+    going_on = watch_intent(first, intent(), now=10.0 + WATCH_GAP)
+    assert going_on is first
+    assert going_on.watched() == WATCH_GAP
+    late = 11.0 + 2 * WATCH_GAP
+    assert watch_intent(first, intent(), now=late) == Watch("h", late, late)
+    assert watch_intent(first, intent("other"), now=11.5) == Watch("other", 11.5, 11.5)
+
+
+def test_an_intent_is_given_up_only_once_watched_for_intent_wait_never_by_its_age() -> None:
+    record = TokenRecord("at", "rt", "Bearer", 900, None, 0, "r", "s", 0)
+
+    def ask(watch: Watch, now_ms: float) -> bool:
+        return must_wait_for(
+            intent(), record, own=None, watch=watch, now_ms=now_ms, intent_wait=20, log=logging.getLogger("test")
+        )
+
+    # Watched 19.9 s of 20, the intent an hour old: still waited for.
+    assert ask(Watch("h", 0, 19.9), now_ms=3_600_000) is True
+    assert ask(Watch("h", 0, 20), now_ms=0) is False
+    # A watch of another holder says nothing about this one.
+    assert ask(Watch("other", 0, 60), now_ms=0) is True
 
 
 def test_an_intent_whose_holder_has_exited_on_this_host_is_not_waited_for(

@@ -27,11 +27,13 @@ from ._lock import LockLost, choose_lock, still_held, takes_until, wait_ended
 from ._refresh_intent import (
     Intent,
     IntentPending,
-    Waited,
+    Watch,
     drop_intent,
+    is_storage_failure,
     must_wait_for,
     new_intent,
     settled,
+    watch_intent,
     write_intent,
 )
 from ._sign_in import check_scopes, redirect_target
@@ -108,6 +110,10 @@ class ManagerCore:
         self._intent_wait = _positive_number("intent_wait", intent_wait, zero=True)
         # The intent this manager stored and has not cleared yet (its refresh's tokens are not stored yet).
         self._own_intent: Intent | None = None
+        # This process's watch of another process's live intent (D1): it goes on while the storage
+        # answers, and ends with a failed read or a pause; the wait for the intent is bounded by it.
+        self._intent_watch: Watch | None = None
+        self._watch_lock = threading.Lock()
         self._log = logger if logger is not None else logging.getLogger(_LOGGER_NAME)
         # Storage keys and the lock name, scoped by tenant origin and client: the TypeScript kit's.
         prefix = f"tenant-integration:{self._origin}:{client_id}:"
@@ -381,25 +387,44 @@ class ManagerCore:
 
     # -- the refresh protocol's steps (spec/token-store/README.md): blocking -----------------------
 
-    def _must_wait_for(self, intent: Intent | None, stored: TokenRecord, waited: Waited | None) -> bool:
+    def _watch(self, intent: Intent | None) -> Watch | None:
+        """A successful read found ``intent`` (or none): the watch goes on, or starts anew (D1)."""
+        with self._watch_lock:
+            if intent is not None:
+                self._intent_watch = watch_intent(self._intent_watch, intent)
+            return self._intent_watch
+
+    def _end_watch(self, error: BaseException | None = None) -> None:
+        """A read of the storage failed (``error``, when given, is a storage failure): the watch ends,
+        and the next read that finds the intent starts a new one from zero (D1)."""
+        if error is None or is_storage_failure(error):
+            with self._watch_lock:
+                self._intent_watch = None
+
+    def _must_wait_for(self, intent: Intent | None, stored: TokenRecord) -> bool:
         """Step 2: whether ``intent`` is another process's live refresh with ``stored``'s refresh token."""
         return must_wait_for(
             intent,
             stored,
             own=self._own_intent,
-            waited=waited,
+            watch=self._watch(intent),
             now_ms=self._now_ms(),
             intent_wait=self._intent_wait,
             log=self._log,
         )
 
     def _read_intent(self) -> Intent | None:
-        """Step 2's read of the stored intent. A read that fails fails the refresh (``STORAGE_FAILED``):
-        with the intent unknown, presenting the token could reuse one another process is rotating, and a
-        value of another Redis type under the key (``WRONGTYPE``, another application's data) would be
-        overwritten by this refresh's intent. A string that is not an intent record reads as absent,
-        with a warning naming the key; this refresh's intent replaces it. Blocking."""
-        raw = self._read(self._intent_key)
+        """Step 2's read of the stored intent. A read that fails ends the watch (D1) and fails the refresh
+        (``STORAGE_FAILED``): with the intent unknown, presenting the token could reuse one another
+        process is rotating, and a value of another Redis type under the key (``WRONGTYPE``, another
+        application's data) would be overwritten by this refresh's intent. A string that is not an intent
+        record reads as absent, with a warning naming the key; this refresh's intent replaces it.
+        Blocking."""
+        try:
+            raw = self._read(self._intent_key)
+        except BaseException:
+            self._end_watch()
+            raise
         intent = Intent.parse(raw)
         if intent is None and raw is not None and raw != self._foreign_intent:
             self._foreign_intent = raw
@@ -410,17 +435,17 @@ class ManagerCore:
             )
         return intent
 
-    def _intent_settled(self, pending: IntentPending, waited: Waited) -> bool:
-        """One look at the storage while honouring ``pending``: ``True`` once there is something to
-        decide again on. A failing read also ends the wait (the next pass reports it). Blocking."""
-        if time.monotonic() - waited[1] >= self._intent_wait:
-            return True
+    def _intent_settled(self, pending: IntentPending) -> bool:
+        """One look at the storage while honouring ``pending`` (the watch goes on with it): ``True`` once
+        there is something to decide again on. A failing read ends the watch and the wait (the next pass
+        under the lock reports it). Blocking."""
         try:
             latest = parse_record(self._storage.get(self._tokens_key))
             intent = Intent.parse(self._storage.get(self._intent_key))
         except Exception:
+            self._end_watch()
             return True
-        return settled(pending, waited, latest, intent, now_ms=self._now_ms(), intent_wait=self._intent_wait)
+        return settled(pending, self._watch(intent), latest, intent, intent_wait=self._intent_wait)
 
     def _start_intent(self, stored: TokenRecord) -> Intent | None:
         """Steps 3 and 4: checks the lock is still ours (a holder taken over while paused must not

@@ -3,11 +3,15 @@
 Right before its refresh request leaves, a manager stores an intent under ``…:intent``: the SHA-256 of
 the refresh token it presents, a random id of this refresh (``holder``), since when, and its pid and
 host. Another process about to present the same refresh token waits (outside the lock) until that
-refresh is stored, its holder is seen to have exited, or ``intent_wait`` passes: a process paused
-mid-refresh never makes another present a refresh token that was already rotated away.
+refresh is stored, its holder is seen to have exited, or it has itself watched the intent for
+``intent_wait`` without a break (decision D1): a process paused mid-refresh never makes another present
+a refresh token that was already rotated away, and an outage of the storage never counts as waiting
+(a failed read ends a watch, as do two reads more than :data:`WATCH_GAP` apart). The intent's
+``since`` is logged, never used to give up on it: its age measures an outage as well as the holder.
 
-The decisions are pure (:func:`must_wait_for`, :func:`settled`); the storage functions are blocking
-(the async manager runs them in a worker thread). The TypeScript kit's ``Intent`` speaks the same record.
+The decisions are pure (:func:`watch_intent`, :func:`must_wait_for`, :func:`settled`); the storage
+functions are blocking (the async manager runs them in a worker thread). The TypeScript kit's
+``refresh-intent.ts`` speaks the same record and the same rule.
 """
 
 from __future__ import annotations
@@ -27,22 +31,56 @@ from .storage.base import TokenStorage
 
 __all__ = [
     "INTENT_POLL",
+    "WATCH_GAP",
     "Intent",
     "IntentPending",
-    "Waited",
+    "Watch",
     "drop_intent",
     "fingerprint",
+    "is_storage_failure",
     "must_wait_for",
     "new_intent",
     "settled",
+    "watch_intent",
     "write_intent",
 ]
 
 # How often a process that honours another's refresh intent reads the storage again (seconds).
 INTENT_POLL = 0.05
 
-#: Which intent holder a process waits on, and since when (monotonic seconds).
-Waited = tuple[str, float]
+#: How far apart (monotonic seconds) two successful reads of an intent may be and still belong to one
+#: watch (D1): more means this process was paused, or was not asking.
+WATCH_GAP = 1.0
+
+
+@dataclass
+class Watch:
+    """This process's watch of one intent (D1): whose, since when it has read it without a break, and
+    when last (monotonic seconds)."""
+
+    holder: str
+    since: float
+    last: float
+
+    def watched(self) -> float:
+        """How long the intent has been watched without a break, in seconds."""
+        return self.last - self.since
+
+
+def watch_intent(current: Watch | None, intent: Intent, now: float | None = None) -> Watch:
+    """A successful read of the storage found ``intent``: the watch of its holder goes on, or a new one
+    starts from zero (another holder, no watch, or the last read more than :data:`WATCH_GAP` ago)."""
+    now = time.monotonic() if now is None else now
+    if current is not None and current.holder == intent.holder and now - current.last <= WATCH_GAP:
+        current.last = now
+        return current
+    return Watch(intent.holder, now, now)
+
+
+def is_storage_failure(error: BaseException) -> bool:
+    """Whether ``error`` says the storage (or its lock) could not be reached: ``STORAGE_FAILED``, or a
+    file's own ``IO_FAILED``. Such a failure ends a watch (D1)."""
+    return getattr(error, "code", None) in ("STORAGE_FAILED", "IO_FAILED")
 
 
 def fingerprint(refresh_token: str) -> str:
@@ -119,14 +157,16 @@ def must_wait_for(
     stored: TokenRecord,
     *,
     own: Intent | None,
-    waited: Waited | None,
+    watch: Watch | None,
     now_ms: float,
     intent_wait: float,
     log: logging.Logger,
 ) -> bool:
     """Whether ``intent`` is another process's refresh with ``stored``'s refresh token, still to be
-    waited for: not ``own``, its holder not known to have exited, younger than ``intent_wait`` seconds
-    and not waited on that long. Past that, the token is presented, and the log says so and why."""
+    waited for: not ``own``, its holder not known to have exited, and not yet watched by this process
+    (``watch``, after the read that found it: :func:`watch_intent`) for ``intent_wait`` seconds without
+    a break. Past that, the token is presented, and the log says so and why. The intent's age is only
+    logged (D1)."""
     if intent is None or intent.fingerprint != fingerprint(stored.refresh_token):
         return False
     if own is not None and own.holder == intent.holder:
@@ -138,13 +178,14 @@ def must_wait_for(
             intent.describe(),
         )
         return False
-    so_far = time.monotonic() - waited[1] if waited is not None and waited[0] == intent.holder else 0.0
-    if now_ms - intent.since >= intent_wait * 1000 or so_far >= intent_wait:
+    if watch is not None and watch.holder == intent.holder and watch.watched() >= intent_wait:
         log.warning(
-            "The refresh by %s with this refresh token was not stored within intent_wait (%g s); presenting "
-            "the token (if that refresh had reached the tenant, the tenant ends the session)",
+            "The refresh by %s with this refresh token was not stored while this process watched it for "
+            "intent_wait (%g s) with the storage answering (the intent is %d s old); presenting the token (if "
+            "that refresh had reached the tenant, the tenant ends the session)",
             intent.describe(),
             intent_wait,
+            max(0, round((now_ms - intent.since) / 1000)),
         )
         return False
     return True
@@ -152,22 +193,22 @@ def must_wait_for(
 
 def settled(
     pending: IntentPending,
-    waited: Waited,
+    watch: Watch | None,
     latest: TokenRecord | None,
     intent: Intent | None,
     *,
-    now_ms: float,
     intent_wait: float,
 ) -> bool:
     """Whether, honouring ``pending``, there is something to decide again on: another record (or none),
-    the intent gone or another holder's, its holder exited, or the bound passed."""
-    if time.monotonic() - waited[1] >= intent_wait:
-        return True
+    the intent gone or another holder's, its holder exited, or this process has watched it (``watch``,
+    after this poll's read) for ``intent_wait`` seconds without a break."""
     if latest is None or latest.id != pending.record_id:
         return True
     if intent is None or intent.holder != pending.intent.holder:
         return True
-    return intent.holder_gone() or now_ms - intent.since >= intent_wait * 1000
+    if intent.holder_gone():
+        return True
+    return watch is not None and watch.holder == intent.holder and watch.watched() >= intent_wait
 
 
 def write_intent(storage: TokenStorage, key: str, intent: Intent, log: logging.Logger) -> bool:

@@ -13,7 +13,6 @@ lives in :mod:`.._manager_core` and the sans-I/O modules it names (``_sign_in``,
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -24,7 +23,7 @@ from .._events import SessionInfo, SignedOut
 from .._lock import LOCK_TRIES, LockLost
 from .._manager_core import ManagerCore
 from .._refresh import UNSAVED_RETRY_MS, needs_refresh, retry_wait
-from .._refresh_intent import INTENT_POLL, Intent, IntentPending, Waited
+from .._refresh_intent import INTENT_POLL, Intent, IntentPending
 from .._sign_in import AuthorizationRequest, authorization, callback_params, check_scopes, checked_callback
 from .._synchronization import Flight, SyncBackend
 from .._token_http import TokenHttp
@@ -234,7 +233,12 @@ class TokenManager(ManagerCore):
         token = self._fast_token()
         if token is not None:
             return token
-        return self._flight.join(self._fly)
+        try:
+            return self._flight.join(self._fly)
+        except Exception as e:
+            # A storage that could not be read or locked ends the watch of another refresh's intent (D1).
+            self._end_watch(e)
+            raise
 
     def on_unauthorized(self, rejected_token: str) -> None:
         """Marks the current access token unusable when it equals ``rejected_token`` (an API answered
@@ -266,12 +270,12 @@ class TokenManager(ManagerCore):
         lock ends, for a lock that can end it, once another process stored fresh tokens: they are
         served, and the lock is not taken."""
         tries = 0
-        waited: Waited | None = None
+        # The holder last said to be waited for, so that the log says it once.
+        announced: str | None = None
         while True:
             until = self._wait_check()
             try:
-                obtain = functools.partial(self._obtain, waited=waited)
-                return SyncBackend.locked(self._lock, self._lock_name, obtain, until)
+                return SyncBackend.locked(self._lock, self._lock_name, self._obtain, until)
             except LockLost:
                 tries += 1
                 self._log.warning(
@@ -281,15 +285,14 @@ class TokenManager(ManagerCore):
                 if tries >= LOCK_TRIES:
                     raise TransientError(None, 0, sent=False) from None
             except IntentPending as pending:
-                holder = pending.intent.holder
-                if waited is None or waited[0] != holder:
-                    # The bound runs per holder: a new refresh with the same token is waited for anew.
-                    waited = (holder, time.monotonic())
+                if announced != pending.intent.holder:
+                    announced = pending.intent.holder
                     self._log.info(
                         "Waiting for the refresh by %s with the same refresh token to be stored",
                         pending.intent.describe(),
                     )
-                while not SyncBackend.run_blocking(self._intent_settled, pending, waited):
+                # Bounded by this process's watch of the intent, which every poll goes on with (D1).
+                while not SyncBackend.run_blocking(self._intent_settled, pending):
                     SyncBackend.sleep(INTENT_POLL)
             except Exception as e:
                 found = until.served(e) if until is not None else None
@@ -336,7 +339,7 @@ class TokenManager(ManagerCore):
             raise failure
         return self._parse_stored(raw)
 
-    def _obtain(self, again: bool = False, waited: Waited | None = None) -> str:
+    def _obtain(self, again: bool = False) -> str:
         """Runs under the lock: re-reads the storage, and refreshes only if what it finds is not usable
         and no other process's live refresh intent names its refresh token."""
         self._log.debug("Refresh lock taken; reading the tokens from storage")
@@ -347,7 +350,7 @@ class TokenManager(ManagerCore):
         if needs_refresh(stored, self._rejected, self._now_ms(), self._leeway_ms):
             if self._intents and stored is not self._unsaved:
                 intent = SyncBackend.run_blocking(self._read_intent)
-                if intent is not None and self._must_wait_for(intent, stored, waited):
+                if intent is not None and self._must_wait_for(intent, stored):
                     raise IntentPending(stored.id, intent)
             return self._refresh(stored, again)
         self._current = stored
