@@ -49,6 +49,16 @@ const lockfile = () => (properLockfile ??= import("proper-lockfile").then((loade
 
 /** Per lock directory, the tail of this process's queue: one process waits in line, not in a spin. */
 const tails = new Map<string, Promise<unknown>>();
+/**
+ * Lock directories this process held and could not remove when it let them go (the disk did not
+ * answer: a network disk, an unplugged drive), by path: the owner id it wrote. A live owner is never
+ * taken over, so nobody else may remove them: this process does, as soon as the disk answers again
+ * (a retry each second, and at once before it takes the same lock again).
+ */
+const leftBehind = new Map<string, string>();
+/** How often a lock directory left behind is tried again. */
+const LEFT_BEHIND_RETRY_MS = 1_000;
+let leftBehindTimer: ReturnType<typeof setTimeout> | undefined;
 
 /**
  * The name of the owner file inside a lock directory: one line of JSON,
@@ -85,6 +95,73 @@ export async function readOwner(lockPath: string): Promise<LockOwner | undefined
 async function removeLock(lockPath: string): Promise<void> {
   await unlink(join(lockPath, OWNER_FILE)).catch(() => {});
   await rmdir(lockPath).catch((e: unknown) => (errno(e) === "ENOENT" ? undefined : Promise.reject(e)));
+}
+
+/** The owner file of `lockPath` as it is, `undefined` when absent; throws when it cannot be read (a disk that does not answer). */
+async function ownerNow(lockPath: string): Promise<Partial<LockOwner> | undefined> {
+  try {
+    return JSON.parse(await readFile(join(lockPath, OWNER_FILE), "utf8")) as Partial<LockOwner>;
+  } catch (e) {
+    if (errno(e) === "ENOENT") return undefined;
+    if (e instanceof SyntaxError) return {};
+    throw e;
+  }
+}
+
+/**
+ * Removes the lock directory this process left behind at `lockPath` when it still names this
+ * process's owner id; forgets it once it is gone or another's. Returns whether it is settled; a disk
+ * that still does not answer leaves it for the next try.
+ */
+async function removeLeftBehind(lockPath: string): Promise<boolean> {
+  const id = leftBehind.get(lockPath);
+  if (id === undefined) return true;
+  try {
+    if ((await ownerNow(lockPath))?.id === id) await removeLock(lockPath);
+    leftBehind.delete(lockPath);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Tries every lock directory left behind again in a second, until each is settled (a timer that does not keep the process alive). */
+function retryLeftBehind(): void {
+  if (leftBehindTimer || leftBehind.size === 0) return;
+  leftBehindTimer = setTimeout(async () => {
+    leftBehindTimer = undefined;
+    for (const lockPath of [...leftBehind.keys()]) await removeLeftBehind(lockPath);
+    retryLeftBehind();
+  }, LEFT_BEHIND_RETRY_MS);
+  leftBehindTimer.unref?.();
+}
+
+/**
+ * Lets a held lock go: proper-lockfile's release, or, when it thought the lock lost, removes the
+ * directory if it still names `me` (or it would outlive us: a live owner is never taken over). When
+ * the disk does not answer, the directory is remembered and removed once it does.
+ */
+async function letGo(
+  lockPath: string,
+  me: LockOwner,
+  owned: boolean,
+  compromised: boolean,
+  release: () => Promise<void>,
+) {
+  try {
+    if (!compromised) {
+      releasing.add(lockPath);
+      try {
+        await release();
+      } finally {
+        releasing.delete(lockPath);
+      }
+    } else if (owned && (await ownerNow(lockPath))?.id === me.id) await removeLock(lockPath);
+  } catch (e) {
+    if (errno(e) === "ENOENT" || !owned) return;
+    leftBehind.set(lockPath, me.id);
+    retryLeftBehind();
+  }
 }
 
 /**
@@ -317,6 +394,8 @@ async function holding<T>(lockPath: string, options: DirLockOptions, task: (held
   let release: (() => Promise<void>) | undefined;
   let compromised = false;
   let watch: ReturnType<typeof changes> | undefined;
+  // A directory this process left behind here is removed first (it would wait for itself).
+  await removeLeftBehind(lockPath);
   try {
     for (;;) {
       try {
@@ -404,14 +483,6 @@ async function holding<T>(lockPath: string, options: DirLockOptions, task: (held
   try {
     return await task({ isHeld });
   } finally {
-    if (compromised) {
-      // proper-lockfile let go of a lock it thought lost; if the directory is still ours, remove it,
-      // or it would outlive us (a live owner is never taken over).
-      if (owned && (await readOwner(lockPath))?.id === me.id) await removeLock(lockPath).catch(() => {});
-    } else {
-      releasing.add(lockPath);
-      await release().catch(() => {});
-      releasing.delete(lockPath);
-    }
+    await letGo(lockPath, me, owned, compromised, release as () => Promise<void>);
   }
 }
