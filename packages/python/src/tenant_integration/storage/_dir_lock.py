@@ -78,6 +78,16 @@ CHANGE_EVERY = 0.01
 _local_locks: dict[str, threading.Lock] = {}
 _local_guard = threading.Lock()
 
+#: Lock directories this process held and could not remove when it let them go (the disk did not
+#: answer: a network disk, an unplugged drive), by path: the owner id it wrote. A live owner is never
+#: taken over, so nobody else may remove them: this process does, once the disk answers again (a retry
+#: each second, and at once before it takes the same lock again). As dir-lock.ts's ``leftBehind``.
+_left_behind: dict[str, str] = {}
+_left_behind_guard = threading.Lock()
+#: Seconds between two tries of a lock directory left behind.
+_LEFT_BEHIND_RETRY = 1.0
+_left_behind_timer: threading.Timer | None = None
+
 
 def errno_name(error: OSError) -> str:
     """The symbolic errno of ``error`` (``"EACCES"``), for messages that name it."""
@@ -152,6 +162,66 @@ def _remove_lock(lock_path: str) -> None:
         os.unlink(os.path.join(lock_path, OWNER_FILE))
     with contextlib.suppress(FileNotFoundError):
         os.rmdir(lock_path)
+
+
+def _owner_id_now(lock_path: str) -> str | None:
+    """The owner id in ``lock_path``'s owner file as it is; ``None`` when absent or not a record. Raises
+    the ``OSError`` of a disk that does not answer."""
+    try:
+        with open(os.path.join(lock_path, OWNER_FILE), "rb") as handle:
+            data = json.loads(handle.read(4096))
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        return None
+    owner_id = data.get("id") if isinstance(data, dict) else None
+    return owner_id if isinstance(owner_id, str) else None
+
+
+def _remove_left_behind(lock_path: str) -> bool:
+    """Removes the lock directory this process left behind at ``lock_path`` when it still names this
+    process's owner id, and forgets it once it is gone or another's. Returns whether it is settled; a
+    disk that still does not answer leaves it for the next try."""
+    with _left_behind_guard:
+        owner_id = _left_behind.get(lock_path)
+    if owner_id is None:
+        return True
+    try:
+        if _owner_id_now(lock_path) == owner_id:
+            _remove_lock(lock_path)
+    except OSError:
+        return False
+    with _left_behind_guard:
+        _left_behind.pop(lock_path, None)
+    return True
+
+
+def _retry_left_behind() -> None:
+    """Tries every lock directory left behind again in a second, until each is settled (a daemon timer)."""
+    global _left_behind_timer  # one timer for the process, as dir-lock.ts's
+    with _left_behind_guard:
+        if _left_behind_timer is not None or not _left_behind:
+            return
+
+        def run() -> None:
+            global _left_behind_timer
+            with _left_behind_guard:
+                _left_behind_timer = None
+                paths = list(_left_behind)
+            for path in paths:
+                _remove_left_behind(path)
+            _retry_left_behind()
+
+        _left_behind_timer = threading.Timer(_LEFT_BEHIND_RETRY, run)
+        _left_behind_timer.daemon = True
+        _left_behind_timer.start()
+
+
+def _leave_behind(lock_path: str, owner_id: str) -> None:
+    """Remembers a lock directory this process could not remove, to remove it once the disk answers."""
+    with _left_behind_guard:
+        _left_behind[lock_path] = owner_id
+    _retry_left_behind()
 
 
 def _may_take_over(stat: os.stat_result, owner: LockOwner | None, stale_after: float) -> bool:
@@ -358,13 +428,20 @@ class _Toucher:
         self._thread.join()
         # A directory taken over while this holder was frozen is the new owner's: left alone. With an
         # owner file, the file says whose it is (the mtime alone cannot, once the toucher gave up).
-        with contextlib.suppress(OSError):
+        try:
             if self.owner is not None:
-                owner = read_owner(self.lock_path)
-                if owner is not None and owner.id == self.owner.id:
+                if _owner_id_now(self.lock_path) == self.owner.id:
                     _remove_lock(self.lock_path)
             elif not self.compromised and _identity(os.stat(self.lock_path)) == self.identity:
                 _remove_lock(self.lock_path)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            # The disk does not answer: the directory, ours, is removed once it does. The record stays,
+            # so that the next Python holder takes it over as a dead holder's meanwhile.
+            if self.owner is not None:
+                _leave_behind(self.lock_path, self.owner.id)
+            return
         if self.record is not None:
             self.record.write(None)
 
@@ -378,6 +455,8 @@ def _take_directory(
     until: Callable[[], bool] | None = None,
 ) -> _Toucher | None:
     """Takes the lock directory (waiting, taking over a stale or orphaned one); ``None`` if none can be made."""
+    # A directory this process left behind here is removed first (it would wait for itself).
+    _remove_left_behind(lock_path)
     while True:
         try:
             os.mkdir(lock_path)
