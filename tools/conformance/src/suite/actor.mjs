@@ -8,8 +8,11 @@ import { createInterface } from "node:readline";
 import { REPO } from "./scenarios.mjs";
 
 const ACTORS = join(REPO, "tools", "conformance", "actors");
-/** The Go actor, built by the Go module's `pnpm build` (packages/go/cmd/conformance-actor). */
-const GO_ACTOR = join(REPO, "packages", "go", "bin", "conformance-actor");
+/**
+ * The Go actor, built by the Go module's `pnpm build` (packages/go/cmd/conformance-actor); or another
+ * build of it, named by CONFORMANCE_GO_ACTOR (a branch's, to compare).
+ */
+const GO_ACTOR = process.env.CONFORMANCE_GO_ACTOR || join(REPO, "packages", "go", "bin", "conformance-actor");
 /** How many of an actor's last lines a failure report quotes. */
 const LAST_LINES = 12;
 /** How long an actor may take to say it is ready (a Python interpreter and a browser tab included, on a busy machine). */
@@ -76,6 +79,175 @@ export function protocolViolation(message) {
 }
 
 /**
+ * An actor's state: its process, every line it printed, the commands awaiting an answer, the events
+ * it said and who waits for them, and what broke it.
+ */
+function actorState({ name, target, child, step }) {
+  return {
+    name,
+    target,
+    child,
+    step,
+    /** Every line it printed, stdout and stderr, for the secrets check. */
+    transcript: [],
+    /** Its last lines, for a failure report. */
+    last: [],
+    /** Commands awaiting an answer, by id. */
+    pending: new Map(),
+    listeners: new Set(),
+    events: [],
+    nextId: 1,
+    lineNumber: 0,
+    /** The error that broke it, once one did. */
+    broken: undefined,
+    /** "running", "killed" (by the orchestrator, on purpose) or "exited". */
+    state: "running",
+  };
+}
+
+const describe = (actor) => `actor ${actor.name} (${actor.target}, pid ${actor.child.pid})`;
+
+/** Why it failed, at which step, with its last lines. */
+function report(actor, why) {
+  return `${describe(actor)} ${why} at step ${actor.step()}; its last lines:\n  ${actor.last.join("\n  ") || "(none)"}`;
+}
+
+function remember(actor, stream, line) {
+  actor.transcript.push(line);
+  actor.last.push(`${stream}: ${line.slice(0, 300)}`);
+  if (actor.last.length > LAST_LINES) actor.last.shift();
+}
+
+/** The actor is broken: every pending command and every waiter fails with `error`. */
+function failAll(actor, error) {
+  actor.broken ??= error;
+  for (const { reject } of actor.pending.values()) reject(error);
+  actor.pending.clear();
+  for (const listener of actor.listeners) listener(undefined, error);
+}
+
+/** One line of its standard output: an event, an answer to a pending command, or a protocol error. */
+function onOutputLine(actor, line) {
+  actor.lineNumber++;
+  remember(actor, "stdout", line);
+  let message;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    message = undefined;
+  }
+  const violation = message === undefined ? "not JSON" : protocolViolation(message);
+  const wrong = (why) =>
+    failAll(
+      actor,
+      new ActorError(report(actor, `spoke the protocol wrongly: its output line ${actor.lineNumber} ${why}`)),
+    );
+  if (violation) return wrong(`(${JSON.stringify(line.slice(0, 120))}): ${violation}`);
+  if ("event" in message) {
+    actor.events.push(message);
+    for (const listener of actor.listeners) listener(message);
+    return;
+  }
+  const waiter = actor.pending.get(message.id);
+  if (!waiter) return wrong(`answers id ${message.id}, which no command has (or had already)`);
+  actor.pending.delete(message.id);
+  waiter.resolve(message);
+}
+
+/** Resolves with the first event that `match` accepts (also one already seen, if `seen`). */
+function waitEvent(actor, match, timeoutMs, what, { seen = false } = {}) {
+  const earlier = seen ? actor.events.find(match) : undefined;
+  if (earlier) return Promise.resolve(earlier);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => done(undefined, new ActorError(report(actor, `did not say ${what} within ${timeoutMs} ms`))),
+      timeoutMs,
+    );
+    const done = (message, error) => {
+      if (!error && !match(message)) return;
+      clearTimeout(timer);
+      actor.listeners.delete(done);
+      if (error) reject(error);
+      else resolve(message);
+    };
+    if (actor.broken) return done(undefined, actor.broken);
+    actor.listeners.add(done);
+  });
+}
+
+/**
+ * Sends a command; resolves with its answer (and `ms`, how long it took), or rejects when the actor
+ * breaks, exits, or does not answer within `timeoutMs`.
+ */
+function request(actor, cmd, fields = {}, timeoutMs = 30_000) {
+  if (actor.broken) return Promise.reject(actor.broken);
+  const id = actor.nextId++;
+  const sentAt = performance.now();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      actor.pending.delete(id);
+      reject(new ActorError(report(actor, `did not answer "${cmd}" within ${timeoutMs} ms`)));
+    }, timeoutMs);
+    actor.pending.set(id, {
+      resolve: (answer) => {
+        clearTimeout(timer);
+        resolve({ ...answer, ms: performance.now() - sentAt });
+      },
+      reject: (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    });
+    actor.child.stdin.write(`${JSON.stringify({ id, cmd, ...fields })}\n`);
+  });
+}
+
+/** Drops its pending commands (resolved as dropped, not failed): it is being killed or stopped on purpose. */
+function dropPending(actor) {
+  actor.state = "killed";
+  for (const { resolve } of actor.pending.values()) resolve({ dropped: true });
+  actor.pending.clear();
+}
+
+/** Kills it (SIGKILL); its pending commands are dropped without an error. */
+async function kill(actor) {
+  if (actor.state === "running") {
+    dropPending(actor);
+    actor.child.kill("SIGCONT");
+    actor.child.kill("SIGKILL");
+  }
+  await actor.exited;
+}
+
+/** Asks it to exit; kills it if it has not within `graceMs`. */
+async function stop(actor, graceMs = 3_000) {
+  if (actor.state !== "running") return actor.exited;
+  dropPending(actor);
+  actor.child.kill("SIGCONT");
+  actor.child.stdin.write(`${JSON.stringify({ id: actor.nextId++, cmd: "exit" })}\n`);
+  const timer = setTimeout(() => actor.child.kill("SIGKILL"), graceMs);
+  await actor.exited;
+  clearTimeout(timer);
+}
+
+/** Reads its output and notices its exit: an exit the orchestrator did not ask for breaks it. */
+function watchProcess(actor) {
+  const { child } = actor;
+  createInterface({ input: child.stderr }).on("line", (line) => remember(actor, "stderr", line));
+  createInterface({ input: child.stdout }).on("line", (line) => onOutputLine(actor, line));
+  actor.exited = new Promise((resolve) =>
+    child.once("exit", (code, signal) => {
+      const expected = actor.state === "killed";
+      actor.state = "exited";
+      if (!expected) failAll(actor, new ActorError(report(actor, `exited (${signal ?? `status ${code}`})`)));
+      resolve();
+    }),
+  );
+  child.once("error", (e) => failAll(actor, new ActorError(report(actor, `could not be started (${e.message})`))));
+  child.stdin.on("error", () => {});
+}
+
+/**
  * Starts an actor and resolves once it says it is ready.
  *
  * @param {{ name: string, target: string, config: object, command: string[], step: () => string }} options
@@ -86,167 +258,26 @@ export async function startActor({ name, target, config, command, step }) {
     env: { ...process.env, CONFORMANCE_ACTOR: JSON.stringify({ ...config, name, target }) },
     stdio: ["pipe", "pipe", "pipe"],
   });
-  /** Every line it printed, stdout and stderr, for the secrets check. */
-  const transcript = [];
-  const last = [];
-  const pending = new Map();
-  const listeners = new Set();
-  const events = [];
-  let nextId = 1;
-  let broken;
-  let state = "running";
-  const remember = (stream, line) => {
-    transcript.push(line);
-    last.push(`${stream}: ${line.slice(0, 300)}`);
-    if (last.length > LAST_LINES) last.shift();
-  };
-  const describe = () => `actor ${name} (${target}, pid ${child.pid})`;
-  const report = (why) => `${describe()} ${why} at step ${step()}; its last lines:\n  ${last.join("\n  ") || "(none)"}`;
-  const failAll = (error) => {
-    broken ??= error;
-    for (const { reject } of pending.values()) reject(error);
-    pending.clear();
-    for (const listener of listeners) listener(undefined, error);
-  };
-
-  createInterface({ input: child.stderr }).on("line", (line) => remember("stderr", line));
-  let lineNumber = 0;
-  createInterface({ input: child.stdout }).on("line", (line) => {
-    lineNumber++;
-    remember("stdout", line);
-    let message;
-    try {
-      message = JSON.parse(line);
-    } catch {
-      message = undefined;
-    }
-    const violation = message === undefined ? "not JSON" : protocolViolation(message);
-    if (violation) {
-      failAll(
-        new ActorError(
-          report(
-            `spoke the protocol wrongly: its output line ${lineNumber} (${JSON.stringify(line.slice(0, 120))}): ${violation}`,
-          ),
-        ),
-      );
-      return;
-    }
-    if ("event" in message) {
-      events.push(message);
-      for (const listener of listeners) listener(message);
-      return;
-    }
-    const waiter = pending.get(message.id);
-    if (!waiter) {
-      failAll(
-        new ActorError(
-          report(
-            `spoke the protocol wrongly: its output line ${lineNumber} answers id ${message.id}, which no command has (or had already)`,
-          ),
-        ),
-      );
-      return;
-    }
-    pending.delete(message.id);
-    waiter.resolve(message);
-  });
-  const exited = new Promise((resolve) =>
-    child.once("exit", (code, signal) => {
-      const expected = state === "killed";
-      state = "exited";
-      if (!expected) failAll(new ActorError(report(`exited (${signal ?? `status ${code}`})`)));
-      resolve();
-    }),
-  );
-  child.once("error", (e) => failAll(new ActorError(report(`could not be started (${e.message})`))));
-  child.stdin.on("error", () => {});
-
-  /** Resolves with the first event that `match` accepts (also one already seen, if `seen`). */
-  const waitEvent = (match, timeoutMs, what, { seen = false } = {}) => {
-    const earlier = seen ? events.find(match) : undefined;
-    if (earlier) return Promise.resolve(earlier);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => done(undefined, new ActorError(report(`did not say ${what} within ${timeoutMs} ms`))),
-        timeoutMs,
-      );
-      const done = (message, error) => {
-        if (!error && !match(message)) return;
-        clearTimeout(timer);
-        listeners.delete(done);
-        if (error) reject(error);
-        else resolve(message);
-      };
-      if (broken) return done(undefined, broken);
-      listeners.add(done);
-    });
-  };
-
-  const ready = await waitEvent((m) => m.event === "ready", READY_MS, "it was ready", { seen: true });
-
+  const actor = actorState({ name, target, child, step });
+  watchProcess(actor);
+  const ready = await waitEvent(actor, (m) => m.event === "ready", READY_MS, "it was ready", { seen: true });
   return {
     name,
     target,
     pid: child.pid,
     runtime: ready.runtime,
-    transcript,
-    events,
-    describe,
-    report,
-    /**
-     * Sends a command; resolves with its answer, or rejects when the actor breaks, exits, or does
-     * not answer within `timeoutMs`.
-     */
-    request(cmd, fields = {}, timeoutMs = 30_000) {
-      if (broken) return Promise.reject(broken);
-      const id = nextId++;
-      const sentAt = performance.now();
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          pending.delete(id);
-          reject(new ActorError(report(`did not answer "${cmd}" within ${timeoutMs} ms`)));
-        }, timeoutMs);
-        pending.set(id, {
-          resolve: (answer) => {
-            clearTimeout(timer);
-            resolve({ ...answer, ms: performance.now() - sentAt });
-          },
-          reject: (error) => {
-            clearTimeout(timer);
-            reject(error);
-          },
-        });
-        child.stdin.write(`${JSON.stringify({ id, cmd, ...fields })}\n`);
-      });
+    transcript: actor.transcript,
+    events: actor.events,
+    describe: () => describe(actor),
+    report: (why) => report(actor, why),
+    request: (cmd, fields, timeoutMs) => request(actor, cmd, fields, timeoutMs),
+    waitEvent: (match, timeoutMs, what, options) => waitEvent(actor, match, timeoutMs, what, options),
+    signal(signalName) {
+      if (actor.state === "running") child.kill(signalName);
     },
-    waitEvent,
-    signal(name) {
-      if (state === "running") child.kill(name);
-    },
-    /** Kills it (SIGKILL); its pending commands are dropped without an error. */
-    async kill() {
-      if (state === "running") {
-        state = "killed";
-        for (const { resolve } of pending.values()) resolve({ dropped: true });
-        pending.clear();
-        child.kill("SIGCONT");
-        child.kill("SIGKILL");
-      }
-      await exited;
-    },
-    /** Asks it to exit; kills it if it has not within `graceMs`. */
-    async stop(graceMs = 3_000) {
-      if (state !== "running") return exited;
-      state = "killed";
-      for (const { resolve } of pending.values()) resolve({ dropped: true });
-      pending.clear();
-      child.kill("SIGCONT");
-      child.stdin.write(`${JSON.stringify({ id: nextId++, cmd: "exit" })}\n`);
-      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
-      await exited;
-      clearTimeout(timer);
-    },
+    kill: () => kill(actor),
+    stop: (graceMs) => stop(actor, graceMs),
     /** The error that broke it, if one did. */
-    broken: () => broken,
+    broken: () => actor.broken,
   };
 }

@@ -32,6 +32,10 @@ export interface RunResult {
   readonly expiries: number;
   readonly refreshes: number | undefined;
   readonly worstWaitMs: number;
+  /** Per call step (its label, e.g. "6 (call)"): how many calls ended with each outcome, and the longest. */
+  readonly calls: Readonly<
+    Record<string, { readonly outcomes: Readonly<Record<string, number>>; readonly worstMs: number }>
+  >;
   readonly ms: number;
 }
 

@@ -91,7 +91,11 @@ async function writesReachReplica(cluster, port) {
   return false;
 }
 
-/** Whether every live node reports cluster_state:ok and knows every node, and every live primary with a live replica streams to it. */
+/**
+ * Whether every live node reports cluster_state:ok and knows every node; with replicas, whether every
+ * primary that owns slots has its replicas (all but the one an outage killed) and streams writes to
+ * them.
+ */
 async function isReady(cluster) {
   const live = liveNodes(cluster);
   const infos = await Promise.all(
@@ -102,13 +106,15 @@ async function isReady(cluster) {
   if (cluster.replicas === 0) return true;
   const rows = await table(cluster);
   const ports = new Set(live.map((node) => node.port));
-  const primaries = rows.filter(
-    (row) =>
-      row.flags.includes("master") &&
-      ports.has(row.port) &&
-      rows.some((r) => r.primaryId === row.id && ports.has(r.port) && !r.flags.includes("fail")),
-  );
-  for (const primary of primaries) if (!(await writesReachReplica(cluster, primary.port))) return false;
+  const replicasOf = (primary) =>
+    rows.filter((row) => row.primaryId === primary.id && ports.has(row.port) && !row.flags.includes("fail"));
+  const primaries = rows.filter((row) => row.flags.includes("master") && row.slots.length > 0 && ports.has(row.port));
+  // A node an outage killed is missing from one primary's replicas (after a failover, from the promoted one's).
+  const missing = cluster.outage && cluster.outage.kind !== "hang" ? 1 : 0;
+  const short = primaries.reduce((sum, primary) => sum + Math.max(0, cluster.replicas - replicasOf(primary).length), 0);
+  if (short > missing) return false;
+  for (const primary of primaries)
+    if (replicasOf(primary).length > 0 && !(await writesReachReplica(cluster, primary.port))) return false;
   return true;
 }
 

@@ -76,6 +76,8 @@ async function openRun(run, env) {
     failures: [],
     /** Every outcome a call ended with ("200" or an error code), for the ended outcome's check. */
     outcomes: new Set(),
+    /** Per call step (its label), how many calls ended with each outcome and the longest one took. */
+    calls: {},
     expiries: 0,
     worstWaitMs: 0,
     /** What each armed actor does at its point: only a `stop` leaves it stopped. */
@@ -247,6 +249,7 @@ function resultOf(state) {
     expiries: state.expiries,
     refreshes: ledger ? refreshCount(ledger) : undefined,
     worstWaitMs: Math.round(state.worstWaitMs),
+    calls: state.calls,
     ms: Math.round(performance.now() - state.started),
   };
 }

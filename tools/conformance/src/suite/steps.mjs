@@ -52,6 +52,9 @@ async function callOne(state, index, expected, label) {
   state.worstWaitMs = Math.max(state.worstWaitMs, answer.ms);
   const got = answer.ok ? String(answer.result.status) : answer.error.code;
   state.outcomes.add(got);
+  const step = (state.calls[label] ??= { outcomes: {}, worstMs: 0 });
+  step.outcomes[got] = (step.outcomes[got] ?? 0) + 1;
+  step.worstMs = Math.max(step.worstMs, Math.round(answer.ms));
   if (!expected.includes(got))
     throw new StepFailure(
       `step ${label}: ${actor.describe()} was to end with ${expected.join(" or ")}, and ended with ${describeAnswer(answer)}`,
