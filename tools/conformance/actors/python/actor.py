@@ -549,8 +549,6 @@ def callback_from(answer: httpx.Response) -> str:
     return urljoin(str(answer.request.url), str(location))
 
 
-
-
 class SyncActor(Actor):
     """Target ``python``: one ``TokenManager``, each command in a thread of its own."""
 
