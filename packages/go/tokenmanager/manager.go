@@ -47,6 +47,7 @@ type Manager struct {
 	foreignIntent   string       // the last value under the intent key that was no intent record (warned about once)
 	writeFailure    *Error
 	retryWriteAfter float64
+	rewriting       bool // a retry of the unsaved tokens' write is scheduled (retryWriteLater)
 }
 
 type flight struct {

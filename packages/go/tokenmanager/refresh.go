@@ -464,14 +464,48 @@ func (m *Manager) commitOrReport(ctx context.Context, record *tokenRecord) (Sess
 }
 
 // retryWriteLater: after a failed write of fresh tokens on a shared storage, tries it again in a
-// second even if no call comes (the others, honouring this process's intent, wait for it).
+// second even if no call comes, and again each second while they stay unsaved (fresh, and still this
+// process's own): a retry that joined a call begun before it (whose lock release an outage held up)
+// wrote nothing, and the others wait for exactly this write (they give the intent up only after
+// watching it for the intent wait with the storage answering). One retry scheduled at a time.
 func (m *Manager) retryWriteLater() {
 	if !m.intents {
 		return
 	}
-	time.AfterFunc(unsavedRetry+10*time.Millisecond, func() {
-		if m.heldUnsaved() != nil {
-			_, _ = m.AccessToken(context.Background())
+	m.mu.Lock()
+	scheduled := m.rewriting
+	m.rewriting = true
+	m.mu.Unlock()
+	if scheduled {
+		return
+	}
+	time.AfterFunc(unsavedRetry+10*time.Millisecond, m.retryWrite)
+}
+
+// retryWrite is one retry of retryWriteLater: a call that writes the unsaved tokens, then the next
+// retry while they are still unsaved. A call it joined that tried no write in the last second (one
+// begun before it, whose lock release an outage held up) is followed by its own call at once: the
+// others' watch of this process's intent counts from the storage's first answer.
+func (m *Manager) retryWrite() {
+	m.mu.Lock()
+	m.rewriting = false
+	m.mu.Unlock()
+	for range 2 {
+		held := m.heldUnsaved()
+		if held == nil {
+			return
 		}
-	})
+		_, _ = m.AccessToken(context.Background())
+		m.mu.Lock()
+		still := m.unsaved == held && m.current == held
+		tried := m.nowMs() < m.retryWriteAfter // a write failed within the last second
+		m.mu.Unlock()
+		if !still {
+			return
+		}
+		if tried {
+			break
+		}
+	}
+	m.retryWriteLater()
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -104,5 +105,76 @@ func TestA503IsRetriedAndA500KeepsTheTokensWithoutARetry(t *testing.T) {
 	}
 	if signedIn, _ := m.IsSignedIn(context.Background()); !signedIn {
 		t.Fatal("the tokens were dropped")
+	}
+}
+
+// outageStorage is a storage shared with other processes whose writes fail while it is down.
+type outageStorage struct {
+	*MemoryStorage
+	down atomic.Bool
+}
+
+func (s *outageStorage) Set(ctx context.Context, key, value string) error {
+	if s.down.Load() {
+		return errors.New("connection refused")
+	}
+	return s.MemoryStorage.Set(ctx, key, value)
+}
+
+// heldUpRelease is a lock whose release waits, while the storage is down, until it is back: a Redis
+// client's command queue, or a hung server, holds the release up.
+type heldUpRelease struct {
+	storage *outageStorage
+	back    chan struct{}
+}
+
+func (l *heldUpRelease) Do(ctx context.Context, _ string, task func(context.Context, Held) error) error {
+	err := task(ctx, stillHeld{})
+	if l.storage.down.Load() {
+		<-l.back
+	}
+	return err
+}
+
+type stillHeld struct{}
+
+func (stillHeld) IsHeld(context.Context) bool { return true }
+
+func TestUnsavedTokensAreWrittenUnaskedOnceTheStorageAnswersEvenWhenARetryJoinedACallTheOutageHeldUp(t *testing.T) {
+	// The others, honouring this process's intent, wait for exactly this write (issue 36).
+	tn := newTenant(t)
+	storage := &outageStorage{MemoryStorage: NewMemoryStorage()}
+	lock := &heldUpRelease{storage: storage, back: make(chan struct{})}
+	failed := make(chan struct{}, 8)
+	m, c := newManager(t, tn, nil, WithStorage(storage), WithLock(lock), WithOnChange(func(e Event) {
+		if e.Kind == EventStorageFailed {
+			failed <- struct{}{}
+		}
+	}))
+	signIn(t, m)
+	c.Advance(16 * time.Minute)
+	storage.down.Store(true)
+	held := make(chan string, 1)
+	go func() {
+		token, err := m.AccessToken(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		held <- token
+	}()
+	<-failed
+	c.Advance(2 * time.Second) // past the second during which unsaved tokens are served as they are
+	// The first retry comes while the call still waits for its lock release: it joins that call.
+	time.Sleep(1500 * time.Millisecond)
+	storage.down.Store(false)
+	close(lock.back)
+	if token := <-held; token != "at_0002_secret_access" {
+		t.Fatalf("the call got %q", token)
+	}
+	// No call comes; the next retry writes the tokens.
+	time.Sleep(1500 * time.Millisecond)
+	raw, present, _ := storage.MemoryStorage.Get(context.Background(), m.tokensKey)
+	if stored := parseRecord(raw, present); stored == nil || stored.AccessToken != "at_0002_secret_access" || tn.refreshes.Load() != 1 {
+		t.Fatalf("stored %+v after %d refreshes: the rotated tokens were never written without a call", stored, tn.refreshes.Load())
 	}
 }
