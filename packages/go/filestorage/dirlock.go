@@ -75,6 +75,104 @@ func removeLock(lockPath string) {
 	_ = os.Remove(lockPath)
 }
 
+// ownerIDNow is the owner id in lockPath's owner file as it is: "" when the file is absent or no
+// record. Its error is that of a disk that does not answer (anything but "no such file").
+func ownerIDNow(lockPath string) (string, error) {
+	raw, err := os.ReadFile(filepath.Join(lockPath, ownerFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var fields map[string]any
+	if json.Unmarshal(raw, &fields) != nil {
+		return "", nil
+	}
+	id, _ := fields["id"].(string)
+	return id, nil
+}
+
+// removeOwnLock removes lockPath when its owner file still names id; its error is that of a disk that
+// does not answer.
+func removeOwnLock(lockPath, id string) error {
+	owner, err := ownerIDNow(lockPath)
+	if err != nil || owner != id {
+		return err
+	}
+	if err := os.Remove(filepath.Join(lockPath, ownerFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Remove(lockPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// Lock directories this process held and could not remove when it let them go (the disk did not
+// answer: a network disk, an unplugged drive), by path: the owner id it wrote. A live owner is never
+// taken over, so nobody else may remove them: this process does, as soon as the disk answers again (a
+// try each second, and at once before it takes the same lock again). As dir-lock.ts's leftBehind and
+// _dir_lock.py's _left_behind.
+var (
+	leftBehindMu       sync.Mutex
+	leftBehind         = map[string]string{}
+	leftBehindRetrying bool
+)
+
+// leftBehindRetry is how often a lock directory left behind is tried again.
+const leftBehindRetry = time.Second
+
+// leaveBehind remembers a lock directory this process could not remove, to remove it once the disk
+// answers.
+func leaveBehind(lockPath, id string) {
+	leftBehindMu.Lock()
+	leftBehind[lockPath] = id
+	leftBehindMu.Unlock()
+	retryLeftBehind()
+}
+
+// removeLeftBehind removes the lock directory this process left behind at lockPath when it still
+// names this process's owner id, and forgets it once it is gone or another's. A disk that still does
+// not answer leaves it for the next try.
+func removeLeftBehind(lockPath string) {
+	leftBehindMu.Lock()
+	id, ok := leftBehind[lockPath]
+	leftBehindMu.Unlock()
+	if !ok || removeOwnLock(lockPath, id) != nil {
+		return
+	}
+	leftBehindMu.Lock()
+	if leftBehind[lockPath] == id {
+		delete(leftBehind, lockPath)
+	}
+	leftBehindMu.Unlock()
+}
+
+// retryLeftBehind tries every lock directory left behind again in a second, until each is settled:
+// one timer for the process at a time.
+func retryLeftBehind() {
+	leftBehindMu.Lock()
+	defer leftBehindMu.Unlock()
+	if leftBehindRetrying || len(leftBehind) == 0 {
+		return
+	}
+	leftBehindRetrying = true
+	time.AfterFunc(leftBehindRetry, func() {
+		leftBehindMu.Lock()
+		leftBehindRetrying = false
+		paths := make([]string, 0, len(leftBehind))
+		for path := range leftBehind {
+			paths = append(paths, path)
+		}
+		leftBehindMu.Unlock()
+		for _, path := range paths {
+			removeLeftBehind(path)
+		}
+		retryLeftBehind()
+	})
+}
+
 // mayTakeOver: the owner decides first (gone: yes at once; alive on this host: never); without an
 // owner, or with one on another host, the mtime decides.
 func mayTakeOver(info os.FileInfo, owner *lockOwner, stale time.Duration) bool {
@@ -207,8 +305,10 @@ func (h *holder) release() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.me != nil {
-		if owner := readOwner(h.lockPath); owner != nil && owner.ID == h.me.ID {
-			removeLock(h.lockPath)
+		// A disk that does not answer: the directory, naming this live process, would outlive the
+		// lock; it is removed once the disk answers.
+		if err := removeOwnLock(h.lockPath, h.me.ID); err != nil {
+			leaveBehind(h.lockPath, h.me.ID)
 		}
 		return
 	}
@@ -265,6 +365,8 @@ func hold(ctx context.Context, lockPath, file string, stale, timeout time.Durati
 		return ctx.Err()
 	}
 	defer func() { <-slot }()
+	// A directory this process left behind here is removed first (it would wait for itself).
+	removeLeftBehind(lockPath)
 	var watch *lockWatch
 	watching := false
 	defer func() { watch.close() }()
