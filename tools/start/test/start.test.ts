@@ -8,7 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "@tenant-integration/browser-testing";
 
 const script = join(dirname(fileURLToPath(import.meta.url)), "..", "start.mjs");
-const exampleCli = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "apps", "example-cli", "dist", "cli.js");
+const exampleCli = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "..",
+  "..",
+  "apps",
+  "example-cli",
+  "dist",
+  "cli.js",
+);
 let child: ChildProcess;
 let output = "";
 const urls: Record<string, string> = {};
