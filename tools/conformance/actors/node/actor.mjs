@@ -242,7 +242,11 @@ async function openStorage({ storage, manager = {} }) {
     const cluster = storage.kind === "redis-cluster";
     // A cluster client starts from the nodes it is given and learns the slots from them.
     const client = cluster
-      ? createCluster({ rootNodes: storage.urls.map((url) => ({ url })) })
+      ? createCluster({
+          rootNodes: storage.urls.map((url) => ({ url })),
+          // As the token-store-redis README configures it: a failover's new primary within the timeout.
+          topologyRefreshOnReconnectionAttemptStrategy: 250,
+        })
       : createClient({ url: storage.url });
     // A Redis outage must not crash the process: the commands fail, and the manager reports them.
     client.on("error", (e) => process.stderr.write(`redis: ${e?.message ?? e}\n`));
