@@ -19,7 +19,7 @@ export const TARGETS = {
   python: ["memory", "file", "redis", "redis-cluster"],
   "python-async": ["memory", "file", "redis", "redis-cluster"],
   browser: ["web"],
-  go: ["memory", "file", "redis", "redis-cluster"],
+  go: ["memory", "file", "redis", "redis-cluster", "postgres"],
 };
 
 /** Timing defaults (ms), for names a scenario does not set. */
