@@ -18,7 +18,9 @@ export { findPostgres };
  * nothing answers), `resume`, `down` (SIGKILL: connections reset, new ones refused), `up`, `back`.
  */
 export async function startPostgresService() {
-  const server = await startPostgres();
+  // A fleet of 100 processes (the full geometry), each with a pool that keeps a few idle connections
+  // and a fresh actor after it, needs more than the default 100 (tools/postgres's 200).
+  const server = await startPostgres({ settings: { max_connections: 500 } });
   /** The outage under way: "hang" or "down". */
   let outage;
   return {
