@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -136,13 +137,19 @@ func (l *Lock) acquire(ctx context.Context, name string, deadline time.Time, unt
 	h := &held{l: l, name: name, conn: conn}
 	taken, err := h.open(ctx)
 	for err == nil && !taken {
-		taken, err = h.waitSlice(ctx)
-		if err != nil || taken {
+		var released bool
+		if released, err = h.waitSlice(ctx); err != nil {
 			break
 		}
 		if until != nil && until(ctx) {
 			h.end()
 			return nil, tokenmanager.ErrLockWaitEnded
+		}
+		if taken, err = h.try(ctx); err != nil || taken {
+			break
+		}
+		if released {
+			backOff()
 		}
 		if time.Now().After(deadline) {
 			holder := h.holder(ctx)
@@ -186,24 +193,41 @@ func (h *held) open(ctx context.Context) (bool, error) {
 	return taken, nil
 }
 
-// waitSlice blocks in the server until the lock is granted or lock_timeout passes, under a
-// savepoint so that a slice that ran out leaves the transaction usable.
-func (h *held) waitSlice(ctx context.Context) (bool, error) {
+// waitSlice blocks in the server until the holder lets go or lock_timeout passes, and holds nothing
+// after it (released: the holder let go within the slice). It waits in SHARE mode
+// (pg_advisory_xact_lock_shared), which conflicts with the holder's exclusive lock only, so a
+// release wakes every waiter at once, and lets the share go at once (ROLLBACK TO SAVEPOINT ends the
+// locks taken after it); each waiter then asks whether it still needs the lock before it tries it.
+// Waiting for the exclusive lock itself would make a convoy: the server grants it to the waiters
+// one after another, each holding it for a read and a release before the next may go.
+func (h *held) waitSlice(ctx context.Context) (released bool, err error) {
 	timeout := h.l.o.commandTimeout
 	if err := h.step(ctx, timeout, "SAVEPOINT", "SAVEPOINT tenant_integration_wait"); err != nil {
 		return false, err
 	}
-	err := h.step(ctx, h.l.o.waitSlice+timeout, "wait", "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", h.name)
-	if err == nil {
-		return true, nil
-	}
+	err = h.step(ctx, h.l.o.waitSlice+timeout, "wait", "SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0))", h.name)
+	released = err == nil
 	// 55P03: lock_timeout ran out; 57014: a shorter statement_timeout did. The lock is still another's.
 	var pgErr *pgconn.PgError
-	if !errors.As(err, &pgErr) || (pgErr.Code != "55P03" && pgErr.Code != "57014") {
+	if err != nil && (!errors.As(err, &pgErr) || (pgErr.Code != "55P03" && pgErr.Code != "57014")) {
 		return false, err
 	}
-	return false, h.step(ctx, timeout, "ROLLBACK TO", "ROLLBACK TO SAVEPOINT tenant_integration_wait")
+	return released, h.step(ctx, timeout, "ROLLBACK TO", "ROLLBACK TO SAVEPOINT tenant_integration_wait")
 }
+
+// try tries the exclusive lock without waiting.
+func (h *held) try(ctx context.Context) (bool, error) {
+	queryCtx, cancel := context.WithTimeout(ctx, h.l.o.commandTimeout)
+	defer cancel()
+	var taken bool
+	err := h.conn.QueryRow(queryCtx, "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))", h.name).Scan(&taken)
+	return taken, err
+}
+
+// backOff is a short random pause after a try that lost to other waiters woken with it: they let
+// their shares go within a round trip, and the next slice, which no exclusive holder blocks, would
+// not wait.
+func backOff() { time.Sleep(time.Duration(5+rand.IntN(20)) * time.Millisecond) }
 
 // holder names the holder of the lock, for the message of a wait that ran out ("" when unknown).
 func (h *held) holder(ctx context.Context) string {
@@ -213,7 +237,7 @@ func (h *held) holder(ctx context.Context) string {
 	var app, client, since string
 	err := h.conn.QueryRow(queryCtx, `SELECT l.pid, coalesce(a.application_name, ''), coalesce(host(a.client_addr), ''), coalesce(a.xact_start::text, '')
 		FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
-		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+		WHERE l.locktype = 'advisory' AND l.mode = 'ExclusiveLock' AND l.granted AND l.objsubid = 1
 		  AND l.classid::bigint = (hashtextextended($1, 0) >> 32) & 4294967295 AND l.objid::bigint = hashtextextended($1, 0) & 4294967295`,
 		h.name).Scan(&pid, &app, &client, &since)
 	if err != nil {

@@ -22,7 +22,7 @@
 // The Lock is a transaction-scoped advisory lock on hashtextextended(<lock name>, 0), held in a
 // transaction on a connection of the pool for the refresh: a killed holder's lock is released by
 // the server with its connection; a paused holder keeps it while it lives; waiters block in the
-// server in slices of lock_timeout (250 ms), so a release wakes one at once. It works through
+// server in slices of lock_timeout (250 ms), so a release wakes them all at once. It works through
 // PgBouncer in transaction mode. See RFC 9700 §4.14.2; RFC 6749 §6, §10.4.
 package postgresstorage
 

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,3 +365,41 @@ func TestAStandbyOrReadOnlyServerIsReadOnlyAndADownServerCommandFailed(t *testin
 }
 
 func regexpMatch(pattern, text string) bool { return regexp.MustCompile(pattern).MatchString(text) }
+
+// TestEveryWaiterIsWokenAtTheReleaseToAskUntilAndNoneQueuesForTheLock: were the waiters queued for
+// the exclusive lock, the server would grant it to one after another, each running its task (a read
+// under the lock) before the next: a convoy as long as the fleet.
+func TestEveryWaiterIsWokenAtTheReleaseToAskUntilAndNoneQueuesForTheLock(t *testing.T) {
+	server := startPostgres(t)
+	ctx := context.Background()
+	const name = prefix + "convoy:lock"
+	holder, _ := postgresstorage.New(pool(t, server.URL, 4), origin, clientID)
+	var fresh atomic.Bool
+	var ran atomic.Int32
+	errs := make(chan error, 5)
+	err := holder.Lock().Do(ctx, name, func(context.Context, tokenmanager.Held) error {
+		for range 5 {
+			// Slices of 30 s: only the release can wake them.
+			waiter, _ := postgresstorage.New(pool(t, server.URL, 4), origin, clientID, postgresstorage.WithWaitSlice(30*time.Second))
+			go func() {
+				errs <- waiter.Lock().(tokenmanager.WaitingLock).DoUntil(ctx, name,
+					func(context.Context) bool { return fresh.Load() },
+					func(context.Context, tokenmanager.Held) error { ran.Add(1); return nil })
+			}()
+		}
+		time.Sleep(500 * time.Millisecond)
+		fresh.Store(true) // the holder stored fresh tokens, then lets go
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if err := <-errs; !errors.Is(err, tokenmanager.ErrLockWaitEnded) {
+			t.Errorf("a waiter: %v, not the end of its wait", err)
+		}
+	}
+	if n := ran.Load(); n != 0 {
+		t.Fatalf("%d waiters took the lock after the tokens were fresh", n)
+	}
+}

@@ -3,7 +3,7 @@
  * transaction on a connection checked out of the app's pool for the whole refresh. The server
  * releases it when the transaction ends: at the release, or when the holder's connection closes (the
  * holder was killed, its machine vanished past the TCP keepalives). A holder that is paused but lives
- * keeps it. Waiters block in the server in short slices, so a release wakes one at once.
+ * keeps it. Waiters block in the server in short slices, so a release wakes them all at once.
  *
  * @see spec/token-store/README.md, "PostgreSQL: the refresh lock"; RFC 9700 §4.14.2
  */
@@ -41,7 +41,7 @@ export interface PostgresLockOptions {
   /**
    * How long each wait blocks in the server (`lock_timeout`) before the token manager is asked
    * whether to go on waiting (another process may have stored fresh tokens), in milliseconds
-   * (default 250). A release wakes a waiter at once, whatever the slice.
+   * (default 250). A release wakes the waiters at once, whatever the slice.
    */
   waitSliceMs?: number;
   /**
@@ -159,7 +159,7 @@ async function holderOf(held: Held, name: string, timeoutMs: number): Promise<st
       {
         text: `SELECT l.pid, a.application_name, host(a.client_addr) AS client, a.xact_start
           FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
-          WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+          WHERE l.locktype = 'advisory' AND l.mode = 'ExclusiveLock' AND l.granted AND l.objsubid = 1
             AND l.classid::bigint = (${KEY} >> 32) & 4294967295 AND l.objid::bigint = ${KEY} & 4294967295`,
         values: [name],
         what: `finding the holder of ${name}`,
@@ -178,28 +178,52 @@ async function holderOf(held: Held, name: string, timeoutMs: number): Promise<st
 }
 
 /**
- * One slice of the wait: blocks in the server until the lock is granted or `lock_timeout` passes.
- * Under a savepoint, so that a slice that ran out leaves the transaction usable.
+ * One slice of the wait: blocks in the server until the holder lets go or `lock_timeout` passes,
+ * holding nothing after it. It waits for the lock in SHARE mode (`pg_advisory_xact_lock_shared`),
+ * which conflicts with the holder's exclusive lock only, so a release wakes every waiter at once;
+ * the share is let go at once (`ROLLBACK TO SAVEPOINT`, which ends the locks taken after it). Each
+ * waiter then asks whether it still needs the lock (the stored record is fresh now, in the common
+ * case) and only then tries the exclusive lock. Waiting for the exclusive lock itself would make a
+ * convoy: the server grants it to the waiters one after another, each holding it for a read and a
+ * release before the next may go, so a fleet's last waiter waits for all the others' round trips.
  *
- * @returns whether the lock is now held.
+ * @returns whether the holder let go within the slice (else the slice ran out).
  */
 async function waitSlice(held: Held, name: string, settings: LockSettings): Promise<boolean> {
   const what = `waiting for the lock ${name}`;
   const step = (text: string, values?: unknown[], timeoutMs = settings.commandTimeoutMs) =>
     query(held, { text, values, what }, timeoutMs, "LOCK_UNAVAILABLE");
   await step("SAVEPOINT tenant_integration_wait");
+  let released = true;
   try {
-    await step(`SELECT pg_advisory_xact_lock(${KEY})`, [name], settings.waitSliceMs + settings.commandTimeoutMs);
-    return true;
+    await step(`SELECT pg_advisory_xact_lock_shared(${KEY})`, [name], settings.waitSliceMs + settings.commandTimeoutMs);
   } catch (e) {
     // 55P03: lock_timeout ran out; 57014: a statement_timeout shorter than the slice did. Either way
     // the lock is still another's.
     const sqlstate = (e as PostgresStorageError).cause as { code?: unknown } | undefined;
     if (sqlstate?.code !== "55P03" && sqlstate?.code !== "57014") throw e;
-    await step("ROLLBACK TO SAVEPOINT tenant_integration_wait");
-    return false;
+    released = false;
   }
+  await step("ROLLBACK TO SAVEPOINT tenant_integration_wait");
+  return released;
 }
+
+/** Tries the exclusive lock without waiting. */
+async function tryTake(held: Held, name: string, settings: LockSettings): Promise<boolean> {
+  const [row] = await query(
+    held,
+    { text: `SELECT pg_try_advisory_xact_lock(${KEY}) AS taken`, values: [name], what: `taking the lock ${name}` },
+    settings.commandTimeoutMs,
+    "LOCK_UNAVAILABLE",
+  );
+  return row?.["taken"] === true;
+}
+
+/**
+ * A short random pause after a try that lost to other waiters woken with it: they let their shares
+ * go within a round trip, and the next slice, which no exclusive holder blocks, would not wait.
+ */
+const backOff = () => new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
 
 /**
  * Checks a connection out, opens the lock's transaction and takes the lock, waiting in slices until
@@ -236,8 +260,10 @@ async function acquire(
     }
     if (opened?.["taken"] === true) return held;
     for (;;) {
-      if (await waitSlice(held, name, settings)) return held;
+      const released = await waitSlice(held, name, settings);
       if (until && (await until())) throw new LockWaitEnded(name);
+      if (await tryTake(held, name, settings)) return held;
+      if (released) await backOff();
       if (performance.now() >= deadline) {
         const holder = await holderOf(held, name, settings.commandTimeoutMs);
         throw new PostgresStorageError(
@@ -293,8 +319,9 @@ async function stillHeld(held: Held, name: string, timeoutMs: number): Promise<b
  * Creates a {@link Lock} on PostgreSQL over the app's node-postgres pool. Each call checks a
  * connection out (at most `maxLockConnections` at once per pool), opens a transaction and takes the
  * transaction-scoped advisory lock of the lock's name (`pg_advisory_xact_lock(hashtextextended(name,
- * 0))`), waiting in slices of `waitSliceMs` in the server, so that a release wakes the waiter at once
- * and the token manager's `until` check runs between slices, until `waitTimeoutMs`; runs the task;
+ * 0))`), waiting in slices of `waitSliceMs` in the server for the holder to let go (in SHARE mode,
+ * so that a release wakes every waiter at once), then running the token manager's `until` check,
+ * then trying the lock, until `waitTimeoutMs`; runs the task;
  * then ends the transaction, which releases the lock, and gives the connection back. The task gets a
  * `HeldLock` whose `isHeld()` asks that connection (`SELECT 1` in the transaction): the token manager
  * asks right before a refresh request leaves, and sends nothing when the lock is gone.

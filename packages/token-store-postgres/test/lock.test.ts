@@ -16,7 +16,7 @@ const lockName = () => `tenant-integration:http://127.0.0.1:4020:fleet-demo:${cr
 /** The server processes holding the advisory lock of `name`. */
 async function holders(pool: pg.Pool, name: string): Promise<number[]> {
   const { rows } = await pool.query<{ pid: number }>(
-    `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+    `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted AND objsubid = 1
        AND classid::bigint = (hashtextextended($1, 0) >> 32) & 4294967295
        AND objid::bigint = hashtextextended($1, 0) & 4294967295`,
     [name],
@@ -121,6 +121,30 @@ describe("postgresLock", () => {
     release();
     await holding;
     expect((await waiting) - released).toBeLessThan(10_000);
+  });
+
+  it("wakes every waiter at the release to ask `until`, so none queues for the lock once the tokens are fresh", async () => {
+    const pool = openPool();
+    const name = lockName();
+    let release = () => {};
+    let fresh = false;
+    const holding = postgresLock(pool)(name, () => new Promise<void>((resolve) => (release = resolve)));
+    while ((await holders(pool, name)).length === 0) await sleep(10);
+    // Slices of 30 s: only the release can wake them. The holder stores fresh tokens, then lets go.
+    const task = vi.fn(async () => {});
+    const waiters = Array.from({ length: 5 }, () =>
+      postgresLock(openPool(), { waitSliceMs: 30_000 })(name, task, { until: async () => fresh }).catch(
+        (e: unknown) => e,
+      ),
+    );
+    await sleep(500);
+    fresh = true;
+    release();
+    await holding;
+    // Were they queued for the lock itself, the server would grant it to one after another, and each
+    // would run its task (a read under the lock) before the next: a convoy as long as the fleet.
+    expect(await Promise.all(waiters)).toEqual(waiters.map(() => expect.objectContaining({ code: "LOCK_WAIT_ENDED" })));
+    expect(task).not.toHaveBeenCalled();
   });
 
   it("is released by the server the moment its connection closes: a waiter gets it, the holder learns it lost it", async () => {
