@@ -21,6 +21,7 @@ import {
   pendingKey,
   pendingName,
   pendingRecordText,
+  postgresRow,
   redisKey,
   scopeOf,
   sessionIdProblem,
@@ -103,6 +104,35 @@ describe("names, Redis keys and lock directories of a scope", () => {
     expect(session?.session).toBe("42");
     expect(session?.redisKeys.tokens).toBe("billing:tenant-integration:{https://acme.tenant.test:demo:42}:tokens");
     expect(session?.slot).not.toBe(none?.slot);
+  });
+});
+
+describe("PostgreSQL rows", () => {
+  it("are the records' key columns, split after the storage's origin and client id, for every scope and pending sign-in", () => {
+    for (const v of vectors.scopes as Scope[]) {
+      const rows = {
+        tokens: postgresRow(v.origin, v.clientId, v.names.tokens),
+        intent: postgresRow(v.origin, v.clientId, v.names.intent),
+      };
+      expect(v.postgresRows, v.scope).toEqual(rows);
+      expect(postgresRow(v.origin, v.clientId, v.names.lock), "a lock is no row").toBeUndefined();
+    }
+    for (const v of vectors.pending) expect(v.postgresRow).toEqual(postgresRow(v.origin, v.clientId, v.name));
+  });
+
+  it("never meet: no two names of one client share a row, even with a client id that holds a colon", () => {
+    const names = [
+      ...(vectors.scopes as Scope[]).flatMap((v) => [v.names.tokens, v.names.intent].map((name) => [v, name] as const)),
+      ...vectors.pending.map((v: { origin: string; clientId: string; name: string }) => [v, v.name] as const),
+    ];
+    const seen = new Map<string, string>();
+    for (const [v, name] of names) {
+      const key = JSON.stringify(postgresRow(v.origin, v.clientId, name));
+      expect(seen.get(key) ?? name, key).toBe(name);
+      seen.set(key, name);
+    }
+    const colon = (vectors.scopes as Scope[]).find((v) => v.clientId.includes(":") && v.session !== null);
+    expect(colon?.postgresRows.tokens).toMatchObject({ client_id: colon?.clientId, session: colon?.session });
   });
 });
 

@@ -18,7 +18,7 @@ const TARGETS = [
 const MIXED = { mix: "mixed", label: "mixed fleet" };
 
 /** The storages, in the order the grid's rows list them; others the data holds follow. */
-const STORAGES = ["memory", "file", "redis", "redis-cluster", "web"];
+const STORAGES = ["memory", "file", "redis", "redis-cluster", "postgres", "web"];
 
 /** `known` in its order, then what `found` holds besides, in the order found. */
 const ordered = (known, found) => [

@@ -7,7 +7,7 @@
 //
 // The guides are the contract's (info.description, tag descriptions, as the reference shows them)
 // and the READMEs that describe the service to a user: the repository's and the token manager's,
-// the client's and the Redis store's. The contract's other descriptions (operations, parameters,
+// the client's, the Redis store's and the PostgreSQL store's. The contract's other descriptions (operations, parameters,
 // schemas, responses, examples) are held the same way, each by its JSON pointer. The description is read from the
 // repository's copy, spec/service-description.md (a fresh clone has nothing beside it), which is held word for word
 // to ../shared/service-description.md wherever that one is at hand.
@@ -48,6 +48,7 @@ const GUIDES: [string, string][] = [
   readme("packages/token-manager/README.md"),
   readme("packages/client/README.md"),
   readme("packages/token-store-redis/README.md"),
+  readme("packages/token-store-postgres/README.md"),
 ];
 
 /** Behaviours of the service a guide may state; each sentence stating one must be listed below. */
@@ -200,6 +201,11 @@ const STATEMENTS: { where: string; fragment: string; source: Source }[] = [
     where: "packages/token-store-redis/README.md",
     fragment: "then the sandbox tenant answers with a rotated refresh token",
     source: { sandbox: true },
+  },
+  {
+    where: "packages/token-store-postgres/README.md",
+    fragment: "The tenant may rotate refresh tokens (service description §4)",
+    source: { description: "§4", quote: "The response may rotate the refresh token." },
   },
   {
     where: "#/paths/~1oauth~1token/post/responses/200",

@@ -19,7 +19,8 @@ package tokenmanager
 //	└── LOCK_TIMEOUT, LOCK_UNAVAILABLE                     a lock's bounded wait ran out / a lock could not be taken
 //	    storage codes: FILE_CORRUPT, FILE_UNSAFE, IO_FAILED (filestorage); COMMAND_FAILED,
 //	    UNEXPECTED_REPLY, REPLICATION_TIMEOUT, LEASE_LOST (redisstorage; a Redis lock that cannot be
-//	    taken is STORAGE_FAILED with LOCK_UNAVAILABLE as its cause)
+//	    taken is STORAGE_FAILED with LOCK_UNAVAILABLE as its cause); SCHEMA_MISSING, SCHEMA_MISMATCH,
+//	    READ_ONLY, UNKNOWN_NAME, COMMAND_FAILED (postgresstorage, the TypeScript kit's codes)
 //
 // (*) Assumption (not in the service description): the description shows no error body, no OAuth
 // error code and no status for an expired or revoked token. The kit reads the RFC 6749 §5.2 body,
@@ -75,6 +76,10 @@ const (
 	CodeUnexpectedReply     Code = "UNEXPECTED_REPLY"
 	CodeReplicationTimeout  Code = "REPLICATION_TIMEOUT"
 	CodeLeaseLost           Code = "LEASE_LOST"
+	CodeSchemaMissing       Code = "SCHEMA_MISSING"
+	CodeSchemaMismatch      Code = "SCHEMA_MISMATCH"
+	CodeReadOnly            Code = "READ_ONLY"
+	CodeUnknownName         Code = "UNKNOWN_NAME"
 )
 
 // Error is every error of the kit. Its message never holds a secret.

@@ -69,6 +69,30 @@ export function redisKey(prefix: string, name: string): string {
   return scoped ? `${prefix}tenant-integration:{${scoped[1]}}:${scoped[2]}` : prefix + name;
 }
 
+/** A record's row in the PostgreSQL table: its key columns. */
+export interface PostgresRow {
+  origin: string;
+  client_id: string;
+  session: string;
+  kind: string;
+}
+
+/**
+ * The PostgreSQL row of a manager's `name`, for a storage made for `origin` and `clientId`: after
+ * their prefix, `pending:<key>` (no session), `<kind>` (no session) or `<session>:<kind>`; `undefined`
+ * for a name of another client, or no record's (a lock, which is no row).
+ */
+export function postgresRow(origin: string, clientId: string, name: string): PostgresRow | undefined {
+  const prefix = `tenant-integration:${origin}:${clientId}:`;
+  if (!name.startsWith(prefix)) return undefined;
+  const tail = name.slice(prefix.length);
+  const row = (session: string, kind: string) => ({ origin, client_id: clientId, session, kind });
+  if (/^pending:[0-9a-f]{32}$/.test(tail)) return row("", tail);
+  if (tail === "tokens" || tail === "intent") return row("", tail);
+  const [, session, kind] = /^(.+):(tokens|intent)$/.exec(tail) ?? [];
+  return session !== undefined && sessionIdProblem(session) === undefined ? row(session, kind!) : undefined;
+}
+
 /** The lock directories of a scope beside a token file: the refresh lock per session, one write lock per file. */
 export function fileLocks(file: string, scope: string, session: string | null): { refresh: string; write: string } {
   const refresh =

@@ -125,6 +125,22 @@ describe("a scenario file", () => {
     );
   });
 
+  it("with postgres steps is refused unless every storage is postgres, and gives such a run a server of its own", () => {
+    const onPostgres = (storages: string, step = "restart") =>
+      VALID.replace("storages: [file]", `storages: [${storages}]`).replace(
+        "  - expire: {}",
+        `  - postgres: ${step}\n  - expire: {}`,
+      );
+    const file = scenarioFile("demo", onPostgres("postgres"));
+    expect(loadScenario(file)).toMatchObject({ storages: ["postgres"] });
+    const [run] = plan({ targets: ["node"], redis: {}, postgres: {}, dir: dirname(file) });
+    expect(run).toMatchObject({ storage: "postgres", postgres: { own: true } });
+    expect(refusal("demo", onPostgres("file, postgres", "hang")).message).toMatch(
+      /:8: \/steps\/1\/postgres: postgres steps apply to postgres storage only/,
+    );
+    expect(refusal("demo", onPostgres("postgres", "failover")).message).toMatch(/:8: \/steps\/1\/postgres/);
+  });
+
   it("whose file name differs from its name, or that is not YAML, is refused", () => {
     expect(refusal("other", VALID).message).toMatch(/must be named demo\.yaml/);
     expect(refusal("demo", "name: [unclosed").message).toMatch(/not valid YAML/);

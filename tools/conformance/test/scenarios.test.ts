@@ -1,7 +1,7 @@
 // The conformance matrix at the reduced geometry: every scenario of spec/conformance/scenarios, for
 // every target present (in CI: all of them) alone and in mixed fleets, against one sandbox, one
-// redis-server, one Redis Cluster and one Chromium (a run that restarts, stops or kills Redis has a
-// redis-server or a cluster of its own). A run passes when every step went as the scenario says and every
+// redis-server, one Redis Cluster, one PostgreSQL and one Chromium (a run that restarts, stops or
+// kills Redis or PostgreSQL has a server or a cluster of its own). A run passes when every step went as the scenario says and every
 // invariant held; a failure names the step, the actor and what the tenant saw. Runs go three at a
 // time, each lane with a sandbox of its own (vitest.config.ts: maxConcurrency).
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -22,7 +22,7 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const found = survey();
-const runs = plan({ geometry: "reduced", targets: found.targets, redis: found.redis });
+const runs = plan({ geometry: "reduced", targets: found.targets, redis: found.redis, postgres: found.postgres });
 const results: RunResult[] = [];
 const LANES = 3;
 let suite: Suite;
@@ -39,6 +39,7 @@ afterAll(async () => {
   const report = matrix(results, {
     geometry: "reduced",
     redis: found.redis?.version,
+    postgres: found.postgres?.version,
     missing: found.missing,
     scenarios: loadScenarios(),
   });
@@ -47,7 +48,7 @@ afterAll(async () => {
 });
 
 describe("the targets", () => {
-  it("are all present in CI (every actor and redis-server); locally, the missing ones are named", () => {
+  it("are all present in CI (every actor, redis-server and PostgreSQL); locally, the missing ones are named", () => {
     for (const missing of found.missing) console.warn(`conformance: ${missing.name} left out: ${missing.why}`);
     if (process.env.CI === "true") expect(found.missing).toEqual([]);
     expect(found.targets).toContain("node");

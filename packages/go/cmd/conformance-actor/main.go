@@ -30,10 +30,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/tenant-integration/sdk/packages/go/api/scope"
 	"github.com/tenant-integration/sdk/packages/go/filestorage"
+	"github.com/tenant-integration/sdk/packages/go/postgresstorage"
 	"github.com/tenant-integration/sdk/packages/go/redisstorage"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
@@ -345,8 +347,35 @@ func openStorage(c config, out *output) (tokenmanager.Storage, tokenmanager.Lock
 			return nil, nil, err
 		}
 		return storage, storage.Lock(), nil
+	case "postgres":
+		storage, err := postgresStorage(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		return storage, storage.Lock(), nil
 	}
 	return nil, nil, &actorError{"UNSUPPORTED", "the Go kit has no storage of kind " + kind}
+}
+
+// postgresStorage is the PostgreSQL storage of a storage spec: a pgx pool on "url", as an app makes
+// it (its application_name the actor's name, which a LOCK_TIMEOUT names), and the run's "table".
+func postgresStorage(c config) (*postgresstorage.Storage, error) {
+	url, _ := c.Storage["url"].(string)
+	table, _ := c.Storage["table"].(string)
+	poolConfig, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, &actorError{"UNEXPECTED", "storage.url: " + err.Error()}
+	}
+	poolConfig.ConnConfig.RuntimeParams["application_name"] = c.Name
+	pool, err := pgxpool.NewWithConfig(context.Background(), poolConfig)
+	if err != nil {
+		return nil, err
+	}
+	opts := []postgresstorage.Option{postgresstorage.WithTable(table)}
+	if c.Manager.LockWaitMs != nil {
+		opts = append(opts, postgresstorage.WithWaitTimeout(ms(*c.Manager.LockWaitMs)))
+	}
+	return postgresstorage.New(pool, c.Tenant, c.ClientID, opts...)
 }
 
 // redisClient is the go-redis client of a storage spec: one server at "url" ("redis"), or a cluster

@@ -1,5 +1,5 @@
 // The Node actor of the conformance suite (target `node`): drives the token manager through the
-// public API of the BUILT packages, imported by their published names, in the line protocol of
+// public API of the BUILT packages (the manager, the Redis and the PostgreSQL storages), imported by their published names, in the line protocol of
 // spec/conformance/PROTOCOL.md: the configuration in CONFORMANCE_ACTOR, commands on stdin, answers
 // and events on stdout, one JSON object per line. Anything else goes to stderr.
 //
@@ -12,7 +12,9 @@ import { createInterface } from "node:readline";
 import { createTenantClient } from "@tenant-integration/client";
 import { createTokenManager, logSessionTo, memoryStorage } from "@tenant-integration/token-manager";
 import { fileStorage } from "@tenant-integration/token-manager/node";
+import { postgresStorage } from "@tenant-integration/token-store-postgres";
 import { redisClusterStorage, redisStorage } from "@tenant-integration/token-store-redis";
+import pg from "pg";
 import { createClient, createCluster } from "redis";
 
 /** The header that names the actor on every request to the tenant, for the sandbox's ledger. */
@@ -35,12 +37,12 @@ const SESSION_EVENTS = {
 };
 /** The protocol's log levels, by the kit's `Logger` method names. */
 const LOG_LEVELS = { debug: "debug", info: "info", warn: "warning", error: "error" };
-/** How long `exit` waits for the Redis client to close (Redis may be down) before exiting anyway. */
+/** How long `exit` waits for the Redis client or the PostgreSQL pool to close (it may be down) before exiting anyway. */
 const CLOSE_WAIT_MS = 1_000;
 
 /**
- * @typedef {{ kind: "memory" | "file" | "redis" | "web", lock?: "none", path?: string, staleMs?: number,
- *   url?: string, prefix?: string, leaseMs?: number }} StorageConfig
+ * @typedef {{ kind: "memory" | "file" | "redis" | "redis-cluster" | "postgres" | "web", lock?: "none", path?: string,
+ *   staleMs?: number, url?: string, urls?: string[], prefix?: string, leaseMs?: number, table?: string }} StorageConfig
  * @typedef {{ target: string, name: string, tenant: string, clientId: string, redirectUri: string,
  *   scopes: import("@tenant-integration/token-manager").Scope[], storage: StorageConfig, clockOffsetMs?: number,
  *   manager?: { requestTimeoutMs?: number, intentWaitMs?: number, lockWaitMs?: number } }} Config
@@ -81,7 +83,8 @@ const state = {
   /** @type {import("@tenant-integration/token-manager").TokenManager} */ manager: undefined,
   /** The kit's client on the manager: the API as a user calls it. @type {import("@tenant-integration/client").TenantClient} */
   client: undefined,
-  /** @type {{ close(): Promise<unknown> } | undefined} */ redis: undefined,
+  /** The Redis client or the PostgreSQL pool, closed at `exit`. @type {{ close(): Promise<unknown> } | undefined} */
+  redis: undefined,
 };
 
 /** The configuration from CONFORMANCE_ACTOR; exits with status 2 when it is missing or not JSON. */
@@ -222,9 +225,10 @@ function armedStorage(inner, lock) {
 }
 
 /**
- * The storage of `config.storage`, connecting to Redis for `redis` (a cluster client for `redis-cluster`). `manager.lockWaitMs` is the
- * bounded wait of the storage's lock (`lockTimeoutMs` of fileStorage, `waitTimeoutMs` of
- * redisStorage); for memoryStorage it is the manager's `lockTimeoutMs` (see managerOptions).
+ * The storage of `config.storage`, connecting to Redis for `redis` (a cluster client for `redis-cluster`),
+ * and a node-postgres pool for `postgres`. `manager.lockWaitMs` is the bounded wait of the storage's
+ * lock (`lockTimeoutMs` of fileStorage, `waitTimeoutMs` of redisStorage and postgresStorage); for
+ * memoryStorage it is the manager's `lockTimeoutMs` (see managerOptions).
  *
  * @param {Config} config
  * @throws {ActorError} `UNSUPPORTED` for a storage kind the Node kit has not (`web`: a browser's).
@@ -260,6 +264,18 @@ async function openStorage({ storage, manager = {} }) {
       onLeaseLost: (error) => say({ event: "log", level: "warning", message: String(error.message) }),
     };
     inner = cluster ? redisClusterStorage(client, options) : redisStorage(client, options);
+  } else if (storage.kind === "postgres") {
+    // The app's pool, as a user makes it; the storage checks connections out of it.
+    const pool = new pg.Pool({ connectionString: storage.url, application_name: state.config.name });
+    // An idle connection lost in an outage must not crash the process: the next statement fails, typed.
+    pool.on("error", (e) => process.stderr.write(`postgres: ${e?.message ?? e}\n`));
+    state.redis = { close: () => pool.end() };
+    inner = postgresStorage(pool, {
+      baseUrl: state.config.tenant,
+      clientId: state.config.clientId,
+      table: storage.table,
+      ...(lockWaitMs === undefined ? {} : { waitTimeoutMs: lockWaitMs }),
+    });
   } else throw new ActorError("UNSUPPORTED", `the Node kit has no storage of kind ${JSON.stringify(storage.kind)}`);
   const lock = storage.lock === "none" ? noLock : inner.lock;
   state.hasLock = lock !== undefined;
@@ -344,7 +360,7 @@ function exit({ id }) {
   return quit();
 }
 
-/** Closes the Redis client (bounded: Redis may be down) and exits with status 0. */
+/** Closes the Redis client or the PostgreSQL pool (bounded: it may be down) and exits with status 0. */
 async function quit() {
   if (state.redis)
     await Promise.race([state.redis.close().catch(() => {}), new Promise((r) => setTimeout(r, CLOSE_WAIT_MS))]);

@@ -47,6 +47,7 @@ try {
     geometry,
     targets: found.targets,
     redis: found.redis,
+    postgres: found.postgres,
     filter: (run) =>
       keep(values.scenario, run.scenario) && keep(values.storage, run.storage) && keep(values.mix, run.mix),
   });
@@ -84,6 +85,7 @@ const ran = new Set(runs.map((run) => run.scenario));
 const report = matrix(results, {
   geometry,
   redis: found.redis?.version,
+  postgres: found.postgres?.version,
   missing: found.missing,
   scenarios: loadScenarios().filter((scenario) => ran.has(scenario.name)),
 });

@@ -1,7 +1,7 @@
 // Types of the conformance orchestrator (src/suite/*.mjs), for the tests.
 
 export type Target = "node" | "python" | "python-async" | "browser" | "go";
-export type Storage = "memory" | "web" | "file" | "redis" | "redis-cluster";
+export type Storage = "memory" | "web" | "file" | "redis" | "redis-cluster" | "postgres";
 
 /** One expanded run: a scenario on one storage with one actor mix and one parameter combination. */
 export interface Run {
@@ -60,6 +60,8 @@ export declare const REDIRECT_URI: string;
 export interface Survey {
   readonly targets: Target[];
   readonly redis: { command: string; version: string } | undefined;
+  /** PostgreSQL's programs (tools/postgres findPostgres()), when found. */
+  readonly postgres: { bin: string; version: string } | undefined;
   readonly missing: { name: string; why: string }[];
 }
 export declare function survey(options?: { commands?: Commands }): Survey;
@@ -67,6 +69,7 @@ export declare function plan(options: {
   geometry?: "reduced" | "full";
   targets: readonly string[];
   redis?: object | undefined;
+  postgres?: object | undefined;
   filter?: (run: Run) => boolean;
   dir?: string;
 }): Run[];
@@ -94,6 +97,7 @@ export declare function matrix(
   context: {
     geometry: string;
     redis?: string | undefined;
+    postgres?: string | undefined;
     missing: { name: string; why: string }[];
     scenarios?: Record<string, unknown>[];
   },

@@ -2,7 +2,7 @@
 
 /**
  * @param {object[]} results from runScenario
- * @param {{ geometry: string, redis?: string, missing: { name: string, why: string }[], scenarios?: object[] }} context
+ * @param {{ geometry: string, redis?: string, postgres?: string, missing: { name: string, why: string }[], scenarios?: object[] }} context
  *   `scenarios`: those the results come from, whose summaries the report carries
  */
 export function matrix(results, context) {
@@ -11,6 +11,7 @@ export function matrix(results, context) {
     date: new Date().toISOString(),
     geometry: context.geometry,
     redis: context.redis ?? null,
+    postgres: context.postgres ?? null,
     runtimes,
     leftOut: context.missing,
     scenarios: Object.fromEntries((context.scenarios ?? []).map((scenario) => [scenario.name, scenario.summary])),
@@ -27,7 +28,7 @@ export function markdown(report) {
   const lines = [
     `Conformance run of ${report.date.slice(0, 10)}, ${report.geometry} geometry: ${report.passed} passed, ${report.failed} failed.`,
     "",
-    `Runtimes: ${report.runtimes.join(", ") || "none"}${report.redis ? `; redis-server ${report.redis}` : ""}.`,
+    `Runtimes: ${report.runtimes.join(", ") || "none"}${report.redis ? `; redis-server ${report.redis}` : ""}${report.postgres ? `; PostgreSQL ${report.postgres}` : ""}.`,
     ...(report.leftOut.length
       ? ["", `Left out: ${report.leftOut.map((m) => `${m.name} (${m.why})`).join("; ")}.`]
       : []),

@@ -38,6 +38,9 @@ function storageConfig(run, env, dir) {
     case "redis-cluster":
       // The cluster's nodes are the client's seeds; the run's keys share one hash slot (the kits' key scheme).
       return { kind: "redis-cluster", urls: env.redisClusterUrls, prefix, ...lease, ...lock };
+    case "postgres":
+      // The run's own table of the shared schema, on its server; the lock is the kit's advisory lock.
+      return { kind: "postgres", url: env.postgresUrl, table: env.postgresTable, ...lock };
     default:
       return { kind: run.storage, ...lock };
   }
@@ -259,8 +262,10 @@ function resultOf(state) {
  *
  * @param {object} run from expand()
  * @param {{ sandbox: object, clientId: string, redirectUri: string, commands: object, redisUrl?: string, redisClusterUrls?: string[],
- *   redis?: { restart(key: string): Promise<void> }, browser?: object, runNumber: number, noLock?: boolean }} env
- *   `redis` is the run's own redis-server or Redis Cluster, for its redis steps (given the session's key).
+ *   redis?: { restart(key: string): Promise<void> }, postgresUrl?: string, postgresTable?: string,
+ *   postgres?: { restart(): Promise<void> }, browser?: object, runNumber: number, noLock?: boolean }} env
+ *   `redis` is the run's own redis-server or Redis Cluster, for its redis steps (given the session's key);
+ *   `postgres` the run's own PostgreSQL, for its postgres steps.
  * @returns {Promise<object>} the run's result: passed, failures, refreshes per expiry, worst wait…
  */
 export async function runScenario(run, env) {

@@ -15,11 +15,11 @@ export const SCENARIO_DIR = join(SPEC_DIR, "scenarios");
 
 /** The targets, and the storages each can run on. */
 export const TARGETS = {
-  node: ["memory", "file", "redis", "redis-cluster"],
+  node: ["memory", "file", "redis", "redis-cluster", "postgres"],
   python: ["memory", "file", "redis", "redis-cluster"],
   "python-async": ["memory", "file", "redis", "redis-cluster"],
   browser: ["web"],
-  go: ["memory", "file", "redis", "redis-cluster"],
+  go: ["memory", "file", "redis", "redis-cluster", "postgres"],
 };
 
 /** Timing defaults (ms), for names a scenario does not set. */
@@ -180,6 +180,8 @@ function checkRules(scenario, fail) {
     if (kind === "wait-for" && !armed.has(body.actor))
       fail(`${at}/actor`, undefined, `actor ${body.actor} has no armed fault to wait for (arm it in an earlier step)`);
     checkRedisRules(scenario, kind, body, at, fail);
+    if (kind === "postgres" && scenario.storages.some((s) => s !== "postgres"))
+      fail(at, undefined, "postgres steps apply to postgres storage only: give the scenario storages: [postgres]");
     if (kind === "disk" && scenario.storages.some((s) => s !== "file"))
       fail(at, undefined, "disk steps apply to file storage only: give the scenario storages: [file]");
   }
@@ -304,6 +306,8 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
               Boolean(scenario.redis?.appendonly || scenario.redis?.replicas) ||
               [...walkSteps(scenario.steps)].some((s) => s.kind === "redis"),
           },
+          // A run that stops or kills PostgreSQL has a server of its own too.
+          postgres: { own: [...walkSteps(scenario.steps)].some((s) => s.kind === "postgres") },
           disk: [...walkSteps(scenario.steps)].some((s) => s.kind === "disk"),
           steps: substitute(scaleSteps(scenario.steps, geometry), params),
           expect: scenario.expect,

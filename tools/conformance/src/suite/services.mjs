@@ -1,7 +1,7 @@
 // The services a run needs: the sandbox tenant as a process (its test clock, ledger, request log,
 // events and faults over HTTP), redis-server on a free loopback port (redis-server.mjs), a Redis
-// Cluster of such servers (redis-cluster.mjs), and a token file directory of the run's own for disk
-// faults. Every process started here is stopped by the caller's close().
+// Cluster of such servers (redis-cluster.mjs), PostgreSQL (postgres.mjs), and a token file directory
+// of the run's own for disk faults. Every process started here is stopped by the caller's close().
 import { execFileSync, spawn } from "node:child_process";
 import { mkdir, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -9,6 +9,7 @@ import { createInterface } from "node:readline";
 import { REPO } from "./scenarios.mjs";
 
 export { OWN_CLUSTER_NODE_TIMEOUT_MS, startRedisCluster } from "./redis-cluster.mjs";
+export { findPostgres, startPostgresService } from "./postgres.mjs";
 export { findRedisServer, freePort, startRedis } from "./redis-server.mjs";
 
 const SANDBOX_CLI = join(REPO, "packages", "sandbox", "dist", "cli.js");

@@ -163,6 +163,8 @@ export const STEPS = {
   kill,
   fault: (state, spec) => state.sandbox.addFault({ route: "/oauth/token", method: "POST", ...spec }),
   redis,
+  // The run's own PostgreSQL: every step acts on the whole server.
+  postgres: (state, what) => state.env.postgres[what](),
   disk: (state, what) => state.disk[what](),
   revoke: (state, { actor }) => expectOk(state, state.actors[actor], "revoke"),
   "sign-out": (state, { actor }) => expectOk(state, state.actors[actor], "sign-out"),

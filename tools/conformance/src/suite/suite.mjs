@@ -1,5 +1,6 @@
 // The suite: the scenarios expanded for the targets present here, run one after another against one
-// sandbox (and one redis-server, and one Chromium when tabs run), with their results as a matrix.
+// sandbox (and one redis-server, one PostgreSQL, and one Chromium when tabs run), with their results
+// as a matrix.
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,8 +9,10 @@ import { defaultCommands } from "./actor.mjs";
 import { runScenario } from "./run.mjs";
 import { expand, loadScenarios } from "./scenarios.mjs";
 import {
+  findPostgres,
   findRedisServer,
   OWN_CLUSTER_NODE_TIMEOUT_MS,
+  startPostgresService,
   startRedis,
   startRedisCluster,
   startSandbox,
@@ -21,8 +24,8 @@ export const REDIRECT_URI = "http://127.0.0.1:53682/callback";
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 /**
- * What this machine can run: the targets whose actor can start, and redis-server. Outside CI a
- * missing one is left out and named; `required` makes it an error instead.
+ * What this machine can run: the targets whose actor can start, redis-server and PostgreSQL. Outside
+ * CI a missing one is left out and named; `required` makes it an error instead.
  */
 export function survey({ commands = defaultCommands() } = {}) {
   const missing = [];
@@ -44,18 +47,28 @@ export function survey({ commands = defaultCommands() } = {}) {
   }
   const redis = findRedisServer();
   if (!redis) missing.push({ name: "redis", why: "redis-server is not installed (apt-get install -y redis-server)" });
-  return { targets, redis, missing };
+  const postgres = findPostgres();
+  if (!postgres)
+    missing.push({
+      name: "postgres",
+      why: "PostgreSQL is not installed (apt-get install -y postgresql, or POSTGRES_BIN_DIR naming its bin directory)",
+    });
+  return { targets, redis, postgres, missing };
 }
 
 /**
  * The runs of every scenario (or those `filter` keeps) for the targets and storages present.
  *
- * @param {{ geometry?: "reduced"|"full", targets: string[], redis?: object, filter?: (run: object) => boolean, dir?: string }} options
+ * @param {{ geometry?: "reduced"|"full", targets: string[], redis?: object, postgres?: object, filter?: (run: object) => boolean, dir?: string }} options
+ *   `postgres` is what survey() found (runs on postgres storage are left out without it; by default
+ *   they are kept whenever a PostgreSQL is found here).
  */
-export function plan({ geometry = "reduced", targets, redis, filter = () => true, dir }) {
+export function plan({ geometry = "reduced", targets, redis, postgres = findPostgres(), filter = () => true, dir }) {
   return loadScenarios(dir)
     .flatMap((scenario) => expand(scenario, { geometry, targets }))
-    .filter((run) => (redis || !run.storage.startsWith("redis")) && filter(run));
+    .filter(
+      (run) => (redis || !run.storage.startsWith("redis")) && (postgres || run.storage !== "postgres") && filter(run),
+    );
 }
 
 /**
@@ -89,8 +102,8 @@ async function startOwnRedis(run, command) {
 /**
  * Starts the services for a set of runs and returns a runner; close it to stop everything. Runs
  * go in `lanes` parallel lanes, each with a sandbox of its own (a run moves its sandbox's clock);
- * one redis-server and one Redis Cluster serve them all (each run has its own key prefix), but a run
- * that stops Redis has its own; the lane that takes the browser runs has the Chromium.
+ * one redis-server, one Redis Cluster and one PostgreSQL serve them all (each run has its own key
+ * prefix, or table), but a run that stops Redis or PostgreSQL has its own; the lane that takes the browser runs has the Chromium.
  *
  * @param {{ runs: object[], commands?: object, redis?: { command: string }, noLock?: boolean, lanes?: number }} options
  */
@@ -111,6 +124,12 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
     if (runs.some((run) => run.storage === "redis-cluster" && !run.redis.own)) {
       cluster = await startRedisCluster({ command: redis?.command });
       closers.push(() => cluster.close());
+    }
+    // One PostgreSQL for the runs that leave it running; each run has a table of its own.
+    let postgres;
+    if (runs.some((run) => run.storage === "postgres" && !run.postgres?.own)) {
+      postgres = await startPostgresService();
+      closers.push(() => postgres.close());
     }
     const wantsBrowser = runs.some((run) => run.storage === "web");
     const opened = [];
@@ -150,16 +169,21 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
       sandbox: opened[0].sandbox,
       /**
        * Runs one run in the first free lane; a run that restarts, stops or kills Redis gets a
-       * redis-server, or a Redis Cluster, of its own.
+       * redis-server, or a Redis Cluster, of its own, and one that does so to PostgreSQL a PostgreSQL.
        */
       async run(run) {
         const lane = await acquire(run);
-        runNumber++;
+        // This run's number, taken before any await: lanes run at once, and it names the run's keys and table.
+        const number = ++runNumber;
         let own;
+        let ownPostgres;
         try {
           // Tabs share one browser across runs: a run's tabs start without the last run's session.
           if (run.storage === "web") await lane.browser.reset();
           if (run.redis.own) own = await startOwnRedis(run, redis?.command);
+          // A run that restarts, stops or kills PostgreSQL has a server of its own.
+          if (run.storage === "postgres" && run.postgres?.own) ownPostgres = await startPostgresService();
+          const server = ownPostgres ?? postgres;
           return await runScenario(run, {
             sandbox: lane.sandbox,
             clientId: CLIENT_ID,
@@ -168,12 +192,16 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
             redisUrl: run.storage === "redis" ? (own ?? shared)?.url : undefined,
             redisClusterUrls: run.storage === "redis-cluster" ? (own ?? cluster)?.urls : undefined,
             redis: own,
+            postgresUrl: run.storage === "postgres" ? server?.url : undefined,
+            postgresTable: run.storage === "postgres" ? await server?.table(`conformance_${number}`) : undefined,
+            postgres: ownPostgres,
             browser: lane.browser,
-            runNumber,
+            runNumber: number,
             noLock,
           });
         } finally {
           await own?.close();
+          await ownPostgres?.close();
           release(lane);
         }
       },
