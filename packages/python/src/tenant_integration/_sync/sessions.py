@@ -197,13 +197,17 @@ class Sessions:
     def _drop(self, now: float) -> None:
         """Drops the managers idle for ``max_idle``, and the least recently used past ``max_cached``,
         unless one is in use or holds tokens whose write failed; called with the mutex held."""
-        for session_id, (manager, used) in list(self._cached.items()):
-            idle = now - used >= self._max_idle
-            if not idle and len(self._cached) <= self._max_cached:
+        excess = len(self._cached) - self._max_cached
+        dropped: list[tuple[str, TokenManager]] = []
+        # The least recently used first: once one is neither idle nor past the bound, none after it is.
+        for session_id, (manager, used) in self._cached.items():
+            if len(dropped) >= excess and now - used < self._max_idle:
                 break
             if manager._droppable():
-                del self._cached[session_id]
-                manager._log.debug("The session's manager is dropped from memory (the storage keeps its records)")
+                dropped.append((session_id, manager))
+        for session_id, manager in dropped:
+            del self._cached[session_id]
+            manager._log.debug("The session's manager is dropped from memory (the storage keeps its records)")
 
     def begin_sign_in(
         self, session_id: str, *, binding: str | None = None, scopes: Sequence[str] | None = None
