@@ -270,3 +270,32 @@ def test_a_sessions_log_lines_carry_its_id_at_debug_level_only(caplog: pytest.Lo
         manager.complete_authorization(tenant.approve(manager.begin_authorization().url))
     assert debug_records(caplog) != []
     assert all(getattr(r, "session_id", None) == "ada@example.org" for r in debug_records(caplog))
+
+
+def test_a_token_file_gathers_the_changes_of_a_processs_threads_into_fewer_rewrites(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = FileStorage(tmp_path / "tokens.json")
+    rewrites: list[int] = []
+    write = storage._write_durably
+
+    def counted(file: str, data: dict[str, str]) -> None:
+        rewrites.append(len(data))
+        time.sleep(0.01)  # a rewrite takes a while: the changes made meanwhile wait for the next one
+        write(file, data)
+
+    monkeypatch.setattr(storage, "_write_durably", counted)
+    barrier = threading.Barrier(40)
+
+    def change(n: int) -> None:
+        barrier.wait()
+        storage.set(f"tenant-integration:x:{n}:tokens", str(n))
+
+    threads = [threading.Thread(target=change, args=(n,)) for n in range(40)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {storage.get(f"tenant-integration:x:{n}:tokens") for n in range(40)} == {str(n) for n in range(40)}
+    assert len(rewrites) < 40
+    assert FileStorage(tmp_path / "tokens.json").get("tenant-integration:x:39:tokens") == "39"

@@ -16,6 +16,7 @@ import re
 import secrets
 import stat
 import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -41,10 +42,10 @@ _LEFTOVER = re.compile(r"^[0-9a-f]{12}\.tmp$")
 _log = logging.getLogger("tenant_integration.storage.file")
 
 
-def _problem(text: str) -> str | None:
-    """What is wrong with the text of a token file, or ``None`` when it is a JSON object of strings."""
+def _decode(text: str) -> tuple[dict[str, str] | None, str | None]:
+    """The data of a token file's text, or what is wrong with it (not a JSON object of strings)."""
     if not text.strip():
-        return "empty"
+        return None, "empty"
 
     def no_constant(name: str) -> object:
         raise ValueError(name)
@@ -54,12 +55,29 @@ def _problem(text: str) -> str | None:
         data = json.loads(text, parse_constant=no_constant)
     except (ValueError, RecursionError):
         # The parser's message quotes the text, which may hold tokens: say only what is wrong.
-        return "not valid JSON"
+        return None, "not valid JSON"
     if not isinstance(data, dict):
-        return "not a JSON object"
+        return None, "not a JSON object"
     if not all(isinstance(v, str) for v in data.values()):
-        return "not a JSON object of strings"
-    return None
+        return None, "not a JSON object of strings"
+    return data, None
+
+
+def _problem(text: str) -> str | None:
+    """What is wrong with the text of a token file, or ``None`` when it is a JSON object of strings."""
+    return _decode(text)[1]
+
+
+class _Change:
+    """One change of the file's data waiting for a rewrite: whether it ran, and the error that kept it
+    from being durable."""
+
+    __slots__ = ("change", "error", "finished")
+
+    def __init__(self, change: Callable[[dict[str, str]], bool]) -> None:
+        self.change = change
+        self.error: BaseException | None = None
+        self.finished = False
 
 
 def _encode(data: dict[str, str]) -> bytes:
@@ -217,6 +235,14 @@ class FileStorage:
         # The refresh locks this instance holds now, by kind (``refresh``, ``<h>.refresh``): one holder
         # at a time per lock in a process.
         self._refresh_held: dict[str, Held] = {}
+        # Changes gathered while a rewrite runs, written together by the next one (many sessions of one
+        # process share one file: one rewrite per batch, not per change).
+        self._changes: list[_Change] = []
+        self._rewriting = False
+        self._gather = threading.Condition()
+        # The last text read and its data: a file shared by many sessions is read far more often than
+        # it changes, and decoding it is most of a read (compared whole, never by size or time).
+        self._decoded: tuple[str, dict[str, str]] | None = None
 
     @property
     def path(self) -> str:
@@ -359,16 +385,26 @@ class FileStorage:
             reset=True,
         )
 
+    def _data_of(self, text: str) -> tuple[dict[str, str] | None, str | None]:
+        """:func:`_decode` of ``text``, from the last decoded text when it is the same (not to be changed)."""
+        last = self._decoded
+        if last is not None and text == last[0]:
+            return last[1], None
+        data, what = _decode(text)
+        if data is not None:
+            self._decoded = (text, data)
+        return data, what
+
     def _read_for_write(self, file: str) -> dict[str, str]:
-        """The file's data, under the write lock; a corrupt file is moved aside and counts as empty."""
+        """The file's data (a copy to change), under the write lock; a corrupt file is moved aside and
+        counts as empty."""
         text = self._read_text(file)
         if text is None:
             return {}
-        what = _problem(text)
-        if what is None:
-            data: dict[str, str] = json.loads(text)
-            return data
-        self._set_aside(file, what)
+        data, what = self._data_of(text)
+        if data is not None:
+            return dict(data)
+        self._set_aside(file, what or "unreadable")
         return {}
 
     def _write_durably(self, file: str, data: dict[str, str]) -> None:
@@ -415,15 +451,50 @@ class FileStorage:
                     os.unlink(os.path.join(directory, name))
 
     def _update(self, change: Callable[[dict[str, str]], bool]) -> None:
+        """Applies ``change`` to the file's data and writes it durably: the changes this process's
+        threads make while a rewrite runs wait, and the next rewrite applies them all, in the order they
+        came, each call returning once its change is durable (or raising what kept it from being so)."""
+        entry = _Change(change)
+        with self._gather:
+            self._changes.append(entry)
+            while self._rewriting and not entry.finished:
+                self._gather.wait()
+            if not entry.finished:
+                self._rewriting = True
+                batch, self._changes = self._changes, []
+        if not entry.finished:
+            try:
+                self._rewrite(batch)
+            finally:
+                with self._gather:
+                    for done in batch:
+                        done.finished = True
+                    self._rewriting = False
+                    self._gather.notify_all()
+        if entry.error is not None:
+            raise entry.error
+
+    def _rewrite(self, batch: list[_Change]) -> None:
+        """One rewrite of the file under its write lock, with every change of ``batch`` applied."""
+
         def task(file: str) -> None:
             data = self._read_for_write(file)
-            changed = change(data)
+            changed = False
+            for entry in batch:
+                try:
+                    changed = entry.change(data) or changed
+                except Exception as e:
+                    entry.error = e
             if _drop_expired_pending(data) or changed:
                 self._write_durably(file, data)
             # After the write, not before: a refresh's write is the crash window, kept as short as can be.
             self._remove_leftovers(file)
 
-        self._locked("write", task)
+        try:
+            self._locked("write", task)
+        except BaseException as e:
+            for entry in batch:
+                entry.error = entry.error or e
 
     # -- TokenStorage -----------------------------------------------------------------------------
 
@@ -437,9 +508,9 @@ class FileStorage:
         text = self._read_text(self._target())
         if text is None:
             return None
-        if _problem(text) is None:
-            value: str | None = json.loads(text).get(key)
-            return value
+        data, _ = self._data_of(text)
+        if data is not None:
+            return data.get(key)
 
         # Decide under the write lock, on a fresh read: another process may have replaced it meanwhile.
         def again(file: str) -> str | None:
