@@ -133,13 +133,15 @@ async def test_invalid_grant_ends_the_session_and_a_500_keeps_it(tenant: FakeTen
     assert not await manager.is_signed_in()
 
 
-async def test_a_state_mismatch_is_refused_before_any_request(tenant: FakeTenant, clock: Clock) -> None:
+async def test_a_state_no_sign_in_was_begun_with_is_refused_before_any_request(
+    tenant: FakeTenant, clock: Clock
+) -> None:
     manager = make(tenant, clock)
     request = await manager.begin_authorization()
     callback = tenant.approve(request.url).replace(request.state, "x" * 43)
     with pytest.raises(TokenManagerError) as caught:
         await manager.complete_authorization(callback)
-    assert caught.value.code == "STATE_MISMATCH"
+    assert caught.value.code == "NO_PENDING_SIGN_IN"
     assert tenant.requests == []
 
 

@@ -25,11 +25,18 @@ from tenant_integration import (
     TokenManagerError,
     TransientError,
 )
+from tenant_integration._names import pending_name
 from tenant_integration.pkce import derive_code_challenge
 from tenant_integration.storage.file import FileStorage
 
 TOKENS = f"tenant-integration:{BASE_URL}:{CLIENT_ID}:tokens"
-PENDING = f"tenant-integration:{BASE_URL}:{CLIENT_ID}:pending"
+
+
+def pending_of(state: str) -> str:
+    """The storage name of the pending sign-in of ``state`` (spec/token-store: by the SHA-256 of the state)."""
+    return pending_name(BASE_URL, CLIENT_ID, state)
+
+
 PAST_EXPIRY = LIFETIME + 1
 
 
@@ -133,7 +140,7 @@ def test_the_authorize_url_carries_the_seven_parameters_on_the_tenants_origin(te
     }
     assert (query["response_type"], query["client_id"], query["redirect_uri"]) == ("code", CLIENT_ID, REDIRECT_URI)
     assert (query["scope"], query["code_challenge_method"], query["state"]) == ("profile:read", "S256", request.state)
-    pending = json.loads(manager._pending_storage.get(PENDING) or "")
+    pending = json.loads(manager._pending_storage.get(pending_of(request.state)) or "")
     assert set(pending) == {"state", "verifier", "expiresAt"}
     assert pending["state"] == request.state
     assert derive_code_challenge(pending["verifier"]) == query["code_challenge"]
@@ -180,7 +187,7 @@ def test_the_code_is_exchanged_with_a_json_body_holding_the_verifier_and_no_secr
     assert manager.get_access_token() == "at-2-QwErTyUiOp"
 
 
-def test_a_state_that_differs_is_refused_before_any_request_and_uses_up_the_pending_sign_in(
+def test_a_state_no_sign_in_was_begun_with_is_refused_before_any_request_and_takes_nothing(
     tenant: FakeTenant, clock: Clock
 ) -> None:
     manager = make(tenant, clock)
@@ -189,12 +196,41 @@ def test_a_state_that_differs_is_refused_before_any_request_and_uses_up_the_pend
     forged = callback.replace(state, state[:-1] + ("A" if state[-1] != "A" else "B"))
     with pytest.raises(TokenManagerError) as caught:
         manager.complete_authorization(forged)
-    assert caught.value.code == "STATE_MISMATCH"
+    assert caught.value.code == "NO_PENDING_SIGN_IN"
     assert tenant.requests == []
-    with pytest.raises(TokenManagerError) as again:
+    manager.complete_authorization(callback)
+    assert manager.is_signed_in()
+
+
+def test_a_record_under_the_states_key_with_another_state_is_a_mismatch_and_is_used_up(
+    tenant: FakeTenant, clock: Clock
+) -> None:
+    storage = MemoryStorage()
+    manager = make(tenant, clock, storage=storage)
+    request = manager.begin_authorization()
+    callback = tenant.approve(request.url)
+    record = json.loads(storage.get(pending_of(request.state)) or "")
+    storage.set(pending_of(request.state), json.dumps({**record, "state": "B" * 43}, separators=(",", ":")))
+    with pytest.raises(TokenManagerError) as caught:
         manager.complete_authorization(callback)
-    assert again.value.code == "NO_PENDING_SIGN_IN"
+    assert caught.value.code == "STATE_MISMATCH"
+    assert storage.get(pending_of(request.state)) is None
     assert tenant.requests == []
+
+
+def test_any_number_of_sign_ins_may_be_pending_and_each_completes_once_in_any_order(
+    tenant: FakeTenant, clock: Clock
+) -> None:
+    manager = make(tenant, clock)
+    callbacks = [tenant.approve(manager.begin_authorization().url) for _ in range(3)]
+    for callback in reversed(callbacks):
+        manager.complete_authorization(callback)
+    assert len(tenant.grants("authorization_code")) == 3
+    for callback in callbacks:
+        with pytest.raises(TokenManagerError) as again:
+            manager.complete_authorization(callback)
+        assert again.value.code == "NO_PENDING_SIGN_IN"
+    assert len(tenant.grants("authorization_code")) == 3
 
 
 def test_a_callback_without_state_or_code_or_after_the_pending_lifetime_is_refused_without_a_request(
@@ -237,23 +273,41 @@ def test_a_callback_that_is_not_a_full_url_is_refused_before_the_pending_sign_in
     assert manager.is_signed_in()
 
 
-def test_a_callback_at_another_address_or_repeating_a_parameter_is_refused_before_the_pending_sign_in_is_taken(
+def test_a_callback_repeating_its_state_is_refused_before_the_pending_sign_in_is_taken(
     tenant: FakeTenant, clock: Clock
 ) -> None:
     manager = make(tenant, clock)
-    request = manager.begin_authorization()
-    callback = tenant.approve(request.url)
-    for wrong in (
-        callback.replace("53682", "53683"),
-        callback.replace("/callback", "/other"),
-        callback.replace("http://", "https://"),
-        callback + "&state=again",
-    ):
-        with pytest.raises(TokenManagerError) as caught:
-            manager.complete_authorization(wrong)
-        assert caught.value.code == "INVALID_CALLBACK"
+    callback = tenant.approve(manager.begin_authorization().url)
+    with pytest.raises(TokenManagerError) as caught:
+        manager.complete_authorization(callback + "&state=again")
+    assert caught.value.code == "INVALID_CALLBACK"
     manager.complete_authorization(callback)
     assert tenant.grants("authorization_code") != []
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        lambda c: c.replace("53682", "53683"),
+        lambda c: c.replace("/callback", "/other"),
+        lambda c: c.replace("http://", "https://"),
+        lambda c: c + "&code=again",
+        lambda c: c + "&error=a&error=b",
+    ],
+    ids=["port", "path", "scheme", "code repeated", "error repeated"],
+)
+def test_a_callback_at_another_address_or_repeating_a_parameter_is_refused_and_uses_up_its_sign_in(
+    wrong: Any, tenant: FakeTenant, clock: Clock
+) -> None:
+    manager = make(tenant, clock)
+    callback = tenant.approve(manager.begin_authorization().url)
+    with pytest.raises(TokenManagerError) as caught:
+        manager.complete_authorization(wrong(callback))
+    assert caught.value.code == "INVALID_CALLBACK"
+    with pytest.raises(TokenManagerError) as again:
+        manager.complete_authorization(callback)
+    assert again.value.code == "NO_PENDING_SIGN_IN"
+    assert tenant.requests == []
 
 
 def test_a_callback_whose_address_differs_only_in_normal_form_is_accepted(tenant: FakeTenant, clock: Clock) -> None:
@@ -334,10 +388,10 @@ def test_the_pending_sign_in_may_live_in_a_storage_of_its_own(tenant: FakeTenant
     tokens, pending = MemoryStorage(), MemoryStorage()
     manager = make(tenant, clock, storage=tokens, pending_storage=pending)
     request = manager.begin_authorization()
-    assert pending.get(PENDING) is not None
-    assert tokens.get(PENDING) is None
+    assert pending.get(pending_of(request.state)) is not None
+    assert tokens.get(pending_of(request.state)) is None
     manager.complete_authorization(tenant.approve(request.url))
-    assert pending.get(PENDING) is None
+    assert pending.get(pending_of(request.state)) is None
     assert tokens.get(TOKENS) is not None
 
 

@@ -131,6 +131,8 @@ def test_no_secret_appears_in_logs_errors_events_or_printed_objects(captured: Ca
     attempt(lambda: manager.complete_authorization(denied))
     request = manager.begin_authorization()
     attempt(lambda: manager.complete_authorization(tenant.approve(request.url).replace(request.state, "y" * 43)))
+    bound = manager._begin(None, "b" * 43)  # a server's sign-in, bound to a browser: refused without its binding
+    attempt(lambda: manager.complete_authorization(tenant.approve(bound.url)))
     attempt(lambda: manager.complete_authorization("?" + tenant.approve(request.url).split("?")[1]))
     # A sign-in, then a refresh, then a network error whose message holds the refresh token.
     request = manager.begin_authorization()
@@ -163,6 +165,7 @@ def test_no_secret_appears_in_logs_errors_events_or_printed_objects(captured: Ca
         "OAUTH_ERROR",
         "AUTHORIZATION_DENIED",
         "STATE_MISMATCH",
+        "NO_PENDING_SIGN_IN",
         "INVALID_CALLBACK",
         "TRANSIENT",
         "SESSION_ENDED",

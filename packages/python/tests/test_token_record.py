@@ -87,11 +87,14 @@ def test_a_record_repr_shows_no_token() -> None:
     assert "secret" not in text
 
 
-def test_a_pending_record_is_read_only_with_its_three_fields() -> None:
-    pending = parse_pending('{"state":"s","verifier":"v","expiresAt":12}')
+def test_a_pending_record_is_read_only_when_it_validates_against_its_schema() -> None:
+    state, verifier = "s" * 43, "v" * 43
+    pending = parse_pending(f'{{"state":"{state}","verifier":"{verifier}","expiresAt":12}}')
     assert pending is not None
-    assert (pending.state, pending.verifier, pending.expires_at) == ("s", "v", 12)
-    assert parse_pending('{"state":"s","verifier":"v"}') is None
+    assert (pending.state, pending.verifier, pending.expires_at, pending.session_id) == (state, verifier, 12, None)
+    assert parse_pending(f'{{"state":"{state}","verifier":"{verifier}"}}') is None
+    assert parse_pending(f'{{"state":"s","verifier":"{verifier}","expiresAt":12}}') is None
+    assert parse_pending(f'{{"state":"{state}","verifier":"{verifier}","expiresAt":12.5}}') is None
     assert parse_pending("garbage") is None
 
 

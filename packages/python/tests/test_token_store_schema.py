@@ -12,11 +12,11 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # n
 
 from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, FakeTenant
 from tenant_integration import MemoryStorage, TokenManager
+from tenant_integration._names import pending_name
 from tenant_integration.storage.file import FileStorage
 
 SCHEMAS = Path(__file__).resolve().parents[3] / "spec" / "token-store"
 TOKENS = f"tenant-integration:{BASE_URL}:{CLIENT_ID}:tokens"
-PENDING = f"tenant-integration:{BASE_URL}:{CLIENT_ID}:pending"
 
 
 def validator(name: str) -> Draft202012Validator:
@@ -41,7 +41,7 @@ def test_every_record_the_python_manager_writes_validates(tenant: FakeTenant) ->
     storage = MemoryStorage()
     m = manager(tenant, clock, storage)
     request = m.begin_authorization()
-    written = [("pending-record.schema.json", storage.get(PENDING))]
+    written = [("pending-record.schema.json", storage.get(pending_name(BASE_URL, CLIENT_ID, request.state)))]
     m.complete_authorization(tenant.approve(request.url))
     written.append(("token-record.schema.json", storage.get(TOKENS)))
     for _ in range(3):
@@ -59,11 +59,12 @@ def test_a_token_file_written_by_the_python_manager_validates_with_each_of_its_r
     path = tmp_path / "tokens.json"
     m = manager(tenant, clock, FileStorage(path))
     m.complete_authorization(tenant.approve(m.begin_authorization().url))
-    m.begin_authorization()
+    request = m.begin_authorization()
     content = json.loads(path.read_text())
     assert errors("token-file.schema.json", content) == []
     assert errors("token-record.schema.json", json.loads(content[TOKENS])) == []
-    assert errors("pending-record.schema.json", json.loads(content[PENDING])) == []
+    pending = json.loads(content[pending_name(BASE_URL, CLIENT_ID, request.state)])
+    assert errors("pending-record.schema.json", pending) == []
 
 
 def test_the_schemas_refuse_what_no_manager_may_write() -> None:
@@ -92,4 +93,7 @@ def test_the_schemas_refuse_what_no_manager_may_write() -> None:
     pending = {"state": "s" * 43, "verifier": "v" * 43, "expiresAt": 1}
     assert errors("pending-record.schema.json", pending) == []
     assert errors("pending-record.schema.json", {**pending, "verifier": "v" * 42}) != []
+    server = {**pending, "sessionId": "auth0|64f1c2a9e1b7", "browser": "0" * 64}
+    assert errors("pending-record.schema.json", server) == []
+    assert errors("pending-record.schema.json", {**server, "sessionId": "a:b"}) != []
     assert errors("token-file.schema.json", {"other": "x"}) != []

@@ -45,11 +45,15 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ b
     from .storage.memory import MemoryStorage
     from .token_errors import OAuthResponseError, SessionEndedError, TokenErrorCode, TokenManagerError, TransientError
     from .token_manager import (
+        AsyncSessions,
         AsyncTokenManager,
         AuthorizationRequest,
         EventName,
         SessionInfo,
+        Sessions,
+        SignedIn,
         SignedOut,
+        SignIn,
         TokenManager,
     )
 
@@ -96,10 +100,14 @@ _EXPORTS: Final[dict[str, str]] = {
     "TokenErrorCode": ".token_errors",
     "TokenManagerError": ".token_errors",
     "TransientError": ".token_errors",
+    "AsyncSessions": ".token_manager",
     "AsyncTokenManager": ".token_manager",
     "AuthorizationRequest": ".token_manager",
     "EventName": ".token_manager",
     "SessionInfo": ".token_manager",
+    "Sessions": ".token_manager",
+    "SignIn": ".token_manager",
+    "SignedIn": ".token_manager",
     "SignedOut": ".token_manager",
     "TokenManager": ".token_manager",
 }
@@ -144,6 +152,7 @@ __all__ = [
     "AsyncAccessTokenSource",
     "AsyncClient",
     "AsyncRefreshableTokenSource",
+    "AsyncSessions",
     "AsyncTokenAuth",
     "AsyncTokenManager",
     "AuthorizationRequest",
@@ -172,6 +181,9 @@ __all__ = [
     "ServerError",
     "SessionEndedError",
     "SessionInfo",
+    "Sessions",
+    "SignIn",
+    "SignedIn",
     "SignedOut",
     "TenantIntegrationError",
     "TokenAuth",

@@ -52,10 +52,12 @@ class LockLost(Exception):
     leave: nothing was sent; the lock is taken again."""
 
 
-def choose_lock(lock: Lock | None, storage: TokenStorage) -> tuple[Lock, bool]:
+def choose_lock(lock: Lock | None, storage: TokenStorage, *, session: bool = False) -> tuple[Lock, bool]:
     """The refresh lock, and whether processes share the storage through it (then refresh intents are
-    written, as in the TypeScript manager; a :class:`MemoryStorage` is one process's)."""
-    own = lock or getattr(storage, "lock", None)
+    written, as in the TypeScript manager; a :class:`MemoryStorage` is one process's). A session's
+    manager takes the storage's ``session_lock`` where it has one (a token file: one lock directory per
+    session), else its ``lock``, which is by name already (memory, Redis)."""
+    own = lock or (getattr(storage, "session_lock", None) if session else None) or getattr(storage, "lock", None)
     return own or _PROCESS_LOCKS.lock, own is not None and not isinstance(storage, MemoryStorage)
 
 

@@ -12,11 +12,12 @@ written once; :class:`~._sync.token_manager.TokenManager` is generated from it.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, overload
 
 import httpx
@@ -24,6 +25,7 @@ import httpx
 from ._base_url import tenant_origin
 from ._events import EVENTS, EventName, SessionInfo, SignedOut
 from ._lock import LockLost, choose_lock, still_held, takes_until, wait_ended
+from ._names import ScopeNames
 from ._refresh_intent import (
     Intent,
     IntentPending,
@@ -36,6 +38,7 @@ from ._refresh_intent import (
     watch_intent,
     write_intent,
 )
+from ._session_id import Log, SessionLog, check_session_id
 from ._sign_in import check_scopes, redirect_target
 from ._token_record import TokenRecord, expires_at_ms, is_fresh, parse_record
 from .errors import InvalidOptionsError
@@ -81,7 +84,10 @@ class ManagerCore:
         retry_delay: float,
         logger: logging.Logger | None,
         intent_wait: float,
+        session_id: str | None = None,
     ) -> None:
+        # Checked first: an id outside the rule is refused before anything is read or written.
+        self._session_id = None if session_id is None else check_session_id(session_id)
         self._origin = tenant_origin(base_url)
         if not isinstance(client_id, str) or not client_id:
             raise InvalidOptionsError("client_id", "give the OAuth client identifier, a non-empty string")
@@ -104,7 +110,7 @@ class ManagerCore:
         self._pending_storage: TokenStorage = pending_storage if pending_storage is not None else self._storage
         # The lock option wins, then the storage's own lock (file, Redis, memory), then the process's;
         # refresh intents only where processes share the storage through it.
-        self._lock, self._intents = choose_lock(lock, self._storage)
+        self._lock, self._intents = choose_lock(lock, self._storage, session=session_id is not None)
         # Whether a wait for the lock ends once another process stored fresh tokens (issue 28).
         self._lock_until = self._intents and takes_until(self._lock)
         self._intent_wait = _positive_number("intent_wait", intent_wait, zero=True)
@@ -114,13 +120,15 @@ class ManagerCore:
         # answers, and ends with a failed read or a pause; the wait for the intent is bounded by it.
         self._intent_watch: Watch | None = None
         self._watch_lock = threading.Lock()
-        self._log = logger if logger is not None else logging.getLogger(_LOGGER_NAME)
-        # Storage keys and the lock name, scoped by tenant origin and client: the TypeScript kit's.
-        prefix = f"tenant-integration:{self._origin}:{client_id}:"
-        self._tokens_key = prefix + "tokens"
-        self._pending_key = prefix + "pending"
-        self._lock_name = prefix + "lock"
-        self._intent_key = prefix + "intent"
+        base_log = logger if logger is not None else logging.getLogger(_LOGGER_NAME)
+        self._log: Log = base_log if self._session_id is None else SessionLog(base_log, self._session_id)
+        # Storage keys and the lock name, scoped by tenant origin, client and session (spec/token-store).
+        names = ScopeNames.of(self._origin, client_id, self._session_id)
+        self._tokens_key = names.tokens
+        self._lock_name = names.lock
+        self._intent_key = names.intent
+        # How many calls of the manager are under way (a Sessions never drops one in use).
+        self._in_use = 0
         # The last value under the intent key found not to be an intent record (warned about once).
         self._foreign_intent: str | None = None
 
@@ -160,6 +168,11 @@ class ManagerCore:
     def scopes(self) -> tuple[str, ...]:
         """The scopes asked for by default."""
         return self._scopes
+
+    @property
+    def session_id(self) -> str | None:
+        """The session id the manager keeps tokens under, ``None`` for a manager without one."""
+        return self._session_id
 
     @overload
     def on(
@@ -225,6 +238,22 @@ class ManagerCore:
         if current is not None and current.access_token == rejected_token:
             self._rejected = rejected_token
             self._current = None
+
+    @contextlib.contextmanager
+    def _using(self) -> Iterator[None]:
+        """Counts a call of the manager while it runs: a :class:`~tenant_integration.Sessions` never
+        drops a manager with a call or refresh under way."""
+        with self._generation_lock:
+            self._in_use += 1
+        try:
+            yield
+        finally:
+            with self._generation_lock:
+                self._in_use -= 1
+
+    def _droppable(self) -> bool:
+        """No call under way, and no tokens whose write failed (they are written before it is dropped)."""
+        return self._in_use == 0 and self._unsaved is None
 
     def _next_generation(self) -> None:
         """A sign-in or sign-out began: a refresh begun before it must not store its tokens."""

@@ -12,8 +12,7 @@ See RFC 6749 §6; RFC 9700 §4.14.2.
 
 from __future__ import annotations
 
-import logging
-
+from ._session_id import Log
 from ._token_record import TokenRecord, is_fresh
 from .token_errors import TransientError
 
@@ -32,9 +31,7 @@ def needs_refresh(stored: TokenRecord, rejected: str | None, now_ms: float, leew
     return not is_fresh(stored, now_ms, leeway_ms) or stored.access_token == rejected
 
 
-def retry_wait(
-    error: TransientError, attempt: int, *, attempts: int, retry_delay: float, log: logging.Logger
-) -> float | None:
+def retry_wait(error: TransientError, attempt: int, *, attempts: int, retry_delay: float, log: Log) -> float | None:
     """Seconds to wait before refresh attempt ``attempt + 1``, or ``None`` when the refresh is not
     retried: only a request that cannot have reached the tenant is sent again (the tenant may otherwise
     have rotated the refresh token, and sending it again would end the session), at most ``attempts``

@@ -19,12 +19,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import time
 from dataclasses import dataclass
 
 from ._process_identity import is_gone, this_host
+from ._session_id import Log
 from ._token_record import TokenRecord, parse_json
 from .state import create_state
 from .storage.base import TokenStorage
@@ -160,7 +160,7 @@ def must_wait_for(
     watch: Watch | None,
     now_ms: float,
     intent_wait: float,
-    log: logging.Logger,
+    log: Log,
 ) -> bool:
     """Whether ``intent`` is another process's refresh with ``stored``'s refresh token, still to be
     waited for: not ``own``, its holder not known to have exited, and not yet watched by this process
@@ -211,7 +211,7 @@ def settled(
     return watch is not None and watch.holder == intent.holder and watch.watched() >= intent_wait
 
 
-def write_intent(storage: TokenStorage, key: str, intent: Intent, log: logging.Logger) -> bool:
+def write_intent(storage: TokenStorage, key: str, intent: Intent, log: Log) -> bool:
     """Stores ``intent``; ``False`` when it cannot be stored (a full disk: the refresh goes on under the
     lock alone, as the protocol allows). Blocking."""
     try:

@@ -4,7 +4,7 @@ The token record is the token response's own fields (``access_token``, ``refresh
 ``token_type``, ``expires_in``, ``scope``) plus ``received_at`` (local receive time, ms since the
 epoch), ``id`` (random, names the record), ``session`` (the id of the sign-in's record it descends
 from) and ``seq`` (refreshes since that sign-in). The pending record is ``{state, verifier,
-expiresAt}``. Both are JSON strings written exactly as ``JSON.stringify`` writes them in
+expiresAt[, sessionId][, browser]}``. Both are JSON strings written exactly as ``JSON.stringify`` writes them in
 ``packages/token-manager/src/token-manager.ts``, so a Python and a TypeScript process share them.
 
 Records never leave the manager: nothing here is exported from the package.
@@ -33,6 +33,7 @@ __all__ = [
     "parse_pending",
     "parse_record",
     "parse_token_response",
+    "pending_expired",
     "serialize",
     "serialize_pending",
     "supersedes",
@@ -40,6 +41,12 @@ __all__ = [
 
 # RFC 6749 Appendix A.12/A.13: tokens are 1*VSCHAR (%x20-7E), so they are safe in a header and in JSON.
 _VSCHAR = re.compile(r"[\x20-\x7e]+")
+# pending-record.schema.json's fields and patterns.
+_PENDING_FIELDS = frozenset({"state", "verifier", "expiresAt", "sessionId", "browser"})
+_STATE = re.compile(r"[A-Za-z0-9_-]{43}")
+_VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")
+_SESSION_ID = re.compile(r"[A-Za-z0-9\-._~@+=|]{1,128}")
+_BROWSER = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -59,11 +66,14 @@ class TokenRecord:
 
 @dataclass(frozen=True)
 class PendingRecord:
-    """The one pending sign-in: its state, its PKCE verifier and when it expires (ms). No secret in ``repr``."""
+    """A pending sign-in: its state, its PKCE verifier, when it expires (ms since the epoch), and for a
+    server the session id its tokens go to and the SHA-256 of its browser binding. No secret in ``repr``."""
 
     state: str = field(repr=False)
     verifier: str = field(repr=False)
-    expires_at: int | float
+    expires_at: int
+    session_id: str | None = None
+    browser: str | None = None
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:
@@ -161,19 +171,48 @@ def serialize(record: TokenRecord) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
+def _matches(pattern: re.Pattern[str], value: object) -> bool:
+    return isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
 def parse_pending(raw: str | None) -> PendingRecord | None:
-    """The pending sign-in, or ``None`` when absent or unreadable."""
+    """The pending sign-in, or ``None`` when absent or when it does not validate against
+    ``pending-record.schema.json`` (an unknown field, a missing one, a value of another form)."""
     record = parse_json(raw)
     state, verifier, expires_at = record.get("state"), record.get("verifier"), record.get("expiresAt")
-    if not isinstance(state, str) or not isinstance(verifier, str) or not _is_number(expires_at):
+    session_id, browser = record.get("sessionId"), record.get("browser")
+    if (
+        not set(record) <= _PENDING_FIELDS
+        or not _matches(_STATE, state)
+        or not _matches(_VERIFIER, verifier)
+        or not isinstance(expires_at, int)
+        or isinstance(expires_at, bool)
+        or expires_at < 0
+        or ("sessionId" in record and not _matches(_SESSION_ID, session_id))
+        or ("browser" in record and not _matches(_BROWSER, browser))
+    ):
         return None
-    return PendingRecord(state=state, verifier=verifier, expires_at=expires_at)
+    return PendingRecord(
+        state=str(state), verifier=str(verifier), expires_at=expires_at, session_id=session_id, browser=browser
+    )
 
 
 def serialize_pending(pending: PendingRecord) -> str:
-    """The pending record as the TypeScript manager writes it: ``{"state","verifier","expiresAt"}``."""
-    data = {"state": pending.state, "verifier": pending.verifier, "expiresAt": pending.expires_at}
+    """The pending record as every kit writes it: ``{"state","verifier","expiresAt"}``, then
+    ``"sessionId"`` and ``"browser"`` when there are any, in that order, without spaces."""
+    data: dict[str, Any] = {"state": pending.state, "verifier": pending.verifier, "expiresAt": pending.expires_at}
+    if pending.session_id is not None:
+        data["sessionId"] = pending.session_id
+    if pending.browser is not None:
+        data["browser"] = pending.browser
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def pending_expired(raw: str, now_ms: float) -> bool:
+    """Whether the value under a pending sign-in's name is to be dropped: it does not validate, or it
+    expired by ``now_ms`` (a token file drops such entries on each write)."""
+    pending = parse_pending(raw)
+    return pending is None or pending.expires_at < now_ms
 
 
 def _received_at(record: TokenRecord, now_ms: float) -> float:

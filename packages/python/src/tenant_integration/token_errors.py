@@ -45,6 +45,7 @@ TokenErrorCode = Literal[
     "NOT_SIGNED_IN",
     "STORAGE_FAILED",
     "LOCK_TIMEOUT",
+    "INVALID_SESSION_ID",
 ]
 """The stable codes of :class:`TokenManagerError` and its subclasses.
 
@@ -54,7 +55,8 @@ All but ``LOCK_TIMEOUT`` are the TypeScript kit's (``packages/token-manager/src/
 - ``INVALID_VERIFIER``: a PKCE verifier is not 43 to 128 characters of ``A-Z a-z 0-9 - . _ ~`` (RFC 7636 §4.1).
 - ``NO_PENDING_SIGN_IN``: ``complete_authorization`` found no pending sign-in (never begun, used, cleared).
 - ``STATE_MISSING`` / ``STATE_MISMATCH`` / ``STATE_EXPIRED``: the callback's ``state`` is absent, differs
-  from the stored one, or the pending sign-in outlived its lifetime (RFC 6749 §10.12). No request is sent.
+  from the stored one (or the sign-in was started in another browser, or for another session), or the
+  pending sign-in outlived its lifetime (RFC 6749 §10.12, RFC 9700 §4.7.1). No request is sent.
 - ``INVALID_CALLBACK``: the callback is not a full URL, not at the redirect URI, repeats ``state``,
   ``code`` or ``error``, or has no ``code``.
 - ``CALLBACK_TIMEOUT``: no callback arrived within the loopback sign-in's wait
@@ -70,6 +72,8 @@ All but ``LOCK_TIMEOUT`` are the TypeScript kit's (``packages/token-manager/src/
 - ``INVALID_RESPONSE``: the endpoint answered something that is not a valid response; nothing stored.
 - ``NOT_SIGNED_IN``: there are no tokens.
 - ``STORAGE_FAILED``: the storage failed; ``cause`` is the storage's error.
+- ``INVALID_SESSION_ID``: a session id is outside the rule (1 to 128 characters from
+  ``A-Z a-z 0-9 - . _ ~ @ + = |``); nothing was read or written (``spec/token-store/README.md``).
 
 One belongs to the Python SDK for now: ``LOCK_TIMEOUT``, the in-process lock of
 :class:`~tenant_integration.storage.memory.MemoryStorage` stayed held for its whole bounded wait (the

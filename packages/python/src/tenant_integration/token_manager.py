@@ -33,17 +33,23 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Final
 
 from ._events import EventName, SessionInfo, SignedOut
-from ._sign_in import AuthorizationRequest
+from ._sign_in import AuthorizationRequest, SignedIn, SignIn
 
 if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ below loads each manager on first use
+    from ._async.sessions import AsyncSessions
     from ._async.token_manager import AsyncTokenManager
+    from ._sync.sessions import Sessions
     from ._sync.token_manager import TokenManager
 
 __all__ = [
+    "AsyncSessions",
     "AsyncTokenManager",
     "AuthorizationRequest",
     "EventName",
     "SessionInfo",
+    "Sessions",
+    "SignIn",
+    "SignedIn",
     "SignedOut",
     "TokenManager",
 ]
@@ -53,6 +59,8 @@ __all__ = [
 _MANAGERS: Final[dict[str, str]] = {
     "AsyncTokenManager": "._async.token_manager",
     "TokenManager": "._sync.token_manager",
+    "AsyncSessions": "._async.sessions",
+    "Sessions": "._sync.sessions",
 }
 
 
@@ -75,6 +83,6 @@ if not TYPE_CHECKING:
     __dir__ = _names
 
 # Documented, printed and pickled under the module users import them from.
-for _exported in (AuthorizationRequest, SessionInfo, SignedOut):
+for _exported in (AuthorizationRequest, SessionInfo, SignedIn, SignIn, SignedOut):
     _exported.__module__ = __name__
 del _exported

@@ -17,15 +17,25 @@ from collections.abc import Callable, Sequence
 
 import httpx
 
+from .._binding import binding_hash
 from .._events import SessionInfo, SignedOut
 from .._lock import LOCK_TRIES, LockLost
 from .._manager_core import ManagerCore
+from .._names import pending_name
+from .._pending import put_pending, take_pending
 from .._refresh import UNSAVED_RETRY_MS, needs_refresh, retry_wait
 from .._refresh_intent import INTENT_POLL, Intent, IntentPending
-from .._sign_in import AuthorizationRequest, authorization, callback_params, check_scopes, checked_callback
+from .._sign_in import (
+    AuthorizationRequest,
+    authorization,
+    callback_params,
+    callback_state,
+    check_scopes,
+    checked_callback,
+)
 from .._synchronization import AsyncBackend, AsyncFlight
 from .._token_http import AsyncTokenHttp
-from .._token_record import TokenRecord, serialize, supersedes
+from .._token_record import PendingRecord, TokenRecord, serialize, supersedes
 from .._token_request import (
     TokenRequest,
     exchange_request,
@@ -56,7 +66,7 @@ class AsyncTokenManager(ManagerCore):
         scopes: the scopes to ask for (names of the contract's list, at least one).
         storage: where the tokens live (default: a new :class:`~tenant_integration.MemoryStorage`).
             A storage shared across processes brings its lock (``FileStorage``, ``RedisStorage``).
-        pending_storage: where the pending sign-in lives (default: ``storage``).
+        pending_storage: where the pending sign-ins live (default: ``storage``).
         now: the clock, seconds since the epoch (default :func:`time.time`).
         refresh_leeway: refresh when the access token expires within this many seconds (default 60,
             at most half its lifetime).
@@ -81,12 +91,19 @@ class AsyncTokenManager(ManagerCore):
             given): how long a process that finds another's refresh intent on the refresh token it would
             present waits for that refresh to be stored before presenting the token itself, in seconds
             (default 20; see the README, "Paused processes").
+        session_id: the session of a server acting for many users whose tokens this manager keeps
+            (the app's id of its user or connection: 1 to 128 characters from ``A-Z a-z 0-9 - . _ ~ @
+            + = |``; ``INVALID_SESSION_ID`` otherwise, before anything is read or written). Its records
+            are ``tenant-integration:<origin>:<client_id>:<session_id>:…``, its refresh lock its own.
+            Default ``None``: one session per storage, as before. A server uses
+            :class:`~tenant_integration.AsyncSessions`, which makes these managers.
 
     On asyncio (the manager whose methods are coroutines), storage calls run in a worker thread, and a
     thread of its own holds the storage's lock while the refresh runs on the event loop.
 
     Raises:
         InvalidOptionsError: ``INVALID_OPTIONS`` for a bad option, with a message saying why.
+        TokenManagerError: ``INVALID_SESSION_ID`` for a ``session_id`` outside the rule.
 
     Example:
         >>> manager = AsyncTokenManager(  # doctest: +SKIP
@@ -122,6 +139,8 @@ class AsyncTokenManager(ManagerCore):
         retry_delay: float = 0.3,
         logger: logging.Logger | None = None,
         intent_wait: float = 20.0,
+        session_id: str | None = None,
+        _http: AsyncTokenHttp | None = None,
     ) -> None:
         super().__init__(
             base_url,
@@ -139,15 +158,20 @@ class AsyncTokenManager(ManagerCore):
             retry_delay=retry_delay,
             logger=logger,
             intent_wait=intent_wait,
+            session_id=session_id,
         )
-        self._http = AsyncTokenHttp(transport, timeout)
+        # One HTTP client shared by every manager of an AsyncSessions (which closes it), else its own.
+        self._owns_http = _http is None
+        self._http = AsyncTokenHttp(transport, timeout) if _http is None else _http
         self._flight = AsyncFlight()
 
     # -- sign-in -----------------------------------------------------------------------------------
 
     async def begin_authorization(self, scopes: Sequence[str] | None = None) -> AuthorizationRequest:
-        """Creates a PKCE pair and a state, stores them as the one pending sign-in (replacing any
-        earlier one), and returns the authorize URL to send the browser to.
+        """Creates a PKCE pair and a state, stores them as a pending sign-in of its own (found at the
+        callback by its state, so any number may be pending: two tabs, a double click), and returns the
+        authorize URL to send the browser to. A manager with a ``session_id`` names it in the pending
+        record, and completes only its own sign-ins.
 
         Args:
             scopes: the scopes of this sign-in (default: the manager's ``scopes``), names of the contract.
@@ -158,12 +182,29 @@ class AsyncTokenManager(ManagerCore):
 
         See RFC 6749 §4.1.1, RFC 7636 §4.3.
         """
+        with self._using():
+            return await self._begin(scopes, None)
+
+    async def _begin(self, scopes: Sequence[str] | None, binding: str | None) -> AuthorizationRequest:
+        """Stores a pending sign-in for this manager's session, bound to ``binding`` (when given: its
+        hash is stored, never the binding), and returns its authorize URL."""
         asked = self._scopes if scopes is None else check_scopes(scopes, "scopes")
         expires_at = self._now_ms() + self._pending_lifetime_ms
-        request, pending = authorization(self._origin, self._client_id, self._redirect_uri, asked, expires_at)
+        browser = None if binding is None else binding_hash(binding)
+        request, pending = authorization(
+            self._origin,
+            self._client_id,
+            self._redirect_uri,
+            asked,
+            expires_at,
+            session_id=self._session_id,
+            browser=browser,
+        )
+        name = pending_name(self._origin, self._client_id, request.state)
+        lifetime = self._pending_lifetime_ms / 1000
         failure: TokenManagerError | None = None
         try:
-            await AsyncBackend.run_blocking(self._pending_storage.set, self._pending_key, pending)
+            await AsyncBackend.run_blocking(put_pending, self._pending_storage, name, pending, lifetime, self._log)
         except Exception as e:
             failure = self._storage_failed(e)
         if failure is not None:
@@ -171,12 +212,18 @@ class AsyncTokenManager(ManagerCore):
         return request
 
     async def complete_authorization(self, callback_url: str) -> SessionInfo:
-        """Checks the callback, takes the pending sign-in (single use), checks ``state`` in constant
-        time, exchanges the ``code`` at ``POST /oauth/token`` (JSON, with the PKCE verifier) and stores
-        the tokens.
+        """Checks the callback, takes its pending sign-in (found by its state, single use), checks it,
+        exchanges the ``code`` at ``POST /oauth/token`` (JSON, with the PKCE verifier) and stores the
+        tokens. The checks, in the order of every kit (``spec/token-store/README.md``, "The callback"):
+        a full URL (``INVALID_CALLBACK``) with a ``state`` (``STATE_MISSING``), before anything is taken;
+        then, the pending sign-in taken (used up whatever follows): at the redirect URI
+        (``INVALID_CALLBACK``), one pending (``NO_PENDING_SIGN_IN``), its state, browser and session
+        (``STATE_MISMATCH``: a sign-in bound to a browser is completed only by
+        :meth:`AsyncSessions.complete_sign_in`), not expired (``STATE_EXPIRED``), no ``error``
+        (``AUTHORIZATION_DENIED``), a ``code`` (``INVALID_CALLBACK``).
 
-        A callback that is not a full URL at the redirect URI (e.g. only ``?code=...&state=...``) is refused
-        before the pending sign-in is taken, so the right URL can still be passed.
+        A callback that is not a full URL (e.g. only ``?code=...&state=...``) is refused before the
+        pending sign-in is taken, so the right URL can still be passed.
 
         Raises:
             TokenManagerError: ``INVALID_CALLBACK``, ``NO_PENDING_SIGN_IN``, ``STATE_MISSING``,
@@ -188,21 +235,33 @@ class AsyncTokenManager(ManagerCore):
 
         See RFC 6749 §3.1.2, §4.1.2, §4.1.3, §10.12; RFC 7636 §4.5; RFC 9700 §4.4.
         """
-        params = callback_params(callback_url, self._redirect_target)
-        # Take the pending sign-in before the state check, so that it is used at most once whatever happens.
+        with self._using():
+            session_id = self._session_id
+            code, pending = await self._take_callback(callback_url, None, lambda p: p.session_id == session_id)
+            return await self._exchange(code, pending)
+
+    async def _take_callback(
+        self, callback_url: str, binding: str | None, ours: Callable[[PendingRecord], bool]
+    ) -> tuple[str, PendingRecord]:
+        """The callback's checks, its pending sign-in taken (by its state) after the state is read and
+        before any other check; ``binding`` is what the callback's request brought."""
+        parts, pairs, state = callback_state(callback_url)
+        name = pending_name(self._origin, self._client_id, state)
         failure: TokenManagerError | None = None
-        raw: str | None = None
+        pending: PendingRecord | None = None
         try:
-            raw = await AsyncBackend.run_blocking(self._pending_storage.get, self._pending_key)
-            if raw is not None:
-                await AsyncBackend.run_blocking(self._pending_storage.delete, self._pending_key)
+            pending = await AsyncBackend.run_blocking(take_pending, self._pending_storage, name, self._log)
         except Exception as e:
-            failure = self._storage_failed(e)
+            failure = self._storage_failed(e, state)
         if failure is not None:
             raise failure
-        code, verifier = checked_callback(raw, params, self._now_ms())
+        params = callback_params(parts, pairs, self._redirect_target)
+        return checked_callback(pending, params, state, binding, ours, self._now_ms())
+
+    async def _exchange(self, code: str, pending: PendingRecord) -> SessionInfo:
+        """Trades the callback's code for tokens (RFC 6749 §4.1.3, RFC 7636 §4.5) and stores them."""
         self._next_generation()
-        text = await self._send(exchange_request(self._client_id, self._redirect_uri, code, verifier), 1)
+        text = await self._send(exchange_request(self._client_id, self._redirect_uri, code, pending.verifier), 1)
         session = await self._commit(process_token_response(text, None, self._now_ms()))
         self._log.info("Signed in; the access token expires at %s", session.expires_at)
         self._emit("signed-in", session)
@@ -231,12 +290,13 @@ class AsyncTokenManager(ManagerCore):
         token = self._fast_token()
         if token is not None:
             return token
-        try:
-            return await self._flight.join(self._fly)
-        except Exception as e:
-            # A storage that could not be read or locked ends the watch of another refresh's intent (D1).
-            self._end_watch(e)
-            raise
+        with self._using():
+            try:
+                return await self._flight.join(self._fly)
+            except Exception as e:
+                # A storage that could not be read or locked ends the watch of another refresh's intent (D1).
+                self._end_watch(e)
+                raise
 
     async def on_unauthorized(self, rejected_token: str) -> None:
         """Marks the current access token unusable when it equals ``rejected_token`` (an API answered
@@ -523,7 +583,8 @@ class AsyncTokenManager(ManagerCore):
         if self._unsaved is not None:
             return self._info(self._unsaved)
         try:
-            record = await self._load()
+            with self._using():
+                record = await self._load()
         except TokenManagerError as e:
             if e.code == "NOT_SIGNED_IN":
                 return None
@@ -542,15 +603,16 @@ class AsyncTokenManager(ManagerCore):
 
         See RFC 7009 §2.1, §2.2.
         """
-        try:
-            token = await self.get_access_token()
-        except TokenManagerError as e:
-            if e.code in ("NOT_SIGNED_IN", "SESSION_ENDED"):
-                await self.sign_out()
-                return
-            raise
-        await self._send(revoke_request(self._client_id, token), 1)
-        await self._clear()
+        with self._using():
+            try:
+                token = await self.get_access_token()
+            except TokenManagerError as e:
+                if e.code in ("NOT_SIGNED_IN", "SESSION_ENDED"):
+                    await self.sign_out()
+                    return
+                raise
+            await self._send(revoke_request(self._client_id, token), 1)
+            await self._clear()
         self._log.info("Revoked")
         self._emit("revoked", None)
         self._emit("signed-out", SignedOut(revoked=True))
@@ -563,12 +625,15 @@ class AsyncTokenManager(ManagerCore):
 
         See RFC 6749 §10.3.
         """
-        await self._clear()
+        with self._using():
+            await self._clear()
         self._emit("signed-out", SignedOut(revoked=False))
 
     async def aclose(self) -> None:
-        """Closes the HTTP connections (and the ``transport`` given)."""
-        await self._http.aclose()
+        """Closes the HTTP connections (and the ``transport`` given); a manager of an
+        :class:`AsyncSessions` leaves the shared ones to it."""
+        if self._owns_http:
+            await self._http.aclose()
 
     async def __aenter__(self) -> AsyncTokenManager:
         return self
@@ -577,4 +642,5 @@ class AsyncTokenManager(ManagerCore):
         await self.aclose()
 
     def __repr__(self) -> str:
+        # The session id is left out: it may be personal data (an e-mail address).
         return f"AsyncTokenManager(base_url={self._origin!r}, client_id={self._client_id!r})"

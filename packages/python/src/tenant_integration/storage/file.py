@@ -16,10 +16,14 @@ import re
 import secrets
 import stat
 import sys
+import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TypeVar
 
+from .._names import is_pending_name, session_lock_hash
+from .._token_record import pending_expired
 from ..errors import InvalidOptionsError
 from ._dir_lock import Held, errno_name, hold
 from .base import Lock
@@ -38,10 +42,10 @@ _LEFTOVER = re.compile(r"^[0-9a-f]{12}\.tmp$")
 _log = logging.getLogger("tenant_integration.storage.file")
 
 
-def _problem(text: str) -> str | None:
-    """What is wrong with the text of a token file, or ``None`` when it is a JSON object of strings."""
+def _decode(text: str) -> tuple[dict[str, str] | None, str | None]:
+    """The data of a token file's text, or what is wrong with it (not a JSON object of strings)."""
     if not text.strip():
-        return "empty"
+        return None, "empty"
 
     def no_constant(name: str) -> object:
         raise ValueError(name)
@@ -51,12 +55,29 @@ def _problem(text: str) -> str | None:
         data = json.loads(text, parse_constant=no_constant)
     except (ValueError, RecursionError):
         # The parser's message quotes the text, which may hold tokens: say only what is wrong.
-        return "not valid JSON"
+        return None, "not valid JSON"
     if not isinstance(data, dict):
-        return "not a JSON object"
+        return None, "not a JSON object"
     if not all(isinstance(v, str) for v in data.values()):
-        return "not a JSON object of strings"
-    return None
+        return None, "not a JSON object of strings"
+    return data, None
+
+
+def _problem(text: str) -> str | None:
+    """What is wrong with the text of a token file, or ``None`` when it is a JSON object of strings."""
+    return _decode(text)[1]
+
+
+class _Change:
+    """One change of the file's data waiting for a rewrite: whether it ran, and the error that kept it
+    from being durable."""
+
+    __slots__ = ("change", "error", "finished")
+
+    def __init__(self, change: Callable[[dict[str, str]], bool]) -> None:
+        self.change = change
+        self.error: BaseException | None = None
+        self.finished = False
 
 
 def _encode(data: dict[str, str]) -> bytes:
@@ -89,6 +110,16 @@ def _make_directories(directory: str) -> None:
         os.mkdir(directory, 0o700)
 
 
+def _drop_expired_pending(data: dict[str, str]) -> bool:
+    """Drops every pending sign-in whose record expired by this clock or does not validate; whether
+    any was dropped (``spec/token-store/README.md``, "Pending sign-ins by state")."""
+    now_ms = time.time() * 1000
+    dropped = [key for key, value in data.items() if is_pending_name(key) and pending_expired(value, now_ms)]
+    for key in dropped:
+        del data[key]
+    return bool(dropped)
+
+
 class _RefreshLock:
     """:attr:`FileStorage.lock`: the refresh lock, callable as a :class:`~tenant_integration.storage.Lock`,
     and able to say whether a task running under it still holds it."""
@@ -108,8 +139,32 @@ class _RefreshLock:
         """Whether the refresh lock a task of this storage runs under is still its own: a fresh read of
         the lock directory's owner file, ``False`` once another process took it over (this one was
         frozen) or when no task holds it. See RFC 9700 §4.14.2."""
-        held = self._storage._refresh_held
+        held = self._storage._refresh_held.get("refresh")
         return held is not None and held.is_held()
+
+
+class _SessionLock:
+    """:attr:`FileStorage.session_lock`: the refresh lock of each session, by its lock name."""
+
+    def __init__(self, storage: FileStorage) -> None:
+        self._storage = storage
+
+    def __call__(self, name: str, task: Callable[[], T]) -> T:
+        """Runs ``task`` holding the refresh lock of the session whose lock name is ``name``
+        (``<file>.<h>.refresh.flock`` and ``<file>.<h>.refresh.lock``). Polled alone: no ``until``
+        and no watch of the file, which every session shares (``spec/token-store/README.md``,
+        "Decisions every kit follows"). See RFC 9700 §4.14.2."""
+        return self._storage._locked(_session_kind(name), lambda _file: task())
+
+    def is_held(self, name: str) -> bool:
+        """Whether the session lock ``name`` a task of this storage runs under is still its own."""
+        held = self._storage._refresh_held.get(_session_kind(name))
+        return held is not None and held.is_held()
+
+
+def _session_kind(lock_name: str) -> str:
+    """The lock directory's middle part of a session's refresh lock: ``<h>.refresh``."""
+    return f"{session_lock_hash(lock_name)}.refresh"
 
 
 class FileStorage:
@@ -176,8 +231,18 @@ class FileStorage:
         self._stale_after = max(float(stale_after), 2.0)
         self._lock_timeout = float(lock_timeout)
         self._lock = _RefreshLock(self)
-        # The refresh lock this instance holds now (one holder at a time per file in a process).
-        self._refresh_held: Held | None = None
+        self._session_lock = _SessionLock(self)
+        # The refresh locks this instance holds now, by kind (``refresh``, ``<h>.refresh``): one holder
+        # at a time per lock in a process.
+        self._refresh_held: dict[str, Held] = {}
+        # Changes gathered while a rewrite runs, written together by the next one (many sessions of one
+        # process share one file: one rewrite per batch, not per change).
+        self._changes: list[_Change] = []
+        self._rewriting = False
+        self._gather = threading.Condition()
+        # The last text read and its data: a file shared by many sessions is read far more often than
+        # it changes, and decoding it is most of a read (compared whole, never by size or time).
+        self._decoded: tuple[str, dict[str, str]] | None = None
 
     @property
     def path(self) -> str:
@@ -197,6 +262,21 @@ class FileStorage:
                 it is alive but paused), ``IO_FAILED``; else what ``task`` raises.
         """
         return self._lock
+
+    @property
+    def session_lock(self) -> Lock:
+        """The refresh lock of each session of a file shared by many sessions (a manager with a
+        ``session_id`` uses it): ``<file>.<h>.refresh.flock`` and ``<file>.<h>.refresh.lock``, ``<h>``
+        the first 16 hex digits of SHA-256 of the session's lock name (``spec/token-store/README.md``,
+        "Locks"), so one session's refresh never waits for another's. The write lock stays one per file.
+
+        Example:
+            >>> import tempfile, os
+            >>> storage = FileStorage(os.path.join(tempfile.mkdtemp(), "tokens.json"))
+            >>> storage.session_lock("tenant-integration:https://acme.tenant.test:demo:42:lock", lambda: "held")
+            'held'
+        """
+        return self._session_lock
 
     def _refresh_lock(self, name: str, task: Callable[[], T], until: Callable[[], bool] | None = None) -> T:
         return self._locked("refresh", lambda _file: task(), until)
@@ -241,13 +321,13 @@ class FileStorage:
         with hold(
             f"{file}.{kind}", stale_after=self._stale_after, timeout=self._lock_timeout, until=until, guarded=guarded
         ) as held:
-            if kind != "refresh":
+            if not kind.endswith("refresh"):
                 return task(file)
-            self._refresh_held = held
+            self._refresh_held[kind] = held
             try:
                 return task(file)
             finally:
-                self._refresh_held = None
+                self._refresh_held.pop(kind, None)
 
     def _read_text(self, file: str) -> str | None:
         """The file's text (tightening a loose mode first), or ``None`` when there is none."""
@@ -305,16 +385,26 @@ class FileStorage:
             reset=True,
         )
 
+    def _data_of(self, text: str) -> tuple[dict[str, str] | None, str | None]:
+        """:func:`_decode` of ``text``, from the last decoded text when it is the same (not to be changed)."""
+        last = self._decoded
+        if last is not None and text == last[0]:
+            return last[1], None
+        data, what = _decode(text)
+        if data is not None:
+            self._decoded = (text, data)
+        return data, what
+
     def _read_for_write(self, file: str) -> dict[str, str]:
-        """The file's data, under the write lock; a corrupt file is moved aside and counts as empty."""
+        """The file's data (a copy to change), under the write lock; a corrupt file is moved aside and
+        counts as empty."""
         text = self._read_text(file)
         if text is None:
             return {}
-        what = _problem(text)
-        if what is None:
-            data: dict[str, str] = json.loads(text)
-            return data
-        self._set_aside(file, what)
+        data, what = self._data_of(text)
+        if data is not None:
+            return dict(data)
+        self._set_aside(file, what or "unreadable")
         return {}
 
     def _write_durably(self, file: str, data: dict[str, str]) -> None:
@@ -361,14 +451,50 @@ class FileStorage:
                     os.unlink(os.path.join(directory, name))
 
     def _update(self, change: Callable[[dict[str, str]], bool]) -> None:
+        """Applies ``change`` to the file's data and writes it durably: the changes this process's
+        threads make while a rewrite runs wait, and the next rewrite applies them all, in the order they
+        came, each call returning once its change is durable (or raising what kept it from being so)."""
+        entry = _Change(change)
+        with self._gather:
+            self._changes.append(entry)
+            while self._rewriting and not entry.finished:
+                self._gather.wait()
+            if not entry.finished:
+                self._rewriting = True
+                batch, self._changes = self._changes, []
+        if not entry.finished:
+            try:
+                self._rewrite(batch)
+            finally:
+                with self._gather:
+                    for done in batch:
+                        done.finished = True
+                    self._rewriting = False
+                    self._gather.notify_all()
+        if entry.error is not None:
+            raise entry.error
+
+    def _rewrite(self, batch: list[_Change]) -> None:
+        """One rewrite of the file under its write lock, with every change of ``batch`` applied."""
+
         def task(file: str) -> None:
             data = self._read_for_write(file)
-            if change(data):
+            changed = False
+            for entry in batch:
+                try:
+                    changed = entry.change(data) or changed
+                except Exception as e:
+                    entry.error = e
+            if _drop_expired_pending(data) or changed:
                 self._write_durably(file, data)
             # After the write, not before: a refresh's write is the crash window, kept as short as can be.
             self._remove_leftovers(file)
 
-        self._locked("write", task)
+        try:
+            self._locked("write", task)
+        except BaseException as e:
+            for entry in batch:
+                entry.error = entry.error or e
 
     # -- TokenStorage -----------------------------------------------------------------------------
 
@@ -382,9 +508,9 @@ class FileStorage:
         text = self._read_text(self._target())
         if text is None:
             return None
-        if _problem(text) is None:
-            value: str | None = json.loads(text).get(key)
-            return value
+        data, _ = self._data_of(text)
+        if data is not None:
+            return data.get(key)
 
         # Decide under the write lock, on a fresh read: another process may have replaced it meanwhile.
         def again(file: str) -> str | None:
@@ -412,6 +538,35 @@ class FileStorage:
             return True
 
         self._update(change)
+
+    def set_expiring(self, key: str, value: str, lifetime: float) -> None:
+        """Stores a pending sign-in as :meth:`set` does. The file drops it on a later write once its
+        record's ``expiresAt`` passed (every write drops the expired and invalid pending sign-ins: the
+        file is rewritten whole anyway), so ``lifetime`` itself is not kept.
+
+        Raises:
+            FileStorageError: as :meth:`set`.
+        """
+        self.set(key, value)
+
+    def take(self, key: str) -> str | None:
+        """Returns the value of ``key`` and removes it, in one step under the write lock: of concurrent
+        takes of one key, in any processes sharing the file, at most one returns it.
+
+        Raises:
+            FileStorageError: as :meth:`delete`.
+        """
+        taken: list[str] = []
+
+        def change(data: dict[str, str]) -> bool:
+            value = data.pop(key, None)
+            if value is None:
+                return False
+            taken.append(value)
+            return True
+
+        self._update(change)
+        return taken[0] if taken else None
 
     def delete(self, key: str) -> None:
         """Removes ``key``; does nothing (writes nothing) when it is absent.

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     import redis
     import redis.cluster
 
+#: ``GETDEL`` for a server before Redis 6.2 (``spec/token-store/README.md``, "Pending sign-ins by state").
+_TAKE = "local v = redis.call('GET', KEYS[1]) redis.call('DEL', KEYS[1]) return v"
+
 __all__ = ["RedisClusterStorage", "RedisStorage", "Replicas"]
 
 
@@ -43,10 +46,13 @@ class RedisStorage:
     lock that makes one refresh out of many across every process (Python or TypeScript) sharing it.
 
     Keys are the manager's own names with the session part in a hash tag, after ``prefix``
-    (:func:`redis_key`): ``<prefix>tenant-integration:{<origin>:<client_id>}:tokens`` (and ``:pending``,
-    ``:intent``, and ``:lock`` for the lock); values are the manager's JSON strings, stored as
-    they are and never logged. ``get`` is ``GET``, ``set`` is ``SET`` (returning once Redis, and with
-    ``replicas`` that many replicas, acknowledged it), ``delete`` is ``DEL``. Keys have no expiry.
+    (:func:`redis_key`): ``<prefix>tenant-integration:{<scope>}:tokens`` (and ``:intent``, and ``:lock``
+    for the lock), ``<scope>`` being ``<origin>:<client_id>`` and, for a session, ``:<session_id>``
+    after it; a pending sign-in's ``<prefix>tenant-integration:{<origin>:<client_id>}:pending:<key>``.
+    Values are the manager's JSON strings, stored as they are and never logged. ``get`` is ``GET``,
+    ``set`` is ``SET`` (returning once Redis, and with ``replicas`` that many replicas, acknowledged
+    it), ``delete`` is ``DEL``; ``set_expiring`` is ``SET … PX`` and ``take`` is ``GETDEL`` (pending
+    sign-ins by state). Only pending sign-ins expire.
     The same keys, values and lock as ``redisStorage`` of ``@tenant-integration/token-store-redis``.
 
     Args:
@@ -107,6 +113,8 @@ class RedisStorage:
         self._replicas = None if replicas is None else Replicas(count, float(timeout))
         self._client = client
         self._prefix = check_prefix(prefix)
+        # Whether the server lacks GETDEL (Redis before 6.2): take runs the script instead.
+        self._no_getdel = False
         self._lock = self._lock_class(
             client,
             prefix=prefix,
@@ -190,6 +198,61 @@ class RedisStorage:
         if reply is not True:
             raise RedisStorageError("UNEXPECTED_REPLY", f"SET of {name} was not acknowledged with OK")
         self._replicated("SET", name)
+
+    def set_expiring(self, key: str, value: str, lifetime: float) -> None:
+        """``SET prefix+key value PX lifetime``: Redis drops the key once ``lifetime`` seconds passed
+        (pending sign-ins by state); returns once Redis (and ``replicas``) acknowledged it.
+
+        Raises:
+            RedisStorageError: ``COMMAND_FAILED``, ``UNEXPECTED_REPLY``, ``REPLICATION_TIMEOUT``.
+        """
+        name = redis_key(self._prefix, key)
+        milliseconds = max(1, round(lifetime * 1000))
+        try:
+            reply: object = send(self._client, self._lock_class._cluster, name, "SET", name, value, "PX", milliseconds)
+        except Exception as e:
+            if not is_redis_error(e):
+                raise
+            raise failed("COMMAND_FAILED", "SET", name, e, [value]) from e
+        if reply is not True:
+            raise RedisStorageError("UNEXPECTED_REPLY", f"SET of {name} was not acknowledged with OK")
+        self._replicated("SET", name)
+
+    def take(self, key: str) -> str | None:
+        """``GETDEL prefix+key`` (on a server before Redis 6.2, a script of ``GET`` and ``DEL``): the value,
+        deleted in one atomic step, so that of concurrent takes in any processes at most one gets it;
+        ``None`` when absent.
+
+        Raises:
+            RedisStorageError: ``COMMAND_FAILED``, ``UNEXPECTED_REPLY``, ``REPLICATION_TIMEOUT``.
+        """
+        name = redis_key(self._prefix, key)
+        cluster = self._lock_class._cluster
+        command = "EVAL" if self._no_getdel else "GETDEL"
+        try:
+            try:
+                reply: object = (
+                    send(self._client, cluster, name, "EVAL", _TAKE, 1, name)
+                    if self._no_getdel
+                    else send(self._client, cluster, name, "GETDEL", name)
+                )
+            except Exception as e:
+                if self._no_getdel or not is_redis_error(e) or "unknown command" not in str(e).lower():
+                    raise
+                self._no_getdel = True
+                command = "EVAL"
+                reply = send(self._client, cluster, name, "EVAL", _TAKE, 1, name)
+        except Exception as e:
+            if not is_redis_error(e):
+                raise
+            raise failed("COMMAND_FAILED", command, name, e) from e
+        try:
+            value = text(reply)
+        except (TypeError, UnicodeDecodeError) as e:
+            raise RedisStorageError("UNEXPECTED_REPLY", f"{command} of {name} did not answer a string", cause=e) from e
+        if value is not None:
+            self._replicated(command, name)
+        return value
 
     def delete(self, key: str) -> None:
         """``DEL prefix+key``; succeeds when absent.
