@@ -20,6 +20,7 @@ export const TARGETS = {
   "python-async": ["memory", "file", "redis", "redis-cluster"],
   browser: ["web"],
   go: ["memory", "file", "redis", "redis-cluster", "postgres"],
+  java: ["memory", "file"],
 };
 
 /** Timing defaults (ms), for names a scenario does not set. */
