@@ -20,7 +20,7 @@ export const TARGETS = {
   "python-async": ["memory", "file", "redis", "redis-cluster"],
   browser: ["web"],
   go: ["memory", "file", "redis", "redis-cluster", "postgres"],
-  java: ["memory", "file"],
+  java: ["memory", "file", "redis", "redis-cluster"],
 };
 
 /** Timing defaults (ms), for names a scenario does not set. */

@@ -3,6 +3,7 @@ package io.github.tenantintegration.conformance;
 import io.github.tenantintegration.api.Scope;
 import io.github.tenantintegration.filestorage.FileStorage;
 import io.github.tenantintegration.internal.Json;
+import io.github.tenantintegration.redisstorage.RedisStorage;
 import io.github.tenantintegration.tokenmanager.AuthorizationRequest;
 import io.github.tenantintegration.tokenmanager.Event;
 import io.github.tenantintegration.tokenmanager.Lock;
@@ -226,6 +227,10 @@ public final class Actor {
      * commands until {@code exit} or the end of standard input.
      */
     public static void main(String[] args) throws IOException {
+        if (List.of(args).contains("--warm")) {
+            Warm.run();
+            System.exit(0);
+        }
         Output out = new Output();
         Map<String, Object> config = Json.parseObject(System.getenv("CONFORMANCE_ACTOR")).orElse(null);
         if (config == null) {
@@ -279,8 +284,10 @@ public final class Actor {
         return "Actor[" + name + ", " + tenant + ", " + config.get("target") + "]";
     }
 
-    /** The memory and file storages of a storage spec; Redis comes with the Redis module. */
+    /** The storage of a storage spec: memory, a token file, one Redis or a Redis Cluster. */
     static final class Storages {
+        private static final java.util.List<AutoCloseable> OPENED = new java.util.concurrent.CopyOnWriteArrayList<>();
+
         private Storages() {}
 
         static Storage open(Map<String, Object> spec, Map<String, Object> options, Output out) {
@@ -293,10 +300,41 @@ public final class Actor {
                     if (options.get("lockWaitMs") instanceof Number wait) file = file.lockTimeout(Duration.ofMillis(wait.longValue()));
                     yield file.build();
                 }
+                case "redis", "redis-cluster" -> redis(kind, spec, options, out);
                 default -> throw new ActorException("UNSUPPORTED", "the Java kit has no storage of kind " + kind);
             };
         }
 
-        static void close() {}
+        /** The Redis storage of a spec: a client of one server at "url", or of the cluster seeded by "urls". */
+        private static Storage redis(String kind, Map<String, Object> spec, Map<String, Object> options, Output out) {
+            RedisStorage.Builder builder;
+            if (kind.equals("redis")) {
+                io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(RedisStorage.clientResources(), (String) spec.get("url"));
+                client.setOptions(RedisStorage.clientOptions());
+                builder = RedisStorage.builder(client);
+            } else {
+                List<io.lettuce.core.RedisURI> seeds = new ArrayList<>();
+                for (Object url : (List<?>) spec.get("urls")) seeds.add(io.lettuce.core.RedisURI.create((String) url));
+                io.lettuce.core.cluster.RedisClusterClient client = io.lettuce.core.cluster.RedisClusterClient.create(RedisStorage.clientResources(), seeds);
+                client.setOptions(RedisStorage.clusterClientOptions());
+                builder = RedisStorage.builder(client);
+            }
+            builder = builder.prefix(String.valueOf(spec.getOrDefault("prefix", ""))).logger(out.logger("redisstorage"));
+            if (spec.get("leaseMs") instanceof Number lease) builder = builder.lease(Duration.ofMillis(lease.longValue()));
+            if (options.get("lockWaitMs") instanceof Number wait) builder = builder.waitTimeout(Duration.ofMillis(wait.longValue()));
+            RedisStorage storage = builder.build();
+            OPENED.add(storage::close); // the clients are left to the exit: their shutdown waits for quiet periods
+            return storage;
+        }
+
+        static void close() {
+            for (AutoCloseable opened : OPENED) {
+                try {
+                    opened.close();
+                } catch (Exception e) {
+                    // Exiting anyway.
+                }
+            }
+        }
     }
 }
