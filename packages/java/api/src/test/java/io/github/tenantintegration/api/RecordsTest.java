@@ -53,7 +53,9 @@ class RecordsTest {
             for (RecordComponent component : components) {
                 if (!SECRET.matcher(component.getName()).matches()) continue;
                 withSecrets++;
-                assertFalse(printed.contains("SECRET-" + component.getName() + "-END"), type.getSimpleName() + " prints " + printed);
+                assertFalse(
+                        printed.contains("SECRET-" + component.getName() + "-END"),
+                        type.getSimpleName() + " prints " + printed);
                 assertTrue(printed.contains(component.getName() + "=[redacted]"), printed);
             }
         }
@@ -73,21 +75,25 @@ class RecordsTest {
 
     @Test
     void aGrantIsWrittenAsTheContractsJsonInItsOrder() {
-        var request = new AuthorizationCodeGrantRequest("demo", "http://127.0.0.1:53682/callback", "c\"o\\de", "v".repeat(43));
+        var request = new AuthorizationCodeGrantRequest(
+                "demo", "http://127.0.0.1:53682/callback", "c\"o\\de", "v".repeat(43));
         assertEquals(
                 "{\"grant_type\":\"authorization_code\",\"client_id\":\"demo\",\"redirect_uri\":\"http://127.0.0.1:53682/callback\","
                         + "\"code\":\"c\\\"o\\\\de\",\"code_verifier\":\"" + "v".repeat(43) + "\"}",
                 request.toJson());
         TokenRequest refresh = new RefreshTokenGrantRequest("rt_1", "demo", null);
         assertEquals("refresh_token", refresh.grantType());
-        assertEquals("{\"grant_type\":\"refresh_token\",\"refresh_token\":\"rt_1\",\"client_id\":\"demo\"}", refresh.toJson());
+        assertEquals(
+                "{\"grant_type\":\"refresh_token\",\"refresh_token\":\"rt_1\",\"client_id\":\"demo\"}",
+                refresh.toJson());
     }
 
     @Test
     void controlCharactersAndLoneSurrogatesAreEscapedAsJsonStringifyDoes() {
         var request = new RefreshTokenGrantRequest("a\u0001\n\t\uD800b\uD83D\uDE00", null, null);
         assertEquals(
-                "{\"grant_type\":\"refresh_token\",\"refresh_token\":\"a\\u0001\\n\\t\\ud800b\uD83D\uDE00\"}", request.toJson());
+                "{\"grant_type\":\"refresh_token\",\"refresh_token\":\"a\\u0001\\n\\t\\ud800b\uD83D\uDE00\"}",
+                request.toJson());
     }
 
     @Test
@@ -98,7 +104,8 @@ class RecordsTest {
 
     @Test
     void anAdditionalPropertyCannotShadowAComponent() {
-        assertThrows(IllegalArgumentException.class, () -> new RevocationRequest("t", null, null, Map.of("token", "x")));
+        assertThrows(
+                IllegalArgumentException.class, () -> new RevocationRequest("t", null, null, Map.of("token", "x")));
         var request = new RevocationRequest("t", "access_token", "demo", Map.of("extra", "1"));
         assertEquals(
                 "{\"token\":\"t\",\"token_type_hint\":\"access_token\",\"client_id\":\"demo\",\"extra\":\"1\"}",
@@ -124,7 +131,8 @@ class RecordsTest {
         assertEquals(Optional.of(Scope.CUSTOM_FIELDS_WRITE), Scope.find("custom-fields:write"));
         assertEquals(Optional.empty(), Scope.find("profile:READ"));
         assertEquals("realtime area: connect", Scope.REALTIME_CONNECT.description());
-        String all = String.join(" ", Stream.of(Scope.values()).map(Scope::value).toList());
+        String all =
+                String.join(" ", Stream.of(Scope.values()).map(Scope::value).toList());
         assertTrue(all.matches(Schemas.ScopeList.PATTERN));
     }
 

@@ -92,22 +92,28 @@ public final class Actor {
         if ("none".equals(storageSpec.get("lock"))) lock = new ArmedStorage.Unlocked();
         List<Scope> scopes = new ArrayList<>();
         for (Object scope : (List<?>) config.get("scopes")) {
-            scopes.add(Scope.find((String) scope).orElseThrow(() -> new IllegalArgumentException("not a scope: " + scope)));
+            scopes.add(Scope.find((String) scope)
+                    .orElseThrow(() -> new IllegalArgumentException("not a scope: " + scope)));
         }
-        TokenManager.Builder builder = TokenManager.builder(tenant, (String) config.get("clientId"), (String) config.get("redirectUri"))
+        TokenManager.Builder builder = TokenManager.builder(
+                        tenant, (String) config.get("clientId"), (String) config.get("redirectUri"))
                 .scopes(scopes)
                 .storage(new ArmedStorage(inner, lock, fault))
                 .clock(new OffsetClock())
                 .httpClient(new ActorHttpClient(http, name, fault))
                 .logger(out.logger("tokenmanager"))
                 .onChange(this::event);
-        if (options.get("requestTimeoutMs") instanceof Number ms) builder = builder.requestTimeout(Duration.ofMillis(ms.longValue()));
-        if (options.get("intentWaitMs") instanceof Number ms) builder = builder.intentWait(Duration.ofMillis(ms.longValue()));
+        if (options.get("requestTimeoutMs") instanceof Number ms)
+            builder = builder.requestTimeout(Duration.ofMillis(ms.longValue()));
+        if (options.get("intentWaitMs") instanceof Number ms)
+            builder = builder.intentWait(Duration.ofMillis(ms.longValue()));
         this.manager = builder.build();
     }
 
     static Duration lockWait(Map<String, Object> options) {
-        return options.get("lockWaitMs") instanceof Number ms ? Duration.ofMillis(ms.longValue()) : Duration.ofSeconds(60);
+        return options.get("lockWaitMs") instanceof Number ms
+                ? Duration.ofMillis(ms.longValue())
+                : Duration.ofSeconds(60);
     }
 
     private void event(Event event) {
@@ -137,12 +143,17 @@ public final class Actor {
     }
 
     private HttpResponse<Void> get(URI target, String token) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(target).timeout(Duration.ofSeconds(30)).header(ActorHttpClient.ACTOR_HEADER, name);
+        HttpRequest.Builder request = HttpRequest.newBuilder(target)
+                .timeout(Duration.ofSeconds(30))
+                .header(ActorHttpClient.ACTOR_HEADER, name);
         if (token != null) request.header("Authorization", "Bearer " + token).header("Accept", "application/json");
         try {
             return http.send(request.build(), HttpResponse.BodyHandlers.discarding());
         } catch (IOException e) {
-            throw new ActorException("UNEXPECTED", "the request to " + target.getPath() + " failed (" + e.getClass().getSimpleName() + ")");
+            throw new ActorException(
+                    "UNEXPECTED",
+                    "the request to " + target.getPath() + " failed ("
+                            + e.getClass().getSimpleName() + ")");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ActorException("UNEXPECTED", "interrupted");
@@ -154,7 +165,9 @@ public final class Actor {
         HttpResponse<Void> response = get(request.url(), null);
         String location = response.headers().firstValue("Location").orElse(null);
         if ((response.statusCode() != 302 && response.statusCode() != 303) || location == null) {
-            throw new ActorException("UNEXPECTED", "the authorize request was answered " + response.statusCode() + " without a redirect");
+            throw new ActorException(
+                    "UNEXPECTED",
+                    "the authorize request was answered " + response.statusCode() + " without a redirect");
         }
         manager.completeAuthorization(request.url().resolve(location).toString());
         return Map.of();
@@ -180,13 +193,17 @@ public final class Actor {
                 case "sign-in" -> signIn();
                 case "call" -> call();
                 case "clock" -> {
-                    if (!(command.get("offsetMs") instanceof Number offset)) throw new ActorException("UNEXPECTED", "clock: offsetMs must be a number");
+                    if (!(command.get("offsetMs") instanceof Number offset))
+                        throw new ActorException("UNEXPECTED", "clock: offsetMs must be a number");
                     offsetMs.set(offset.longValue());
                     yield Map.of();
                 }
                 case "arm" -> {
-                    String refused = fault.arm(String.valueOf(command.get("point")), String.valueOf(command.get("then")));
-                    if (refused != null) throw new ActorException(refused, "cannot arm " + command.get("point") + " / " + command.get("then"));
+                    String refused =
+                            fault.arm(String.valueOf(command.get("point")), String.valueOf(command.get("then")));
+                    if (refused != null)
+                        throw new ActorException(
+                                refused, "cannot arm " + command.get("point") + " / " + command.get("then"));
                     yield Map.of();
                 }
                 case "status" -> Output.map("signedIn", manager.isSignedIn());
@@ -202,13 +219,36 @@ public final class Actor {
             };
             out.say(Output.map("id", id, "ok", true, "result", result));
         } catch (TokenManagerException e) {
-            out.say(Output.map("id", id, "ok", false, "error",
-                    Output.map("code", e.code().name(), "name", e.getClass().getSimpleName(), "message", e.getMessage())));
+            out.say(Output.map(
+                    "id",
+                    id,
+                    "ok",
+                    false,
+                    "error",
+                    Output.map(
+                            "code", e.code().name(), "name", e.getClass().getSimpleName(), "message", e.getMessage())));
         } catch (ActorException e) {
-            out.say(Output.map("id", id, "ok", false, "error", Output.map("code", e.code, "name", "ActorException", "message", e.getMessage())));
+            out.say(Output.map(
+                    "id",
+                    id,
+                    "ok",
+                    false,
+                    "error",
+                    Output.map("code", e.code, "name", "ActorException", "message", e.getMessage())));
         } catch (RuntimeException e) {
-            out.say(Output.map("id", id, "ok", false, "error",
-                    Output.map("code", "UNEXPECTED", "name", e.getClass().getSimpleName(), "message", String.valueOf(e.getMessage()))));
+            out.say(Output.map(
+                    "id",
+                    id,
+                    "ok",
+                    false,
+                    "error",
+                    Output.map(
+                            "code",
+                            "UNEXPECTED",
+                            "name",
+                            e.getClass().getSimpleName(),
+                            "message",
+                            String.valueOf(e.getMessage()))));
         }
     }
 
@@ -232,13 +272,15 @@ public final class Actor {
             System.exit(0);
         }
         Output out = new Output();
-        Map<String, Object> config = Json.parseObject(System.getenv("CONFORMANCE_ACTOR")).orElse(null);
+        Map<String, Object> config =
+                Json.parseObject(System.getenv("CONFORMANCE_ACTOR")).orElse(null);
         if (config == null) {
             System.err.println("the actor cannot start: CONFORMANCE_ACTOR is not set or not JSON");
             System.exit(2);
         }
         if (!"java".equals(config.get("target"))) {
-            System.err.println("the actor cannot start: this actor serves the target java, not " + config.get("target"));
+            System.err.println(
+                    "the actor cannot start: this actor serves the target java, not " + config.get("target"));
             System.exit(2);
         }
         Actor actor;
@@ -249,8 +291,15 @@ public final class Actor {
             System.exit(2);
             return;
         }
-        out.say(Output.map("event", "ready", "pid", ProcessHandle.current().pid(), "target", "java",
-                "runtime", "java " + System.getProperty("java.version")));
+        out.say(Output.map(
+                "event",
+                "ready",
+                "pid",
+                ProcessHandle.current().pid(),
+                "target",
+                "java",
+                "runtime",
+                "java " + System.getProperty("java.version")));
         ExecutorService threads = Executors.newCachedThreadPool(task -> {
             Thread thread = new Thread(task, "actor-command");
             thread.setDaemon(true);
@@ -295,9 +344,12 @@ public final class Actor {
             return switch (kind) {
                 case "memory" -> new MemoryStorage();
                 case "file" -> {
-                    FileStorage.Builder file = FileStorage.builder(Path.of((String) spec.get("path"))).logger(out.logger("filestorage"));
-                    if (spec.get("staleMs") instanceof Number stale) file = file.staleAfter(Duration.ofMillis(stale.longValue()));
-                    if (options.get("lockWaitMs") instanceof Number wait) file = file.lockTimeout(Duration.ofMillis(wait.longValue()));
+                    FileStorage.Builder file = FileStorage.builder(Path.of((String) spec.get("path")))
+                            .logger(out.logger("filestorage"));
+                    if (spec.get("staleMs") instanceof Number stale)
+                        file = file.staleAfter(Duration.ofMillis(stale.longValue()));
+                    if (options.get("lockWaitMs") instanceof Number wait)
+                        file = file.lockTimeout(Duration.ofMillis(wait.longValue()));
                     yield file.build();
                 }
                 case "redis", "redis-cluster" -> redis(kind, spec, options, out);
@@ -309,19 +361,24 @@ public final class Actor {
         private static Storage redis(String kind, Map<String, Object> spec, Map<String, Object> options, Output out) {
             RedisStorage.Builder builder;
             if (kind.equals("redis")) {
-                io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(RedisStorage.clientResources(), (String) spec.get("url"));
+                io.lettuce.core.RedisClient client =
+                        io.lettuce.core.RedisClient.create(RedisStorage.clientResources(), (String) spec.get("url"));
                 client.setOptions(RedisStorage.clientOptions());
                 builder = RedisStorage.builder(client);
             } else {
                 List<io.lettuce.core.RedisURI> seeds = new ArrayList<>();
                 for (Object url : (List<?>) spec.get("urls")) seeds.add(io.lettuce.core.RedisURI.create((String) url));
-                io.lettuce.core.cluster.RedisClusterClient client = io.lettuce.core.cluster.RedisClusterClient.create(RedisStorage.clientResources(), seeds);
+                io.lettuce.core.cluster.RedisClusterClient client =
+                        io.lettuce.core.cluster.RedisClusterClient.create(RedisStorage.clientResources(), seeds);
                 client.setOptions(RedisStorage.clusterClientOptions());
                 builder = RedisStorage.builder(client);
             }
-            builder = builder.prefix(String.valueOf(spec.getOrDefault("prefix", ""))).logger(out.logger("redisstorage"));
-            if (spec.get("leaseMs") instanceof Number lease) builder = builder.lease(Duration.ofMillis(lease.longValue()));
-            if (options.get("lockWaitMs") instanceof Number wait) builder = builder.waitTimeout(Duration.ofMillis(wait.longValue()));
+            builder = builder.prefix(String.valueOf(spec.getOrDefault("prefix", "")))
+                    .logger(out.logger("redisstorage"));
+            if (spec.get("leaseMs") instanceof Number lease)
+                builder = builder.lease(Duration.ofMillis(lease.longValue()));
+            if (options.get("lockWaitMs") instanceof Number wait)
+                builder = builder.waitTimeout(Duration.ofMillis(wait.longValue()));
             RedisStorage storage = builder.build();
             OPENED.add(storage::close); // the clients are left to the exit: their shutdown waits for quiet periods
             return storage;

@@ -10,7 +10,6 @@ import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -37,13 +36,18 @@ final class ActorHttpClient extends HttpClient {
     }
 
     private HttpRequest named(HttpRequest request) {
-        return HttpRequest.newBuilder(request, (header, value) -> true).setHeader(ACTOR_HEADER, name).build();
+        return HttpRequest.newBuilder(request, (header, value) -> true)
+                .setHeader(ACTOR_HEADER, name)
+                .build();
     }
 
     /** Whether the request is a refresh: a POST to /oauth/token whose JSON body has grant_type refresh_token. */
     static boolean isRefresh(HttpRequest request) {
         if (!"POST".equals(request.method()) || !request.uri().getPath().endsWith("/oauth/token")) return false;
-        return request.bodyPublisher().map(ActorHttpClient::body).orElse("").contains("\"grant_type\":\"refresh_token\"");
+        return request.bodyPublisher()
+                .map(ActorHttpClient::body)
+                .orElse("")
+                .contains("\"grant_type\":\"refresh_token\"");
     }
 
     /** The body a publisher sends (the manager's are replayable strings). */
@@ -76,7 +80,8 @@ final class ActorHttpClient extends HttpClient {
     }
 
     @Override
-    public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler) throws IOException, InterruptedException {
+    public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
+            throws IOException, InterruptedException {
         return base.send(named(request), handler);
     }
 
@@ -86,8 +91,8 @@ final class ActorHttpClient extends HttpClient {
     }
 
     @Override
-    public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler,
-            HttpResponse.PushPromiseHandler<T> push) {
+    public <T> CompletableFuture<HttpResponse<T>> sendAsync(
+            HttpRequest request, HttpResponse.BodyHandler<T> handler, HttpResponse.PushPromiseHandler<T> push) {
         if (!isRefresh(request)) return base.sendAsync(named(request), handler, push);
         fault.sending();
         return base.sendAsync(named(request), handler, push).thenApplyAsync(response -> {
@@ -141,5 +146,4 @@ final class ActorHttpClient extends HttpClient {
     public Optional<Executor> executor() {
         return base.executor();
     }
-
 }

@@ -27,7 +27,10 @@ final class Fault {
 
     /** Arms the fault; null when it is armed, else the protocol's error code. */
     String arm(String point, String then) {
-        if (!point.equals("locked") && !point.equals("sending") && !point.equals("in-flight") && !point.equals("answered")) {
+        if (!point.equals("locked")
+                && !point.equals("sending")
+                && !point.equals("in-flight")
+                && !point.equals("answered")) {
             return "UNSUPPORTED";
         }
         if (!then.equals("stop") && !then.equals("hang") && !then.equals("go")) return "UNEXPECTED";
@@ -121,7 +124,12 @@ final class Fault {
 
     private static void stopSelf() {
         try {
-            new ProcessBuilder("kill", "-STOP", Long.toString(ProcessHandle.current().pid())).start().waitFor();
+            new ProcessBuilder(
+                            "kill",
+                            "-STOP",
+                            Long.toString(ProcessHandle.current().pid()))
+                    .start()
+                    .waitFor();
         } catch (IOException e) {
             throw new IllegalStateException("cannot stop this process", e);
         } catch (InterruptedException e) {

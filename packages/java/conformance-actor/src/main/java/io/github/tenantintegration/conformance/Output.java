@@ -10,7 +10,8 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /** The actor's standard output: one JSON object per line, whole lines only, from any thread. */
 final class Output {
-    private final PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
+    private final PrintStream out =
+            new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
     private final ReentrantLock lock = new ReentrantLock();
 
     void say(Map<String, ?> message) {
@@ -46,13 +47,26 @@ final class Output {
 
             @Override
             public void log(Level level, ResourceBundle bundle, String message, Throwable thrown) {
-                say(map("event", "log", "level", level(level), "message", message + (thrown == null ? "" : " (" + thrown + ")")));
+                say(map(
+                        "event",
+                        "log",
+                        "level",
+                        level(level),
+                        "message",
+                        message + (thrown == null ? "" : " (" + thrown + ")")));
             }
 
             @Override
             public void log(Level level, ResourceBundle bundle, String format, Object... params) {
-                say(map("event", "log", "level", level(level), "message", params == null || params.length == 0
-                        ? format : java.text.MessageFormat.format(format, params)));
+                say(map(
+                        "event",
+                        "log",
+                        "level",
+                        level(level),
+                        "message",
+                        params == null || params.length == 0
+                                ? format
+                                : java.text.MessageFormat.format(format, params)));
             }
         };
     }

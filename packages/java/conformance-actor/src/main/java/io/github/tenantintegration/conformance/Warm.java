@@ -21,10 +21,13 @@ final class Warm {
 
     static void run() {
         TokenManager manager = TokenManager.builder("http://127.0.0.1:9", "warm", "http://127.0.0.1:53682/callback")
-                .scopes(Scope.PROFILE_READ).requestTimeout(Duration.ofSeconds(2)).build();
+                .scopes(Scope.PROFILE_READ)
+                .requestTimeout(Duration.ofSeconds(2))
+                .build();
         manager.isSignedIn();
         try {
-            manager.completeAuthorization("http://127.0.0.1:53682/callback?code=warm&state=" + manager.beginAuthorization().url().getRawQuery().length());
+            manager.completeAuthorization("http://127.0.0.1:53682/callback?code=warm&state="
+                    + manager.beginAuthorization().url().getRawQuery().length());
         } catch (TokenManagerException e) {
             // Expected: nothing answers.
         }

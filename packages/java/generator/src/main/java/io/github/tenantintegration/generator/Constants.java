@@ -20,29 +20,44 @@ final class Constants {
 
     /** Scope.java: one constant per scope, in the contract's order. */
     String scopes() {
-        Map<String, Object> schemes = Generate.object(Generate.object(doc.get("components")).get("securitySchemes"));
+        Map<String, Object> schemes =
+                Generate.object(Generate.object(doc.get("components")).get("securitySchemes"));
         List<Map.Entry<String, Object>> oauth = schemes.entrySet().stream()
                 .filter(e -> "oauth2".equals(Generate.object(e.getValue()).get("type")))
                 .toList();
-        if (oauth.size() != 1) throw new IllegalStateException("expected one oauth2 security scheme, found " + oauth.size());
-        Map<String, Object> flows = Generate.object(Generate.object(oauth.get(0).getValue()).get("flows"));
-        Map<String, Object> scopes = Generate.object(Generate.object(flows.get("authorizationCode")).get("scopes"));
+        if (oauth.size() != 1)
+            throw new IllegalStateException("expected one oauth2 security scheme, found " + oauth.size());
+        Map<String, Object> flows =
+                Generate.object(Generate.object(oauth.get(0).getValue()).get("flows"));
+        Map<String, Object> scopes =
+                Generate.object(Generate.object(flows.get("authorizationCode")).get("scopes"));
         if (scopes.isEmpty()) throw new IllegalStateException("the security scheme lists no scopes");
-        StringBuilder out = new StringBuilder(Generate.HEADER).append("package ").append(Generate.PACKAGE).append(";\n\n");
+        StringBuilder out = new StringBuilder(Generate.HEADER)
+                .append("package ")
+                .append(Generate.PACKAGE)
+                .append(";\n\n");
         out.append("import java.util.Optional;\n\n");
-        out.append(Javadoc.comment(0, List.of(
-                "A scope of the service: the names of the <code>" + Javadoc.escape(oauth.get(0).getKey())
-                        + "</code> security scheme of the contract, exactly as the service description writes them.",
-                "Each scope's description is its area and its access (read, write or connect), the only meaning"
-                        + " the service description gives a scope: what an area holds is not shown."),
+        out.append(Javadoc.comment(
+                0,
+                List.of(
+                        "A scope of the service: the names of the <code>"
+                                + Javadoc.escape(oauth.get(0).getKey())
+                                + "</code> security scheme of the contract, exactly as the service description writes them.",
+                        "Each scope's description is its area and its access (read, write or connect), the only meaning"
+                                + " the service description gives a scope: what an area holds is not shown."),
                 List.of("@see <a href=\"https://www.rfc-editor.org/rfc/rfc6749#section-3.3\">RFC 6749 §3.3</a>")));
         out.append("public enum Scope {\n");
         List<String> names = new ArrayList<>(scopes.keySet());
         for (int i = 0; i < names.size(); i++) {
             String name = names.get(i);
             String description = (String) scopes.get(name);
-            out.append(Javadoc.line(4, "<code>" + Javadoc.escape(name) + "</code>: " + Javadoc.escape(description) + "."));
-            out.append("    ").append(Names.constant(name)).append('(').append(Names.literal(name)).append(", ");
+            out.append(
+                    Javadoc.line(4, "<code>" + Javadoc.escape(name) + "</code>: " + Javadoc.escape(description) + "."));
+            out.append("    ")
+                    .append(Names.constant(name))
+                    .append('(')
+                    .append(Names.literal(name))
+                    .append(", ");
             out.append(Names.literal(description)).append(i == names.size() - 1 ? ");\n\n" : "),\n\n");
         }
         out.append(SCOPE_BODY);
@@ -91,12 +106,18 @@ final class Constants {
 
     /** Schemas.java: a nested class of constants per string, integer or number schema. */
     String schemas() {
-        Map<String, Object> schemas = Generate.object(Generate.object(doc.get("components")).get("schemas"));
-        StringBuilder out = new StringBuilder(Generate.HEADER).append("package ").append(Generate.PACKAGE).append(";\n\n");
-        out.append(Javadoc.comment(0, List.of(
-                "The constraints of the contract's string and number schemas, which a type cannot say: patterns"
+        Map<String, Object> schemas =
+                Generate.object(Generate.object(doc.get("components")).get("schemas"));
+        StringBuilder out = new StringBuilder(Generate.HEADER)
+                .append("package ")
+                .append(Generate.PACKAGE)
+                .append(";\n\n");
+        out.append(Javadoc.comment(
+                0,
+                List.of("The constraints of the contract's string and number schemas, which a type cannot say: patterns"
                         + " (regular expressions that <code>java.util.regex</code> reads as the contract means them),"
-                        + " lengths, bounds and lifetimes."), List.of()));
+                        + " lengths, bounds and lifetimes."),
+                List.of()));
         out.append("public final class Schemas {\n    private Schemas() {}\n");
         for (Map.Entry<String, Object> entry : schemas.entrySet()) {
             Map<String, Object> schema = Generate.object(entry.getValue());
@@ -109,7 +130,11 @@ final class Constants {
             constant(out, "MIN_LENGTH", "The fewest characters a value has.", schema.get("minLength"));
             constant(out, "MAX_LENGTH", "The most characters a value has.", schema.get("maxLength"));
             constant(out, "EXCLUSIVE_MINIMUM", "Every value is greater than this.", schema.get("exclusiveMinimum"));
-            constant(out, "LIFETIME_SECONDS", "How long a token of this kind lives, in seconds.", schema.get("x-lifetime-seconds"));
+            constant(
+                    out,
+                    "LIFETIME_SECONDS",
+                    "How long a token of this kind lives, in seconds.",
+                    schema.get("x-lifetime-seconds"));
             out.append("    }\n");
         }
         return out.append("}\n").toString();
@@ -127,11 +152,19 @@ final class Constants {
         if (value == null) return;
         out.append('\n').append(Javadoc.line(8, doc));
         if (value instanceof String text) {
-            out.append("        public static final String ").append(field).append(" = ").append(Names.literal(text));
+            out.append("        public static final String ")
+                    .append(field)
+                    .append(" = ")
+                    .append(Names.literal(text));
         } else {
             long number = ((Number) value).longValue();
             String type = number == (int) number ? "int" : "long";
-            out.append("        public static final ").append(type).append(' ').append(field).append(" = ").append(number);
+            out.append("        public static final ")
+                    .append(type)
+                    .append(' ')
+                    .append(field)
+                    .append(" = ")
+                    .append(number);
             if (type.equals("long")) out.append('L');
         }
         out.append(";\n");

@@ -34,8 +34,9 @@ public final class Generate {
 
     static final String PACKAGE = "io.github.tenantintegration.api";
 
-    static final String HEADER = "// GENERATED from spec/dist/openapi.json by packages/java/generator: do not edit by hand.\n"
-            + "// Change the contract in spec/ and run `pnpm --filter @tenant-integration/java generate`.\n";
+    static final String HEADER =
+            "// GENERATED from spec/dist/openapi.json by packages/java/generator: do not edit by hand.\n"
+                    + "// Change the contract in spec/ and run `pnpm --filter @tenant-integration/java generate`.\n";
 
     private static final Pattern LABEL = Pattern.compile("export const ASSUMPTION_LABEL = \"([^\"]+)\";");
 
@@ -50,10 +51,12 @@ public final class Generate {
     public static void main(String[] args) {
         boolean check = List.of(args).contains("--check");
         int repoAt = List.of(args).indexOf("--repo");
-        Path repo = repoAt >= 0 ? Path.of(args[repoAt + 1]) : findRepo(Path.of("").toAbsolutePath());
+        Path repo =
+                repoAt >= 0 ? Path.of(args[repoAt + 1]) : findRepo(Path.of("").toAbsolutePath());
         List<String> problems = run(repo, check);
         if (!problems.isEmpty()) {
-            System.err.println("generate: the api module is stale (run: pnpm --filter @tenant-integration/java generate):");
+            System.err.println(
+                    "generate: the api module is stale (run: pnpm --filter @tenant-integration/java generate):");
             problems.forEach(p -> System.err.println("  " + p));
             System.exit(1);
         }

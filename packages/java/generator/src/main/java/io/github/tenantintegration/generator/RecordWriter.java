@@ -59,7 +59,8 @@ final class RecordWriter {
     }
 
     private String imports() {
-        boolean maps = open || extra || components.stream().anyMatch(c -> c.type().contains("Map"));
+        boolean maps =
+                open || extra || components.stream().anyMatch(c -> c.type().contains("Map"));
         boolean checks = open || components.stream().anyMatch(c -> c.required() && !isPrimitive(c));
         StringBuilder imports = new StringBuilder();
         if (open || extra) imports.append("import java.util.Collections;\nimport java.util.LinkedHashMap;\n");
@@ -89,7 +90,8 @@ final class RecordWriter {
 
     private List<String> paramTags() {
         List<String> tags = new ArrayList<>();
-        if (open) tags.add("@param fields the JSON object's members, as parsed (unmodifiable; a JSON null is a null value)");
+        if (open)
+            tags.add("@param fields the JSON object's members, as parsed (unmodifiable; a JSON null is a null value)");
         for (Component c : components) {
             String text = c.doc().isEmpty() ? "<code>" + c.json() + "</code>" : String.join(" ", c.doc());
             String presence = c.required() ? "" : " Optional: null when absent.";
@@ -125,18 +127,24 @@ final class RecordWriter {
         }
         out.append("    /**\n     * Checks that every required component is given");
         out.append(open || extra ? ", and keeps an unmodifiable copy of the map.\n" : ".\n");
-        out.append("     *\n     * @throws NullPointerException naming the first required component that is null\n     */\n");
+        out.append(
+                "     *\n     * @throws NullPointerException naming the first required component that is null\n     */\n");
         out.append("    public ").append(name).append(" {\n");
         checks.forEach(out::append);
         if (open) {
-            out.append("        fields = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(fields, \"fields\")));\n");
+            out.append(
+                    "        fields = Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(fields, \"fields\")));\n");
         }
         if (extra) {
-            List<String> known = components.stream().map(c -> Names.literal(c.json())).toList();
+            List<String> known =
+                    components.stream().map(c -> Names.literal(c.json())).toList();
             out.append("        if (additionalProperties != null) {\n");
-            out.append("            for (String known : java.util.List.of(").append(String.join(", ", known)).append(")) {\n");
+            out.append("            for (String known : java.util.List.of(")
+                    .append(String.join(", ", known))
+                    .append(")) {\n");
             out.append("                if (additionalProperties.containsKey(known)) {\n");
-            out.append("                    throw new IllegalArgumentException(known + \" is a component, not an additional property\");\n");
+            out.append(
+                    "                    throw new IllegalArgumentException(known + \" is a component, not an additional property\");\n");
             out.append("                }\n            }\n        }\n");
             out.append("        additionalProperties = additionalProperties == null\n");
             out.append("                ? Map.of()\n");
@@ -147,7 +155,9 @@ final class RecordWriter {
 
     private void writeDiscriminator() {
         Map.Entry<String, String> constant = constants.entrySet().iterator().next();
-        out.append("    @Override\n    public String ").append(Names.camel(constant.getKey())).append("() {\n");
+        out.append("    @Override\n    public String ")
+                .append(Names.camel(constant.getKey()))
+                .append("() {\n");
         out.append("        return ").append(Names.constant(constant.getKey())).append(";\n    }\n\n");
     }
 
@@ -157,16 +167,24 @@ final class RecordWriter {
     }
 
     private void writeToJson() {
-        out.append("    /**\n     * This value as the JSON text the contract describes: its members in the contract's order, an\n");
-        out.append("     * optional one left out when null, no spaces.\n     *\n     * @return a JSON object\n     */\n");
+        out.append(
+                "    /**\n     * This value as the JSON text the contract describes: its members in the contract's order, an\n");
+        out.append(
+                "     * optional one left out when null, no spaces.\n     *\n     * @return a JSON object\n     */\n");
         if (parent != null) out.append("    @Override\n");
         out.append("    public String toJson() {\n        JsonText json = new JsonText();\n");
         for (Map.Entry<String, String> constant : constants.entrySet()) {
-            out.append("        json.member(").append(Names.literal(constant.getKey())).append(", ");
+            out.append("        json.member(")
+                    .append(Names.literal(constant.getKey()))
+                    .append(", ");
             out.append(Names.constant(constant.getKey())).append(");\n");
         }
         for (Component c : components) {
-            out.append("        json.member(").append(Names.literal(c.json())).append(", ").append(c.java()).append(");\n");
+            out.append("        json.member(")
+                    .append(Names.literal(c.json()))
+                    .append(", ")
+                    .append(c.java())
+                    .append(");\n");
         }
         if (extra) {
             out.append("        additionalProperties.forEach(json::member);\n");
@@ -175,7 +193,8 @@ final class RecordWriter {
     }
 
     private void writeToString() {
-        out.append("\n    /**\n     * Every component but the secrets, which print as <code>[redacted]</code>: a record would print\n");
+        out.append(
+                "\n    /**\n     * Every component but the secrets, which print as <code>[redacted]</code>: a record would print\n");
         out.append("     * them all.\n     */\n    @Override\n    public String toString() {\n");
         out.append("        return \"").append(name).append('[');
         String separator = "";
@@ -185,7 +204,9 @@ final class RecordWriter {
             else out.append("\"\n                + ").append(c.java()).append(" + \"");
             separator = ", ";
         }
-        if (extra) out.append(separator).append("additionalProperties=\"\n                + additionalProperties.keySet() + \"");
+        if (extra)
+            out.append(separator)
+                    .append("additionalProperties=\"\n                + additionalProperties.keySet() + \"");
         out.append("]\";\n    }\n");
     }
 }

@@ -47,13 +47,19 @@ final class Records {
         for (Object option : Generate.list(schema.get("oneOf"))) {
             permits.add(Names.refName((String) Generate.object(option).get("$ref")));
         }
-        StringBuilder out = new StringBuilder(Generate.HEADER).append("package ").append(Generate.PACKAGE).append(";\n\n");
+        StringBuilder out = new StringBuilder(Generate.HEADER)
+                .append("package ")
+                .append(Generate.PACKAGE)
+                .append(";\n\n");
         List<String> doc = new ArrayList<>(javadoc.paragraphs(schema));
-        doc.add("One of " + String.join(", ", permits.stream().map(p -> "{@link " + p + "}").toList()) + ".");
+        doc.add("One of "
+                + String.join(
+                        ", ", permits.stream().map(p -> "{@link " + p + "}").toList()) + ".");
         out.append(Javadoc.comment(0, doc, List.of()));
         out.append("public sealed interface ").append(name).append(" permits ").append(String.join(", ", permits));
         out.append(" {\n");
-        String discriminator = (String) Generate.object(schema.get("discriminator")).get("propertyName");
+        String discriminator =
+                (String) Generate.object(schema.get("discriminator")).get("propertyName");
         out.append(Javadoc.line(4, "The value of <code>" + discriminator + "</code> that tells the options apart."));
         out.append("    String ").append(Names.camel(discriminator)).append("();\n\n");
         out.append(Javadoc.line(4, "This value as the JSON text the contract describes."));

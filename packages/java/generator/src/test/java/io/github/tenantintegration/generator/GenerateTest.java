@@ -39,7 +39,8 @@ class GenerateTest {
         String label = Generate.label(REPO);
         assertEquals("Assumption (not in the service description):", label);
         Map<String, String> files = Generate.files(Generate.read(REPO.resolve("spec/dist/openapi.json")), label);
-        assertTrue(files.get("TokenType.java") == null && files.get("Schemas.java").contains("<b>" + label + "</b>"));
+        assertTrue(
+                files.get("TokenType.java") == null && files.get("Schemas.java").contains("<b>" + label + "</b>"));
         assertTrue(files.get("RefreshTokenResponse.java").contains("<b>" + label + "</b>"));
         for (String text : files.values()) assertTrue(text.startsWith(Generate.HEADER));
     }

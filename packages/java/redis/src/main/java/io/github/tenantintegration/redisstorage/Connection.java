@@ -23,7 +23,10 @@ final class Connection {
     private final StatefulConnection<String, String> connection;
     final RedisClusterAsyncCommands<String, String> async;
 
-    private Connection(RedisClient client, RedisClusterClient cluster, StatefulConnection<String, String> connection,
+    private Connection(
+            RedisClient client,
+            RedisClusterClient cluster,
+            StatefulConnection<String, String> connection,
             RedisClusterAsyncCommands<String, String> async) {
         this.client = client;
         this.cluster = cluster;
@@ -57,7 +60,8 @@ final class Connection {
      */
     RedisClusterAsyncCommands<String, String> writerOf(String key) {
         if (cluster == null) return async;
-        StatefulRedisClusterConnection<String, String> clustered = (StatefulRedisClusterConnection<String, String>) connection;
+        StatefulRedisClusterConnection<String, String> clustered =
+                (StatefulRedisClusterConnection<String, String>) connection;
         RedisClusterNode primary = clustered.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
         if (primary == null) return async;
         return clustered.getConnection(primary.getNodeId()).async();

@@ -45,8 +45,10 @@ public final class Keys {
      */
     static void checkPrefix(String prefix) {
         if (prefix == null || prefix.contains("{") || prefix.contains("}")) {
-            throw new TokenManagerException(ErrorCode.INVALID_OPTIONS, "prefix: \"" + prefix + "\" holds { or }: Redis Cluster would hash "
-                    + "the prefix's braces instead of the session's hash tag, and the keys of one session could land on different nodes");
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_OPTIONS,
+                    "prefix: \"" + prefix + "\" holds { or }: Redis Cluster would hash "
+                            + "the prefix's braces instead of the session's hash tag, and the keys of one session could land on different nodes");
         }
     }
 }

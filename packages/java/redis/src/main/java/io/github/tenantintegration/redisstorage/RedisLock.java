@@ -38,9 +38,11 @@ import java.util.function.BooleanSupplier;
  */
 final class RedisLock implements WaitingLock {
     /** The other kits' scripts, byte for byte: release and renew only while the key still holds this owner's value. */
-    static final String RELEASE = "if redis.call(\"GET\", KEYS[1]) == ARGV[1] then return redis.call(\"DEL\", KEYS[1]) end return 0";
+    static final String RELEASE =
+            "if redis.call(\"GET\", KEYS[1]) == ARGV[1] then return redis.call(\"DEL\", KEYS[1]) end return 0";
 
-    static final String RENEW = "if redis.call(\"GET\", KEYS[1]) == ARGV[1] then return redis.call(\"PEXPIRE\", KEYS[1], ARGV[2]) end return 0";
+    static final String RENEW =
+            "if redis.call(\"GET\", KEYS[1]) == ARGV[1] then return redis.call(\"PEXPIRE\", KEYS[1], ARGV[2]) end return 0";
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -68,7 +70,8 @@ final class RedisLock implements WaitingLock {
     /** The lock's failure on a Redis error: {@code STORAGE_FAILED}, the code of a failed read or write, with {@code LOCK_UNAVAILABLE} as cause. */
     private static TokenManagerException unavailable(StorageException cause) {
         StorageException lock = new StorageException(ErrorCode.LOCK_UNAVAILABLE, cause.path(), cause.reason(), null);
-        return new TokenManagerException(ErrorCode.STORAGE_FAILED, "the Redis lock cannot be taken: " + cause.reason(), lock);
+        return new TokenManagerException(
+                ErrorCode.STORAGE_FAILED, "the Redis lock cannot be taken: " + cause.reason(), lock);
     }
 
     @Override
@@ -93,16 +96,31 @@ final class RedisLock implements WaitingLock {
         releaseUnanswered(key);
         AtomicReference<CompletableFuture<String>> sent = new AtomicReference<>();
         try {
-            return "OK".equals(storage.call(() -> {
-                CompletableFuture<String> reply = storage.connection.async.set(key, owner,
-                        SetArgs.Builder.nx().px(storage.options.lease().toMillis())).toCompletableFuture();
-                sent.set(reply);
-                return reply;
-            }, ErrorCode.LOCK_UNAVAILABLE, "SET NX", key));
+            return "OK"
+                    .equals(storage.call(
+                            () -> {
+                                CompletableFuture<String> reply = storage.connection
+                                        .async
+                                        .set(
+                                                key,
+                                                owner,
+                                                SetArgs.Builder.nx()
+                                                        .px(storage.options
+                                                                .lease()
+                                                                .toMillis()))
+                                        .toCompletableFuture();
+                                sent.set(reply);
+                                return reply;
+                            },
+                            ErrorCode.LOCK_UNAVAILABLE,
+                            "SET NX",
+                            key));
         } catch (StorageException e) {
             CompletableFuture<String> reply = sent.get();
             if (reply != null && !reply.isDone()) {
-                unanswered.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(owner);
+                unanswered
+                        .computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet())
+                        .add(owner);
                 reply.whenComplete((taken, error) -> {
                     if ("OK".equals(taken)) releaseOwn(key, owner);
                 });
@@ -133,20 +151,29 @@ final class RedisLock implements WaitingLock {
                 if (take(key, owner)) return;
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new StorageException(ErrorCode.LOCK_TIMEOUT, key, key + " still held by another owner after "
-                            + storage.options.waitTimeout().toMillis() + " ms", null);
+                    throw new StorageException(
+                            ErrorCode.LOCK_TIMEOUT,
+                            key,
+                            key + " still held by another owner after "
+                                    + storage.options.waitTimeout().toMillis() + " ms",
+                            null);
                 }
                 if (attempt == 0) {
                     // Subscribed before the next try, so that a release between the two tries is not missed.
-                    subscription = Subscription.open(storage, Keys.releasedChannel(key),
-                            Duration.ofNanos(Math.min(storage.options.commandTimeout().toNanos(), left)));
+                    subscription = Subscription.open(
+                            storage,
+                            Keys.releasedChannel(key),
+                            Duration.ofNanos(
+                                    Math.min(storage.options.commandTimeout().toNanos(), left)));
                     if (subscription != null) continue;
                 }
                 // Backoff, then jitter in its upper half, so that a fleet released together does not retry in
                 // step. An announcement ends the pause at once: one SET per waiter per release.
-                double backoff = Math.min(storage.options.maxRetryDelay().toNanos(),
+                double backoff = Math.min(
+                        storage.options.maxRetryDelay().toNanos(),
                         storage.options.retryDelay().toNanos() * Math.pow(2, Math.min(attempt, 30)));
-                long pause = Math.min(deadline - System.nanoTime(), (long) (backoff / 2 + RANDOM.nextDouble() * backoff / 2));
+                long pause = Math.min(
+                        deadline - System.nanoTime(), (long) (backoff / 2 + RANDOM.nextDouble() * backoff / 2));
                 Subscription.next(subscription, Math.max(0, pause));
                 if (until != null && until.getAsBoolean()) throw new LockWaitEndedException();
             }
@@ -157,8 +184,11 @@ final class RedisLock implements WaitingLock {
 
     /** Compare-and-DEL; announces the release when it deleted the key. The number of keys deleted. */
     long releaseOwn(String key, String owner) {
-        Long released = storage.call(() -> storage.connection.async.<Long>eval(RELEASE, ScriptOutputType.INTEGER, new String[] {key}, owner),
-                ErrorCode.COMMAND_FAILED, "EVAL (release)", key);
+        Long released = storage.call(
+                () -> storage.connection.async.<Long>eval(RELEASE, ScriptOutputType.INTEGER, new String[] {key}, owner),
+                ErrorCode.COMMAND_FAILED,
+                "EVAL (release)",
+                key);
         if (released != null && released == 1) announce(key);
         return released == null ? 0 : released;
     }
@@ -166,9 +196,15 @@ final class RedisLock implements WaitingLock {
     /** PUBLISH "" on the release channel; a failure (an ACL, Redis gone) is ignored: the waiters poll. */
     private void announce(String key) {
         try {
-            storage.call(() -> storage.connection.async.publish(Keys.releasedChannel(key), ""), ErrorCode.COMMAND_FAILED, "PUBLISH", key);
+            storage.call(
+                    () -> storage.connection.async.publish(Keys.releasedChannel(key), ""),
+                    ErrorCode.COMMAND_FAILED,
+                    "PUBLISH",
+                    key);
         } catch (StorageException e) {
-            storage.options.logger().log(System.Logger.Level.DEBUG, "the release of " + key + " was not announced: " + e.reason());
+            storage.options
+                    .logger()
+                    .log(System.Logger.Level.DEBUG, "the release of " + key + " was not announced: " + e.reason());
         }
     }
 
@@ -186,7 +222,8 @@ final class RedisLock implements WaitingLock {
             this.key = key;
             this.owner = owner;
             long every = storage.options.renewEvery().toMillis();
-            this.renewals = RENEWALS.scheduleWithFixedDelay(() -> RedisStorage.WORKERS.execute(this::renew), every, every, TimeUnit.MILLISECONDS);
+            this.renewals = RENEWALS.scheduleWithFixedDelay(
+                    () -> RedisStorage.WORKERS.execute(this::renew), every, every, TimeUnit.MILLISECONDS);
         }
 
         private boolean isStopped() {
@@ -210,8 +247,13 @@ final class RedisLock implements WaitingLock {
             }
             renewals.cancel(false);
             if (report) {
-                storage.options.onLeaseLost().accept(new StorageException(ErrorCode.LEASE_LOST, key, key + ": " + why
-                        + "; the task under the lock was not stopped", null));
+                storage.options
+                        .onLeaseLost()
+                        .accept(new StorageException(
+                                ErrorCode.LEASE_LOST,
+                                key,
+                                key + ": " + why + "; the task under the lock was not stopped",
+                                null));
             }
         }
 
@@ -219,8 +261,16 @@ final class RedisLock implements WaitingLock {
             if (isStopped()) return;
             Long reply;
             try {
-                reply = storage.call(() -> storage.connection.async.<Long>eval(RENEW, ScriptOutputType.INTEGER, new String[] {key}, owner,
-                        Long.toString(storage.options.lease().toMillis())), ErrorCode.COMMAND_FAILED, "EVAL (renew)", key);
+                reply = storage.call(
+                        () -> storage.connection.async.<Long>eval(
+                                RENEW,
+                                ScriptOutputType.INTEGER,
+                                new String[] {key},
+                                owner,
+                                Long.toString(storage.options.lease().toMillis())),
+                        ErrorCode.COMMAND_FAILED,
+                        "EVAL (renew)",
+                        key);
             } catch (TokenManagerException e) {
                 long since;
                 mu.lock();
@@ -229,7 +279,8 @@ final class RedisLock implements WaitingLock {
                 } finally {
                     mu.unlock();
                 }
-                if (since >= storage.options.lease().toNanos() && !isStopped()) lost("no renewal succeeded for " + storage.options.lease().toMillis() + " ms");
+                if (since >= storage.options.lease().toNanos() && !isStopped())
+                    lost("no renewal succeeded for " + storage.options.lease().toMillis() + " ms");
                 return;
             }
             if (isStopped()) return;
@@ -276,7 +327,8 @@ final class RedisLock implements WaitingLock {
             } catch (TokenManagerException e) {
                 return; // a failed release only leaves the lease to expire (at most the lease)
             }
-            if (released != 1 && !alreadyLost) lost("at release the lock was no longer this owner's (the lease expired under the task)");
+            if (released != 1 && !alreadyLost)
+                lost("at release the lock was no longer this owner's (the lease expired under the task)");
         }
     }
 }

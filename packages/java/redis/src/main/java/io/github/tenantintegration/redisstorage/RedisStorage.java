@@ -87,8 +87,17 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
     private final RedisLock lock;
 
     /** The storage's and the lock's options. */
-    record Options(String prefix, Duration lease, Duration renewEvery, Duration waitTimeout, Duration retryDelay, Duration maxRetryDelay,
-            Duration commandTimeout, int replicas, Duration replicasTimeout, Consumer<TokenManagerException> onLeaseLost,
+    record Options(
+            String prefix,
+            Duration lease,
+            Duration renewEvery,
+            Duration waitTimeout,
+            Duration retryDelay,
+            Duration maxRetryDelay,
+            Duration commandTimeout,
+            int replicas,
+            Duration replicasTimeout,
+            Consumer<TokenManagerException> onLeaseLost,
             System.Logger logger) {}
 
     private RedisStorage(Connection connection, Options options) {
@@ -105,7 +114,8 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
      */
     public static ClientResources clientResources() {
         return DefaultClientResources.builder()
-                .reconnectDelay(Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .reconnectDelay(
+                        Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
                 .build();
     }
 
@@ -115,7 +125,10 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
                 .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .replayFilter(command -> true)
                 .timeoutOptions(TimeoutOptions.enabled(DEFAULT_COMMAND_TIMEOUT))
-                .socketOptions(SocketOptions.builder().connectTimeout(DEFAULT_COMMAND_TIMEOUT).keepAlive(true).build())
+                .socketOptions(SocketOptions.builder()
+                        .connectTimeout(DEFAULT_COMMAND_TIMEOUT)
+                        .keepAlive(true)
+                        .build())
                 .build();
     }
 
@@ -134,7 +147,10 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
         builder.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                 .replayFilter(command -> true)
                 .timeoutOptions(TimeoutOptions.enabled(DEFAULT_COMMAND_TIMEOUT))
-                .socketOptions(SocketOptions.builder().connectTimeout(DEFAULT_COMMAND_TIMEOUT).keepAlive(true).build());
+                .socketOptions(SocketOptions.builder()
+                        .connectTimeout(DEFAULT_COMMAND_TIMEOUT)
+                        .keepAlive(true)
+                        .build());
         return builder.build();
     }
 
@@ -160,21 +176,28 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
     public static Builder builder(RedisClusterClient client) {
         Objects.requireNonNull(client, "client");
         checkRejects(client.getOptions());
-        if (!(client.getOptions() instanceof ClusterClientOptions cluster) || !cluster.getTopologyRefreshOptions().isPeriodicRefreshEnabled()
-                || cluster.getTopologyRefreshOptions().getAdaptiveRefreshTriggers().isEmpty()) {
-            throw new TokenManagerException(ErrorCode.INVALID_OPTIONS, "client: a RedisClusterClient must refresh its topology (periodic "
-                    + "and adaptive triggers), or a failover leaves it sending to a dead primary: "
-                    + "client.setOptions(RedisStorage.clusterClientOptions())");
+        if (!(client.getOptions() instanceof ClusterClientOptions cluster)
+                || !cluster.getTopologyRefreshOptions().isPeriodicRefreshEnabled()
+                || cluster.getTopologyRefreshOptions()
+                        .getAdaptiveRefreshTriggers()
+                        .isEmpty()) {
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_OPTIONS,
+                    "client: a RedisClusterClient must refresh its topology (periodic "
+                            + "and adaptive triggers), or a failover leaves it sending to a dead primary: "
+                            + "client.setOptions(RedisStorage.clusterClientOptions())");
         }
         return new Builder(() -> Connection.of(client));
     }
 
     private static void checkRejects(ClientOptions options) {
         if (options.getDisconnectedBehavior() != ClientOptions.DisconnectedBehavior.REJECT_COMMANDS) {
-            throw new TokenManagerException(ErrorCode.INVALID_OPTIONS, "client: its options must reject commands while disconnected "
-                    + "(disconnectedBehavior REJECT_COMMANDS): a Lettuce client otherwise queues them and replays them after it "
-                    + "reconnects (lettuce#121, #508), which can take the refresh lock or write old tokens long after the call gave "
-                    + "up: client.setOptions(RedisStorage.clientOptions())");
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_OPTIONS,
+                    "client: its options must reject commands while disconnected "
+                            + "(disconnectedBehavior REJECT_COMMANDS): a Lettuce client otherwise queues them and replays them after it "
+                            + "reconnects (lettuce#121, #508), which can take the refresh lock or write old tokens long after the call gave "
+                            + "up: client.setOptions(RedisStorage.clientOptions())");
         }
     }
 
@@ -197,7 +220,12 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
      *
      * @throws StorageException {@code code} naming the command and the key
      */
-    <T> T call(Supplier<? extends CompletionStage<T>> send, ErrorCode code, String command, String key, String... secrets) {
+    <T> T call(
+            Supplier<? extends CompletionStage<T>> send,
+            ErrorCode code,
+            String command,
+            String key,
+            String... secrets) {
         long deadline = System.nanoTime() + options.commandTimeout().toNanos();
         while (true) {
             CompletableFuture<T> reply;
@@ -209,7 +237,12 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
             try {
                 return reply.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (TimeoutException e) {
-                throw failed(code, command, key, "no reply within " + options.commandTimeout().toMillis() + " ms", secrets);
+                throw failed(
+                        code,
+                        command,
+                        key,
+                        "no reply within " + options.commandTimeout().toMillis() + " ms",
+                        secrets);
             } catch (ExecutionException e) {
                 Throwable cause = e.getCause() == null ? e : e.getCause();
                 if (rejected(cause) && deadline - System.nanoTime() > RETRY_NANOS) {
@@ -219,7 +252,8 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
                 throw failed(code, command, key, cause.getClass().getSimpleName() + ": " + cause.getMessage(), secrets);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new TokenManagerException(ErrorCode.ABORTED, "interrupted while waiting for Redis " + command + " of " + key);
+                throw new TokenManagerException(
+                        ErrorCode.ABORTED, "interrupted while waiting for Redis " + command + " of " + key);
             }
         }
     }
@@ -228,7 +262,9 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
 
     /** Lettuce rejected the command while disconnected (REJECT_COMMANDS): it never left. */
     static boolean rejected(Throwable error) {
-        return error instanceof RedisException && error.getMessage() != null && error.getMessage().startsWith("Currently not connected");
+        return error instanceof RedisException
+                && error.getMessage() != null
+                && error.getMessage().startsWith("Currently not connected");
     }
 
     private static void pause() {
@@ -252,10 +288,12 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
     /** Why a Redis error happened, in words, for what a cluster answers and for a foreign value; null otherwise. */
     static String hint(String why, String key) {
         if (why.contains("WRONGTYPE")) {
-            return "the key " + key + " holds a value of another Redis type, which this kit did not write (another application's "
+            return "the key " + key
+                    + " holds a value of another Redis type, which this kit did not write (another application's "
                     + "data?); nothing was deleted or overwritten";
         }
-        if (why.contains("CLUSTERDOWN")) return "the Redis Cluster is down, or no node serves the key's slot (see CLUSTER INFO and CLUSTER NODES)";
+        if (why.contains("CLUSTERDOWN"))
+            return "the Redis Cluster is down, or no node serves the key's slot (see CLUSTER INFO and CLUSTER NODES)";
         if (why.contains("MOVED ") || why.contains("ASK ") || why.contains("TRYAGAIN")) {
             return "the key's slot is moving between cluster nodes (resharding) and the redirects ran out: retry once the slot has settled";
         }
@@ -284,7 +322,8 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
         String key = key(name);
         String reply = write("SET", key, commands -> commands.set(key, value), value);
         if (!"OK".equals(reply)) {
-            throw new StorageException(ErrorCode.UNEXPECTED_REPLY, key, "SET of " + key + " was not acknowledged with OK", null);
+            throw new StorageException(
+                    ErrorCode.UNEXPECTED_REPLY, key, "SET of " + key + " was not acknowledged with OK", null);
         }
     }
 
@@ -300,9 +339,13 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
     }
 
     /** One write, then with replicas {@code WAIT} on the write's own connection. */
-    private <T> T write(String command, String key, Function<RedisClusterAsyncCommands<String, String>, CompletionStage<T>> send,
+    private <T> T write(
+            String command,
+            String key,
+            Function<RedisClusterAsyncCommands<String, String>, CompletionStage<T>> send,
             String secret) {
-        if (options.replicas() == 0) return call(() -> send.apply(connection.async), ErrorCode.COMMAND_FAILED, command, key, secretOf(secret));
+        if (options.replicas() == 0)
+            return call(() -> send.apply(connection.async), ErrorCode.COMMAND_FAILED, command, key, secretOf(secret));
         RedisClusterAsyncCommands<String, String> writer;
         try {
             writer = connection.writerOf(key);
@@ -310,11 +353,19 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
             throw failed(ErrorCode.COMMAND_FAILED, command, key, e.getMessage());
         }
         T reply = call(() -> send.apply(writer), ErrorCode.COMMAND_FAILED, command, key, secretOf(secret));
-        Long acked = call(() -> writer.waitForReplication(options.replicas(), options.replicasTimeout().toMillis()), ErrorCode.COMMAND_FAILED,
-                "WAIT", key);
+        Long acked = call(
+                () -> writer.waitForReplication(
+                        options.replicas(), options.replicasTimeout().toMillis()),
+                ErrorCode.COMMAND_FAILED,
+                "WAIT",
+                key);
         if (acked == null || acked < options.replicas()) {
-            throw new StorageException(ErrorCode.REPLICATION_TIMEOUT, key, acked + " of " + options.replicas() + " replicas acknowledged the "
-                    + "write of " + key + " within " + options.replicasTimeout().toMillis() + " ms", null);
+            throw new StorageException(
+                    ErrorCode.REPLICATION_TIMEOUT,
+                    key,
+                    acked + " of " + options.replicas() + " replicas acknowledged the " + "write of " + key + " within "
+                            + options.replicasTimeout().toMillis() + " ms",
+                    null);
         }
         return reply;
     }
@@ -332,7 +383,8 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
     /** Its prefix and kind of Redis, never a value. */
     @Override
     public String toString() {
-        return "RedisStorage[" + (connection.isCluster() ? "cluster" : "server") + ", prefix \"" + options.prefix() + "\"]";
+        return "RedisStorage[" + (connection.isCluster() ? "cluster" : "server") + ", prefix \"" + options.prefix()
+                + "\"]";
     }
 
     /** The options of a {@link RedisStorage}; immutable: each method returns a new builder. */
@@ -457,15 +509,26 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
                 throw invalid("replicas", "count >= 0 and a timeout of 1 ms or more (WAIT 0 would block forever)");
             }
             System.Logger log = logger != null ? logger : System.getLogger(RedisStorage.class.getName());
-            Consumer<TokenManagerException> lost = onLeaseLost != null ? onLeaseLost
-                    : e -> log.log(System.Logger.Level.WARNING, e.getMessage());
-            Options options = new Options(prefix, lease, every, waitTimeout, retryDelay, maxRetryDelay, commandTimeout, replicas,
-                    replicasTimeout, lost, log);
+            Consumer<TokenManagerException> lost =
+                    onLeaseLost != null ? onLeaseLost : e -> log.log(System.Logger.Level.WARNING, e.getMessage());
+            Options options = new Options(
+                    prefix,
+                    lease,
+                    every,
+                    waitTimeout,
+                    retryDelay,
+                    maxRetryDelay,
+                    commandTimeout,
+                    replicas,
+                    replicasTimeout,
+                    lost,
+                    log);
             Connection opened;
             try {
                 opened = connect.get();
             } catch (RedisException e) {
-                throw new StorageException(ErrorCode.COMMAND_FAILED, null, "cannot connect to Redis (" + e.getMessage() + ")", null);
+                throw new StorageException(
+                        ErrorCode.COMMAND_FAILED, null, "cannot connect to Redis (" + e.getMessage() + ")", null);
             }
             return new RedisStorage(opened, options);
         }

@@ -61,7 +61,8 @@ final class Subscription {
                 TimeUnit.NANOSECONDS.sleep(pauseNanos);
                 return;
             }
-            if (subscription.released.tryAcquire(pauseNanos, TimeUnit.NANOSECONDS)) subscription.released.drainPermits();
+            if (subscription.released.tryAcquire(pauseNanos, TimeUnit.NANOSECONDS))
+                subscription.released.drainPermits();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TokenManagerException(ErrorCode.ABORTED, "interrupted while waiting for the Redis lock");

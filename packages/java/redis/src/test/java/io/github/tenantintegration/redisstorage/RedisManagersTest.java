@@ -24,18 +24,21 @@ class RedisManagersTest {
     @Test
     void fiveManagersAfterExpiryMakeOneRefreshAndPresentNoTokenTwice() throws Exception {
         List<RedisClient> clients = new ArrayList<>();
-        try (RedisServer server = RedisServer.start(); Sandbox sandbox = Sandbox.start()) {
+        try (RedisServer server = RedisServer.start();
+                Sandbox sandbox = Sandbox.start()) {
             List<TestTenant> tenants = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
                 RedisClient client = server.client();
                 clients.add(client);
-                RedisStorage storage = RedisStorage.builder(client).prefix("fleet:").build();
+                RedisStorage storage =
+                        RedisStorage.builder(client).prefix("fleet:").build();
                 tenants.add(TestTenant.create(sandbox, builder -> builder.storage(storage), i == 0));
             }
             tenants.get(0).advance(Duration.ofMinutes(16));
             ExecutorService pool = Executors.newFixedThreadPool(5);
             List<Future<String>> calls = new ArrayList<>();
-            for (TestTenant tenant : tenants) calls.add(pool.submit(() -> tenant.manager().accessToken()));
+            for (TestTenant tenant : tenants)
+                calls.add(pool.submit(() -> tenant.manager().accessToken()));
             String first = calls.get(0).get();
             for (Future<String> call : calls) assertEquals(first, call.get());
             pool.shutdown();
@@ -51,7 +54,9 @@ class RedisManagersTest {
         RedisServer server = RedisServer.start();
         RedisClient client = server.client();
         try (Sandbox sandbox = Sandbox.start()) {
-            RedisStorage storage = RedisStorage.builder(client).commandTimeout(Duration.ofMillis(500)).build();
+            RedisStorage storage = RedisStorage.builder(client)
+                    .commandTimeout(Duration.ofMillis(500))
+                    .build();
             TestTenant tenant = TestTenant.create(sandbox, builder -> builder.storage(storage), true);
             TokenManager manager = tenant.manager();
             tenant.advance(Duration.ofMinutes(16));

@@ -28,21 +28,34 @@ final class RedisServer implements AutoCloseable {
         String fromEnv = System.getenv("REDIS_SERVER_PATH");
         if (fromEnv != null && !fromEnv.isBlank()) return fromEnv;
         for (String dir : List.of("/usr/bin", "/usr/local/bin", "/usr/sbin")) {
-            if (Files.isExecutable(Path.of(dir, "redis-server"))) return Path.of(dir, "redis-server").toString();
+            if (Files.isExecutable(Path.of(dir, "redis-server")))
+                return Path.of(dir, "redis-server").toString();
         }
         return null;
     }
 
     static RedisServer start() throws Exception {
         String command = command();
-        if (!"true".equals(System.getenv("CI"))) assumeTrue(command != null, "redis-server is not installed (apt-get install -y redis-server)");
+        if (!"true".equals(System.getenv("CI")))
+            assumeTrue(command != null, "redis-server is not installed (apt-get install -y redis-server)");
         if (command == null) throw new IllegalStateException("in CI redis-server must be installed");
         int port;
         try (ServerSocket socket = new ServerSocket(0)) {
             port = socket.getLocalPort();
         }
-        Process process = new ProcessBuilder(command, "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process process = new ProcessBuilder(
+                        command,
+                        "--port",
+                        Integer.toString(port),
+                        "--bind",
+                        "127.0.0.1",
+                        "--save",
+                        "",
+                        "--appendonly",
+                        "no")
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (System.nanoTime() < deadline) {
             try (Socket probe = new Socket("127.0.0.1", port)) {
@@ -67,7 +80,9 @@ final class RedisServer implements AutoCloseable {
     }
 
     void signal(String name) throws Exception {
-        new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start().waitFor();
+        new ProcessBuilder("kill", "-" + name, Long.toString(process.pid()))
+                .start()
+                .waitFor();
     }
 
     @Override

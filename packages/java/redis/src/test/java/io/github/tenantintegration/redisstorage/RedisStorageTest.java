@@ -109,8 +109,12 @@ class RedisStorageTest {
     @Test
     void aHeldLockTimesOutTheWaiterWithLockTimeout() {
         redis.set("two:tenant-integration:{https://acme.tenant.test:demo}:lock", "someone-else");
-        try (RedisStorage storage = RedisStorage.builder(client).prefix("two:").waitTimeout(Duration.ofMillis(400)).build()) {
-            StorageException e = assertThrows(StorageException.class, () -> storage.lock().withLock(LOCK, held -> null));
+        try (RedisStorage storage = RedisStorage.builder(client)
+                .prefix("two:")
+                .waitTimeout(Duration.ofMillis(400))
+                .build()) {
+            StorageException e =
+                    assertThrows(StorageException.class, () -> storage.lock().withLock(LOCK, held -> null));
             assertEquals(ErrorCode.LOCK_TIMEOUT, e.code());
             assertTrue(e.getMessage().contains("two:tenant-integration:{https://acme.tenant.test:demo}:lock"));
         }
@@ -119,20 +123,29 @@ class RedisStorageTest {
     @Test
     void aLeaseTakenOverIsReportedAndNotHeld() {
         List<TokenManagerException> lost = new CopyOnWriteArrayList<>();
-        try (RedisStorage storage = RedisStorage.builder(client).prefix("three:").onLeaseLost(lost::add).build()) {
+        try (RedisStorage storage = RedisStorage.builder(client)
+                .prefix("three:")
+                .onLeaseLost(lost::add)
+                .build()) {
             boolean held = storage.lock().withLock(LOCK, h -> {
                 redis.set("three:tenant-integration:{https://acme.tenant.test:demo}:lock", "taken-over");
                 return h.isHeld();
             });
             assertFalse(held);
             assertEquals(ErrorCode.LEASE_LOST, lost.get(0).code());
-            assertEquals("taken-over", redis.get("three:tenant-integration:{https://acme.tenant.test:demo}:lock"), "another's lease is not released");
+            assertEquals(
+                    "taken-over",
+                    redis.get("three:tenant-integration:{https://acme.tenant.test:demo}:lock"),
+                    "another's lease is not released");
         }
     }
 
     @Test
     void aLeaseIsRenewedWhileTheTaskRuns() {
-        try (RedisStorage storage = RedisStorage.builder(client).prefix("four:").lease(Duration.ofMillis(600)).build()) {
+        try (RedisStorage storage = RedisStorage.builder(client)
+                .prefix("four:")
+                .lease(Duration.ofMillis(600))
+                .build()) {
             boolean held = storage.lock().withLock(LOCK, h -> {
                 sleep(1500);
                 return h.isHeld();
@@ -145,9 +158,12 @@ class RedisStorageTest {
     void aValueOfAnotherTypeIsNamedAndLeftAlone() {
         redis.hset("five:tenant-integration:{https://acme.tenant.test:demo}:intent", "field", "x");
         try (RedisStorage storage = RedisStorage.builder(client).prefix("five:").build()) {
-            StorageException e = assertThrows(StorageException.class, () -> storage.get(TOKENS.replace(":tokens", ":intent")));
+            StorageException e =
+                    assertThrows(StorageException.class, () -> storage.get(TOKENS.replace(":tokens", ":intent")));
             assertEquals(ErrorCode.COMMAND_FAILED, e.code());
-            assertTrue(e.getMessage().contains("five:tenant-integration:{https://acme.tenant.test:demo}:intent"), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains("five:tenant-integration:{https://acme.tenant.test:demo}:intent"),
+                    e.getMessage());
             assertTrue(e.getMessage().contains("did not write"), e.getMessage());
             assertEquals("hash", redis.type("five:tenant-integration:{https://acme.tenant.test:demo}:intent"));
         }
@@ -155,10 +171,14 @@ class RedisStorageTest {
 
     @Test
     void aStoredValueNeverAppearsInAnError() throws Exception {
-        try (RedisStorage storage = RedisStorage.builder(client).prefix("six:").commandTimeout(Duration.ofMillis(300)).build()) {
+        try (RedisStorage storage = RedisStorage.builder(client)
+                .prefix("six:")
+                .commandTimeout(Duration.ofMillis(300))
+                .build()) {
             server.signal("STOP");
             try {
-                StorageException e = assertThrows(StorageException.class, () -> storage.set(TOKENS, "rt_SECRET_abcdefgh"));
+                StorageException e =
+                        assertThrows(StorageException.class, () -> storage.set(TOKENS, "rt_SECRET_abcdefgh"));
                 assertEquals(ErrorCode.COMMAND_FAILED, e.code());
                 assertFalse(e.getMessage().contains("rt_SECRET_abcdefgh"));
                 assertTrue(e.getMessage().contains("no reply within 300 ms"), e.getMessage());
@@ -171,11 +191,15 @@ class RedisStorageTest {
     @Test
     void aSetNxWhoseReplyCameLateIsReleasedSoNobodyWaitsOutItsLease() throws Exception {
         String key = "seven:tenant-integration:{https://acme.tenant.test:demo}:lock";
-        try (RedisStorage a = RedisStorage.builder(client).prefix("seven:").commandTimeout(Duration.ofMillis(300)).build();
+        try (RedisStorage a = RedisStorage.builder(client)
+                        .prefix("seven:")
+                        .commandTimeout(Duration.ofMillis(300))
+                        .build();
                 RedisStorage b = RedisStorage.builder(client).prefix("seven:").build()) {
             server.signal("STOP");
             try {
-                TokenManagerException e = assertThrows(TokenManagerException.class, () -> a.lock().withLock(LOCK, held -> null));
+                TokenManagerException e =
+                        assertThrows(TokenManagerException.class, () -> a.lock().withLock(LOCK, held -> null));
                 assertEquals(ErrorCode.STORAGE_FAILED, e.code());
                 assertEquals(ErrorCode.LOCK_UNAVAILABLE, ((TokenManagerException) e.getCause()).code());
             } finally {
@@ -191,7 +215,12 @@ class RedisStorageTest {
 
     @Test
     void invalidOptionsAreRefused() {
-        assertEquals(ErrorCode.INVALID_OPTIONS, assertThrows(TokenManagerException.class, () -> RedisStorage.builder(client).prefix("{x}:")).code());
+        assertEquals(
+                ErrorCode.INVALID_OPTIONS,
+                assertThrows(
+                                TokenManagerException.class,
+                                () -> RedisStorage.builder(client).prefix("{x}:"))
+                        .code());
         RedisClient queueing = RedisClient.create(server.url());
         try {
             queueing.setOptions(ClientOptions.builder().build());
@@ -200,7 +229,12 @@ class RedisStorageTest {
         } finally {
             queueing.shutdown(Duration.ZERO, Duration.ofSeconds(1));
         }
-        assertThrows(TokenManagerException.class, () -> RedisStorage.builder(client).lease(Duration.ofSeconds(1)).renewEvery(Duration.ofSeconds(2)).build());
+        assertThrows(
+                TokenManagerException.class,
+                () -> RedisStorage.builder(client)
+                        .lease(Duration.ofSeconds(1))
+                        .renewEvery(Duration.ofSeconds(2))
+                        .build());
     }
 
     static void sleep(long ms) {

@@ -59,7 +59,10 @@ public final class Sandbox implements AutoCloseable {
     private final Process process;
     private final StringBuffer stderr;
     private final SandboxClock clock = new SandboxClock();
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(10)).build();
+    private final HttpClient http = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
 
     /**
      * An OAuth client the sandbox registers at start ({@code --client id=…,redirect=…}).
@@ -136,7 +139,8 @@ public final class Sandbox implements AutoCloseable {
      */
     public static List<String> command() {
         String fromEnv = System.getenv(COMMAND_ENV);
-        if (fromEnv != null && !fromEnv.isBlank()) return Arrays.asList(fromEnv.trim().split("\\s+"));
+        if (fromEnv != null && !fromEnv.isBlank())
+            return Arrays.asList(fromEnv.trim().split("\\s+"));
         for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
             Path candidate = dir.resolve("node_modules/.bin/tenant-sandbox");
             if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) return List.of(candidate.toString());
@@ -145,12 +149,16 @@ public final class Sandbox implements AutoCloseable {
         if (path != null) {
             for (String dir : path.split(java.io.File.pathSeparator)) {
                 Path candidate = Path.of(dir, "tenant-sandbox");
-                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) return List.of(candidate.toString());
+                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate))
+                    return List.of(candidate.toString());
             }
         }
-        throw new SandboxException(SandboxException.Code.SANDBOX_FAILED, "cannot find the sandbox: install it with `npm install "
-                + "--save-dev @tenant-integration/sandbox` (Node.js 20 or newer), or set " + COMMAND_ENV
-                + ", e.g. to 'npx --yes --package @tenant-integration/sandbox tenant-sandbox'", null);
+        throw new SandboxException(
+                SandboxException.Code.SANDBOX_FAILED,
+                "cannot find the sandbox: install it with `npm install "
+                        + "--save-dev @tenant-integration/sandbox` (Node.js 20 or newer), or set " + COMMAND_ENV
+                        + ", e.g. to 'npx --yes --package @tenant-integration/sandbox tenant-sandbox'",
+                null);
     }
 
     private static Sandbox launch(Builder b) {
@@ -160,13 +168,17 @@ public final class Sandbox implements AutoCloseable {
         for (Client client : b.clients) argv.addAll(List.of("--client", client.spec()));
         Process process;
         try {
-            process = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+            process = new ProcessBuilder(argv)
+                    .redirectInput(ProcessBuilder.Redirect.PIPE)
+                    .start();
         } catch (IOException e) {
-            throw new SandboxException(SandboxException.Code.SANDBOX_FAILED, "cannot start the sandbox (" + argv.get(0) + ")", e);
+            throw new SandboxException(
+                    SandboxException.Code.SANDBOX_FAILED, "cannot start the sandbox (" + argv.get(0) + ")", e);
         }
         StringBuffer stderr = new StringBuffer();
         drain(process.getErrorStream(), stderr);
-        BufferedReader stdout = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        BufferedReader stdout =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> {
             try {
                 return stdout.readLine();
@@ -193,13 +205,19 @@ public final class Sandbox implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            throw failed("the sandbox exited (" + (process.isAlive() ? "running" : "status " + process.exitValue()) + ")" + tail(stderr), null);
+            throw failed(
+                    "the sandbox exited (" + (process.isAlive() ? "running" : "status " + process.exitValue()) + ")"
+                            + tail(stderr),
+                    null);
         }
         drain(process.getInputStream(), null);
         Object url = Json.parseObject(line).map(m -> m.get("url")).orElse(null);
         if (!(url instanceof String text)) {
             stop(process);
-            throw failed("the sandbox's first line is not its JSON start line: " + line.substring(0, Math.min(200, line.length())), null);
+            throw failed(
+                    "the sandbox's first line is not its JSON start line: "
+                            + line.substring(0, Math.min(200, line.length())),
+                    null);
         }
         Sandbox sandbox = new Sandbox(text, List.copyOf(b.clients), process, stderr);
         try {
@@ -223,19 +241,21 @@ public final class Sandbox implements AutoCloseable {
 
     /** Reads a stream to its end on a daemon thread, keeping its last 4 KiB in {@code into} (if any). */
     private static void drain(InputStream stream, StringBuffer into) {
-        Thread reader = new Thread(() -> {
-            byte[] buffer = new byte[4096];
-            try {
-                int n;
-                while ((n = stream.read(buffer)) > 0) {
-                    if (into == null) continue;
-                    into.append(new String(buffer, 0, n, StandardCharsets.UTF_8));
-                    if (into.length() > 8192) into.delete(0, into.length() - 4096);
-                }
-            } catch (IOException e) {
-                // The process ended.
-            }
-        }, "tenant-sandbox-output");
+        Thread reader = new Thread(
+                () -> {
+                    byte[] buffer = new byte[4096];
+                    try {
+                        int n;
+                        while ((n = stream.read(buffer)) > 0) {
+                            if (into == null) continue;
+                            into.append(new String(buffer, 0, n, StandardCharsets.UTF_8));
+                            if (into.length() > 8192) into.delete(0, into.length() - 4096);
+                        }
+                    } catch (IOException e) {
+                        // The process ended.
+                    }
+                },
+                "tenant-sandbox-output");
         reader.setDaemon(true);
         reader.start();
     }
@@ -260,8 +280,14 @@ public final class Sandbox implements AutoCloseable {
     }
 
     private Map<String, Object> call(String method, String path, Map<String, Object> body) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(url(path)).timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json");
-        request.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(Json.write(body)));
+        HttpRequest.Builder request = HttpRequest.newBuilder(url(path))
+                .timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json");
+        request.method(
+                method,
+                body == null
+                        ? HttpRequest.BodyPublishers.noBody()
+                        : HttpRequest.BodyPublishers.ofString(Json.write(body)));
         HttpResponse<String> response;
         try {
             response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
@@ -273,7 +299,10 @@ public final class Sandbox implements AutoCloseable {
         }
         String text = response.body();
         if (response.statusCode() >= 400) {
-            throw failed(method + " " + path + " answered " + response.statusCode() + ": " + text.substring(0, Math.min(300, text.length())), null);
+            throw failed(
+                    method + " " + path + " answered " + response.statusCode() + ": "
+                            + text.substring(0, Math.min(300, text.length())),
+                    null);
         }
         return Json.parseObject(text).orElseThrow(() -> failed(method + " " + path + " answered no JSON", null));
     }
@@ -307,8 +336,15 @@ public final class Sandbox implements AutoCloseable {
             Map<String, Object> e = object(item);
             long seq = ((Number) e.get("seq")).longValue();
             if (seq <= after) continue;
-            out.add(new SandboxEvent(seq, text(e.get("time")), text(e.get("endpoint")), text(e.get("grantType")), text(e.get("clientId")),
-                    ((Number) e.get("status")).intValue(), text(e.get("outcome")), text(e.get("detail"))));
+            out.add(new SandboxEvent(
+                    seq,
+                    text(e.get("time")),
+                    text(e.get("endpoint")),
+                    text(e.get("grantType")),
+                    text(e.get("clientId")),
+                    ((Number) e.get("status")).intValue(),
+                    text(e.get("outcome")),
+                    text(e.get("detail"))));
         }
         return out;
     }
@@ -321,7 +357,9 @@ public final class Sandbox implements AutoCloseable {
 
     /** How many refresh grants succeeded (HTTP 200) after event {@code after} (RFC 6749 §6). */
     public long refreshCount(long after) {
-        return events(after).stream().filter(e -> "refresh_token".equals(e.grantType()) && e.status() == 200).count();
+        return events(after).stream()
+                .filter(e -> "refresh_token".equals(e.grantType()) && e.status() == 200)
+                .count();
     }
 
     /** The refresh-token ledger: who presented which refresh token (by fingerprint), and every reuse. */
@@ -333,7 +371,10 @@ public final class Sandbox implements AutoCloseable {
             List<Ledger.Presentation> presentations = new ArrayList<>();
             for (Object p : list(t.get("presentations"))) {
                 Map<String, Object> m = object(p);
-                presentations.add(new Ledger.Presentation(((Number) m.get("seq")).longValue(), text(m.get("actor")), text(m.get("outcome")),
+                presentations.add(new Ledger.Presentation(
+                        ((Number) m.get("seq")).longValue(),
+                        text(m.get("actor")),
+                        text(m.get("outcome")),
                         text(m.get("detail"))));
             }
             tokens.add(new Ledger.RefreshToken(text(t.get("fingerprint")), text(t.get("family")), presentations));
@@ -346,7 +387,8 @@ public final class Sandbox implements AutoCloseable {
         List<Ledger.Family> families = new ArrayList<>();
         for (Object item : list(body.get("families"))) {
             Map<String, Object> f = object(item);
-            families.add(new Ledger.Family(text(f.get("id")), Boolean.TRUE.equals(f.get("revoked")), text(f.get("revokedBy"))));
+            families.add(new Ledger.Family(
+                    text(f.get("id")), Boolean.TRUE.equals(f.get("revoked")), text(f.get("revokedBy"))));
         }
         return new Ledger(tokens, reuses, families);
     }

@@ -12,5 +12,12 @@ package io.github.tenantintegration.tenanttest;
  * @param outcome {@code ok}, or the RFC 6749 §5.2 error code of the answer
  * @param detail why, in a few words ({@code refresh_token_reused}…), or null
  */
-public record SandboxEvent(long seq, String time, String endpoint, String grantType, String clientId, int status, String outcome,
+public record SandboxEvent(
+        long seq,
+        String time,
+        String endpoint,
+        String grantType,
+        String clientId,
+        int status,
+        String outcome,
         String detail) {}

@@ -32,7 +32,8 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * TenantExtension.withSandbox(Sandbox.builder().args("--rotation-grace", "30")).manager(b -> b.refreshLeeway(Duration.ZERO));}
  */
 public final class TenantExtension implements BeforeAllCallback, AfterAllCallback, ParameterResolver {
-    private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(TenantExtension.class);
+    private static final ExtensionContext.Namespace NAMESPACE =
+            ExtensionContext.Namespace.create(TenantExtension.class);
 
     private final Sandbox.Builder sandbox;
     private final UnaryOperator<TokenManager.Builder> manager;
@@ -71,7 +72,10 @@ public final class TenantExtension implements BeforeAllCallback, AfterAllCallbac
     @Override
     public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
         Class<?> type = parameter.getParameter().getType();
-        return type == TestTenant.class || type == Sandbox.class || type == TokenManager.class || type == HttpClient.class;
+        return type == TestTenant.class
+                || type == Sandbox.class
+                || type == TokenManager.class
+                || type == HttpClient.class;
     }
 
     @Override
@@ -80,9 +84,16 @@ public final class TenantExtension implements BeforeAllCallback, AfterAllCallbac
         Sandbox started = sandboxOf(context);
         if (type == Sandbox.class) return started;
         // One tenant per test (the method's store), shared by its parameters.
-        TestTenant tenant = context.getStore(NAMESPACE).getOrComputeIfAbsent(TestTenant.class,
-                key -> TestTenant.create(started, builder -> manager.apply(builder.scopes(io.github.tenantintegration.api.Scope.PROFILE_READ))
-                        .clock(started.clock()), true), TestTenant.class);
+        TestTenant tenant = context.getStore(NAMESPACE)
+                .getOrComputeIfAbsent(
+                        TestTenant.class,
+                        key -> TestTenant.create(
+                                started,
+                                builder -> manager.apply(
+                                                builder.scopes(io.github.tenantintegration.api.Scope.PROFILE_READ))
+                                        .clock(started.clock()),
+                                true),
+                        TestTenant.class);
         if (type == TestTenant.class) return tenant;
         if (type == TokenManager.class) return tenant.manager();
         return tenant.client();
@@ -93,6 +104,7 @@ public final class TenantExtension implements BeforeAllCallback, AfterAllCallbac
             Sandbox started = at.getStore(NAMESPACE).get(Sandbox.class, Sandbox.class);
             if (started != null) return started;
         }
-        throw new ParameterResolutionException("TenantExtension: no sandbox was started (register the extension on the class)");
+        throw new ParameterResolutionException(
+                "TenantExtension: no sandbox was started (register the extension on the class)");
     }
 }

@@ -57,7 +57,10 @@ public final class TestTenant {
     public static TestTenant create(Sandbox sandbox, UnaryOperator<TokenManager.Builder> configure, boolean signIn) {
         Sandbox.Client registered = sandbox.clients().get(0);
         long since = sandbox.lastSeq();
-        TokenManager.Builder builder = TokenManager.builder(sandbox.url(), registered.id(), registered.redirectUris().get(0))
+        TokenManager.Builder builder = TokenManager.builder(
+                        sandbox.url(),
+                        registered.id(),
+                        registered.redirectUris().get(0))
                 .scopes(Scope.PROFILE_READ)
                 .clock(sandbox.clock());
         TestTenant tenant = new TestTenant(sandbox, configure.apply(builder).build(), registered, since);
@@ -84,13 +87,20 @@ public final class TestTenant {
      *     why, never a code)
      */
     public static String approve(URI authorizeUrl) {
-        HttpClient browser = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER).connectTimeout(Duration.ofSeconds(10)).build();
+        HttpClient browser = HttpClient.newBuilder()
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .connectTimeout(Duration.ofSeconds(10))
+                .build();
         HttpResponse<String> response;
         try {
-            response = browser.send(HttpRequest.newBuilder(authorizeUrl).timeout(Duration.ofSeconds(10)).build(),
+            response = browser.send(
+                    HttpRequest.newBuilder(authorizeUrl)
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
-            throw new SandboxException(SandboxException.Code.SIGN_IN_FAILED, "the sandbox did not answer the authorization request", e);
+            throw new SandboxException(
+                    SandboxException.Code.SIGN_IN_FAILED, "the sandbox did not answer the authorization request", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new SandboxException(SandboxException.Code.SIGN_IN_FAILED, "interrupted", e);
@@ -98,8 +108,11 @@ public final class TestTenant {
         String location = response.headers().firstValue("Location").orElse(null);
         if (response.statusCode() != 302 || location == null || !location.contains("code=")) {
             String reason = response.body().strip();
-            throw new SandboxException(SandboxException.Code.SIGN_IN_FAILED, "the sandbox did not approve the sign-in (HTTP "
-                    + response.statusCode() + "): " + reason.substring(0, Math.min(300, reason.length())), null);
+            throw new SandboxException(
+                    SandboxException.Code.SIGN_IN_FAILED,
+                    "the sandbox did not approve the sign-in (HTTP " + response.statusCode() + "): "
+                            + reason.substring(0, Math.min(300, reason.length())),
+                    null);
         }
         return authorizeUrl.resolve(location).toString();
     }

@@ -25,12 +25,24 @@ class FileFleetTest {
         try (Sandbox sandbox = Sandbox.start()) {
             TestTenant tenant = TestTenant.create(sandbox, builder -> builder.storage(FileStorage.of(file)), true);
             tenant.advance(Duration.ofMinutes(16));
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            String java =
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString();
             List<Process> fleet = new ArrayList<>();
             for (int i = 0; i < 6; i++) {
-                fleet.add(new ProcessBuilder(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                        FleetMember.class.getName(), sandbox.url(), tenant.clientId(), tenant.redirectUri(), file.toString(),
-                        Long.toString(sandbox.clock().offset().toMillis())).redirectErrorStream(true).start());
+                fleet.add(new ProcessBuilder(
+                                java,
+                                "-Xshare:auto",
+                                "-XX:TieredStopAtLevel=1",
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                FleetMember.class.getName(),
+                                sandbox.url(),
+                                tenant.clientId(),
+                                tenant.redirectUri(),
+                                file.toString(),
+                                Long.toString(sandbox.clock().offset().toMillis()))
+                        .redirectErrorStream(true)
+                        .start());
             }
             for (Process member : fleet) {
                 String out = new String(member.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

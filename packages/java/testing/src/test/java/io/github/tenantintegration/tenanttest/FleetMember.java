@@ -13,8 +13,11 @@ public final class FleetMember {
 
     public static void main(String[] args) {
         Clock clock = Clock.offset(Clock.systemUTC(), Duration.ofMillis(Long.parseLong(args[4])));
-        TokenManager manager = TokenManager.builder(args[0], args[1], args[2]).scopes(Scope.PROFILE_READ).clock(clock)
-                .storage(FileStorage.of(Path.of(args[3]))).build();
+        TokenManager manager = TokenManager.builder(args[0], args[1], args[2])
+                .scopes(Scope.PROFILE_READ)
+                .clock(clock)
+                .storage(FileStorage.of(Path.of(args[3])))
+                .build();
         try {
             manager.accessToken();
             System.out.println("ok");

@@ -86,7 +86,9 @@ final class DirLock {
             return Optional.empty();
         }
         return Json.parseObject(text).flatMap(m -> {
-            if (m.get("pid") instanceof Number pid && m.get("host") instanceof String host && m.get("id") instanceof String id
+            if (m.get("pid") instanceof Number pid
+                    && m.get("host") instanceof String host
+                    && m.get("id") instanceof String id
                     && m.get("since") instanceof Number since) {
                 return Optional.of(new Owner(pid.longValue(), host, id, since.longValue()));
             }
@@ -105,7 +107,8 @@ final class DirLock {
 
     /** The owner decides first (gone: yes at once; alive on this host: never); without one, the mtime. */
     static boolean mayTakeOver(FileTime mtime, Optional<Owner> owner, Duration stale) {
-        if (owner.isPresent() && ProcessIdentity.isGone(owner.get().host(), owner.get().pid())) return true;
+        if (owner.isPresent()
+                && ProcessIdentity.isGone(owner.get().host(), owner.get().pid())) return true;
         if (owner.isPresent() && owner.get().host().equals(ProcessIdentity.host())) return false;
         return mtime.toInstant().isBefore(Instant.now().minus(stale));
     }
@@ -121,7 +124,9 @@ final class DirLock {
         } catch (IOException e) {
             // A stealer killed inside its gate would block every takeover: the gate is stale after stale too.
             try {
-                if (Files.getLastModifiedTime(gate).toInstant().isBefore(Instant.now().minus(stale))) Files.deleteIfExists(gate);
+                if (Files.getLastModifiedTime(gate)
+                        .toInstant()
+                        .isBefore(Instant.now().minus(stale))) Files.deleteIfExists(gate);
             } catch (IOException ignored) {
                 // Gone meanwhile.
             }
@@ -156,12 +161,15 @@ final class DirLock {
         }
         long quiet = 0;
         try {
-            quiet = Math.max(0, Duration.between(Files.getLastModifiedTime(lock).toInstant(), Instant.now()).toMillis());
+            quiet = Math.max(
+                    0,
+                    Duration.between(Files.getLastModifiedTime(lock).toInstant(), Instant.now())
+                            .toMillis());
         } catch (IOException ignored) {
             // Gone meanwhile.
         }
-        return "process " + owner.get().pid() + " on this host, which is alive but has not updated the lock for " + quiet
-                + " ms (stopped or paused? it is not taken over while it lives)";
+        return "process " + owner.get().pid() + " on this host, which is alive but has not updated the lock for "
+                + quiet + " ms (stopped or paused? it is not taken over while it lives)";
     }
 
     /** A held lock directory: its owner (null when no owner file could be written), its mtime, its toucher. */
@@ -190,7 +198,8 @@ final class DirLock {
             } finally {
                 mu.unlock();
             }
-            if (me != null) return readOwner(lock).map(owner -> owner.id().equals(me.id())).orElse(false);
+            if (me != null)
+                return readOwner(lock).map(owner -> owner.id().equals(me.id())).orElse(false);
             try {
                 return Files.getLastModifiedTime(lock).equals(seen);
             } catch (IOException e) {
@@ -263,11 +272,20 @@ final class DirLock {
         Files.createDirectory(lock, Modes.DIRECTORY);
         byte[] id = new byte[16];
         RANDOM.nextBytes(id);
-        Owner me = new Owner(ProcessIdentity.pid(), ProcessIdentity.host(), HexFormat.of().formatHex(id), System.currentTimeMillis());
+        Owner me = new Owner(
+                ProcessIdentity.pid(),
+                ProcessIdentity.host(),
+                HexFormat.of().formatHex(id),
+                System.currentTimeMillis());
         Path ownerFile = lock.resolve(OWNER_FILE);
         Owner written = null;
         try {
-            Files.writeString(ownerFile, me.json(), StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            Files.writeString(
+                    ownerFile,
+                    me.json(),
+                    StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE_NEW,
+                    StandardOpenOption.WRITE);
             written = me;
         } catch (IOException e) {
             // A full disk makes the file but not its content: removed, so the lock is plainly owner-less.
@@ -287,7 +305,8 @@ final class DirLock {
      * (their directory must exist), waiting at most {@code timeout} for a live holder of another
      * process; {@code until} (null: none) may end the wait after each poll or wake-up.
      */
-    static <T> T hold(Path lock, Path file, Duration stale, Duration timeout, BooleanSupplier until, Lock.Task<T> task) {
+    static <T> T hold(
+            Path lock, Path file, Duration stale, Duration timeout, BooleanSupplier until, Lock.Task<T> task) {
         long deadline = System.nanoTime() + timeout.toNanos();
         ReentrantLock local = LOCAL.computeIfAbsent(lock, path -> new ReentrantLock());
         try {
@@ -307,8 +326,11 @@ final class DirLock {
                     holder = null;
                 } catch (IOException e) {
                     if (Errno.cannotCreate(e)) return task.run(Held.ALWAYS);
-                    throw new StorageException(ErrorCode.IO_FAILED, lock.toString(),
-                            "cannot take the lock " + lock + " (" + Errno.name(e) + ")", e);
+                    throw new StorageException(
+                            ErrorCode.IO_FAILED,
+                            lock.toString(),
+                            "cannot take the lock " + lock + " (" + Errno.name(e) + ")",
+                            e);
                 }
                 if (holder != null) {
                     holder.start(stale);
@@ -345,7 +367,10 @@ final class DirLock {
     }
 
     private static StorageException timedOut(Path lock, Duration timeout) {
-        return new StorageException(ErrorCode.LOCK_TIMEOUT, lock.toString(),
-                "the lock " + lock + " stayed held for " + timeout.toMillis() + " ms by " + describeHolder(lock), null);
+        return new StorageException(
+                ErrorCode.LOCK_TIMEOUT,
+                lock.toString(),
+                "the lock " + lock + " stayed held for " + timeout.toMillis() + " ms by " + describeHolder(lock),
+                null);
     }
 }

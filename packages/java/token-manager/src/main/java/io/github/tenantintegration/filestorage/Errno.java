@@ -51,6 +51,10 @@ final class Errno {
     /** Errors of mkdir that mean "no lock can be made here", not "someone holds it". */
     static boolean cannotCreate(IOException e) {
         String name = name(e);
-        return name.equals("EROFS") || name.equals("EACCES") || name.equals("EPERM") || name.equals("ENOSPC") || name.equals("EDQUOT");
+        return name.equals("EROFS")
+                || name.equals("EACCES")
+                || name.equals("EPERM")
+                || name.equals("ENOSPC")
+                || name.equals("EDQUOT");
     }
 }

@@ -73,7 +73,10 @@ public final class FileStorage implements LockingStorage {
         String given = b.path.toString();
         Path expanded = given.startsWith("~/") ? Path.of(System.getProperty("user.home"), given.substring(2)) : b.path;
         this.path = expanded.toAbsolutePath().normalize();
-        if (b.lockTimeout.isNegative() || b.lockTimeout.isZero() || b.staleAfter.isNegative() || b.staleAfter.isZero()) {
+        if (b.lockTimeout.isNegative()
+                || b.lockTimeout.isZero()
+                || b.staleAfter.isNegative()
+                || b.staleAfter.isZero()) {
             throw new TokenManagerException(ErrorCode.INVALID_OPTIONS, "staleAfter and lockTimeout must be positive");
         }
         // proper-lockfile's floor, so that a live holder's touches always beat the stale time.
@@ -132,7 +135,8 @@ public final class FileStorage implements LockingStorage {
     }
 
     private static StorageException ioFailed(Path file, String what, IOException e) {
-        return new StorageException(ErrorCode.IO_FAILED, file.toString(), what + " " + file + " (" + Errno.name(e) + ")", e);
+        return new StorageException(
+                ErrorCode.IO_FAILED, file.toString(), what + " " + file + " (" + Errno.name(e) + ")", e);
     }
 
     /** The file the path names, through symlinks; it need not exist yet. */
@@ -140,8 +144,13 @@ public final class FileStorage implements LockingStorage {
         Path current = path;
         for (int i = 0; i < MAX_LINKS; i++) {
             if (!Files.isSymbolicLink(current)) {
-                if (Files.exists(current, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(current, LinkOption.NOFOLLOW_LINKS)) {
-                    throw new StorageException(ErrorCode.FILE_UNSAFE, current.toString(), "the token file " + current + " is not a regular file", null);
+                if (Files.exists(current, LinkOption.NOFOLLOW_LINKS)
+                        && !Files.isRegularFile(current, LinkOption.NOFOLLOW_LINKS)) {
+                    throw new StorageException(
+                            ErrorCode.FILE_UNSAFE,
+                            current.toString(),
+                            "the token file " + current + " is not a regular file",
+                            null);
                 }
                 return current;
             }
@@ -152,7 +161,8 @@ public final class FileStorage implements LockingStorage {
                 throw ioFailed(current, "cannot read the token file", e);
             }
         }
-        throw new StorageException(ErrorCode.FILE_UNSAFE, path.toString(), "the token file " + path + " is a loop of symlinks", null);
+        throw new StorageException(
+                ErrorCode.FILE_UNSAFE, path.toString(), "the token file " + path + " is a loop of symlinks", null);
     }
 
     /** Creates {@code dir} and its missing parents, each 0700. */
@@ -202,11 +212,17 @@ public final class FileStorage implements LockingStorage {
         try {
             Files.setPosixFilePermissions(file, Modes.OWNER_ONLY_FILE);
         } catch (IOException e) {
-            throw new StorageException(ErrorCode.FILE_UNSAFE, file.toString(), "the token file " + file + " may be read by others (mode "
-                    + Modes.octal(mode) + ") and cannot be tightened to 0600", e);
+            throw new StorageException(
+                    ErrorCode.FILE_UNSAFE,
+                    file.toString(),
+                    "the token file " + file + " may be read by others (mode " + Modes.octal(mode)
+                            + ") and cannot be tightened to 0600",
+                    e);
         }
-        logger.log(System.Logger.Level.WARNING, "the token file " + file + " was readable by others (mode " + Modes.octal(mode)
-                + "); tightened to 0600. The tokens in it may have been read: sign out and sign in again to replace them");
+        logger.log(
+                System.Logger.Level.WARNING,
+                "the token file " + file + " was readable by others (mode " + Modes.octal(mode)
+                        + "); tightened to 0600. The tokens in it may have been read: sign out and sign in again to replace them");
     }
 
     /** What is wrong with the text of a token file, or null when it is a JSON object of strings. The text is never quoted. */
@@ -241,8 +257,13 @@ public final class FileStorage implements LockingStorage {
         } catch (IOException e) {
             return ioFailed(file, "cannot move the corrupt token file aside", e);
         }
-        return new StorageException(ErrorCode.FILE_CORRUPT, file.toString(), "the token file " + file + " was " + what
-                + "; moved aside to " + movedTo + ": sign in again", null, movedTo.toString(), true);
+        return new StorageException(
+                ErrorCode.FILE_CORRUPT,
+                file.toString(),
+                "the token file " + file + " was " + what + "; moved aside to " + movedTo + ": sign in again",
+                null,
+                movedTo.toString(),
+                true);
     }
 
     /** Writes {@code data}: a temporary file, forced, renamed over the file, the directory forced. */
@@ -250,7 +271,8 @@ public final class FileStorage implements LockingStorage {
         Path temp = file.resolveSibling(file.getFileName() + "." + randomHex(6) + ".tmp");
         byte[] bytes = Json.write(data).getBytes(StandardCharsets.UTF_8);
         try {
-            try (FileChannel channel = FileChannel.open(temp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), Modes.FILE)) {
+            try (FileChannel channel = FileChannel.open(
+                    temp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), Modes.FILE)) {
                 if (Modes.POSIX) Files.setPosixFilePermissions(temp, Modes.OWNER_ONLY_FILE);
                 ByteBuffer buffer = ByteBuffer.wrap(bytes);
                 while (buffer.hasRemaining()) channel.write(buffer);
@@ -277,15 +299,18 @@ public final class FileStorage implements LockingStorage {
         String prefix = file.getFileName() + ".";
         try (Stream<Path> entries = Files.list(file.getParent())) {
             entries.filter(entry -> {
-                String name = entry.getFileName().toString();
-                return name.startsWith(prefix) && LEFTOVER.matcher(name.substring(prefix.length())).matches();
-            }).forEach(entry -> {
-                try {
-                    Files.deleteIfExists(entry);
-                } catch (IOException ignored) {
-                    // The next write tries again.
-                }
-            });
+                        String name = entry.getFileName().toString();
+                        return name.startsWith(prefix)
+                                && LEFTOVER.matcher(name.substring(prefix.length()))
+                                        .matches();
+                    })
+                    .forEach(entry -> {
+                        try {
+                            Files.deleteIfExists(entry);
+                        } catch (IOException ignored) {
+                            // The next write tries again.
+                        }
+                    });
         } catch (IOException | RuntimeException ignored) {
             // The next write tries again.
         }
@@ -321,7 +346,8 @@ public final class FileStorage implements LockingStorage {
         Path file = target();
         Optional<String> text = readText(file);
         if (text.isEmpty()) return Optional.empty();
-        if (problem(text.get()) == null) return Optional.ofNullable(decode(text.get()).get(key));
+        if (problem(text.get()) == null)
+            return Optional.ofNullable(decode(text.get()).get(key));
         // Decided under the write lock, on a fresh read: another process may have replaced it meanwhile.
         return locked("write", null, (held, locked) -> {
             Optional<String> fresh = readText(locked);

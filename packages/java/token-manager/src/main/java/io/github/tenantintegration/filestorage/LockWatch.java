@@ -34,8 +34,13 @@ final class LockWatch implements AutoCloseable {
         WatchService service = null;
         try {
             service = lock.getFileSystem().newWatchService();
-            lock.toAbsolutePath().getParent().register(service, StandardWatchEventKinds.ENTRY_DELETE,
-                    StandardWatchEventKinds.ENTRY_CREATE, StandardWatchEventKinds.ENTRY_MODIFY);
+            lock.toAbsolutePath()
+                    .getParent()
+                    .register(
+                            service,
+                            StandardWatchEventKinds.ENTRY_DELETE,
+                            StandardWatchEventKinds.ENTRY_CREATE,
+                            StandardWatchEventKinds.ENTRY_MODIFY);
             return new LockWatch(service, lock, file);
         } catch (IOException | UnsupportedOperationException e) {
             if (service != null) {

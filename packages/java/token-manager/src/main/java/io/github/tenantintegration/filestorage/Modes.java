@@ -8,7 +8,8 @@ import java.util.Set;
 
 /** The modes of what the file storage makes: 0700 directories, 0600 files (where the file system has POSIX modes). */
 final class Modes {
-    static final boolean POSIX = FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
+    static final boolean POSIX =
+            FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
 
     static final Set<PosixFilePermission> OWNER_ONLY_FILE = PosixFilePermissions.fromString("rw-------");
     static final Set<PosixFilePermission> OWNER_ONLY_DIRECTORY = PosixFilePermissions.fromString("rwx------");

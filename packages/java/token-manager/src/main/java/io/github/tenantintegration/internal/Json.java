@@ -242,7 +242,9 @@ public final class Json {
                 write(item, out);
             }
             out.append(']');
-        } else throw new IllegalArgumentException("no JSON form for a " + value.getClass().getName());
+        } else
+            throw new IllegalArgumentException(
+                    "no JSON form for a " + value.getClass().getName());
     }
 
     private static String number(Number number) {
@@ -279,7 +281,8 @@ public final class Json {
 
     private static boolean isLoneSurrogate(String text, int i) {
         char c = text.charAt(i);
-        if (Character.isHighSurrogate(c)) return i + 1 >= text.length() || !Character.isLowSurrogate(text.charAt(i + 1));
+        if (Character.isHighSurrogate(c))
+            return i + 1 >= text.length() || !Character.isLowSurrogate(text.charAt(i + 1));
         if (Character.isLowSurrogate(c)) return i == 0 || !Character.isHighSurrogate(text.charAt(i - 1));
         return false;
     }

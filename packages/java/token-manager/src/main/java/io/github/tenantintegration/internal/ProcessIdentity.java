@@ -38,7 +38,8 @@ public final class ProcessIdentity {
 
     private static String readHost() {
         try {
-            String name = Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8).trim();
+            String name = Files.readString(Path.of("/proc/sys/kernel/hostname"), StandardCharsets.UTF_8)
+                    .trim();
             if (!name.isEmpty()) return name;
         } catch (IOException | RuntimeException e) {
             // Not Linux: ask uname below.
@@ -46,7 +47,8 @@ public final class ProcessIdentity {
         String windows = System.getenv("COMPUTERNAME");
         if (windows != null && !windows.isBlank()) return windows.trim();
         try {
-            Process uname = new ProcessBuilder("uname", "-n").redirectErrorStream(true).start();
+            Process uname =
+                    new ProcessBuilder("uname", "-n").redirectErrorStream(true).start();
             try (InputStream out = uname.getInputStream()) {
                 String name = new String(out.readAllBytes(), StandardCharsets.UTF_8).trim();
                 if (uname.waitFor(5, TimeUnit.SECONDS) && uname.exitValue() == 0 && !name.isEmpty()) return name;

@@ -41,8 +41,8 @@ public final class Redact {
         String query = URLEncoder.encode(secret, StandardCharsets.UTF_8);
         StringBuilder json = new StringBuilder();
         Json.quote(secret, json);
-        List<String> forms = new ArrayList<>(List.of(
-                secret, query, query.replace("+", "%20"), json.substring(1, json.length() - 1)));
+        List<String> forms = new ArrayList<>(
+                List.of(secret, query, query.replace("+", "%20"), json.substring(1, json.length() - 1)));
         for (String form : List.copyOf(forms)) forms.add(lowerPercent(form));
         Set<String> out = new LinkedHashSet<>();
         for (String form : forms) if (form.length() >= MIN_SECRET) out.add(form);
@@ -86,7 +86,11 @@ public final class Redact {
             variants.addAll(List.of(secret, standard, standard.replaceAll("=+$", ""), url, url.replaceAll("=+$", "")));
         }
         text = text(text, variants);
-        text = CREDENTIALS.matcher(text).replaceAll("$1$2" + REDACTED.replace("[", "\\[").replace("]", "\\]"));
-        return SECRET_KEYS.matcher(text).replaceAll("$1$2$3" + REDACTED.replace("[", "\\[").replace("]", "\\]"));
+        text = CREDENTIALS
+                .matcher(text)
+                .replaceAll("$1$2" + REDACTED.replace("[", "\\[").replace("]", "\\]"));
+        return SECRET_KEYS
+                .matcher(text)
+                .replaceAll("$1$2$3" + REDACTED.replace("[", "\\[").replace("]", "\\]"));
     }
 }

@@ -22,8 +22,8 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -42,7 +42,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class LoopbackServer implements AutoCloseable {
     private static final String DONE_PAGE = "Signed in. You can close this window and return to the terminal.";
-    private static final String FAILED_PAGE = "Sign-in failed: %s. Return to the terminal for details; you can close this window.";
+    private static final String FAILED_PAGE =
+            "Sign-in failed: %s. Return to the terminal for details; you can close this window.";
 
     private final String redirectUri;
     private final int port;
@@ -59,7 +60,8 @@ public final class LoopbackServer implements AutoCloseable {
         this.redirectUri = redirectUri;
         this.port = port;
         this.path = path;
-        this.origin = URI.create(redirectUri).getScheme() + "://" + URI.create(redirectUri).getRawAuthority();
+        this.origin = URI.create(redirectUri).getScheme() + "://"
+                + URI.create(redirectUri).getRawAuthority();
         this.server = server;
         this.threads = threads;
     }
@@ -78,11 +80,14 @@ public final class LoopbackServer implements AutoCloseable {
         } catch (URISyntaxException | NullPointerException e) {
             uri = null;
         }
-        String host = uri == null || uri.getHost() == null ? "" : uri.getHost().toLowerCase(Locale.ROOT).replaceAll("^\\[|]$", "");
+        String host = uri == null || uri.getHost() == null
+                ? ""
+                : uri.getHost().toLowerCase(Locale.ROOT).replaceAll("^\\[|]$", "");
         boolean loopback = host.equals("localhost") || host.matches("^127(\\.\\d{1,3}){3}$") || host.equals("::1");
         if (uri == null || !"http".equals(uri.getScheme()) || !loopback || uri.getPort() < 0 || uri.getPort() > 65535) {
-            throw invalid("a loopback sign-in needs http://127.0.0.1:<port>/<path> (or localhost, [::1]) with the port registered "
-                    + "for the client (RFC 8252 §7.3)");
+            throw invalid(
+                    "a loopback sign-in needs http://127.0.0.1:<port>/<path> (or localhost, [::1]) with the port registered "
+                            + "for the client (RFC 8252 §7.3)");
         }
         // localhost is served on 127.0.0.1 (RFC 8252 §8.3 recommends the address over the name).
         String bind = host.equals("localhost") ? "127.0.0.1" : host;
@@ -103,12 +108,18 @@ public final class LoopbackServer implements AutoCloseable {
         try {
             server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(target.bind()), target.port()), 0);
         } catch (BindException e) {
-            throw new LoopbackException(ErrorCode.CALLBACK_PORT_IN_USE, "port " + target.port() + " of " + target.bind()
-                    + " is in use by another program (an earlier sign-in still waiting?). The sign-in must come back to exactly "
-                    + redirectUri + ", the redirect URI registered with the tenant: stop that program rather than choosing another port",
-                    target.port(), 0, e);
+            throw new LoopbackException(
+                    ErrorCode.CALLBACK_PORT_IN_USE,
+                    "port " + target.port() + " of " + target.bind()
+                            + " is in use by another program (an earlier sign-in still waiting?). The sign-in must come back to exactly "
+                            + redirectUri
+                            + ", the redirect URI registered with the tenant: stop that program rather than choosing another port",
+                    target.port(),
+                    0,
+                    e);
         } catch (IOException e) {
-            throw new TokenManagerException(ErrorCode.INVALID_CALLBACK, "cannot listen on " + target.bind() + " port " + target.port(), e);
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_CALLBACK, "cannot listen on " + target.bind() + " port " + target.port(), e);
         }
         int bound = server.getAddress().getPort();
         String actual = redirectUri;
@@ -147,7 +158,8 @@ public final class LoopbackServer implements AutoCloseable {
 
     private void serve(HttpExchange exchange) throws IOException {
         try (exchange) {
-            if (!"GET".equals(exchange.getRequestMethod()) || !path.equals(exchange.getRequestURI().getRawPath())
+            if (!"GET".equals(exchange.getRequestMethod())
+                    || !path.equals(exchange.getRequestURI().getRawPath())
                     || !taken.compareAndSet(false, true)) {
                 write(exchange, 404, "Not found");
                 return;
@@ -196,7 +208,9 @@ public final class LoopbackServer implements AutoCloseable {
     public void checkRedirect(URI authorizeUrl, HttpClient client) {
         String clientId = null;
         String redirect = null;
-        for (String pair : authorizeUrl.getRawQuery() == null ? new String[0] : authorizeUrl.getRawQuery().split("&")) {
+        for (String pair : authorizeUrl.getRawQuery() == null
+                ? new String[0]
+                : authorizeUrl.getRawQuery().split("&")) {
             int eq = pair.indexOf('=');
             if (eq < 0) continue;
             String name = pair.substring(0, eq);
@@ -205,13 +219,21 @@ public final class LoopbackServer implements AutoCloseable {
             if (name.equals("redirect_uri")) redirect = value;
         }
         if (clientId == null || redirect == null) return;
-        URI probe = URI.create(authorizeUrl.getScheme() + "://" + authorizeUrl.getRawAuthority() + authorizeUrl.getRawPath() + "?client_id="
-                + URLEncoder.encode(clientId, StandardCharsets.UTF_8) + "&redirect_uri=" + URLEncoder.encode(redirect, StandardCharsets.UTF_8));
-        HttpClient plain = client != null ? client : HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        URI probe = URI.create(authorizeUrl.getScheme() + "://" + authorizeUrl.getRawAuthority()
+                + authorizeUrl.getRawPath() + "?client_id=" + URLEncoder.encode(clientId, StandardCharsets.UTF_8)
+                + "&redirect_uri=" + URLEncoder.encode(redirect, StandardCharsets.UTF_8));
+        HttpClient plain = client != null
+                ? client
+                : HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         int status;
         try {
-            status = plain.send(HttpRequest.newBuilder(probe).header("Accept", "text/html").timeout(Duration.ofSeconds(10)).build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode();
+            status = plain.send(
+                            HttpRequest.newBuilder(probe)
+                                    .header("Accept", "text/html")
+                                    .timeout(Duration.ofSeconds(10))
+                                    .build(),
+                            HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
         } catch (IOException e) {
             return; // unreachable: nothing learnt, the wait goes on
         } catch (InterruptedException e) {
@@ -219,9 +241,15 @@ public final class LoopbackServer implements AutoCloseable {
             return;
         }
         if (status < 400 || status > 499 || status == 404 || status == 408 || status == 429) return;
-        throw new LoopbackException(ErrorCode.REDIRECT_URI_REFUSED, "the tenant answered the authorize request with an error page (HTTP "
-                + status + ") instead of redirecting to " + redirect + ": check that this redirect URI is registered for client " + clientId
-                + " exactly as written (scheme, host, port " + port + " and path), and the client id", port, status, null);
+        throw new LoopbackException(
+                ErrorCode.REDIRECT_URI_REFUSED,
+                "the tenant answered the authorize request with an error page (HTTP "
+                        + status + ") instead of redirecting to " + redirect
+                        + ": check that this redirect URI is registered for client " + clientId
+                        + " exactly as written (scheme, host, port " + port + " and path), and the client id",
+                port,
+                status,
+                null);
     }
 
     /**
@@ -235,15 +263,23 @@ public final class LoopbackServer implements AutoCloseable {
         try {
             return callback.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
-            throw new LoopbackException(ErrorCode.CALLBACK_TIMEOUT, "no authorization callback arrived at " + redirectUri + " within "
-                    + timeout.toSeconds() + " s. If the browser shows an error page at the tenant instead, check that the client_id is "
-                    + "registered there with exactly this redirect URI (port " + port + " and path included) and that it may ask for the "
-                    + "scopes requested", port, 0, null);
+            throw new LoopbackException(
+                    ErrorCode.CALLBACK_TIMEOUT,
+                    "no authorization callback arrived at " + redirectUri + " within "
+                            + timeout.toSeconds()
+                            + " s. If the browser shows an error page at the tenant instead, check that the client_id is "
+                            + "registered there with exactly this redirect URI (port " + port
+                            + " and path included) and that it may ask for the "
+                            + "scopes requested",
+                    port,
+                    0,
+                    null);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new TokenManagerException(ErrorCode.ABORTED, "interrupted while waiting for the callback");
         } catch (ExecutionException e) {
-            throw new TokenManagerException(ErrorCode.INVALID_CALLBACK, "the loopback receiver closed before the callback", e.getCause());
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_CALLBACK, "the loopback receiver closed before the callback", e.getCause());
         }
     }
 

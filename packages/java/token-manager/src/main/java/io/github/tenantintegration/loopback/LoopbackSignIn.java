@@ -91,8 +91,10 @@ public final class LoopbackSignIn {
      */
     public SessionInfo run(TokenManager manager) {
         if (LoopbackServer.check(manager.redirectUri()).port() == 0) {
-            throw new TokenManagerException(ErrorCode.INVALID_OPTIONS, "redirectUri: port 0 cannot be registered with the tenant, which "
-                    + "compares redirect URIs exactly: give the registered port (LoopbackServer.listen takes port 0 for tests)");
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_OPTIONS,
+                    "redirectUri: port 0 cannot be registered with the tenant, which "
+                            + "compares redirect URIs exactly: give the registered port (LoopbackServer.listen takes port 0 for tests)");
         }
         try (LoopbackServer server = LoopbackServer.listen(manager.redirectUri())) {
             AuthorizationRequest request = manager.beginAuthorization();

@@ -23,7 +23,7 @@ public record AuthorizationRequest(URI url, Instant expiresAt, List<Scope> scope
     /** Everything but the URL, which holds the state. */
     @Override
     public String toString() {
-        return "AuthorizationRequest[url=[redacted], expiresAt=" + expiresAt + ", scopes=" + scopes
-                + ", redirectUri=" + redirectUri + "]";
+        return "AuthorizationRequest[url=[redacted], expiresAt=" + expiresAt + ", scopes=" + scopes + ", redirectUri="
+                + redirectUri + "]";
     }
 }

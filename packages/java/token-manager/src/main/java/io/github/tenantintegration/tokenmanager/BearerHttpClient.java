@@ -30,7 +30,9 @@ final class BearerHttpClient extends HttpClient {
     BearerHttpClient(TokenManager manager, HttpClient base) {
         if (base == null) throw TokenManager.invalid("base", "must not be null");
         if (base.followRedirects() != Redirect.NEVER) {
-            throw TokenManager.invalid("base", "a bearer token must never follow a redirect: build the client with followRedirects(NEVER)");
+            throw TokenManager.invalid(
+                    "base",
+                    "a bearer token must never follow a redirect: build the client with followRedirects(NEVER)");
         }
         this.manager = manager;
         this.base = base;
@@ -38,19 +40,23 @@ final class BearerHttpClient extends HttpClient {
 
     /** The request is for the tenant's origin (so the token may go with it). */
     boolean forTenant(URI uri) {
-        return uri != null && uri.getHost() != null && Origins.normalTarget(uri, false).equals(manager.origin);
+        return uri != null
+                && uri.getHost() != null
+                && Origins.normalTarget(uri, false).equals(manager.origin);
     }
 
     /** The request with this token, and {@code Accept: application/json} unless it has an Accept. */
     static HttpRequest withToken(HttpRequest request, String token) {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(request, (name, value) -> !name.equalsIgnoreCase("Authorization"));
+        HttpRequest.Builder builder =
+                HttpRequest.newBuilder(request, (name, value) -> !name.equalsIgnoreCase("Authorization"));
         builder.header("Authorization", "Bearer " + token);
         if (request.headers().firstValue("Accept").isEmpty()) builder.header("Accept", "application/json");
         return builder.build();
     }
 
     @Override
-    public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler) throws IOException, InterruptedException {
+    public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
+            throws IOException, InterruptedException {
         if (!forTenant(request.uri())) return base.send(request, handler);
         String token = manager.accessToken();
         HttpResponse<T> response = base.send(withToken(request, token), handler);
@@ -72,19 +78,20 @@ final class BearerHttpClient extends HttpClient {
     }
 
     @Override
-    public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler,
-            HttpResponse.PushPromiseHandler<T> push) {
+    public <T> CompletableFuture<HttpResponse<T>> sendAsync(
+            HttpRequest request, HttpResponse.BodyHandler<T> handler, HttpResponse.PushPromiseHandler<T> push) {
         if (!forTenant(request.uri())) return base.sendAsync(request, handler, push);
-        return manager.accessTokenAsync().thenCompose(token -> base.sendAsync(withToken(request, token), handler, push)
-                .thenCompose(response -> {
-                    if (response.statusCode() != 401) return CompletableFuture.completedFuture(response);
-                    manager.onUnauthorized(token);
-                    return manager.accessTokenAsync()
-                            .handle((again, error) -> error != null || again.equals(token) ? null : again)
-                            .thenCompose(again -> again == null
-                                    ? CompletableFuture.completedFuture(response)
-                                    : base.sendAsync(withToken(request, again), handler, push));
-                }));
+        return manager.accessTokenAsync()
+                .thenCompose(token -> base.sendAsync(withToken(request, token), handler, push)
+                        .thenCompose(response -> {
+                            if (response.statusCode() != 401) return CompletableFuture.completedFuture(response);
+                            manager.onUnauthorized(token);
+                            return manager.accessTokenAsync()
+                                    .handle((again, error) -> error != null || again.equals(token) ? null : again)
+                                    .thenCompose(again -> again == null
+                                            ? CompletableFuture.completedFuture(response)
+                                            : base.sendAsync(withToken(request, again), handler, push));
+                        }));
     }
 
     @Override

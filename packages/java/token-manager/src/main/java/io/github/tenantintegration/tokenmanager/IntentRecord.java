@@ -20,13 +20,18 @@ record IntentRecord(String fingerprint, String holder, long since, long pid, Str
         if (members.isEmpty()) return Optional.empty();
         Map<String, Object> m = members.get();
         for (String name : m.keySet()) {
-            if (!name.equals("fingerprint") && !name.equals("holder") && !name.equals("since") && !name.equals("pid")
+            if (!name.equals("fingerprint")
+                    && !name.equals("holder")
+                    && !name.equals("since")
+                    && !name.equals("pid")
                     && !name.equals("host")) return Optional.empty();
         }
-        if (!(m.get("fingerprint") instanceof String fingerprint) || !FINGERPRINT.matcher(fingerprint).matches()) {
+        if (!(m.get("fingerprint") instanceof String fingerprint)
+                || !FINGERPRINT.matcher(fingerprint).matches()) {
             return Optional.empty();
         }
-        if (!(m.get("holder") instanceof String holder) || !TokenRecord.RECORD_ID.matcher(holder).matches()) {
+        if (!(m.get("holder") instanceof String holder)
+                || !TokenRecord.RECORD_ID.matcher(holder).matches()) {
             return Optional.empty();
         }
         if (!(m.get("since") instanceof Long since) || since < 0) return Optional.empty();

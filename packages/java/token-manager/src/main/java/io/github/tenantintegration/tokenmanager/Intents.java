@@ -96,8 +96,10 @@ final class Intents {
         try {
             if (raw.isPresent() && intent.isEmpty() && !m.warnedForeignIntent) {
                 m.warnedForeignIntent = true;
-                m.log(System.Logger.Level.WARNING, "the value under " + m.intentKey
-                        + " is not a refresh intent record; it reads as absent and the next intent replaces it");
+                m.log(
+                        System.Logger.Level.WARNING,
+                        "the value under " + m.intentKey
+                                + " is not a refresh intent record; it reads as absent and the next intent replaces it");
             }
             m.watch.saw(intent.orElse(null), System.nanoTime());
         } finally {
@@ -121,16 +123,23 @@ final class Intents {
             m.mu.unlock();
         }
         if (gone(intent)) {
-            m.log(System.Logger.Level.WARNING,
+            m.log(
+                    System.Logger.Level.WARNING,
                     "the refresh intent on this refresh token was left by a process that has exited; presenting the token",
-                    "holder", intent.describe());
+                    "holder",
+                    intent.describe());
             return false;
         }
         if (watched >= m.intentWait.toNanos()) {
-            m.log(System.Logger.Level.WARNING,
+            m.log(
+                    System.Logger.Level.WARNING,
                     "watched the refresh with this refresh token for the whole intent wait without its tokens being stored; presenting the token",
-                    "holder", intent.describe(), "intent_wait_ms", m.intentWait.toMillis(),
-                    "intent_age_ms", Math.round(m.nowMs() - intent.since()));
+                    "holder",
+                    intent.describe(),
+                    "intent_wait_ms",
+                    m.intentWait.toMillis(),
+                    "intent_age_ms",
+                    Math.round(m.nowMs() - intent.since()));
             return false;
         }
         return true;
@@ -154,11 +163,13 @@ final class Intents {
                 Thread.sleep(POLL_MS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new TokenManagerException(ErrorCode.ABORTED, "interrupted while waiting for another process's refresh");
+                throw new TokenManagerException(
+                        ErrorCode.ABORTED, "interrupted while waiting for another process's refresh");
             }
             TokenRecord latest;
             try {
-                latest = TokenRecord.parse(m.storage.get(m.tokensKey).orElse(null)).orElse(null);
+                latest = TokenRecord.parse(m.storage.get(m.tokensKey).orElse(null))
+                        .orElse(null);
             } catch (RuntimeException e) {
                 m.mu.lock();
                 try {
@@ -193,12 +204,18 @@ final class Intents {
     static IntentRecord write(TokenManager m, Held held, TokenRecord stored) {
         if (!m.intents) return null;
         if (!held.isHeld()) throw new LockLost();
-        IntentRecord intent = new IntentRecord(TokenRecord.fingerprint(stored.refreshToken), States.random(),
-                Math.round(m.nowMs()), ProcessIdentity.pid(), ProcessIdentity.host());
+        IntentRecord intent = new IntentRecord(
+                TokenRecord.fingerprint(stored.refreshToken),
+                States.random(),
+                Math.round(m.nowMs()),
+                ProcessIdentity.pid(),
+                ProcessIdentity.host());
         try {
             m.storage.set(m.intentKey, intent.serialize());
         } catch (RuntimeException e) {
-            m.log(System.Logger.Level.WARNING, "the refresh intent could not be stored; refreshing under the lock alone");
+            m.log(
+                    System.Logger.Level.WARNING,
+                    "the refresh intent could not be stored; refreshing under the lock alone");
             return null;
         }
         m.mu.lock();
@@ -223,7 +240,9 @@ final class Intents {
             Optional<IntentRecord> stored = m.storage.get(m.intentKey).flatMap(IntentRecord::parse);
             if (stored.isPresent() && stored.get().holder().equals(intent.holder())) m.storage.delete(m.intentKey);
         } catch (RuntimeException e) {
-            m.log(System.Logger.Level.WARNING, "the refresh intent could not be deleted; the others watch it for the intent wait");
+            m.log(
+                    System.Logger.Level.WARNING,
+                    "the refresh intent could not be deleted; the others watch it for the intent wait");
         }
     }
 

@@ -49,8 +49,11 @@ final class Origins {
         }
         if (uri.getRawUserInfo() != null) throw invalid("must not carry credentials");
         String path = uri.getRawPath();
-        if ((path != null && !path.isEmpty() && !path.equals("/")) || uri.getRawQuery() != null
-                || uri.getRawFragment() != null || base.contains("?") || base.contains("#")) {
+        if ((path != null && !path.isEmpty() && !path.equals("/"))
+                || uri.getRawQuery() != null
+                || uri.getRawFragment() != null
+                || base.contains("?")
+                || base.contains("#")) {
             throw invalid("give the tenant's origin only: the SDK adds /oauth/... and /api/v1/... itself");
         }
         return normalTarget(uri, false);
@@ -66,7 +69,8 @@ final class Origins {
         String host = uri.getHost() == null ? "" : uri.getHost().toLowerCase(Locale.ROOT);
         if (host.contains(":") && !host.startsWith("[")) host = "[" + host + "]";
         int port = uri.getPort();
-        boolean defaultPort = port == -1 || (scheme.equals("http") && port == 80) || (scheme.equals("https") && port == 443);
+        boolean defaultPort =
+                port == -1 || (scheme.equals("http") && port == 80) || (scheme.equals("https") && port == 443);
         StringBuilder out = new StringBuilder(scheme).append("://").append(host);
         if (!defaultPort) out.append(':').append(port);
         if (withPath) {

@@ -14,7 +14,8 @@ record PendingRecord(String state, String verifier, long expiresAt) {
         Optional<Map<String, Object>> members = Json.parseObject(raw);
         if (members.isEmpty()) return Optional.empty();
         Map<String, Object> m = members.get();
-        if (m.get("state") instanceof String state && m.get("verifier") instanceof String verifier
+        if (m.get("state") instanceof String state
+                && m.get("verifier") instanceof String verifier
                 && m.get("expiresAt") instanceof Number expiresAt) {
             return Optional.of(new PendingRecord(state, verifier, expiresAt.longValue()));
         }

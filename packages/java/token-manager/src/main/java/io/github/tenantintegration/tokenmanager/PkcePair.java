@@ -29,7 +29,8 @@ public record PkcePair(String verifier, String challenge) {
      */
     public PkcePair {
         if (!challenge(verifier).equals(challenge)) {
-            throw new TokenManagerException(ErrorCode.INVALID_VERIFIER, "the challenge is not the verifier's S256 challenge");
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_VERIFIER, "the challenge is not the verifier's S256 challenge");
         }
     }
 
@@ -43,12 +44,15 @@ public record PkcePair(String verifier, String challenge) {
      */
     public static PkcePair generate(int length) {
         if (length < Schemas.CodeVerifier.MIN_LENGTH || length > Schemas.CodeVerifier.MAX_LENGTH) {
-            throw new TokenManagerException(ErrorCode.INVALID_VERIFIER, "the verifier length must be from "
-                    + Schemas.CodeVerifier.MIN_LENGTH + " to " + Schemas.CodeVerifier.MAX_LENGTH + ", not " + length);
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_VERIFIER,
+                    "the verifier length must be from " + Schemas.CodeVerifier.MIN_LENGTH + " to "
+                            + Schemas.CodeVerifier.MAX_LENGTH + ", not " + length);
         }
         byte[] random = new byte[(length * 3 + 3) / 4];
         RANDOM.nextBytes(random);
-        String verifier = Base64.getUrlEncoder().withoutPadding().encodeToString(random).substring(0, length);
+        String verifier =
+                Base64.getUrlEncoder().withoutPadding().encodeToString(random).substring(0, length);
         return new PkcePair(verifier, challenge(verifier));
     }
 
@@ -61,7 +65,8 @@ public record PkcePair(String verifier, String challenge) {
      */
     public static String challenge(String verifier) {
         if (verifier == null || !VERIFIER.matcher(verifier).matches()) {
-            throw new TokenManagerException(ErrorCode.INVALID_VERIFIER,
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_VERIFIER,
                     "a PKCE verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1)");
         }
         try {

@@ -36,7 +36,8 @@ public final class ProcessLock implements Lock {
         ReentrantLock lock = locks.computeIfAbsent(name, n -> new ReentrantLock());
         try {
             if (!lock.tryLock(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
-                throw new TokenManagerException(ErrorCode.LOCK_TIMEOUT,
+                throw new TokenManagerException(
+                        ErrorCode.LOCK_TIMEOUT,
                         "the in-process lock " + name + " stayed held for " + timeout.toMillis() + " ms");
             }
         } catch (InterruptedException e) {

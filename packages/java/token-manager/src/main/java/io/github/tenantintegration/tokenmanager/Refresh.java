@@ -55,8 +55,8 @@ final class Refresh {
                 m.executor.execute(() -> fly(m, flight));
             } catch (RuntimeException e) {
                 m.flight = null;
-                flight.completeExceptionally(new TokenManagerException(ErrorCode.STORAGE_FAILED,
-                        "the manager's executor refused the refresh", e));
+                flight.completeExceptionally(new TokenManagerException(
+                        ErrorCode.STORAGE_FAILED, "the manager's executor refused the refresh", e));
             }
             return flight;
         } finally {
@@ -110,7 +110,9 @@ final class Refresh {
         if (m.current != held || m.unsaved != held || !m.fresh(held)) throw error;
         TokenManagerException failure = Sessions.storageFailed(m, error);
         m.retryWriteAfter = m.nowMs() + TokenManager.UNSAVED_RETRY_MS;
-        m.log(System.Logger.Level.WARNING, "the tokens could not be written again (storage or lock unavailable); they stay in use");
+        m.log(
+                System.Logger.Level.WARNING,
+                "the tokens could not be written again (storage or lock unavailable); they stay in use");
         m.emit(new Event(Event.Kind.STORAGE_FAILED, null, false, failure));
         retryWriteLater(m);
         return held.accessToken;
@@ -149,7 +151,10 @@ final class Refresh {
         TokenRecord stored = raw.flatMap(TokenRecord::parse).orElse(null);
         m.mu.lock();
         try {
-            if (stored == null || before != m.generation || m.unsaved != null || !m.fresh(stored)
+            if (stored == null
+                    || before != m.generation
+                    || m.unsaved != null
+                    || !m.fresh(stored)
                     || stored.accessToken.equals(m.rejected)) return null;
             Sessions.setCurrent(m, stored);
             return stored;
@@ -174,17 +179,22 @@ final class Refresh {
                 }
                 return m.lock.withLock(m.lockName, task);
             } catch (LockWaitEndedException e) {
-                if (found[0] == null) throw new TokenManagerException(ErrorCode.STORAGE_FAILED, "the lock's wait ended without tokens");
+                if (found[0] == null)
+                    throw new TokenManagerException(ErrorCode.STORAGE_FAILED, "the lock's wait ended without tokens");
                 m.log(System.Logger.Level.DEBUG, "fresh tokens stored by another process while waiting for the lock");
                 return found[0].accessToken;
             } catch (Intents.LockLost e) {
                 tries++;
-                m.log(System.Logger.Level.WARNING,
+                m.log(
+                        System.Logger.Level.WARNING,
                         "the refresh lock was taken over while this process held it (paused?); nothing was sent; taking the lock again");
                 if (tries >= LOCK_TRIES) throw new TransientException(0, 0, false, null, null);
             } catch (Intents.Pending pending) {
-                m.log(System.Logger.Level.DEBUG, "waiting for the refresh with the same refresh token to be stored",
-                        "holder", pending.intent.describe());
+                m.log(
+                        System.Logger.Level.DEBUG,
+                        "waiting for the refresh with the same refresh token to be stored",
+                        "holder",
+                        pending.intent.describe());
                 Intents.await(m, pending);
             } catch (StorageException e) {
                 // The lock's own failure (the task reports the storage's as STORAGE_FAILED already).
@@ -210,7 +220,8 @@ final class Refresh {
         } else {
             stored = Sessions.load(m);
         }
-        if (stored == null) throw new TokenManagerException(ErrorCode.NOT_SIGNED_IN, "there are no tokens; sign in first");
+        if (stored == null)
+            throw new TokenManagerException(ErrorCode.NOT_SIGNED_IN, "there are no tokens; sign in first");
         String rejected;
         m.mu.lock();
         try {
@@ -291,7 +302,8 @@ final class Refresh {
             m.mu.unlock();
         }
         if (still && (!m.fresh(unsaved) || unsaved.accessToken.equals(rejected))) {
-            throw new TokenManagerException(ErrorCode.STORAGE_FAILED,
+            throw new TokenManagerException(
+                    ErrorCode.STORAGE_FAILED,
                     "the refreshed tokens cannot be written, so they are not refreshed again until they are",
                     failure == null ? null : failure.getCause());
         }
@@ -368,7 +380,8 @@ final class Refresh {
         }
         if (moved) {
             Intents.drop(m, intent);
-            throw new TokenManagerException(ErrorCode.NOT_SIGNED_IN, "signed in or out while the refresh ran; its tokens are dropped");
+            throw new TokenManagerException(
+                    ErrorCode.NOT_SIGNED_IN, "signed in or out while the refresh ran; its tokens are dropped");
         }
         SessionInfo info = commitOrReport(m, record);
         if (info != null) {
@@ -378,7 +391,9 @@ final class Refresh {
             m.log(System.Logger.Level.DEBUG, "refresh finished", "expires_at", info.expiresAt());
             m.emit(new Event(Event.Kind.TOKENS_REFRESHED, info, false, null));
         } else {
-            m.log(System.Logger.Level.WARNING, "refresh finished, but the tokens could not be stored; the write is retried later");
+            m.log(
+                    System.Logger.Level.WARNING,
+                    "refresh finished, but the tokens could not be stored; the write is retried later");
         }
         return record.accessToken;
     }
@@ -393,8 +408,8 @@ final class Refresh {
         }
     }
 
-    private static String afterInvalidGrant(TokenManager m, Held held, OAuthException refused, TokenRecord stored, boolean again,
-            int generation) {
+    private static String afterInvalidGrant(
+            TokenManager m, Held held, OAuthException refused, TokenRecord stored, boolean again, int generation) {
         // Another process may have rotated the token meanwhile: try the newest one once before giving up.
         if (!again) {
             TokenRecord latest = null;
@@ -418,7 +433,11 @@ final class Refresh {
             try {
                 Sessions.clear(m);
             } catch (TokenManagerException e) {
-                m.log(System.Logger.Level.WARNING, "the ended session's tokens could not be deleted", "why", e.getMessage());
+                m.log(
+                        System.Logger.Level.WARNING,
+                        "the ended session's tokens could not be deleted",
+                        "why",
+                        e.getMessage());
             }
             m.emit(new Event(Event.Kind.SESSION_ENDED, null, false, ended));
         }
@@ -432,27 +451,51 @@ final class Refresh {
         Duration delay = m.retryDelay.multipliedBy(1L << Math.min(attempt - 1, 20));
         if (!failure.retryAfter().isZero()) {
             if (failure.retryAfter().compareTo(MAX_RETRY_DELAY) > 0) {
-                m.log(System.Logger.Level.WARNING, "refresh attempt failed; Retry-After too long, not retried", "attempt", attempt,
-                        "why", why, "retry_after_ms", failure.retryAfter().toMillis());
+                m.log(
+                        System.Logger.Level.WARNING,
+                        "refresh attempt failed; Retry-After too long, not retried",
+                        "attempt",
+                        attempt,
+                        "why",
+                        why,
+                        "retry_after_ms",
+                        failure.retryAfter().toMillis());
                 return null;
             }
             delay = failure.retryAfter();
         }
         if (delay.compareTo(MAX_RETRY_DELAY) > 0) delay = MAX_RETRY_DELAY;
-        m.log(System.Logger.Level.WARNING, "refresh attempt failed; retrying", "attempt", attempt, "why", why, "delay_ms", delay.toMillis());
+        m.log(
+                System.Logger.Level.WARNING,
+                "refresh attempt failed; retrying",
+                "attempt",
+                attempt,
+                "why",
+                why,
+                "delay_ms",
+                delay.toMillis());
         return delay;
     }
 
     /** The record of a token response; {@code origin} is the record a refresh started from (null for a sign-in). */
     static TokenRecord record(TokenManager m, String text, TokenRecord origin) {
-        Map<String, Object> members = Json.parseObject(text).orElseThrow(() -> new TokenManagerException(ErrorCode.INVALID_RESPONSE,
-                "the token response is not a JSON object"));
+        Map<String, Object> members = Json.parseObject(text)
+                .orElseThrow(() -> new TokenManagerException(
+                        ErrorCode.INVALID_RESPONSE, "the token response is not a JSON object"));
         TokenRecord.Fields f = TokenRecord.fields(members, origin == null ? null : origin.refreshToken);
         String id = States.random();
         String session = origin == null ? id : origin.session;
         long seq = origin == null ? 0 : origin.seq + 1;
-        return new TokenRecord(f.accessToken(), f.refreshToken(), f.tokenType(), f.expiresIn(), f.scope(), Math.round(m.nowMs()), id,
-                session, seq);
+        return new TokenRecord(
+                f.accessToken(),
+                f.refreshToken(),
+                f.tokenType(),
+                f.expiresIn(),
+                f.scope(),
+                Math.round(m.nowMs()),
+                id,
+                session,
+                seq);
     }
 
     /**
@@ -482,13 +525,14 @@ final class Refresh {
      */
     static void retryWriteLater(TokenManager m) {
         if (!m.intents) return;
-        CompletableFuture.delayedExecutor(TokenManager.UNSAVED_RETRY_MS + 10, TimeUnit.MILLISECONDS, m.executor).execute(() -> {
-            if (heldUnsaved(m) == null) return;
-            try {
-                m.accessToken();
-            } catch (TokenManagerException e) {
-                m.log(System.Logger.Level.WARNING, "writing the held tokens again failed", "why", e.code());
-            }
-        });
+        CompletableFuture.delayedExecutor(TokenManager.UNSAVED_RETRY_MS + 10, TimeUnit.MILLISECONDS, m.executor)
+                .execute(() -> {
+                    if (heldUnsaved(m) == null) return;
+                    try {
+                        m.accessToken();
+                    } catch (TokenManagerException e) {
+                        m.log(System.Logger.Level.WARNING, "writing the held tokens again failed", "why", e.code());
+                    }
+                });
     }
 }

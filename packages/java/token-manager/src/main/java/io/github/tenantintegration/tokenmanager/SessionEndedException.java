@@ -10,7 +10,12 @@ public final class SessionEndedException extends OAuthException {
     private static final long serialVersionUID = 1L;
 
     SessionEndedException(OAuthException refused) {
-        super(ErrorCode.SESSION_ENDED, "the refresh token was refused, so the tokens were cleared: sign in again ("
-                + refused.reason() + ")", refused.status(), refused.error(), refused.errorDescription(), refused.errorUri());
+        super(
+                ErrorCode.SESSION_ENDED,
+                "the refresh token was refused, so the tokens were cleared: sign in again (" + refused.reason() + ")",
+                refused.status(),
+                refused.error(),
+                refused.errorDescription(),
+                refused.errorUri());
     }
 }

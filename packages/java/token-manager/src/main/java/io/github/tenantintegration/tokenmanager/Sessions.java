@@ -38,21 +38,28 @@ final class Sessions {
         if (e instanceof StorageException storage && storage.reset()) {
             Throwable cause = Scrubbed.of(storage, m.known(List.of()));
             reportUnreadable(m, storage.reason(), cause);
-            return new TokenManagerException(ErrorCode.NOT_SIGNED_IN, "the stored tokens were unreadable: " + storage.reason(), cause);
+            return new TokenManagerException(
+                    ErrorCode.NOT_SIGNED_IN, "the stored tokens were unreadable: " + storage.reason(), cause);
         }
         return storageFailed(m, e);
     }
 
     static void reportUnreadable(TokenManager m, String what, Throwable cause) {
         m.log(System.Logger.Level.WARNING, "the stored tokens were unreadable", "why", what);
-        m.emit(new Event(Event.Kind.STORAGE_FAILED, null, false,
-                new TokenManagerException(ErrorCode.STORAGE_FAILED, "the stored tokens were unreadable: " + what, cause)));
+        m.emit(new Event(
+                Event.Kind.STORAGE_FAILED,
+                null,
+                false,
+                new TokenManagerException(
+                        ErrorCode.STORAGE_FAILED, "the stored tokens were unreadable: " + what, cause)));
     }
 
     /** A storage's failure as the manager reports it: {@code STORAGE_FAILED} with it as the cause (a lock timeout as itself). */
     static TokenManagerException storageFailed(TokenManager m, RuntimeException e, String... secrets) {
-        if (e instanceof TokenManagerException own && (own.code() == ErrorCode.LOCK_TIMEOUT || own.code() == ErrorCode.STORAGE_FAILED
-                || own.code() == ErrorCode.ABORTED)) {
+        if (e instanceof TokenManagerException own
+                && (own.code() == ErrorCode.LOCK_TIMEOUT
+                        || own.code() == ErrorCode.STORAGE_FAILED
+                        || own.code() == ErrorCode.ABORTED)) {
             return own;
         }
         Throwable cause = Scrubbed.of(e, m.known(List.of(secrets)));

@@ -32,7 +32,8 @@ final class SignIn {
             throw Sessions.storageFailed(m, e, state, pair.verifier());
         }
         String names = scopes.stream().map(Scope::value).collect(Collectors.joining(" "));
-        String query = String.join("&",
+        String query = String.join(
+                "&",
                 "response_type=code",
                 "client_id=" + escape(m.clientId),
                 "redirect_uri=" + escape(m.redirectUri),
@@ -40,8 +41,11 @@ final class SignIn {
                 "state=" + escape(state),
                 "code_challenge=" + escape(pair.challenge()),
                 "code_challenge_method=S256");
-        return new AuthorizationRequest(URI.create(m.origin + "/oauth/authorize?" + query), Instant.ofEpochMilli(expiresAt),
-                scopes, m.redirectUri);
+        return new AuthorizationRequest(
+                URI.create(m.origin + "/oauth/authorize?" + query),
+                Instant.ofEpochMilli(expiresAt),
+                scopes,
+                m.redirectUri);
     }
 
     /** Percent-encodes a query value, with %20 for spaces (a "+" is read literally by some servers). */
@@ -55,7 +59,8 @@ final class SignIn {
         String received = params.get("state");
         if (received == null) throw new TokenManagerException(ErrorCode.STATE_MISSING, "the callback has no state");
         if (!States.equal(received, pending.state())) {
-            throw new TokenManagerException(ErrorCode.STATE_MISMATCH, "the callback's state is not the one of the pending sign-in");
+            throw new TokenManagerException(
+                    ErrorCode.STATE_MISMATCH, "the callback's state is not the one of the pending sign-in");
         }
         if (m.nowMs() > pending.expiresAt()) {
             throw new TokenManagerException(ErrorCode.STATE_EXPIRED, "the pending sign-in expired; begin it again");
@@ -65,11 +70,19 @@ final class SignIn {
             List<String> secrets = List.of(pending.state(), pending.verifier(), params.getOrDefault("code", ""));
             String description = Redact.text(denied.get().description(), secrets);
             String error = Redact.text(denied.get().error(), secrets);
-            String message = "the tenant answered " + error + (description == null || description.isEmpty() ? "" : " (" + description + ")");
-            throw new OAuthException(ErrorCode.AUTHORIZATION_DENIED, message, 0, error, description, denied.get().uri());
+            String message = "the tenant answered " + error
+                    + (description == null || description.isEmpty() ? "" : " (" + description + ")");
+            throw new OAuthException(
+                    ErrorCode.AUTHORIZATION_DENIED,
+                    message,
+                    0,
+                    error,
+                    description,
+                    denied.get().uri());
         }
         String code = params.get("code");
-        if (code == null || code.isEmpty()) throw new TokenManagerException(ErrorCode.INVALID_CALLBACK, "the callback has no code");
+        if (code == null || code.isEmpty())
+            throw new TokenManagerException(ErrorCode.INVALID_CALLBACK, "the callback has no code");
         m.mu.lock();
         try {
             m.generation++;
@@ -93,8 +106,9 @@ final class SignIn {
         } catch (RuntimeException e) {
             throw Sessions.storageFailed(m, e);
         }
-        return raw.flatMap(PendingRecord::parse).orElseThrow(() -> new TokenManagerException(ErrorCode.NO_PENDING_SIGN_IN,
-                "no sign-in is pending (never begun, already used, or cleared)"));
+        return raw.flatMap(PendingRecord::parse)
+                .orElseThrow(() -> new TokenManagerException(
+                        ErrorCode.NO_PENDING_SIGN_IN, "no sign-in is pending (never begun, already used, or cleared)"));
     }
 
     /**
@@ -106,10 +120,12 @@ final class SignIn {
         try {
             uri = new URI(callbackUrl);
         } catch (URISyntaxException | NullPointerException e) {
-            throw new TokenManagerException(ErrorCode.INVALID_CALLBACK, "not a full URL: pass the whole URL the browser was sent back to");
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_CALLBACK, "not a full URL: pass the whole URL the browser was sent back to");
         }
         if (!uri.isAbsolute() || uri.getHost() == null) {
-            throw new TokenManagerException(ErrorCode.INVALID_CALLBACK, "not a full URL: pass the whole URL the browser was sent back to");
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_CALLBACK, "not a full URL: pass the whole URL the browser was sent back to");
         }
         if (!Origins.normalTarget(uri, true).equals(m.redirectTarget)) {
             throw new TokenManagerException(ErrorCode.INVALID_CALLBACK, "the callback is not at the redirect URI");
@@ -135,5 +151,4 @@ final class SignIn {
         }
         return params;
     }
-
 }

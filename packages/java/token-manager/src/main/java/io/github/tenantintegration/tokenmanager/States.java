@@ -20,7 +20,8 @@ final class States {
 
     /** Compares in time that does not depend on where the two differ. */
     static boolean equal(String received, String stored) {
-        return MessageDigest.isEqual(received.getBytes(StandardCharsets.UTF_8), stored.getBytes(StandardCharsets.UTF_8));
+        return MessageDigest.isEqual(
+                received.getBytes(StandardCharsets.UTF_8), stored.getBytes(StandardCharsets.UTF_8));
     }
 
     /** 32 lowercase hex digits (a lock owner's id). */

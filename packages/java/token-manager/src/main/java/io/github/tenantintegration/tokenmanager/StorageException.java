@@ -37,7 +37,8 @@ public class StorageException extends TokenManagerException {
      * @param reset whether the storage set its data aside, so that every key now reads as absent (the
      *     manager then reports {@code NOT_SIGNED_IN} with this as the cause)
      */
-    public StorageException(ErrorCode code, String path, String message, Throwable cause, String movedTo, boolean reset) {
+    public StorageException(
+            ErrorCode code, String path, String message, Throwable cause, String movedTo, boolean reset) {
         super(code, message, cause);
         this.path = path;
         this.movedTo = movedTo;

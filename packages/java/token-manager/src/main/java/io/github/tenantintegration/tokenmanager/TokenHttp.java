@@ -34,6 +34,7 @@ final class TokenHttp {
 
     /** The longest timer step: a tick later than this plus a second means the process was stopped. */
     private static final long STEP_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
     private static final long PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private TokenHttp() {}
@@ -54,14 +55,23 @@ final class TokenHttp {
      * @throws OAuthException an RFC 6749 §5.2 error body
      * @throws TokenManagerException {@code INVALID_RESPONSE} for any other answer
      */
-    static String post(TokenManager m, String path, String body, String contentType, List<String> secrets, int attempt) {
+    static String post(
+            TokenManager m, String path, String body, String contentType, List<String> secrets, int attempt) {
         long started = System.nanoTime();
         Answer answer;
         try {
             answer = within(m, path, body, contentType);
         } catch (NoAnswer e) {
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-            m.log(System.Logger.Level.ERROR, "POST " + path + " no answer", "ms", ms, "attempt", attempt, "why", e.kind);
+            m.log(
+                    System.Logger.Level.ERROR,
+                    "POST " + path + " no answer",
+                    "ms",
+                    ms,
+                    "attempt",
+                    attempt,
+                    "why",
+                    e.kind);
             throw new TransientException(0, attempt, !e.notSent, null, Scrubbed.of(e.getCause(), m.known(secrets)));
         }
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
@@ -76,18 +86,25 @@ final class TokenHttp {
             throw new TransientException(status, attempt, sent, retryAfter(answer.retryAfter(), m.nowMs()), null);
         }
         if (status >= 400) {
-            Optional<OAuthFields> fields = OAuthFields.of(Json.parseObject(answer.text()).orElse(Map.of()));
+            Optional<OAuthFields> fields =
+                    OAuthFields.of(Json.parseObject(answer.text()).orElse(Map.of()));
             if (fields.isPresent()) {
                 List<String> all = m.known(secrets);
                 OAuthFields f = fields.get();
                 String error = Redact.text(f.error(), all);
                 String description = Redact.text(f.description(), all);
                 String text = error + (description == null || description.isEmpty() ? "" : " (" + description + ")");
-                throw new OAuthException(ErrorCode.OAUTH_ERROR, "HTTP " + status + ": " + text, status, error, description,
+                throw new OAuthException(
+                        ErrorCode.OAUTH_ERROR,
+                        "HTTP " + status + ": " + text,
+                        status,
+                        error,
+                        description,
                         Redact.text(f.uri(), all));
             }
         }
-        throw new TokenManagerException(ErrorCode.INVALID_RESPONSE, path + " answered HTTP " + status + " without an OAuth error body");
+        throw new TokenManagerException(
+                ErrorCode.INVALID_RESPONSE, path + " answered HTTP " + status + " without an OAuth error body");
     }
 
     /** The RFC 6749 §5.2 error fields (and §4.1.2.1 on a callback). */
@@ -138,7 +155,9 @@ final class TokenHttp {
         while (true) {
             try {
                 HttpResponse<byte[]> response = future.get(Math.min(step, timeout - ran), TimeUnit.NANOSECONDS);
-                return new Answer(response.statusCode(), new String(response.body(), StandardCharsets.UTF_8),
+                return new Answer(
+                        response.statusCode(),
+                        new String(response.body(), StandardCharsets.UTF_8),
                         response.headers().firstValue("Retry-After"));
             } catch (TimeoutException e) {
                 long now = System.nanoTime();
@@ -164,8 +183,10 @@ final class TokenHttp {
     /** The request cannot have reached the tenant: no connection could be made. */
     static boolean notSent(Throwable error) {
         for (Throwable e = error; e != null; e = e.getCause()) {
-            if (e instanceof ConnectException || e instanceof HttpConnectTimeoutException
-                    || e instanceof UnresolvedAddressException || e instanceof java.net.UnknownHostException) {
+            if (e instanceof ConnectException
+                    || e instanceof HttpConnectTimeoutException
+                    || e instanceof UnresolvedAddressException
+                    || e instanceof java.net.UnknownHostException) {
                 return true;
             }
         }
@@ -178,7 +199,9 @@ final class TokenHttp {
         String value = header.get().trim();
         if (value.matches("\\d{1,9}")) return Duration.ofSeconds(Long.parseLong(value));
         try {
-            long at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant().toEpochMilli();
+            long at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME)
+                    .toInstant()
+                    .toEpochMilli();
             return at > nowMs ? Duration.ofMillis((long) (at - nowMs)) : null;
         } catch (java.time.format.DateTimeParseException e) {
             return null;
@@ -212,7 +235,8 @@ final class TokenHttp {
             for (ByteBuffer buffer : buffers) {
                 if (bytes.size() + buffer.remaining() > limit) {
                     subscription.cancel();
-                    result.completeExceptionally(new java.io.IOException("the answer is longer than " + limit + " bytes"));
+                    result.completeExceptionally(
+                            new java.io.IOException("the answer is longer than " + limit + " bytes"));
                     return;
                 }
                 byte[] chunk = new byte[buffer.remaining()];

@@ -74,6 +74,7 @@ public final class TokenManager {
     final Lock lock;
     /** Whether processes share the storage through a lock: refresh intents are written and read. */
     final boolean intents;
+
     final HttpClient http;
     final System.Logger logger;
     final Clock clock;
@@ -118,10 +119,12 @@ public final class TokenManager {
         try {
             redirect = new URI(b.redirectUri);
         } catch (URISyntaxException | NullPointerException e) {
-            throw invalid("redirectUri", "give the absolute redirect URI registered for the client, without a fragment");
+            throw invalid(
+                    "redirectUri", "give the absolute redirect URI registered for the client, without a fragment");
         }
         if (!redirect.isAbsolute() || redirect.getHost() == null || redirect.getRawFragment() != null) {
-            throw invalid("redirectUri", "give the absolute redirect URI registered for the client, without a fragment");
+            throw invalid(
+                    "redirectUri", "give the absolute redirect URI registered for the client, without a fragment");
         }
         redirectUri = b.redirectUri;
         redirectTarget = Origins.normalTarget(redirect, true);
@@ -149,7 +152,8 @@ public final class TokenManager {
         intents = chosen != null && !(storage instanceof MemoryStorage);
         lock = chosen != null ? chosen : new ProcessLock();
         if (b.http != null && b.http.followRedirects() != HttpClient.Redirect.NEVER) {
-            throw invalid("httpClient", "token requests must never follow a redirect: build it with followRedirects(NEVER)");
+            throw invalid(
+                    "httpClient", "token requests must never follow a redirect: build it with followRedirects(NEVER)");
         }
         http = b.http != null ? b.http : defaultHttpClient();
         logger = b.logger != null ? b.logger : System.getLogger(TokenManager.class.getName());
@@ -389,7 +393,8 @@ public final class TokenManager {
     /** The tenant and the client, never a token. */
     @Override
     public String toString() {
-        return "TokenManager[baseUrl=" + origin + ", clientId=" + clientId + ", storage=" + storage.getClass().getSimpleName() + "]";
+        return "TokenManager[baseUrl=" + origin + ", clientId=" + clientId + ", storage="
+                + storage.getClass().getSimpleName() + "]";
     }
 
     // ---- shared by the package -----------------------------------------------------------------
@@ -424,7 +429,11 @@ public final class TokenManager {
             try {
                 listener.accept(event);
             } catch (RuntimeException e) {
-                log(System.Logger.Level.WARNING, "an onChange listener threw; ignored", "error", e.getClass().getName());
+                log(
+                        System.Logger.Level.WARNING,
+                        "an onChange listener threw; ignored",
+                        "error",
+                        e.getClass().getName());
             }
         }
     }
@@ -433,7 +442,8 @@ public final class TokenManager {
     void log(System.Logger.Level level, String message, Object... pairs) {
         if (!logger.isLoggable(level)) return;
         StringBuilder text = new StringBuilder(message);
-        for (int i = 0; i + 1 < pairs.length; i += 2) text.append(' ').append(pairs[i]).append('=').append(pairs[i + 1]);
+        for (int i = 0; i + 1 < pairs.length; i += 2)
+            text.append(' ').append(pairs[i]).append('=').append(pairs[i + 1]);
         logger.log(level, Redact.scrub(text.toString(), known(List.of())));
     }
 

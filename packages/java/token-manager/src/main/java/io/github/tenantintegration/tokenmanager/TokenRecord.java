@@ -33,8 +33,16 @@ final class TokenRecord {
     final String session;
     final long seq;
 
-    TokenRecord(String accessToken, String refreshToken, String tokenType, double expiresIn, String scope,
-            double receivedAt, String id, String session, long seq) {
+    TokenRecord(
+            String accessToken,
+            String refreshToken,
+            String tokenType,
+            double expiresIn,
+            String scope,
+            double receivedAt,
+            String id,
+            String session,
+            long seq) {
         this.accessToken = accessToken;
         this.refreshToken = refreshToken;
         this.tokenType = tokenType;
@@ -62,12 +70,14 @@ final class TokenRecord {
      * @throws TokenManagerException {@code INVALID_RESPONSE} naming the field, never its value
      */
     static Fields fields(Map<String, Object> members, String previous) {
-        if (!(members.get("access_token") instanceof String access) || !VSCHAR.matcher(access).matches()) {
+        if (!(members.get("access_token") instanceof String access)
+                || !VSCHAR.matcher(access).matches()) {
             throw invalid("access_token");
         }
         String refresh = previous;
         if (members.containsKey("refresh_token") || previous == null) {
-            if (!(members.get("refresh_token") instanceof String given) || !VSCHAR.matcher(given).matches()) {
+            if (!(members.get("refresh_token") instanceof String given)
+                    || !VSCHAR.matcher(given).matches()) {
                 throw invalid("refresh_token");
             }
             refresh = given;
@@ -87,7 +97,8 @@ final class TokenRecord {
     }
 
     private static TokenManagerException invalid(String field) {
-        return new TokenManagerException(ErrorCode.INVALID_RESPONSE, "the token response's " + field + " is missing or invalid");
+        return new TokenManagerException(
+                ErrorCode.INVALID_RESPONSE, "the token response's " + field + " is missing or invalid");
     }
 
     /**
@@ -106,10 +117,19 @@ final class TokenRecord {
         }
         if (!(m.get("received_at") instanceof Long receivedAt) || receivedAt < 0) return Optional.empty();
         if (!(m.get("id") instanceof String id) || !RECORD_ID.matcher(id).matches()) return Optional.empty();
-        if (!(m.get("session") instanceof String session) || !RECORD_ID.matcher(session).matches()) return Optional.empty();
+        if (!(m.get("session") instanceof String session)
+                || !RECORD_ID.matcher(session).matches()) return Optional.empty();
         if (!(m.get("seq") instanceof Long seq) || seq < 0) return Optional.empty();
-        return Optional.of(new TokenRecord(fields.accessToken(), fields.refreshToken(), fields.tokenType(),
-                fields.expiresIn(), fields.scope(), receivedAt, id, session, seq));
+        return Optional.of(new TokenRecord(
+                fields.accessToken(),
+                fields.refreshToken(),
+                fields.tokenType(),
+                fields.expiresIn(),
+                fields.scope(),
+                receivedAt,
+                id,
+                session,
+                seq));
     }
 
     /** The record's JSON text, as the other kits write it. */
@@ -170,6 +190,7 @@ final class TokenRecord {
     /** Names the record, never a token. */
     @Override
     public String toString() {
-        return "TokenRecord[id=" + id + ", session=" + session + ", seq=" + seq + ", accessToken=[redacted], refreshToken=[redacted]]";
+        return "TokenRecord[id=" + id + ", session=" + session + ", seq=" + seq
+                + ", accessToken=[redacted], refreshToken=[redacted]]";
     }
 }

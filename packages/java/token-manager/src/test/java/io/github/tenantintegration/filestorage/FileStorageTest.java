@@ -37,7 +37,10 @@ class FileStorageTest {
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
         assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file.getParent())));
         try (Stream<Path> left = Files.list(file.getParent())) {
-            assertEquals(List.of("tokens.json"), left.map(p -> p.getFileName().toString()).toList(), "no lock or temporary file left");
+            assertEquals(
+                    List.of("tokens.json"),
+                    left.map(p -> p.getFileName().toString()).toList(),
+                    "no lock or temporary file left");
         }
     }
 
@@ -77,8 +80,12 @@ class FileStorageTest {
             assertTrue(held.isHeld());
             return null;
         });
-        assertTrue(owner.get().matches("\\{\"pid\":" + ProcessIdentity.pid() + ",\"host\":\"" + ProcessIdentity.host().replace(".", "\\.")
-                + "\",\"id\":\"[0-9a-f]{32}\",\"since\":\\d+}"), owner.get());
+        assertTrue(
+                owner.get()
+                        .matches("\\{\"pid\":" + ProcessIdentity.pid() + ",\"host\":\""
+                                + ProcessIdentity.host().replace(".", "\\.")
+                                + "\",\"id\":\"[0-9a-f]{32}\",\"since\":\\d+}"),
+                owner.get());
         assertFalse(Files.exists(dir.resolve("tokens.json.refresh.lock")));
     }
 
@@ -88,8 +95,12 @@ class FileStorageTest {
         exited.waitFor();
         Path lock = dir.resolve("tokens.json.refresh.lock");
         Files.createDirectory(lock);
-        Files.writeString(lock.resolve("owner"), new DirLock.Owner(exited.pid(), ProcessIdentity.host(), "0".repeat(32), 1).json());
-        FileStorage storage = FileStorage.builder(dir.resolve("tokens.json")).lockTimeout(Duration.ofSeconds(2)).build();
+        Files.writeString(
+                lock.resolve("owner"),
+                new DirLock.Owner(exited.pid(), ProcessIdentity.host(), "0".repeat(32), 1).json());
+        FileStorage storage = FileStorage.builder(dir.resolve("tokens.json"))
+                .lockTimeout(Duration.ofSeconds(2))
+                .build();
         long started = System.nanoTime();
         assertEquals("ran", storage.lock().withLock("any", held -> "ran"));
         assertTrue(System.nanoTime() - started < Duration.ofSeconds(1).toNanos());
@@ -101,11 +112,16 @@ class FileStorageTest {
         try {
             Path lock = dir.resolve("tokens.json.refresh.lock");
             Files.createDirectory(lock);
-            Files.writeString(lock.resolve("owner"), new DirLock.Owner(alive.pid(), ProcessIdentity.host(), "0".repeat(32), 1).json());
+            Files.writeString(
+                    lock.resolve("owner"),
+                    new DirLock.Owner(alive.pid(), ProcessIdentity.host(), "0".repeat(32), 1).json());
             Files.setLastModifiedTime(lock, java.nio.file.attribute.FileTime.fromMillis(1));
-            FileStorage storage = FileStorage.builder(dir.resolve("tokens.json")).staleAfter(Duration.ofSeconds(2))
-                    .lockTimeout(Duration.ofMillis(500)).build();
-            StorageException e = assertThrows(StorageException.class, () -> storage.lock().withLock("any", held -> "ran"));
+            FileStorage storage = FileStorage.builder(dir.resolve("tokens.json"))
+                    .staleAfter(Duration.ofSeconds(2))
+                    .lockTimeout(Duration.ofMillis(500))
+                    .build();
+            StorageException e =
+                    assertThrows(StorageException.class, () -> storage.lock().withLock("any", held -> "ran"));
             assertEquals(ErrorCode.LOCK_TIMEOUT, e.code());
             assertTrue(e.getMessage().contains("process " + alive.pid()), e.getMessage());
         } finally {
@@ -118,7 +134,9 @@ class FileStorageTest {
         Path lock = dir.resolve("tokens.json.refresh.lock");
         Files.createDirectory(lock);
         Files.setLastModifiedTime(lock, java.nio.file.attribute.FileTime.fromMillis(1));
-        FileStorage storage = FileStorage.builder(dir.resolve("tokens.json")).lockTimeout(Duration.ofSeconds(2)).build();
+        FileStorage storage = FileStorage.builder(dir.resolve("tokens.json"))
+                .lockTimeout(Duration.ofSeconds(2))
+                .build();
         assertEquals("ran", storage.lock().withLock("any", held -> "ran"));
     }
 

@@ -17,13 +17,18 @@ class BearerHttpClientTest {
             TokenManager manager = tenant.manager().build();
             FakeTenant.signIn(manager);
             HttpClient client = manager.httpClient();
-            HttpResponse<String> user = client.send(HttpRequest.newBuilder(URI.create(tenant.url() + "/api/v1/auth/user")).build(),
+            HttpResponse<String> user = client.send(
+                    HttpRequest.newBuilder(URI.create(tenant.url() + "/api/v1/auth/user"))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertEquals(200, user.statusCode());
             FakeTenant.Request sent = tenant.requests("/api/v1/auth/user").get(0);
             assertEquals("Bearer " + tenant.accessToken, sent.header("Authorization"));
             assertEquals("application/json", sent.header("Accept"));
-            client.send(HttpRequest.newBuilder(URI.create(tenant.url() + "/api/v1/auth/user")).header("Accept", "text/csv").build(),
+            client.send(
+                    HttpRequest.newBuilder(URI.create(tenant.url() + "/api/v1/auth/user"))
+                            .header("Accept", "text/csv")
+                            .build(),
                     HttpResponse.BodyHandlers.discarding());
             assertEquals("text/csv", tenant.requests("/api/v1/auth/user").get(1).header("Accept"));
         }
@@ -31,11 +36,15 @@ class BearerHttpClientTest {
 
     @Test
     void aRequestForAnotherOriginGoesWithoutTheToken() throws Exception {
-        try (FakeTenant tenant = new FakeTenant(); FakeTenant elsewhere = new FakeTenant()) {
+        try (FakeTenant tenant = new FakeTenant();
+                FakeTenant elsewhere = new FakeTenant()) {
             TokenManager manager = tenant.manager().build();
             FakeTenant.signIn(manager);
-            manager.httpClient().send(HttpRequest.newBuilder(URI.create(elsewhere.url() + "/api/v1/auth/user")).build(),
-                    HttpResponse.BodyHandlers.discarding());
+            manager.httpClient()
+                    .send(
+                            HttpRequest.newBuilder(URI.create(elsewhere.url() + "/api/v1/auth/user"))
+                                    .build(),
+                            HttpResponse.BodyHandlers.discarding());
             assertNull(elsewhere.requests("/api/v1/auth/user").get(0).header("Authorization"));
         }
     }
@@ -48,12 +57,23 @@ class BearerHttpClientTest {
             manager.accessToken();
             tenant.accessToken = "revoked by the tenant";
             HttpClient client = manager.httpClient();
-            assertEquals(200, client.send(HttpRequest.newBuilder(URI.create(tenant.url() + "/api/v1/auth/user")).build(),
-                    HttpResponse.BodyHandlers.ofString()).statusCode());
+            assertEquals(
+                    200,
+                    client.send(
+                                    HttpRequest.newBuilder(URI.create(tenant.url() + "/api/v1/auth/user"))
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofString())
+                            .statusCode());
             assertEquals(1, tenant.refreshes());
             assertEquals(2, tenant.requests("/api/v1/auth/user").size());
-            assertEquals(200, client.sendAsync(HttpRequest.newBuilder(URI.create(tenant.url() + "/api/v1/auth/user")).build(),
-                    HttpResponse.BodyHandlers.ofString()).get().statusCode());
+            assertEquals(
+                    200,
+                    client.sendAsync(
+                                    HttpRequest.newBuilder(URI.create(tenant.url() + "/api/v1/auth/user"))
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofString())
+                            .get()
+                            .statusCode());
         }
     }
 
@@ -61,8 +81,14 @@ class BearerHttpClientTest {
     void aClientThatFollowsRedirectsIsRefused() throws Exception {
         try (FakeTenant tenant = new FakeTenant()) {
             TokenManager manager = tenant.manager().build();
-            assertEquals(ErrorCode.INVALID_OPTIONS, assertThrows(TokenManagerException.class,
-                    () -> manager.httpClient(HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NORMAL).build())).code());
+            assertEquals(
+                    ErrorCode.INVALID_OPTIONS,
+                    assertThrows(
+                                    TokenManagerException.class,
+                                    () -> manager.httpClient(HttpClient.newBuilder()
+                                            .followRedirects(HttpClient.Redirect.NORMAL)
+                                            .build()))
+                            .code());
         }
     }
 }

@@ -73,14 +73,17 @@ final class FakeTenant implements AutoCloseable {
 
     /** How many refresh grants reached the token endpoint. */
     long refreshes() {
-        return requests("/oauth/token").stream().filter(r -> r.body().contains("\"grant_type\":\"refresh_token\"")).count();
+        return requests("/oauth/token").stream()
+                .filter(r -> r.body().contains("\"grant_type\":\"refresh_token\""))
+                .count();
     }
 
     private void serve(HttpExchange exchange) throws IOException {
         try (exchange) {
             String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
             String path = exchange.getRequestURI().getPath();
-            requests.add(new Request(exchange.getRequestMethod(), path, Map.copyOf(exchange.getRequestHeaders()), body));
+            requests.add(
+                    new Request(exchange.getRequestMethod(), path, Map.copyOf(exchange.getRequestHeaders()), body));
             switch (path) {
                 case "/oauth/token" -> token(exchange);
                 case "/oauth/revoke" -> write(exchange, Answer.of(200, "{}"));
@@ -136,7 +139,8 @@ final class FakeTenant implements AutoCloseable {
 
     /** A builder of a manager on this tenant. */
     TokenManager.Builder manager() {
-        return TokenManager.builder(url(), "demo", "http://127.0.0.1:53682/callback").scopes(io.github.tenantintegration.api.Scope.PROFILE_READ);
+        return TokenManager.builder(url(), "demo", "http://127.0.0.1:53682/callback")
+                .scopes(io.github.tenantintegration.api.Scope.PROFILE_READ);
     }
 
     /** Signs {@code manager} in: the authorize step played here (the fake issues a code for any state). */

@@ -31,11 +31,14 @@ class IntentWaitTest {
 
     /** A signed-in manager whose access token has expired, and a live holder's intent on its refresh token. */
     private TokenManager expiredWithIntent(long since, long pid) {
-        TokenManager manager = tenant.manager().clock(clock).storage(storage).intentWait(WAIT).build();
+        TokenManager manager =
+                tenant.manager().clock(clock).storage(storage).intentWait(WAIT).build();
         FakeTenant.signIn(manager);
         clock.advance(Duration.ofMinutes(16));
-        TokenRecord stored = TokenRecord.parse(storage.data.get(storage.key("tokens"))).orElseThrow();
-        IntentRecord intent = new IntentRecord(TokenRecord.fingerprint(stored.refreshToken), States.random(), since, pid, ProcessIdentity.host());
+        TokenRecord stored =
+                TokenRecord.parse(storage.data.get(storage.key("tokens"))).orElseThrow();
+        IntentRecord intent = new IntentRecord(
+                TokenRecord.fingerprint(stored.refreshToken), States.random(), since, pid, ProcessIdentity.host());
         storage.data.put(storage.key("intent"), intent.serialize());
         return manager;
     }
@@ -90,9 +93,18 @@ class IntentWaitTest {
             } catch (InterruptedException e) {
                 return;
             }
-            TokenRecord stored = TokenRecord.parse(storage.data.get(storage.key("tokens"))).orElseThrow();
-            TokenRecord rotated = new TokenRecord("at_holder_abcdefgh", "rt_holder_abcdefgh", "Bearer", 900, null, clock.millis(), States.random(),
-                    stored.session, stored.seq + 1);
+            TokenRecord stored =
+                    TokenRecord.parse(storage.data.get(storage.key("tokens"))).orElseThrow();
+            TokenRecord rotated = new TokenRecord(
+                    "at_holder_abcdefgh",
+                    "rt_holder_abcdefgh",
+                    "Bearer",
+                    900,
+                    null,
+                    clock.millis(),
+                    States.random(),
+                    stored.session,
+                    stored.seq + 1);
             storage.data.put(storage.key("tokens"), rotated.serialize());
             storage.data.remove(storage.key("intent"));
         });

@@ -12,17 +12,20 @@ import org.junit.jupiter.api.Test;
 class JsonTest {
     @Test
     void readsWhatJsonStringifyWritesAndWritesItBack() {
-        String text = "{\"a\":\"x\\\"y\\\\z\\n\\u0001\",\"b\":[1,2.5,true,false,null],\"c\":{\"d\":-0.25e2},\"e\":9007199254740993}";
+        String text =
+                "{\"a\":\"x\\\"y\\\\z\\n\\u0001\",\"b\":[1,2.5,true,false,null],\"c\":{\"d\":-0.25e2},\"e\":9007199254740993}";
         Map<String, Object> value = Json.parseObject(text).orElseThrow();
         assertEquals("x\"y\\z\n\u0001", value.get("a"));
         assertEquals(List.of(1L, 2.5, true, false, Json.NULL), value.get("b"));
-        assertEquals("{\"a\":\"x\\\"y\\\\z\\n\\u0001\",\"b\":[1,2.5,true,false,null],\"c\":{\"d\":-25},\"e\":9007199254740992}",
+        assertEquals(
+                "{\"a\":\"x\\\"y\\\\z\\n\\u0001\",\"b\":[1,2.5,true,false,null],\"c\":{\"d\":-25},\"e\":9007199254740992}",
                 Json.write(value));
     }
 
     @Test
     void refusesWhatIsNotExactlyOneJsonValue() {
-        for (String bad : new String[] {"", "{", "{\"a\":1}x", "{'a':1}", "[1,]", "01", "\"\t\"", "{\"a\" 1}", "nul", "1e999"}) {
+        for (String bad :
+                new String[] {"", "{", "{\"a\":1}x", "{'a':1}", "[1,]", "01", "\"\t\"", "{\"a\" 1}", "nul", "1e999"}) {
             assertTrue(Json.parse(bad).isEmpty(), bad);
         }
     }

@@ -11,7 +11,9 @@ import org.junit.jupiter.api.Test;
 class PkcePairTest {
     @Test
     void theS256ChallengeIsRfc7636AppendixBs() {
-        assertEquals("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", PkcePair.challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"));
+        assertEquals(
+                "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                PkcePair.challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"));
     }
 
     @Test
@@ -27,8 +29,14 @@ class PkcePairTest {
 
     @Test
     void aLengthOutside43To128IsRefused() {
-        assertEquals(ErrorCode.INVALID_VERIFIER, assertThrows(TokenManagerException.class, () -> PkcePair.generate(42)).code());
-        assertEquals(ErrorCode.INVALID_VERIFIER, assertThrows(TokenManagerException.class, () -> PkcePair.generate(129)).code());
+        assertEquals(
+                ErrorCode.INVALID_VERIFIER,
+                assertThrows(TokenManagerException.class, () -> PkcePair.generate(42))
+                        .code());
+        assertEquals(
+                ErrorCode.INVALID_VERIFIER,
+                assertThrows(TokenManagerException.class, () -> PkcePair.generate(129))
+                        .code());
     }
 
     @Test

@@ -65,12 +65,17 @@ class RefreshTest {
         FakeTenant.signIn(manager);
         clock.advance(Duration.ofMinutes(16));
         String token = manager.accessToken();
-        TokenRecord stored = TokenRecord.parse(storage.data.get(storage.key("tokens"))).orElseThrow();
+        TokenRecord stored =
+                TokenRecord.parse(storage.data.get(storage.key("tokens"))).orElseThrow();
         assertEquals(token, stored.accessToken);
         assertEquals(tenant.refreshToken, stored.refreshToken);
         assertEquals(1, stored.seq);
-        assertFalse(storage.data.containsKey(storage.key("intent")), "the intent is deleted once the tokens are stored");
-        assertTrue(tenant.requests("/oauth/token").get(1).body().startsWith("{\"grant_type\":\"refresh_token\",\"refresh_token\":\"rt_refresh_1"));
+        assertFalse(
+                storage.data.containsKey(storage.key("intent")), "the intent is deleted once the tokens are stored");
+        assertTrue(tenant.requests("/oauth/token")
+                .get(1)
+                .body()
+                .startsWith("{\"grant_type\":\"refresh_token\",\"refresh_token\":\"rt_refresh_1"));
     }
 
     @Test
@@ -78,13 +83,16 @@ class RefreshTest {
         TokenManager manager = manager().build();
         FakeTenant.signIn(manager);
         clock.advance(Duration.ofMinutes(16));
-        tenant.answers.add(FakeTenant.Answer.of(400, "{\"error\":\"invalid_grant\",\"error_description\":\"refresh token reused\"}"));
+        tenant.answers.add(FakeTenant.Answer.of(
+                400, "{\"error\":\"invalid_grant\",\"error_description\":\"refresh token reused\"}"));
         SessionEndedException e = assertThrows(SessionEndedException.class, manager::accessToken);
         assertEquals(ErrorCode.SESSION_ENDED, e.code());
         assertEquals("invalid_grant", e.error());
         assertFalse(manager.isSignedIn());
         assertTrue(events.stream().anyMatch(ev -> ev.kind() == Event.Kind.SESSION_ENDED));
-        assertEquals(ErrorCode.NOT_SIGNED_IN, assertThrows(TokenManagerException.class, manager::accessToken).code());
+        assertEquals(
+                ErrorCode.NOT_SIGNED_IN,
+                assertThrows(TokenManagerException.class, manager::accessToken).code());
     }
 
     @Test
@@ -145,9 +153,12 @@ class RefreshTest {
         TokenManager manager = manager().storage(storage).build();
         FakeTenant.signIn(manager);
         clock.advance(Duration.ofMinutes(16));
-        tenant.answers.add(FakeTenant.Answer.of(200, "{\"access_token\":\"at_new_abcdefgh\",\"token_type\":\"Bearer\",\"expires_in\":900}"));
+        tenant.answers.add(FakeTenant.Answer.of(
+                200, "{\"access_token\":\"at_new_abcdefgh\",\"token_type\":\"Bearer\",\"expires_in\":900}"));
         assertEquals("at_new_abcdefgh", manager.accessToken());
-        assertEquals("rt_refresh_1_abcdefgh", TokenRecord.parse(storage.data.get(storage.key("tokens"))).orElseThrow().refreshToken);
+        assertEquals(
+                "rt_refresh_1_abcdefgh",
+                TokenRecord.parse(storage.data.get(storage.key("tokens"))).orElseThrow().refreshToken);
     }
 
     @Test
@@ -172,7 +183,8 @@ class RefreshTest {
         String served = manager.accessToken();
         assertEquals(tenant.accessToken, served);
         assertTrue(events.stream().anyMatch(e -> e.kind() == Event.Kind.STORAGE_FAILED));
-        assertTrue(storage.data.containsKey(storage.key("intent")), "the intent stays while the tokens are not written");
+        assertTrue(
+                storage.data.containsKey(storage.key("intent")), "the intent stays while the tokens are not written");
         clock.advance(Duration.ofMinutes(16));
         TokenManagerException e = assertThrows(TokenManagerException.class, manager::accessToken);
         assertEquals(ErrorCode.STORAGE_FAILED, e.code());

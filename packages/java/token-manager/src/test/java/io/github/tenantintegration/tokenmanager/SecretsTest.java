@@ -1,6 +1,5 @@
 package io.github.tenantintegration.tokenmanager;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -22,7 +21,8 @@ import org.junit.jupiter.api.Test;
 /** No token, code, verifier or state in any toString, message or log line. */
 class SecretsTest {
     /** A record component or field that holds a secret, by its name. */
-    private static final Pattern SECRET = Pattern.compile("(?i)^(accessToken|refreshToken|token|code|verifier|codeVerifier|state|url)$");
+    private static final Pattern SECRET =
+            Pattern.compile("(?i)^(accessToken|refreshToken|token|code|verifier|codeVerifier|state|url)$");
 
     @Test
     void everyRecordHoldingASecretOverridesToString() throws Exception {
@@ -30,17 +30,23 @@ class SecretsTest {
         Path classes = Path.of("target/classes");
         try (Stream<Path> files = Files.walk(classes)) {
             for (Path file : files.filter(f -> f.toString().endsWith(".class")).toList()) {
-                String name = classes.relativize(file).toString().replace('/', '.').replaceAll("\\.class$", "");
+                String name =
+                        classes.relativize(file).toString().replace('/', '.').replaceAll("\\.class$", "");
                 Class<?> type = Class.forName(name, false, getClass().getClassLoader());
                 if (!type.isRecord()) continue;
-                boolean secret = Stream.of(type.getRecordComponents()).anyMatch(c -> SECRET.matcher(c.getName()).matches());
+                boolean secret = Stream.of(type.getRecordComponents())
+                        .anyMatch(c -> SECRET.matcher(c.getName()).matches());
                 if (!secret) continue;
                 checked.add(type.getSimpleName());
-                assertTrue(Stream.of(type.getDeclaredMethods()).anyMatch(m -> m.getName().equals("toString") && m.getParameterCount() == 0),
+                assertTrue(
+                        Stream.of(type.getDeclaredMethods())
+                                .anyMatch(m -> m.getName().equals("toString") && m.getParameterCount() == 0),
                         type.getName() + " holds a secret and prints every component");
             }
         }
-        assertTrue(checked.containsAll(List.of("PendingRecord", "Fields", "PkcePair", "AuthorizationRequest")), checked.toString());
+        assertTrue(
+                checked.containsAll(List.of("PendingRecord", "Fields", "PkcePair", "AuthorizationRequest")),
+                checked.toString());
     }
 
     @Test
@@ -52,12 +58,16 @@ class SecretsTest {
                 new PendingRecord(secret, pair.verifier(), 1),
                 new TokenRecord(secret, secret, "Bearer", 900, null, 1, "a".repeat(43), "a".repeat(43), 0),
                 new TokenRecord.Fields(secret, secret, "Bearer", 900, null),
-                new AuthorizationRequest(URI.create("https://t.example/oauth/authorize?state=" + secret), Instant.EPOCH, List.of(Scope.PROFILE_READ),
+                new AuthorizationRequest(
+                        URI.create("https://t.example/oauth/authorize?state=" + secret),
+                        Instant.EPOCH,
+                        List.of(Scope.PROFILE_READ),
                         "http://127.0.0.1:1/cb"),
                 new TokenHttp.Answer(200, secret, Optional.empty()));
         for (Object value : values) {
             assertFalse(value.toString().contains(secret), value.getClass().getSimpleName() + ": " + value);
-            assertFalse(value.toString().contains(pair.verifier()), value.getClass().getSimpleName() + ": " + value);
+            assertFalse(
+                    value.toString().contains(pair.verifier()), value.getClass().getSimpleName() + ": " + value);
         }
         MemoryStorage storage = new MemoryStorage();
         storage.set("tenant-integration:x:tokens", secret);
@@ -95,7 +105,11 @@ class SecretsTest {
         TestClock clock = new TestClock();
         List<String> said = new ArrayList<>();
         try (FakeTenant tenant = new FakeTenant()) {
-            TokenManager manager = tenant.manager().clock(clock).logger(logger).retryDelay(Duration.ZERO).build();
+            TokenManager manager = tenant.manager()
+                    .clock(clock)
+                    .logger(logger)
+                    .retryDelay(Duration.ZERO)
+                    .build();
             AuthorizationRequest request = manager.beginAuthorization();
             String state = request.url().getRawQuery().replaceAll(".*state=([^&]*).*", "$1");
             manager.completeAuthorization(manager.redirectUri() + "?code=code_abcdefghij&state=" + state);
@@ -106,7 +120,8 @@ class SecretsTest {
             String second = manager.accessToken();
             clock.advance(Duration.ofMinutes(16));
             // The tenant echoes the refresh token in its error: it is redacted in the error and the log.
-            tenant.answers.add(FakeTenant.Answer.of(400, "{\"error\":\"invalid_grant\",\"error_description\":\"bad " + tenant.refreshToken + "\"}"));
+            tenant.answers.add(FakeTenant.Answer.of(
+                    400, "{\"error\":\"invalid_grant\",\"error_description\":\"bad " + tenant.refreshToken + "\"}"));
             String lastRefresh = tenant.refreshToken;
             try {
                 manager.accessToken();

@@ -20,13 +20,15 @@ final class SharedMemory implements LockingStorage {
     @Override
     public Optional<String> get(String key) {
         gets.incrementAndGet();
-        if (failGet.test(key)) throw new StorageException(ErrorCode.COMMAND_FAILED, key, "GET " + key + " failed (test)", null);
+        if (failGet.test(key))
+            throw new StorageException(ErrorCode.COMMAND_FAILED, key, "GET " + key + " failed (test)", null);
         return Optional.ofNullable(data.get(key));
     }
 
     @Override
     public void set(String key, String value) {
-        if (failSet.test(key)) throw new StorageException(ErrorCode.IO_FAILED, key, "SET " + key + " failed (test)", null);
+        if (failSet.test(key))
+            throw new StorageException(ErrorCode.IO_FAILED, key, "SET " + key + " failed (test)", null);
         data.put(key, value);
     }
 
@@ -41,6 +43,10 @@ final class SharedMemory implements LockingStorage {
     }
 
     String key(String kind) {
-        return data.keySet().stream().filter(k -> k.endsWith(":tokens")).findFirst().orElseThrow().replace(":tokens", ":" + kind);
+        return data.keySet().stream()
+                .filter(k -> k.endsWith(":tokens"))
+                .findFirst()
+                .orElseThrow()
+                .replace(":tokens", ":" + kind);
     }
 }

@@ -28,15 +28,19 @@ class SignInTest {
     }
 
     private static String param(AuthorizationRequest request, String name) {
-        for (String pair : request.url().getRawQuery().split("&")) if (pair.startsWith(name + "=")) return pair.substring(name.length() + 1);
+        for (String pair : request.url().getRawQuery().split("&"))
+            if (pair.startsWith(name + "=")) return pair.substring(name.length() + 1);
         return null;
     }
 
     @Test
     void theAuthorizeUrlCarriesPkceS256AndARandomState() {
-        TokenManager manager = tenant.manager().scopes(Scope.PROFILE_READ, Scope.TICKETS_READ).build();
+        TokenManager manager =
+                tenant.manager().scopes(Scope.PROFILE_READ, Scope.TICKETS_READ).build();
         AuthorizationRequest request = manager.beginAuthorization();
-        assertTrue(request.url().toString().startsWith(tenant.url() + "/oauth/authorize?response_type=code&client_id=demo&"));
+        assertTrue(request.url()
+                .toString()
+                .startsWith(tenant.url() + "/oauth/authorize?response_type=code&client_id=demo&"));
         assertEquals("S256", param(request, "code_challenge_method"));
         assertEquals("profile%3Aread%20tickets%3Aread", param(request, "scope"));
         assertEquals(43, param(request, "state").length());
@@ -48,7 +52,8 @@ class SignInTest {
     void signingInExchangesTheCodeAsJsonWithTheVerifier() {
         TokenManager manager = tenant.manager().build();
         AuthorizationRequest request = manager.beginAuthorization();
-        SessionInfo session = manager.completeAuthorization(manager.redirectUri() + "?code=code_abcdefghij&state=" + param(request, "state"));
+        SessionInfo session = manager.completeAuthorization(
+                manager.redirectUri() + "?code=code_abcdefghij&state=" + param(request, "state"));
         FakeTenant.Request exchange = tenant.requests("/oauth/token").get(0);
         assertEquals("application/json", exchange.header("Content-Type"));
         assertEquals("application/json", exchange.header("Accept"));
@@ -66,26 +71,40 @@ class SignInTest {
         TokenManager manager = tenant.manager().build();
         String state = param(manager.beginAuthorization(), "state");
         String other = state.substring(0, 42) + (state.charAt(42) == 'A' ? 'B' : 'A');
-        TokenManagerException e = assertThrows(TokenManagerException.class,
+        TokenManagerException e = assertThrows(
+                TokenManagerException.class,
                 () -> manager.completeAuthorization(manager.redirectUri() + "?code=c&state=" + other));
         assertEquals(ErrorCode.STATE_MISMATCH, e.code());
         assertTrue(tenant.requests("/oauth/token").isEmpty());
         // The pending sign-in was single use: the right state now finds none.
-        assertEquals(ErrorCode.NO_PENDING_SIGN_IN, assertThrows(TokenManagerException.class,
-                () -> manager.completeAuthorization(manager.redirectUri() + "?code=c&state=" + state)).code());
+        assertEquals(
+                ErrorCode.NO_PENDING_SIGN_IN,
+                assertThrows(
+                                TokenManagerException.class,
+                                () -> manager.completeAuthorization(manager.redirectUri() + "?code=c&state=" + state))
+                        .code());
     }
 
     @Test
     void callbacksThatCannotBeTrustedAreRefused() {
         TokenManager manager = tenant.manager().build();
         String state = param(manager.beginAuthorization(), "state");
-        for (String callback : List.of("/callback?code=c&state=" + state, "http://127.0.0.1:53682/other?code=c&state=" + state,
+        for (String callback : List.of(
+                "/callback?code=c&state=" + state,
+                "http://127.0.0.1:53682/other?code=c&state=" + state,
                 "http://127.0.0.1:53682/callback?code=c&state=" + state + "&state=" + state)) {
-            assertEquals(ErrorCode.INVALID_CALLBACK, assertThrows(TokenManagerException.class, () -> manager.completeAuthorization(callback)).code(),
+            assertEquals(
+                    ErrorCode.INVALID_CALLBACK,
+                    assertThrows(TokenManagerException.class, () -> manager.completeAuthorization(callback))
+                            .code(),
                     callback);
         }
-        assertEquals(ErrorCode.STATE_MISSING,
-                assertThrows(TokenManagerException.class, () -> manager.completeAuthorization(manager.redirectUri() + "?code=c")).code());
+        assertEquals(
+                ErrorCode.STATE_MISSING,
+                assertThrows(
+                                TokenManagerException.class,
+                                () -> manager.completeAuthorization(manager.redirectUri() + "?code=c"))
+                        .code());
         assertTrue(tenant.requests("/oauth/token").isEmpty());
     }
 
@@ -95,16 +114,22 @@ class SignInTest {
         TokenManager manager = tenant.manager().clock(clock).build();
         String state = param(manager.beginAuthorization(), "state");
         clock.advance(Duration.ofMinutes(11));
-        assertEquals(ErrorCode.STATE_EXPIRED, assertThrows(TokenManagerException.class,
-                () -> manager.completeAuthorization(manager.redirectUri() + "?code=c&state=" + state)).code());
+        assertEquals(
+                ErrorCode.STATE_EXPIRED,
+                assertThrows(
+                                TokenManagerException.class,
+                                () -> manager.completeAuthorization(manager.redirectUri() + "?code=c&state=" + state))
+                        .code());
     }
 
     @Test
     void aDeniedAuthorizationSaysWhyWithoutASecret() {
         TokenManager manager = tenant.manager().build();
         String state = param(manager.beginAuthorization(), "state");
-        OAuthException e = assertThrows(OAuthException.class, () -> manager.completeAuthorization(
-                manager.redirectUri() + "?error=access_denied&error_description=the+user+said+no+to+" + state + "&state=" + state));
+        OAuthException e = assertThrows(
+                OAuthException.class,
+                () -> manager.completeAuthorization(manager.redirectUri()
+                        + "?error=access_denied&error_description=the+user+said+no+to+" + state + "&state=" + state));
         assertEquals(ErrorCode.AUTHORIZATION_DENIED, e.code());
         assertEquals("access_denied", e.error());
         assertFalse(e.getMessage().contains(state));
@@ -112,15 +137,29 @@ class SignInTest {
 
     @Test
     void badOptionsAreRefusedNamingTheOption() {
-        for (String base : List.of("http://tenant.example", "ftp://x", "https://acme.tenant.test/path", "https://u:p@acme.tenant.test")) {
-            TokenManagerException e = assertThrows(TokenManagerException.class,
-                    () -> TokenManager.builder(base, "demo", "http://127.0.0.1:53682/callback").scopes(Scope.PROFILE_READ).build());
+        for (String base : List.of(
+                "http://tenant.example", "ftp://x", "https://acme.tenant.test/path", "https://u:p@acme.tenant.test")) {
+            TokenManagerException e = assertThrows(
+                    TokenManagerException.class,
+                    () -> TokenManager.builder(base, "demo", "http://127.0.0.1:53682/callback")
+                            .scopes(Scope.PROFILE_READ)
+                            .build());
             assertEquals(ErrorCode.INVALID_OPTIONS, e.code());
             assertTrue(e.getMessage().contains("baseUrl"), e.getMessage());
         }
-        assertTrue(assertThrows(TokenManagerException.class, () -> tenant.manager().scopes(List.of()).build()).getMessage().contains("scopes"));
-        assertTrue(assertThrows(TokenManagerException.class,
-                () -> tenant.manager().httpClient(java.net.http.HttpClient.newBuilder().followRedirects(java.net.http.HttpClient.Redirect.ALWAYS).build())
-                        .build()).getMessage().contains("httpClient"));
+        assertTrue(assertThrows(
+                        TokenManagerException.class,
+                        () -> tenant.manager().scopes(List.of()).build())
+                .getMessage()
+                .contains("scopes"));
+        assertTrue(assertThrows(
+                        TokenManagerException.class,
+                        () -> tenant.manager()
+                                .httpClient(java.net.http.HttpClient.newBuilder()
+                                        .followRedirects(java.net.http.HttpClient.Redirect.ALWAYS)
+                                        .build())
+                                .build())
+                .getMessage()
+                .contains("httpClient"));
     }
 }
