@@ -370,6 +370,17 @@ public final class TokenManager {
         return new BearerHttpClient(this, defaultHttpClient());
     }
 
+    /**
+     * Whether a request to {@code uri} may carry this manager's token: it is on the tenant's origin (the
+     * same scheme, host and port). For adapters of other HTTP clients: never send the token elsewhere, so
+     * never over a redirect to another origin (RFC 6750 §5.3, RFC 9700 §4.7).
+     */
+    public boolean isForTenant(URI uri) {
+        return uri != null
+                && uri.getHost() != null
+                && Origins.normalTarget(uri, false).equals(origin);
+    }
+
     /** The tenant's origin, normalized, e.g. {@code https://acme.tenant.test}. */
     public String baseUrl() {
         return origin;
