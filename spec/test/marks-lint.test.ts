@@ -111,8 +111,25 @@ describe("the check fails on generated code that loses its marks", () => {
   for (const path of Object.values(generated).flat()) cpSync(join(root, path), join(copy, path), { recursive: true });
 
   it("passes on the committed generated code of every kit", () => {
-    expect(Object.keys(generated)).toEqual(["TypeScript", "Python", "Go"]);
+    expect(Object.keys(generated)).toEqual(["TypeScript", "Python", "Go", "Java"]);
     expect(marks.checkGeneratedMarks(copy, contract)).toEqual([]);
+  });
+
+  it("fails on Java's Javadoc introducing its assumptions with other words", () => {
+    const files: string[] = generated.Java.map((path: string) => join(copy, path));
+    const texts = files.map((file) => readFileSync(file, "utf8"));
+    files.forEach((file, i) =>
+      writeFileSync(file, texts[i].replaceAll(ASSUMPTION_LABEL, "Assumption (x-assumption):")),
+    );
+    try {
+      const problems: string[] = marks.checkGeneratedMarks(copy, contract);
+      expect(problems.some((p) => p.startsWith("Java: the x-assumption of #/components/schemas/AccessToken"))).toBe(
+        true,
+      );
+      expect(problems.some((p) => p.includes('introduces an assumption as "Assumption (x-assumption):"'))).toBe(true);
+    } finally {
+      files.forEach((file, i) => writeFileSync(file, texts[i]));
+    }
   });
 
   it("fails on Go's doc comments saying 'Assumption (x-assumption):', as before issue 37", () => {

@@ -19,10 +19,10 @@ import java.util.Objects;
  * @param clientId <code>client_id</code>: The OAuth client identifier.
  * @param redirectUri <code>redirect_uri</code>: The redirect URI used in the authorization request,
  *     exactly.
- * @param code <code>code</code>: The code received on the callback. Single use. <b>Assumption (not
- *     in the service description):</b> That the code is single use is not shown. RFC 6749 §4.1.2
- *     says the client MUST NOT use it more than once and the server MUST deny a second use, so a
- *     second exchange is answered 400 invalid_grant (RFC 6749 §5.2).
+ * @param code <code>code</code>: The code received on the callback. Single use.
+ *     <b>Assumption (not in the service description):</b> That the code is single use is not shown.
+ *     RFC 6749 §4.1.2 says the client MUST NOT use it more than once and the server MUST deny a
+ *     second use, so a second exchange is answered 400 invalid_grant (RFC 6749 §5.2).
  * @param codeVerifier <code>code_verifier</code>: The original PKCE verifier: 43–128 URL-safe
  *     characters (service description §2, §8), created from a cryptographically random source and
  *     never reused. <b>Assumption (not in the service description):</b> The description says

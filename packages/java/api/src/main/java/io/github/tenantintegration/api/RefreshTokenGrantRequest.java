@@ -25,11 +25,11 @@ import java.util.Objects;
  * @param scope <code>scope</code>: Space-separated scope names (service description §2:
  *     "space-separated list of scope names"), each one of the 37 names of the
  *     <code>tenantOAuth</code> security scheme, exactly as written there. An unknown name does not
- *     match, so a generated request cannot pass an invented scope as valid. <b>Assumption (not in
- *     the service description):</b> The description gives the 37 names and says the list is
- *     space-separated; it does not say how the service treats an unknown name or repeated spaces.
- *     The pattern allows exactly the 37 names, joined by single spaces, a subset of the scope-token
- *     grammar of RFC 6749 §3.3. Optional: null when absent.
+ *     match, so a generated request cannot pass an invented scope as valid.
+ *     <b>Assumption (not in the service description):</b> The description gives the 37 names and
+ *     says the list is space-separated; it does not say how the service treats an unknown name or
+ *     repeated spaces. The pattern allows exactly the 37 names, joined by single spaces, a subset
+ *     of the scope-token grammar of RFC 6749 §3.3. Optional: null when absent.
  */
 public record RefreshTokenGrantRequest(
         String refreshToken,

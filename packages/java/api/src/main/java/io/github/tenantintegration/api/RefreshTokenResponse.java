@@ -26,12 +26,12 @@ import java.util.Objects;
  *     issue. May be rotated on refresh: store the new one in place of the old. Never log it, put it
  *     in a URL or give it to a third party. Optional: null when absent.
  * @param tokenType <code>token_type</code>: The type of the access token; use it in the
- *     <code>Authorization</code> header as <code>Bearer</code>. <b>Assumption (not in the service
- *     description):</b> The value of token_type is not shown. The API takes "Authorization:
- *     Bearer", so the token is a bearer token (RFC 6750 §4, RFC 6749 §7.1) and the value is
- *     "Bearer", compared case-insensitively (RFC 6749 §5.1). The contract keeps the type a string
- *     whose pattern admits "Bearer" in any casing and nothing else, so that another casing is not
- *     rejected.
+ *     <code>Authorization</code> header as <code>Bearer</code>.
+ *     <b>Assumption (not in the service description):</b> The value of token_type is not shown. The
+ *     API takes "Authorization: Bearer", so the token is a bearer token (RFC 6750 §4, RFC 6749
+ *     §7.1) and the value is "Bearer", compared case-insensitively (RFC 6749 §5.1). The contract
+ *     keeps the type a string whose pattern admits "Bearer" in any casing and nothing else, so that
+ *     another casing is not rejected.
  * @param expiresIn <code>expires_in</code>: Lifetime of the access token in seconds from issue; 900
  *     (15 minutes) for this service. <b>Assumption (not in the service description):</b> The unit
  *     and form of expires_in are not shown, only that it is the number of the access token
@@ -41,10 +41,11 @@ import java.util.Objects;
  *     both.
  * @param scope <code>scope</code>: The granted scopes, space-separated. Present whenever they
  *     differ from those requested (RFC 6749 §5.1, §3.3); a refresh without <code>scope</code>
- *     requests the scopes originally granted (RFC 6749 §6). <b>Assumption (not in the service
- *     description):</b> The description does not show a scope field in the refresh response. RFC
- *     6749 §6 answers a refresh as in §5.1, where scope is OPTIONAL if the granted scope equals the
- *     requested one and REQUIRED otherwise (§3.3). Optional: null when absent.
+ *     requests the scopes originally granted (RFC 6749 §6).
+ *     <b>Assumption (not in the service description):</b> The description does not show a scope
+ *     field in the refresh response. RFC 6749 §6 answers a refresh as in §5.1, where scope is
+ *     OPTIONAL if the granted scope equals the requested one and REQUIRED otherwise (§3.3).
+ *     Optional: null when absent.
  */
 public record RefreshTokenResponse(
         String accessToken,

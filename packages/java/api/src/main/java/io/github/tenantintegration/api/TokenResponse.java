@@ -19,12 +19,12 @@ import java.util.Objects;
  *     issue. May be rotated on refresh: store the new one in place of the old. Never log it, put it
  *     in a URL or give it to a third party.
  * @param tokenType <code>token_type</code>: The type of the access token; use it in the
- *     <code>Authorization</code> header as <code>Bearer</code>. <b>Assumption (not in the service
- *     description):</b> The value of token_type is not shown. The API takes "Authorization:
- *     Bearer", so the token is a bearer token (RFC 6750 §4, RFC 6749 §7.1) and the value is
- *     "Bearer", compared case-insensitively (RFC 6749 §5.1). The contract keeps the type a string
- *     whose pattern admits "Bearer" in any casing and nothing else, so that another casing is not
- *     rejected.
+ *     <code>Authorization</code> header as <code>Bearer</code>.
+ *     <b>Assumption (not in the service description):</b> The value of token_type is not shown. The
+ *     API takes "Authorization: Bearer", so the token is a bearer token (RFC 6750 §4, RFC 6749
+ *     §7.1) and the value is "Bearer", compared case-insensitively (RFC 6749 §5.1). The contract
+ *     keeps the type a string whose pattern admits "Bearer" in any casing and nothing else, so that
+ *     another casing is not rejected.
  * @param expiresIn <code>expires_in</code>: Lifetime of the access token in seconds from issue; 900
  *     (15 minutes) for this service. <b>Assumption (not in the service description):</b> The unit
  *     and form of expires_in are not shown, only that it is the number of the access token

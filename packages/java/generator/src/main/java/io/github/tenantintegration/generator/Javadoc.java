@@ -18,6 +18,9 @@ final class Javadoc {
 
     private static final Pattern CODE_SPAN = Pattern.compile("`([^`]+)`");
 
+    /** Stands for a space the wrapping must not break at; written as a space. */
+    private static final char UNBROKEN = '\u0001';
+
     private final String assumptionLabel;
 
     Javadoc(String assumptionLabel) {
@@ -36,7 +39,8 @@ final class Javadoc {
             }
         }
         if (node.get("x-assumption") instanceof String assumption) {
-            out.add("<b>" + escape(assumptionLabel) + "</b> " + html(assumption));
+            // The label is one word for the wrapping: never broken across lines.
+            out.add("<b>" + escape(assumptionLabel).replace(' ', UNBROKEN) + "</b> " + html(assumption));
         }
         return out;
     }
@@ -83,6 +87,7 @@ final class Javadoc {
             line.append(word);
         }
         if (line.length() > 0) out.append(prefix).append(line).append('\n');
+        for (int i = 0; i < out.length(); i++) if (out.charAt(i) == UNBROKEN) out.setCharAt(i, ' ');
     }
 
     /** A description's text as one line of HTML: whitespace squashed, code spans marked, the rest escaped. */

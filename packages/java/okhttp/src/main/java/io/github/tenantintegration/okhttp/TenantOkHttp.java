@@ -16,7 +16,8 @@ import okhttp3.Route;
  * (and {@code Accept: application/json} when the request has no {@code Accept}) with the requests for the
  * tenant's origin only, and an {@link Authenticator} that answers a 401 of the tenant by telling the
  * manager ({@code onUnauthorized}), taking the token it then gives (one refresh, however many calls met
- * the 401) and sending the request once more (RFC 6750 §3.1).
+ * the 401) and sending the request once more (RFC 6750 §3.1). Assumption (not in the service description,
+ * which shows no status for an expired or revoked token): the API answers such a token 401.
  *
  * <pre>{@code
  * OkHttpClient client = TenantOkHttp.configure(new OkHttpClient.Builder(), manager).build();

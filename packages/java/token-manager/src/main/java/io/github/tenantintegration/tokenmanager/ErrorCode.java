@@ -29,7 +29,11 @@ public enum ErrorCode {
     CALLBACK_TIMEOUT,
     /** The token or revocation endpoint answered an OAuth error (RFC 6749 §5.2). */
     OAUTH_ERROR,
-    /** A refresh came back {@code invalid_grant}: the tokens are cleared, sign in again. */
+    /**
+     * A refresh came back {@code invalid_grant}: the tokens are cleared, sign in again. Assumption (not in
+     * the service description, which shows no OAuth error code): the tenant answers a refused refresh
+     * token so (RFC 6749 §5.2).
+     */
     SESSION_ENDED,
     /** No answer, a timeout, 429 or 5xx on a token request; the tokens are kept. */
     TRANSIENT,

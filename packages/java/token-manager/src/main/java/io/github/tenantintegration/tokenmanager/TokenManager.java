@@ -356,7 +356,9 @@ public final class TokenManager {
      * An {@link HttpClient} that sends requests for the tenant's origin with {@code Authorization:
      * Bearer <token>} (and {@code Accept: application/json} when the request has no {@code Accept}),
      * and after a 401 tells the manager ({@link #onUnauthorized}) and sends the request once more with
-     * the new token. Requests for any other origin go through untouched, without the token.
+     * the new token. Requests for any other origin go through untouched, without the token. Assumption
+     * (not in the service description, which shows no status for an expired or revoked token): the API
+     * answers such a token 401 (RFC 6750 §3.1).
      *
      * @param base the client that sends (its redirects must be off: a token never follows one)
      * @throws TokenManagerException {@code INVALID_OPTIONS} when {@code base} follows redirects
