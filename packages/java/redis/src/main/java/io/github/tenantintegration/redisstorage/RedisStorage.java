@@ -113,10 +113,17 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
      * and shut them down with it.
      */
     public static ClientResources clientResources() {
+        return clientResourcesBuilder().build();
+    }
+
+    /**
+     * A builder of {@link #clientResources()}, to set more (e.g. {@code ioThreadPoolSize}) before {@code
+     * build()}.
+     */
+    public static DefaultClientResources.Builder clientResourcesBuilder() {
         return DefaultClientResources.builder()
                 .reconnectDelay(
-                        Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
-                .build();
+                        Delay.exponential(Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS));
     }
 
     /** Options for a {@link RedisClient} the storage accepts: commands rejected while disconnected, never replayed, bounded. */
