@@ -246,7 +246,7 @@ export function generatedFiles(root) {
 export function claimFiles(root) {
   return [
     ...readmes(root),
-    ...filesIn(root, "apps/docs/samples", /\.(ts|py|go|sh)$/),
+    ...filesIn(root, "apps/docs/samples", /\.(ts|py|go|java|sh)$/),
     ...filesIn(root, "apps/example-cli/src", /\.ts$/).filter((path) => !path.endsWith(".test.ts")),
     ...Object.values(generatedFiles(root)).flat(),
   ];

@@ -26,6 +26,7 @@ describe("the contract's marks", () => {
         "packages/python/README.md",
         "apps/docs/samples/revokeToken.sh",
         "apps/docs/samples/getAuthenticatedUser.py",
+        "apps/docs/samples/getAuthenticatedUser.java",
         "apps/example-cli/src/args.ts",
         "packages/types/src/generated/openapi.ts",
         "packages/python/src/tenant_integration/_generated/models.py",
@@ -72,6 +73,11 @@ describe("the check fails on the claims issue 37 found, planted again", () => {
       "a Go comment's 401 retry",
       "apps/docs/samples/getAuthenticatedUser.go",
       "package main\n\n// The bearer token goes only to the tenant; a 401 is refreshed\n// once and the request sent again.\nfunc main() {}\n",
+    ],
+    [
+      "a Java sample's 401 retry",
+      "apps/docs/samples/getAuthenticatedUser.java",
+      "public class GetAuthenticatedUser {\n    // The bearer token goes only to the tenant; a 401 is\n    // refreshed once and the request sent again.\n}\n",
     ],
   ])("%s", (_name, path, text) => {
     expect(flagged(path, text)).toHaveLength(1);
