@@ -27,9 +27,14 @@ export function requireJava(task) {
   process.exit(0);
 }
 
-/** Runs the Maven wrapper in packages/java; exits with its status when it fails. */
+/** The package's version (package.json's, which changesets bumps): the Maven reactor's `${revision}`. */
+export function version() {
+  return JSON.parse(readFileSync(join(root, "package.json"), "utf8")).version;
+}
+
+/** Runs the Maven wrapper in packages/java at package.json's version; exits with its status when it fails. */
 export function mvn(args, { exit = true } = {}) {
-  const result = spawnSync(join(root, "mvnw"), ["-B", "--no-transfer-progress", ...args], {
+  const result = spawnSync(join(root, "mvnw"), ["-B", "--no-transfer-progress", `-Drevision=${version()}`, ...args], {
     cwd: root,
     stdio: "inherit",
   });
