@@ -3,10 +3,13 @@
 // (spec/token-store/token-file.schema.json) and the same lock directories as fileStorage of
 // @tenant-integration/token-manager/node and FileStorage of the Python kit.
 //
-//   - One refresh among processes: Lock() is the cross-process refresh lock <file>.refresh.lock. A
-//     waiter polls it every 10–50 ms and wakes at once when it is released or the file replaced
-//     (a file system watch where the system has one), so that processes waiting for another's
-//     refresh use its tokens as soon as they are written.
+//   - One refresh among processes: Lock() is the cross-process refresh lock <file>.refresh.lock, and
+//     SessionLock() one per session (<file>.<hash>.refresh.lock) for a file shared by the sessions
+//     of a server acting for many users. A waiter polls it every 10–50 ms and wakes at once when it
+//     is released or the file replaced (a file system watch where the system has one), so that
+//     processes waiting for another's refresh use its tokens as soon as they are written.
+//   - Pending sign-ins by state: Take reads and removes one under the write lock (single use across
+//     processes); each write drops those whose expiry has passed.
 //   - Writes that lose nothing: each Set and Delete reads, changes and writes the file under
 //     <file>.write.lock; a write goes to <file>.<12 hex>.tmp, is fsynced, renamed over the file, and
 //     the directory is fsynced.
@@ -22,6 +25,7 @@ package filestorage
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -34,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tenant-integration/sdk/packages/go/internal/pendingrecord"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
 
@@ -100,10 +105,21 @@ func New(path string, opts ...Option) (*Storage, error) {
 func (s *Storage) Path() string { return s.path }
 
 // Lock is the cross-process refresh lock <file>.refresh.lock: whatever name is passed, the one lock
-// of this file, as in the other kits. Errors: LOCK_TIMEOUT (naming the holder), IO_FAILED.
-func (s *Storage) Lock() tokenmanager.Lock { return refreshLock{s} }
+// of this file, as in the other kits: the lock of a manager without a session id.
+// Errors: LOCK_TIMEOUT (naming the holder), IO_FAILED.
+func (s *Storage) Lock() tokenmanager.Lock { return refreshLock{s: s} }
 
-type refreshLock struct{ s *Storage }
+// SessionLock is the refresh lock of each session of a token file shared by many sessions
+// (tokenmanager.Sessions, WithSessionID): the lock directory <file>.<h>.refresh.lock, <h> the first
+// 16 lowercase hex digits of SHA-256 of the session's lock name, as in the other kits
+// (spec/token-store/README.md, "Locks"), so that one session's refresh never waits for another's.
+// Writes of the file still share <file>.write.lock, held only to read, change and write the file.
+func (s *Storage) SessionLock() tokenmanager.Lock { return refreshLock{s: s, perName: true} }
+
+type refreshLock struct {
+	s       *Storage
+	perName bool
+}
 
 func (l refreshLock) Do(ctx context.Context, name string, task func(context.Context, tokenmanager.Held) error) error {
 	return l.DoUntil(ctx, name, nil, task)
@@ -111,8 +127,19 @@ func (l refreshLock) Do(ctx context.Context, name string, task func(context.Cont
 
 // DoUntil is Do whose wait ends (tokenmanager.ErrLockWaitEnded) once until says so; until is called
 // after each poll of a lock another process holds (tokenmanager.WaitingLock).
-func (l refreshLock) DoUntil(ctx context.Context, _ string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
-	return l.s.lockedUntil(ctx, "refresh", until, func(ctx context.Context, held tokenmanager.Held, _ string) error { return task(ctx, held) })
+func (l refreshLock) DoUntil(ctx context.Context, name string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
+	kind := "refresh"
+	if l.perName {
+		kind = sessionLockHash(name) + ".refresh"
+	}
+	return l.s.lockedUntil(ctx, kind, until, func(ctx context.Context, held tokenmanager.Held, _ string) error { return task(ctx, held) })
+}
+
+// sessionLockHash is <h> of a session's lock directory: the first 16 lowercase hex digits of
+// SHA-256 of its lock name (UTF-8).
+func sessionLockHash(lockName string) string {
+	sum := sha256.Sum256([]byte(lockName))
+	return hex.EncodeToString(sum[:8])
 }
 
 func ioFailed(path, what string, err error) error {
@@ -332,6 +359,7 @@ func (s *Storage) update(ctx context.Context, change func(map[string]string) boo
 			}
 		}
 		if change(data) {
+			dropPending(data, time.Now().UnixMilli())
 			if err := writeDurably(file, data); err != nil {
 				return err
 			}
@@ -384,6 +412,37 @@ func (s *Storage) Set(ctx context.Context, key, value string) error {
 		data[key] = value
 		return true
 	})
+}
+
+// SetExpiring stores value under key, as Set (tokenmanager.ExpiringStorage): the file drops a pending
+// sign-in (a key …:pending:<32 hex digits>) on a later write once its record's expiresAt has passed,
+// or when it is no valid record, without a scan of anything but the file it rewrites anyway; lifetime
+// itself is not kept.
+func (s *Storage) SetExpiring(ctx context.Context, key, value string, _ time.Duration) error {
+	return s.Set(ctx, key, value)
+}
+
+// Take returns the value of key and removes it, in one step under the write lock
+// (tokenmanager.TakingStorage): of any number of processes taking one key, one gets it.
+func (s *Storage) Take(ctx context.Context, key string) (string, bool, error) {
+	var value string
+	var found bool
+	err := s.update(ctx, func(data map[string]string) bool {
+		value, found = data[key]
+		delete(data, key)
+		return found
+	})
+	return value, found, err
+}
+
+// dropPending drops every pending sign-in whose record has expired by nowMs or does not validate
+// (spec/token-store/README.md, "Pending sign-ins by state": on each write of the file).
+func dropPending(data map[string]string, nowMs int64) {
+	for key, value := range data {
+		if pendingrecord.IsName(key) && pendingrecord.Expired(value, nowMs) {
+			delete(data, key)
+		}
+	}
 }
 
 // Delete removes key; writes nothing when it is absent.
