@@ -364,8 +364,8 @@ func take(lockPath string) (*holder, error) {
 
 // hold runs task holding the lock directory lockPath beside the token file file (their directory
 // must exist), waiting at most timeout for a live holder of another process; until (nil: none) may
-// end the wait after each poll, or after a change the wait was woken by (lockwatch.go).
-func hold(ctx context.Context, lockPath, file string, stale, timeout time.Duration, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
+// end the wait after each poll, or after a change the wait was woken by (lockwatch.go, when watched).
+func hold(ctx context.Context, lockPath, file string, stale, timeout time.Duration, until func(context.Context) bool, watched bool, task func(context.Context, tokenmanager.Held) error) error {
 	deadline := time.Now().Add(timeout)
 	timedOut := func() error {
 		return tokenmanager.NewStorageError(tokenmanager.CodeLockTimeout, lockPath,
@@ -412,7 +412,7 @@ func hold(ctx context.Context, lockPath, file string, stale, timeout time.Durati
 		if time.Now().After(deadline) {
 			return timedOut()
 		}
-		if !watching {
+		if !watching && watched {
 			// Watched from the first wait on; the lock is tried once more, as it may have been
 			// released before the watch began.
 			watch, watching = watchLock(lockPath, file), true

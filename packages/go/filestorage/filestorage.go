@@ -12,7 +12,8 @@
 //     processes); each write drops those whose expiry has passed.
 //   - Writes that lose nothing: each Set and Delete reads, changes and writes the file under
 //     <file>.write.lock; a write goes to <file>.<12 hex>.tmp, is fsynced, renamed over the file, and
-//     the directory is fsynced.
+//     the directory is fsynced. The changes a process makes while a rewrite runs are written
+//     together by the next one (writes.go), each call returning once its change is durable.
 //   - Modes: missing directories are made 0700, the file 0600; a file others may read is tightened
 //     to 0600 with a warning (FILE_UNSAFE when it cannot be).
 //   - Faults: an empty, corrupt or foreign file is moved aside to <file>.corrupt-<time>-<random> and
@@ -36,6 +37,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tenant-integration/sdk/packages/go/internal/pendingrecord"
@@ -54,6 +56,8 @@ type Storage struct {
 	staleAfter  time.Duration
 	lockTimeout time.Duration
 	log         *slog.Logger
+	writes      writes // the changes waiting for a rewrite (writes.go)
+	last        atomic.Pointer[snapshot]
 }
 
 // Option sets an optional behaviour of New.
@@ -128,11 +132,15 @@ func (l refreshLock) Do(ctx context.Context, name string, task func(context.Cont
 // DoUntil is Do whose wait ends (tokenmanager.ErrLockWaitEnded) once until says so; until is called
 // after each poll of a lock another process holds (tokenmanager.WaitingLock).
 func (l refreshLock) DoUntil(ctx context.Context, name string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
-	kind := "refresh"
+	run := func(ctx context.Context, held tokenmanager.Held, _ string) error { return task(ctx, held) }
 	if l.perName {
-		kind = sessionLockHash(name) + ".refresh"
+		// A session's waiters are at most the processes, each taking the lock in turn and reading the
+		// tokens under it: no until (each would read the whole file, shared by every session, at
+		// every wake of every waiter) and no watch (a file system watch per waiter of every session
+		// would use up the system's watches); they poll the lock directory alone.
+		return l.s.lockedUntil(ctx, sessionLockHash(name)+".refresh", nil, false, run)
 	}
-	return l.s.lockedUntil(ctx, kind, until, func(ctx context.Context, held tokenmanager.Held, _ string) error { return task(ctx, held) })
+	return l.s.lockedUntil(ctx, "refresh", until, true, run)
 }
 
 // sessionLockHash is <h> of a session's lock directory: the first 16 lowercase hex digits of
@@ -193,10 +201,12 @@ func makeDirectories(dir string) error {
 
 // locked runs task(file) holding <file>.<kind>.lock beside the resolved file.
 func (s *Storage) locked(ctx context.Context, kind string, task func(context.Context, tokenmanager.Held, string) error) error {
-	return s.lockedUntil(ctx, kind, nil, task)
+	return s.lockedUntil(ctx, kind, nil, true, task)
 }
 
-func (s *Storage) lockedUntil(ctx context.Context, kind string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held, string) error) error {
+// lockedUntil runs task(file) holding <file>.<kind>.lock; until (nil: none) may end the wait;
+// watched says whether the wait also wakes on a file system watch of the lock and the file.
+func (s *Storage) lockedUntil(ctx context.Context, kind string, until func(context.Context) bool, watched bool, task func(context.Context, tokenmanager.Held, string) error) error {
 	file, err := s.target()
 	if err != nil {
 		return err
@@ -204,7 +214,7 @@ func (s *Storage) lockedUntil(ctx context.Context, kind string, until func(conte
 	if err := makeDirectories(filepath.Dir(file)); err != nil {
 		return ioFailed(file, "cannot create the directory of the token file", err)
 	}
-	return hold(ctx, file+"."+kind+".lock", file, s.staleAfter, s.lockTimeout, until, func(ctx context.Context, held tokenmanager.Held) error {
+	return hold(ctx, file+"."+kind+".lock", file, s.staleAfter, s.lockTimeout, until, watched, func(ctx context.Context, held tokenmanager.Held) error {
 		return task(ctx, held, file)
 	})
 }
@@ -344,32 +354,6 @@ func removeLeftovers(file string) {
 	}
 }
 
-func (s *Storage) update(ctx context.Context, change func(map[string]string) bool) error {
-	return s.locked(ctx, "write", func(_ context.Context, _ tokenmanager.Held, file string) error {
-		text, ok, err := s.readText(file)
-		if err != nil {
-			return err
-		}
-		data := map[string]string{}
-		if ok {
-			if what := problem(text); what == "" {
-				data = decode(text)
-			} else if err := s.setAside(file, what); !isCorrupt(err) {
-				return err
-			}
-		}
-		if change(data) {
-			dropPending(data, time.Now().UnixMilli())
-			if err := writeDurably(file, data); err != nil {
-				return err
-			}
-		}
-		// After the write, not before: a refresh's write is the crash window, kept short.
-		removeLeftovers(file)
-		return nil
-	})
-}
-
 func isCorrupt(err error) bool {
 	return errors.Is(err, &tokenmanager.Error{Code: tokenmanager.CodeFileCorrupt})
 }
@@ -385,8 +369,8 @@ func (s *Storage) Get(ctx context.Context, key string) (string, bool, error) {
 	if err != nil || !ok {
 		return "", false, err
 	}
-	if problem(text) == "" {
-		value, ok := decode(text)[key]
+	if data := s.read(text); data != nil {
+		value, ok := data[key]
 		return value, ok, nil
 	}
 	// Decide under the write lock, on a fresh read: another process may have replaced it meanwhile.
@@ -404,6 +388,27 @@ func (s *Storage) Get(ctx context.Context, key string) (string, bool, error) {
 		return nil
 	})
 	return value, found, err
+}
+
+// snapshot is a text of the file and its data, decoded once for every read of that same text: a file
+// shared by many sessions is read far more often than it changes, and decoding it is most of a read.
+type snapshot struct {
+	text string
+	data map[string]string // never changed once stored
+}
+
+// read is the data of a file whose text is text, nil when the text is no JSON object of strings. A
+// text equal to the last one read (compared whole: never by its size or time) reuses its data.
+func (s *Storage) read(text string) map[string]string {
+	if last := s.last.Load(); last != nil && last.text == text {
+		return last.data
+	}
+	if problem(text) != "" {
+		return nil
+	}
+	data := decode(text)
+	s.last.Store(&snapshot{text: text, data: data})
+	return data
 }
 
 // Set stores value under key, keeping every other key; durable when it returns.

@@ -98,6 +98,9 @@ func TestOneSessionsRefreshNeverWaitsForAnothers(t *testing.T) {
 	signInSession(t, s, "slow")
 	signInSession(t, s, "fast")
 	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the tenant closes, also when the test fails
 	tn.hold = func(user string) {
 		if user == "slow" {
 			<-release
@@ -120,7 +123,7 @@ func TestOneSessionsRefreshNeverWaitsForAnothers(t *testing.T) {
 	if _, err := m.AccessToken(ctx); err != nil {
 		t.Fatalf("the other session's refresh waited: %v", err)
 	}
-	close(release)
+	free()
 	if err := <-slow; err != nil {
 		t.Fatal(err)
 	}
