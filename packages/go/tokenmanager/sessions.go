@@ -140,10 +140,14 @@ func (s *Sessions) dropPastMaxCached() {
 	}
 }
 
-// drop removes a cached manager; called with s.mu held.
+// drop removes a cached manager; called with s.mu held. Its armed token is disarmed: the timer that
+// would disarm it at the token's freshness deadline would keep the manager in memory until then.
 func (s *Sessions) drop(element *list.Element, why string) {
 	m := s.order.Remove(element).(*Manager)
 	delete(s.cached, m.session)
+	m.mu.Lock()
+	m.disarm()
+	m.mu.Unlock()
 	m.log.Debug("the session's manager is dropped from memory (the storage keeps its records)", "why", why)
 }
 

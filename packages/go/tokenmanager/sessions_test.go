@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/tenant-integration/sdk/packages/go/internal/tokenstoreschema"
 )
@@ -406,4 +408,24 @@ func waitFor(t *testing.T, done func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// A dropped manager is garbage at once: nothing of it stays, not even the timer of its armed token
+// (which would keep it until the token's freshness deadline, many minutes later).
+func TestADroppedManagerIsLeftToTheGarbageCollector(t *testing.T) {
+	tn := newTenant(t)
+	s, err := NewSessions(testConfig(tn), WithMaxIdle(30*time.Millisecond)) // the default clock: tokens are armed
+	if err != nil {
+		t.Fatal(err)
+	}
+	signInSession(t, s, "ada")
+	_ = userSeen(t, s, tn, "ada")
+	m, _ := s.Manager("ada")
+	if m.armed.Load() == nil {
+		t.Fatal("the token was not armed: the test shows nothing")
+	}
+	gone := weak.Make(m)
+	m = nil
+	waitFor(t, func() bool { return s.Cached() == 0 })
+	waitFor(t, func() bool { runtime.GC(); return gone.Value() == nil })
 }
