@@ -15,7 +15,10 @@
 // what a caller waits. Prints one JSON object per line: {"metric", "value", "goal", "ratios",
 // "aaRatios", "atMost", "aaLabel"} (judged by tools/bench/stats.mjs judgeRawRow), or "met": null
 // for a row given for information; -row
-// in-process (or loopback) measures one row alone. The same contenders as Go benchmarks:
+// in-process (or loopback) measures one row alone; -row sessions measures the rows of a server acting
+// for many users instead (sessions.go: memory per cached and per dropped session, judged here by
+// their middle half, and a request for a user through Sessions against a manager built by hand).
+// The same contenders as Go benchmarks:
 // go test ./transport -run '^$' -bench BenchmarkTransport -benchmem.
 // Never imported; not a test (speed is measured here, never asserted).
 package main
@@ -218,10 +221,17 @@ func rows(w where) []map[string]any {
 }
 
 func main() {
-	only := flag.String("row", "all", "which rows to measure: in-process, loopback or all")
+	only := flag.String("row", "all", "which rows to measure: in-process, loopback, all (both), or sessions")
 	flag.Parse()
-	if *only != "all" && *only != "in-process" && *only != "loopback" {
-		must(fmt.Errorf("-row: give in-process, loopback or all, not %q", *only))
+	if *only != "all" && *only != "in-process" && *only != "loopback" && *only != "sessions" {
+		must(fmt.Errorf("-row: give in-process, loopback, all or sessions, not %q", *only))
+	}
+	if *only == "sessions" {
+		for _, r := range sessionRows() {
+			line, _ := json.Marshal(r)
+			fmt.Println(string(line))
+		}
+		return
 	}
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
