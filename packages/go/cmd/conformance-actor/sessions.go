@@ -1,0 +1,198 @@
+package main
+
+// The sessions feature of the actor (PROTOCOL.md, "Sessions"): a tokenmanager.Sessions beside the
+// actor's Manager, on the same storage, serving the sessions a sign-in or call command names. Each
+// session signs in as its own sandbox user (sandbox_user), and each call checks that the tenant
+// answers a session's token with that session's user.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
+)
+
+// sessionsAtOnce bounds the requests one actor has in flight for a command's sessions: a server's
+// users come together after an expiry, but one process does not open thousands of connections.
+const sessionsAtOnce = 64
+
+// signInsAtOnce bounds the sign-ins of a command in flight at once.
+const signInsAtOnce = 16
+
+// session is one session a command names: its id and the sandbox user it signs in as.
+type session struct {
+	ID   string `json:"id"`
+	User string `json:"user"`
+}
+
+// sessionsOf reads a command's "sessions" (nil when it has none).
+func sessionsOf(command map[string]any) ([]session, error) {
+	raw, ok := command["sessions"]
+	if !ok {
+		return nil, nil
+	}
+	encoded, _ := json.Marshal(raw)
+	var list []session
+	if err := json.Unmarshal(encoded, &list); err != nil || len(list) == 0 {
+		return nil, &actorError{"UNEXPECTED", `"sessions" must be a non-empty list of {"id","user"}`}
+	}
+	return list, nil
+}
+
+// sessionsLock is the lock option of the actor's Sessions: none for "lock": "none", the process lock
+// for memory, else nil, so that each storage gives its own (filestorage: a lock directory per session).
+func sessionsLock(c config, lock tokenmanager.Lock) tokenmanager.Lock {
+	kind, _ := c.Storage["kind"].(string)
+	if c.Storage["lock"] == "none" || kind == "memory" {
+		return lock
+	}
+	return nil
+}
+
+// eachSession runs task for every session, at most limit at once, and returns the failures.
+func eachSession(list []session, limit int, task func(session) error) []error {
+	var mu sync.Mutex
+	var failures []error
+	gate := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for _, s := range list {
+		wg.Add(1)
+		gate <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-gate }()
+			if err := task(s); err != nil {
+				mu.Lock()
+				failures = append(failures, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return failures
+}
+
+// sessionFailure names the session a kit error came from, keeping the kit's code.
+type sessionFailure struct {
+	id  string
+	err error
+}
+
+func (f *sessionFailure) Error() string { return "session " + f.id + ": " + f.err.Error() }
+func (f *sessionFailure) Unwrap() error { return f.err }
+
+// firstFailure is the answer to a command some of whose sessions failed: the first failure's code,
+// and how many failed.
+func firstFailure(failures []error, of int) error {
+	first := failures[0]
+	code := "UNEXPECTED"
+	var kit *tokenmanager.Error
+	var own *actorError
+	if errors.As(first, &kit) {
+		code = string(kit.Code)
+	} else if errors.As(first, &own) {
+		code = own.code
+	}
+	return &actorError{code, fmt.Sprintf("%d of %d sessions failed; the first: %v", len(failures), of, first)}
+}
+
+// signInSessions signs every session in as its user: the authorize request approved by the sandbox
+// as that user, the callback completed with the binding of the browser that began it.
+func (a *actor) signInSessions(ctx context.Context, list []session) (map[string]any, error) {
+	failures := eachSession(list, signInsAtOnce, func(s session) error {
+		if err := a.signInSession(ctx, s); err != nil {
+			return &sessionFailure{s.ID, err}
+		}
+		return nil
+	})
+	if len(failures) > 0 {
+		return nil, firstFailure(failures, len(list))
+	}
+	return map[string]any{"signedIn": len(list)}, nil
+}
+
+func (a *actor) signInSession(ctx context.Context, s session) error {
+	begun, err := a.sessions.BeginSignIn(ctx, s.ID, "")
+	if err != nil {
+		return err
+	}
+	response, err := a.get(ctx, a.http, begun.URL+"&sandbox_user="+url.QueryEscape(s.User))
+	if err != nil {
+		return &actorError{"UNEXPECTED", "the authorize request failed"}
+	}
+	_ = response.Body.Close()
+	location := response.Header.Get("Location")
+	if (response.StatusCode != http.StatusFound && response.StatusCode != http.StatusSeeOther) || location == "" {
+		return &actorError{"UNEXPECTED", fmt.Sprintf("the authorize request was answered %d without a redirect", response.StatusCode)}
+	}
+	base, _ := url.Parse(begun.URL)
+	callback, err := base.Parse(location)
+	if err != nil {
+		return &actorError{"UNEXPECTED", "the redirect's Location is not a URL"}
+	}
+	_, err = a.sessions.CompleteSignIn(ctx, tokenmanager.Callback{URL: callback.String(), Binding: begun.Binding, SessionID: s.ID})
+	return err
+}
+
+// callSessions has every session's client ask for the user at once, as a server serving all its
+// users does; "crossed" lists each session answered with another user than its own.
+func (a *actor) callSessions(ctx context.Context, list []session) (map[string]any, error) {
+	before := a.refreshes.Load()
+	var mu sync.Mutex
+	status := http.StatusOK
+	crossed := []map[string]any{}
+	failures := eachSession(list, sessionsAtOnce, func(s session) error {
+		code, user, err := a.userOf(ctx, s.ID)
+		if err != nil {
+			return &sessionFailure{s.ID, err}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case code != http.StatusOK:
+			if status == http.StatusOK {
+				status = code
+			}
+		case user != s.User:
+			crossed = append(crossed, map[string]any{"id": s.ID, "user": s.User, "got": user})
+		}
+		return nil
+	})
+	if len(failures) > 0 {
+		return nil, firstFailure(failures, len(list))
+	}
+	return map[string]any{"status": status, "refreshed": a.refreshes.Load() > before, "sessions": len(list), "crossed": crossed}, nil
+}
+
+// userOf is the status of GET /api/v1/auth/user through session id's client, and the id of the
+// user it answered.
+func (a *actor) userOf(ctx context.Context, id string) (int, string, error) {
+	client, err := a.sessions.Client(id)
+	if err != nil {
+		return 0, "", err
+	}
+	response, err := a.get(ctx, client, strings.TrimRight(a.config.Tenant, "/")+"/api/v1/auth/user")
+	if err != nil {
+		var kit *tokenmanager.Error
+		if errors.As(err, &kit) {
+			return 0, "", kit
+		}
+		return 0, "", &actorError{"UNEXPECTED", "the user request failed"}
+	}
+	defer response.Body.Close()
+	var user struct {
+		ID any `json:"id"`
+	}
+	if response.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(response.Body).Decode(&user); err != nil {
+			return 0, "", &actorError{"UNEXPECTED", "the user's answer is not JSON"}
+		}
+	}
+	return response.StatusCode, fmt.Sprint(user.ID), nil
+}
