@@ -22,6 +22,62 @@ export const TARGETS = {
   go: ["memory", "file", "redis", "redis-cluster", "postgres"],
 };
 
+/**
+ * The features beyond the refresh protocol, and the targets whose actor declares each (its ready
+ * event's `features`, PROTOCOL.md). A scenario that needs a feature runs only on those targets; the
+ * others are listed as not run, with why. `sessions`: a server's many sessions (a scenario with
+ * `sessions`); the Python actor does not drive its kit's Sessions yet, and the TypeScript kit's
+ * comes later (issue 39).
+ */
+export const FEATURES = {
+  sessions: ["go"],
+};
+
+/** Why a target does not run a scenario needing a feature its actor does not declare. */
+const WHY_NOT = {
+  sessions: "its actor does not declare the sessions feature (yet)",
+};
+
+/** The features a scenario needs. */
+export function needs(scenario) {
+  return scenario.sessions === undefined ? [] : ["sessions"];
+}
+
+/** Whether a target's actor declares every feature the scenario needs. */
+function declares(target, scenario) {
+  return needs(scenario).every((feature) => FEATURES[feature].includes(target));
+}
+
+/**
+ * The targets a scenario would run on but whose actor lacks a feature it needs, one entry per
+ * scenario: `{ scenario, targets, why }` (none when every target can run it).
+ *
+ * @param {object[]} scenarios
+ * @param {string[]} [targets] the targets present here
+ */
+export function notRun(scenarios, targets = Object.keys(TARGETS)) {
+  return scenarios.flatMap((scenario) => {
+    const able = targets.filter(
+      (target) =>
+        scenario.storages.some((storage) => TARGETS[target]?.includes(storage)) && !declares(target, scenario),
+    );
+    const named = scenario.targets.filter((entry) => entry !== "each" && entry !== "mixed");
+    const left = scenario.targets.some((entry) => entry === "each" || entry === "mixed")
+      ? able
+      : able.filter((target) => named.includes(target));
+    if (left.length === 0) return [];
+    return [
+      {
+        scenario: scenario.name,
+        targets: left,
+        why: needs(scenario)
+          .map((f) => WHY_NOT[f])
+          .join("; "),
+      },
+    ];
+  });
+}
+
 /** Timing defaults (ms), for names a scenario does not set. */
 const DEFAULT_TIMING = { waitBoundMs: 30_000 };
 
@@ -102,6 +158,13 @@ function smallest(scaled) {
   return typeof scaled === "number" ? scaled : Math.min(scaled.reduced, scaled.full);
 }
 
+function largest(scaled) {
+  return typeof scaled === "number" ? scaled : Math.max(scaled.reduced, scaled.full);
+}
+
+/** The most sessions a run may have: the sandbox makes at most 10 000 users. */
+const MAX_SESSIONS = 10_000;
+
 /** Whether every storage of the scenario is a Redis (a single server or a cluster), which redis steps act on. */
 function onRedisOnly(scenario) {
   return scenario.storages.every((storage) => storage === "redis" || storage === "redis-cluster");
@@ -135,6 +198,12 @@ function checkRules(scenario, fail) {
   const browserStorages = scenario.storages.filter((s) => s === "web");
   if (browserStorages.length > 0 && scenario.storages.length > browserStorages.length)
     fail("/storages", undefined, "web runs only on browser tabs: give it a scenario of its own");
+  if (scenario.sessions !== undefined && (smallest(scenario.sessions) < 1 || largest(scenario.sessions) > MAX_SESSIONS))
+    fail(
+      "/sessions",
+      undefined,
+      `a run has 1 to ${MAX_SESSIONS} sessions, each signed in as a sandbox user of its own`,
+    );
   if (scenario.expect.outcome === "ended" && !scenario.expect.code)
     fail("/expect", "outcome", "an ended outcome names the code every actor reports");
   if (scenario.redis?.appendonly && !onRedisOnly(scenario))
@@ -274,7 +343,9 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
   );
   const actors = at(scenario.actors, geometry);
   for (const storage of scenario.storages) {
-    const able = Object.keys(TARGETS).filter((target) => TARGETS[target].includes(storage));
+    const able = Object.keys(TARGETS).filter(
+      (target) => TARGETS[target].includes(storage) && declares(target, scenario),
+    );
     const mixes = [];
     for (const entry of scenario.targets) {
       if (entry === "each") mixes.push(...able.map((target) => [target]));
@@ -295,6 +366,7 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
           storage,
           mix: mix.length > 1 ? "mixed" : mix[0],
           actorTargets: Array.from({ length: actors }, (_, i) => mix[i % mix.length]),
+          sessions: scenario.sessions === undefined ? 0 : at(scenario.sessions, geometry),
           params,
           geometry,
           timing,

@@ -26,6 +26,11 @@ export function describeAnswer(answer) {
     : `${answer.error.code} (${answer.error.name ?? "Error"}: ${answer.error.message.slice(0, 200)})`;
 }
 
+/** What the sign-in and call commands carry: the run's sessions, when it has them (PROTOCOL.md, "Sessions"). */
+export function carry(state) {
+  return state.sessions ? { sessions: state.sessions } : {};
+}
+
 /** Sends a command that must succeed; its failure is a StepFailure naming the actor. */
 export async function expectOk(state, actor, cmd, fields = {}) {
   const answer = await actor.request(cmd, fields, state.bound);
@@ -42,7 +47,7 @@ async function callOne(state, index, expected, label) {
   const actor = state.actors[index];
   let answer;
   try {
-    answer = await actor.request("call", {}, state.bound);
+    answer = await actor.request("call", carry(state), state.bound);
   } catch (error) {
     if (error instanceof ActorError && /did not answer/.test(error.message))
       throw new StepFailure(`bounded-waits: step ${label}: ${error.message}`);
@@ -58,6 +63,14 @@ async function callOne(state, index, expected, label) {
   if (!expected.includes(got))
     throw new StepFailure(
       `step ${label}: ${actor.describe()} was to end with ${expected.join(" or ")}, and ended with ${describeAnswer(answer)}`,
+    );
+  const crossed = answer.ok ? (answer.result.crossed ?? []) : [];
+  if (crossed.length > 0)
+    throw new StepFailure(
+      `no-cross-talk: step ${label}: ${actor.describe()} was served another user's account for ${crossed.length} sessions: ${crossed
+        .slice(0, 5)
+        .map((c) => `session ${c.id} (user ${c.user}) got user ${c.got}`)
+        .join(", ")}`,
     );
 }
 
@@ -151,7 +164,7 @@ const redis = (state, what) => state.env.redis[what](sessionKey(state));
 
 /** Each step kind's function, `(state, body)`. */
 export const STEPS = {
-  "sign-in": (state, { actor }) => expectOk(state, state.actors[actor], "sign-in"),
+  "sign-in": (state, { actor }) => expectOk(state, state.actors[actor], "sign-in", carry(state)),
   expire,
   call,
   await: awaitPending,
