@@ -453,7 +453,7 @@ func newActor(c config, out *output) (*actor, error) {
 	// The sessions get the storage itself (its lock per session, its pending sign-ins by state), and
 	// one transport kept alive for their many connections; no fault is armed on them.
 	shared := http.DefaultTransport.(*http.Transport).Clone()
-	shared.MaxIdleConnsPerHost = sessionsAtOnce
+	shared.MaxConnsPerHost, shared.MaxIdleConnsPerHost = connectionsPerTenant, connectionsPerTenant
 	sessionOpts := append([]tokenmanager.Option{
 		tokenmanager.WithStorage(inner),
 		tokenmanager.WithHTTPClient(&http.Client{Transport: &transport{name: c.Name, fault: &fault{out: out}, base: shared}}),

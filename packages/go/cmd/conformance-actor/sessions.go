@@ -18,9 +18,14 @@ import (
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
 
-// sessionsAtOnce bounds the requests one actor has in flight for a command's sessions: a server's
-// users come together after an expiry, but one process does not open thousands of connections.
+// sessionsAtOnce bounds the sessions one actor serves at once for a command: a server's users come
+// together after an expiry. Their requests share connectionsPerTenant connections (the others wait
+// for one), as a server's pool to one tenant would: a few hundred connections opened at one instant
+// overflow the sandbox's accept queue, and the connections reset are no test of the kit.
 const sessionsAtOnce = 64
+
+// connectionsPerTenant bounds the actor's connections to the tenant for its sessions.
+const connectionsPerTenant = 32
 
 // signInsAtOnce bounds the sign-ins of a command in flight at once.
 const signInsAtOnce = 16
