@@ -454,6 +454,10 @@ func newActor(c config, out *output) (*actor, error) {
 	// one transport kept alive for their many connections; no fault is armed on them.
 	shared := http.DefaultTransport.(*http.Transport).Clone()
 	shared.MaxConnsPerHost, shared.MaxIdleConnsPerHost = connectionsPerTenant, connectionsPerTenant
+	// Idle connections are let go before the sandbox's (Node's 5 s keep-alive) would close them: a
+	// token request sent on a connection the server is closing is reset, and a refresh that may have
+	// reached the tenant is never sent again (TRANSIENT), as a server's pool would avoid.
+	shared.IdleConnTimeout = idleConnections
 	sessionOpts := append([]tokenmanager.Option{
 		tokenmanager.WithStorage(inner),
 		tokenmanager.WithHTTPClient(&http.Client{Transport: &transport{name: c.Name, fault: &fault{out: out}, base: shared}}),
@@ -567,6 +571,10 @@ func (a *actor) run(command map[string]any) {
 		default:
 			result, err = a.call(ctx)
 		}
+	case "refuse-ids":
+		result, err = a.refuseIDs(ctx, command)
+	case "replay-callback":
+		result, err = a.replayCallback(ctx, command)
 	case "clock":
 		offset, ok := command["offsetMs"].(float64)
 		if !ok {

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
@@ -26,6 +27,10 @@ const sessionsAtOnce = 64
 
 // connectionsPerTenant bounds the actor's connections to the tenant for its sessions.
 const connectionsPerTenant = 32
+
+// idleConnections is how long an idle connection to the tenant is kept: less than the sandbox's
+// keep-alive timeout (Node's default, 5 s).
+const idleConnections = 3 * time.Second
 
 // signInsAtOnce bounds the sign-ins of a command in flight at once.
 const signInsAtOnce = 16
@@ -127,22 +132,32 @@ func (a *actor) signInSession(ctx context.Context, s session) error {
 	if err != nil {
 		return err
 	}
-	response, err := a.get(ctx, a.http, begun.URL+"&sandbox_user="+url.QueryEscape(s.User))
+	callback, err := a.approve(ctx, begun.URL, s.User)
 	if err != nil {
-		return &actorError{"UNEXPECTED", "the authorize request failed"}
+		return err
+	}
+	_, err = a.sessions.CompleteSignIn(ctx, tokenmanager.Callback{URL: callback, Binding: begun.Binding, SessionID: s.ID})
+	return err
+}
+
+// approve requests the authorize URL as the sandbox's user (sandbox_user; the sandbox approves at
+// once) and returns the callback URL its redirect names.
+func (a *actor) approve(ctx context.Context, authorize, user string) (string, error) {
+	response, err := a.get(ctx, a.http, authorize+"&sandbox_user="+url.QueryEscape(user))
+	if err != nil {
+		return "", &actorError{"UNEXPECTED", "the authorize request failed"}
 	}
 	_ = response.Body.Close()
 	location := response.Header.Get("Location")
 	if (response.StatusCode != http.StatusFound && response.StatusCode != http.StatusSeeOther) || location == "" {
-		return &actorError{"UNEXPECTED", fmt.Sprintf("the authorize request was answered %d without a redirect", response.StatusCode)}
+		return "", &actorError{"UNEXPECTED", fmt.Sprintf("the authorize request was answered %d without a redirect", response.StatusCode)}
 	}
-	base, _ := url.Parse(begun.URL)
+	base, _ := url.Parse(authorize)
 	callback, err := base.Parse(location)
 	if err != nil {
-		return &actorError{"UNEXPECTED", "the redirect's Location is not a URL"}
+		return "", &actorError{"UNEXPECTED", "the redirect's Location is not a URL"}
 	}
-	_, err = a.sessions.CompleteSignIn(ctx, tokenmanager.Callback{URL: callback.String(), Binding: begun.Binding, SessionID: s.ID})
-	return err
+	return callback.String(), nil
 }
 
 // callSessions has every session's client ask for the user at once, as a server serving all its
@@ -200,4 +215,64 @@ func (a *actor) userOf(ctx context.Context, id string) (int, string, error) {
 		}
 	}
 	return response.StatusCode, fmt.Sprint(user.ID), nil
+}
+
+// refuseIDs gives each id to every call of the sessions object that takes one; each must be
+// INVALID_SESSION_ID. "accepted" lists the ids some call took.
+func (a *actor) refuseIDs(ctx context.Context, command map[string]any) (map[string]any, error) {
+	raw, _ := command["ids"].([]any)
+	if len(raw) == 0 {
+		return nil, &actorError{"UNEXPECTED", `"ids" must be a non-empty list of strings`}
+	}
+	refused, accepted := 0, []string{}
+	for _, value := range raw {
+		id, _ := value.(string)
+		_, errManager := a.sessions.Manager(id)
+		_, errBegin := a.sessions.BeginSignIn(ctx, id, "")
+		_, errClient := a.sessions.Client(id)
+		_, errSignedIn := a.sessions.IsSignedIn(ctx, id)
+		ok := true
+		for _, err := range []error{errManager, errBegin, errClient, errSignedIn, a.sessions.SignOut(ctx, id), a.sessions.Revoke(ctx, id)} {
+			ok = ok && errors.Is(err, tokenmanager.ErrInvalidSessionID)
+		}
+		if ok {
+			refused++
+		} else {
+			accepted = append(accepted, id)
+		}
+	}
+	return map[string]any{"refused": refused, "accepted": accepted}, nil
+}
+
+// replayCallback begins a sign-in for a session of its own, has the tenant approve it as user, and
+// completes the callback with another browser's binding (refused before any exchange), then with
+// the right one (the sign-in is used up): the login CSRF of RFC 9700 §4.7.1.
+func (a *actor) replayCallback(ctx context.Context, command map[string]any) (map[string]any, error) {
+	user, _ := command["user"].(string)
+	id := "replayed." + a.config.Name
+	begun, err := a.sessions.BeginSignIn(ctx, id, "")
+	if err != nil {
+		return nil, err
+	}
+	callback, err := a.approve(ctx, begun.URL, user)
+	if err != nil {
+		return nil, err
+	}
+	codeOf := func(err error) string {
+		var kit *tokenmanager.Error
+		if errors.As(err, &kit) {
+			return string(kit.Code)
+		}
+		if err == nil {
+			return "accepted"
+		}
+		return "UNEXPECTED"
+	}
+	_, other := a.sessions.CompleteSignIn(ctx, tokenmanager.Callback{URL: callback, Binding: tokenmanager.NewBinding(), SessionID: id})
+	_, own := a.sessions.CompleteSignIn(ctx, tokenmanager.Callback{URL: callback, Binding: begun.Binding, SessionID: id})
+	signedIn, err := a.sessions.IsSignedIn(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"refused": codeOf(other), "after": codeOf(own), "signedIn": signedIn}, nil
 }
