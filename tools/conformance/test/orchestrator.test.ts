@@ -333,6 +333,15 @@ expect: { outcome: kept }
       expect(refusal("sessions-demo", SESSIONS.replace("{ reduced: 20, full: 200 }", count)).field).toBe("/sessions");
   });
 
+  it("is the only kind whose steps may refuse adversarial ids or replay a callback in another browser", () => {
+    const steps = "  - sign-in: { actor: 0 }\n  - refuse-ids: { actor: 1 }\n  - replay-callback: { actor: 2 }\n";
+    const withSteps = (text: string) => text.replace("  - sign-in: { actor: 0 }\n", steps);
+    expect(loadScenario(scenarioFile("sessions-demo", withSteps(SESSIONS)))).toMatchObject({ name: "sessions-demo" });
+    const error = refusal("demo", withSteps(VALID.replace("actors: 2", "actors: 3")));
+    expect(error.field).toBe("/steps/1/refuse-ids");
+    expect(error.message).toMatch(/give the scenario sessions/);
+  });
+
   it("fails one refresh per expiry when a session was refreshed twice, or another never", () => {
     const presented = (family: string, seq: number) => ({
       fingerprint: `${seq}`.repeat(64).slice(0, 64),

@@ -251,6 +251,8 @@ function checkRules(scenario, fail) {
     checkRedisRules(scenario, kind, body, at, fail);
     if (kind === "postgres" && scenario.storages.some((s) => s !== "postgres"))
       fail(at, undefined, "postgres steps apply to postgres storage only: give the scenario storages: [postgres]");
+    if ((kind === "refuse-ids" || kind === "replay-callback") && scenario.sessions === undefined)
+      fail(at, undefined, `${kind} acts on a server's sessions: give the scenario sessions`);
     if (kind === "disk" && scenario.storages.some((s) => s !== "file"))
       fail(at, undefined, "disk steps apply to file storage only: give the scenario storages: [file]");
   }
