@@ -6,6 +6,8 @@
  * @packageDocumentation
  */
 export { createTokenManager } from "./token-manager.js";
+export { checkSessionId } from "./session-id.js";
+export { bindingHash, createBinding } from "./binding.js";
 export type {
   AuthorizationOptions,
   AuthorizationRequest,
