@@ -16,6 +16,13 @@ export {
   type SignInStart,
 } from "./sessions.js";
 export { checkSessionId } from "./session-id.js";
+export {
+  bindingCookie,
+  bindingCookieName,
+  signInHandlers,
+  type SignInHandlers,
+  type SignInHandlersOptions,
+} from "./sign-in-handlers.js";
 export { bindingHash, createBinding } from "./binding.js";
 export type {
   AuthorizationOptions,
