@@ -120,6 +120,8 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
     path,
     safe: new Set(),
     directoryMade: false,
+    gathering: undefined,
+    tail: Promise.resolve(),
     lockOptions: {
       ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
       ...(options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }),
@@ -148,6 +150,20 @@ interface FileState {
   readonly safe: Set<string>;
   /** Whether the token file's directory was made (or found) by this storage: locks then take it as there. */
   directoryMade: boolean;
+  /** The changes waiting for the next rewrite of the file, gathered while one runs; `undefined` when none waits. */
+  gathering: Change[] | undefined;
+  /** The last rewrite started or queued: the next one runs after it. */
+  tail: Promise<void>;
+}
+
+/** A change of the file's data waiting for its rewrite, and the caller waiting for it to be durable. */
+interface Change {
+  /** Changes `data`; says whether anything changed. */
+  readonly apply: (data: Record<string, string>) => boolean;
+  /** The key it sets, if any: a pending sign-in just written is not dropped as expired. */
+  readonly written: string | undefined;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
 }
 
 /** The value of `key`, read without a lock; an unreadable file is judged again under the write lock. */
@@ -211,11 +227,11 @@ const sessionLockKind = (name: string): string =>
 /** The end of a pending sign-in's name (spec/token-store/README.md, "Pending sign-ins by state"). */
 const PENDING_NAME = /:pending:[0-9a-f]{32}$/;
 
-/** Drops the pending sign-ins that have expired by this clock or do not validate, but the one just written. */
-function dropExpiredPending(data: Record<string, string>, written: string | undefined): void {
+/** Drops the pending sign-ins that have expired by this clock or do not validate, but those just written. */
+function dropExpiredPending(data: Record<string, string>, written: ReadonlySet<string | undefined>): void {
   const now = Date.now();
   for (const [key, value] of Object.entries(data)) {
-    if (key === written || !PENDING_NAME.test(key)) continue;
+    if (written.has(key) || !PENDING_NAME.test(key)) continue;
     const record = parsePending(value);
     if (!record || now > record.expiresAt) delete data[key];
   }
@@ -223,18 +239,46 @@ function dropExpiredPending(data: Record<string, string>, written: string | unde
 
 /**
  * Reads, changes and writes the file under the write lock; `change` says whether anything changed.
- * Expired pending sign-ins are dropped from every file written (but `written`, the key just set).
+ * The changes that come while a rewrite runs are gathered and applied together by the next one, in
+ * the order they came, each caller's promise settling once its change is durable (or with the error
+ * that kept it from being so): many sessions' writes of one process cost one lock and one write,
+ * not one each, so a file shared by many sessions and processes does not queue them past the lock's
+ * wait. Expired pending sign-ins are dropped from every file written (but the keys just set).
  */
 function update(state: FileState, change: (data: Record<string, string>) => boolean, written?: string): Promise<void> {
-  return locked(state, "write", async (file) => {
-    const data = await readForWrite(state, file);
-    if (change(data)) {
-      dropExpiredPending(data, written);
-      await writeDurably(file, data);
+  return new Promise((resolve, reject) => {
+    const entry: Change = { apply: change, written, resolve, reject };
+    if (state.gathering) {
+      state.gathering.push(entry);
+      return;
     }
-    // After the write, not before: a refresh's write is the crash window, kept as short as can be.
-    await removeLeftovers(file);
+    state.gathering = [entry];
+    const run = () => rewrite(state);
+    state.tail = state.tail.then(run, run);
   });
+}
+
+/** Applies the gathered changes in one rewrite of the file under the write lock, and settles their callers. */
+async function rewrite(state: FileState): Promise<void> {
+  const changes = state.gathering ?? [];
+  state.gathering = undefined;
+  try {
+    await locked(state, "write", async (file) => {
+      const data = await readForWrite(state, file);
+      let changed = false;
+      for (const c of changes) changed = c.apply(data) || changed;
+      if (changed) {
+        dropExpiredPending(data, new Set(changes.map((c) => c.written)));
+        await writeDurably(file, data);
+      }
+      // After the write, not before: a refresh's write is the crash window, kept as short as can be.
+      await removeLeftovers(file);
+    });
+  } catch (e) {
+    for (const c of changes) c.reject(e);
+    return;
+  }
+  for (const c of changes) c.resolve();
 }
 
 /**
