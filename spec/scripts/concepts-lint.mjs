@@ -12,12 +12,22 @@
 // 3. Every hand-written source module of a kit (its `sources`, less its `excluded` patterns: tests,
 //    generated code, examples, tools) belongs to some concept of that kit.
 // 4. Every concept names its modules in every kit, or says why that kit has none (`absent`).
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+//
+// The map is shown as a table in CONTRIBUTING.md ("The map of the code", between the CONCEPTS_BEGIN
+// and CONCEPTS_END markers), which the docs site's "Map of the code" page shows too; `pnpm lint`
+// fails when that table is stale, and `node spec/scripts/concepts-lint.mjs --write` writes it anew.
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 
 /** The map's path, from the repository root. */
 export const MAP_PATH = "spec/concepts.yaml";
+
+/** Where the map is shown as a table, between these two markers. */
+export const TABLE_PATH = "CONTRIBUTING.md";
+export const CONCEPTS_BEGIN = "<!-- concepts:begin (written by node spec/scripts/concepts-lint.mjs --write) -->";
+export const CONCEPTS_END = "<!-- concepts:end -->";
 
 /** Folders never walked: installed packages, build output of tools, VCS and caches. */
 const SKIPPED_FOLDERS = new Set(["node_modules", "__pycache__", ".git", ".turbo", ".venv", "dist", "target"]);
@@ -196,4 +206,62 @@ export function checkConcepts(root, map = readConceptMap(root)) {
     ...Object.keys(map.kits).flatMap((kit) => unmappedProblems(root, map, kit)),
   ];
   return { problems, kits: Object.keys(map.kits).length, concepts: Object.keys(map.concepts).length };
+}
+
+/** A module's path as the table shows it: from its kit's `root`, in code type. */
+function shownPath(kit, path) {
+  const root = kit.root ?? "";
+  return `\`${path.startsWith(root) ? path.slice(root.length) : path}\``;
+}
+
+/**
+ * The map as a Markdown table: a row per concept, a column per kit, each cell the modules that hold
+ * the concept there (from the kit's `root`), or "none" and why.
+ */
+export function conceptTable(map) {
+  const kits = Object.entries(map.kits);
+  const head = `| concept | ${kits.map(([id, kit]) => `${kit.label ?? id} (\`${kit.root ?? ""}\`)`).join(" | ")} |`;
+  const rule = `|---|${kits.map(() => "---").join("|")}|`;
+  const rows = Object.values(map.concepts).map((concept) => {
+    const cells = kits.map(([id, kit]) => {
+      const entries = entriesOf(concept.modules?.[id]);
+      if (entries.length === 0) return `none: ${concept.absent?.[id] ?? "?"}`;
+      return entries.map((entry) => shownPath(kit, entry.path)).join(", ");
+    });
+    return `| **${concept.title}**: ${concept.summary ?? ""} | ${cells.join(" | ")} |`;
+  });
+  return [head, rule, ...rows].join("\n");
+}
+
+/** TABLE_PATH's text with the table between the markers replaced by `table`; undefined without markers. */
+export function withTable(text, table) {
+  const begin = text.indexOf(CONCEPTS_BEGIN);
+  const end = text.indexOf(CONCEPTS_END);
+  if (begin === -1 || end < begin) return undefined;
+  return `${text.slice(0, begin + CONCEPTS_BEGIN.length)}\n${table}\n${text.slice(end)}`;
+}
+
+/** The problem of the shown table: missing markers or a stale table, else none. */
+export function tableProblems(root, map) {
+  const text = readFileSync(join(root, TABLE_PATH), "utf8");
+  const written = withTable(text, conceptTable(map));
+  if (written === undefined) return [`${TABLE_PATH}: lacks the markers of the map's table (${CONCEPTS_BEGIN})`];
+  if (written !== text) {
+    return [`${TABLE_PATH}: the map's table differs from ${MAP_PATH}; run node spec/scripts/concepts-lint.mjs --write`];
+  }
+  return [];
+}
+
+// `node spec/scripts/concepts-lint.mjs [--write]`: checks the map, or writes its table anew.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+  const map = readConceptMap(root);
+  if (process.argv.includes("--write")) {
+    const written = withTable(readFileSync(join(root, TABLE_PATH), "utf8"), conceptTable(map));
+    if (written === undefined) throw new Error(`${TABLE_PATH} lacks the markers of the map's table`);
+    writeFileSync(join(root, TABLE_PATH), written);
+  }
+  const problems = [...checkConcepts(root, map).problems, ...tableProblems(root, map)];
+  for (const problem of problems) console.error(`✖ ${problem}`);
+  process.exitCode = problems.length > 0 ? 1 : 0;
 }

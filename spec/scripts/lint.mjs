@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkBreakingChanges } from "./breaking-changes.mjs";
-import { checkConcepts } from "./concepts-lint.mjs";
+import { checkConcepts, readConceptMap, tableProblems } from "./concepts-lint.mjs";
 import { checkContractRules } from "./contract-rules.mjs";
 import { checkMarks } from "./marks-lint.mjs";
 import { checkTokenStore } from "./token-store.mjs";
@@ -71,7 +71,9 @@ if (marks.problems.length > 0) {
 console.log("✔ The contract's marks");
 
 console.log("\n▶ The map of the code against the kits' modules (scripts/concepts-lint.mjs)");
-const concepts = checkConcepts(join(specDir, ".."));
+const conceptMap = readConceptMap(join(specDir, ".."));
+const concepts = checkConcepts(join(specDir, ".."), conceptMap);
+concepts.problems.push(...tableProblems(join(specDir, ".."), conceptMap));
 if (concepts.problems.length > 0) {
   console.error(concepts.problems.map((problem) => `  ✖ ${problem}`).join("\n"));
   console.error(

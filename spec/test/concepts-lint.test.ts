@@ -155,6 +155,32 @@ describe("the check fails, naming the file and the concept", () => {
   });
 });
 
+describe("the map's table in CONTRIBUTING.md", () => {
+  it("is the map as it stands, a row per concept and a column per kit", () => {
+    const map = concepts.readConceptMap(root);
+    expect(concepts.tableProblems(root, map)).toEqual([]);
+    const table: string = concepts.conceptTable(map);
+    expect(table).toContain("| **Token record**: ");
+    expect(table).toContain(
+      "`token-manager/src/token-record.ts` | `_token_record.py` | `tokenmanager/tokenrecord.go` |",
+    );
+  });
+
+  it("fails when stale, and is written anew between its markers", () => {
+    const at = tree(files);
+    const stale = `# Contributing\n\n${concepts.CONCEPTS_BEGIN}\n| old |\n${concepts.CONCEPTS_END}\n\nmore\n`;
+    writeFileSync(join(at, "CONTRIBUTING.md"), stale);
+    expect(concepts.tableProblems(at, passing())).toEqual([
+      "CONTRIBUTING.md: the map's table differs from spec/concepts.yaml; run node spec/scripts/concepts-lint.mjs --write",
+    ]);
+    const written: string = concepts.withTable(stale, concepts.conceptTable(passing()));
+    expect(written).toMatch(/^# Contributing\n\n<!-- concepts:begin .*-->\n\| concept \| typescript/);
+    expect(written).toMatch(/\n<!-- concepts:end -->\n\nmore\n$/);
+    writeFileSync(join(at, "CONTRIBUTING.md"), written);
+    expect(concepts.tableProblems(at, passing())).toEqual([]);
+  });
+});
+
 describe("names and patterns", () => {
   it.each([
     ["packages/token-manager/src/refresh-intent.ts", "refresh-intent"],
