@@ -18,7 +18,7 @@ import {
   type LogLines,
 } from "@tenant-integration/internal";
 
-// The logger's shape and levels are the client's too (internal/logger.ts): one logger serves both.
+// The logger's shape and levels are the client's too (packages/internal/src/logger.ts): one logger serves both.
 export type { Logger, LogLevel };
 
 /** What the manager reports to its log; {@link logSessionTo} turns each into a line. */
