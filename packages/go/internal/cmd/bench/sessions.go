@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tenant-integration/sdk/packages/go/api/scope"
+	"github.com/tenant-integration/sdk/packages/go/internal/benchstack"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
 
@@ -30,7 +31,7 @@ const sessionsCount = 1000
 type tenantTransport struct{ issued atomic.Int64 }
 
 func (t *tenantTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	body := user
+	body := benchstack.User
 	if r.URL.Path == "/oauth/token" {
 		n := t.issued.Add(1)
 		body = fmt.Sprintf(`{"access_token":"at_bench_%020d","refresh_token":"rt_bench_%020d","token_type":"Bearer","expires_in":3600,"scope":"profile:read"}`, n, n)
