@@ -120,6 +120,13 @@ function entriesOf(modules) {
   return (modules ?? []).map((entry) => (typeof entry === "string" ? { path: entry, why: undefined } : entry));
 }
 
+/** The keys a kit and a concept may have: another is a typo that would hide a rule. */
+const KIT_KEYS = new Set(["label", "root", "sources", "excluded"]);
+const CONCEPT_KEYS = new Set(["title", "summary", "name", "modules", "absent"]);
+
+/** The keys of `object` that `allowed` lacks. */
+const unknownKeys = (object, allowed) => Object.keys(object ?? {}).filter((key) => !allowed.has(key));
+
 /** The problems of the map's shape: what rules 1 to 4 need to be read at all. */
 function shapeProblems(map) {
   const problems = [];
@@ -130,8 +137,12 @@ function shapeProblems(map) {
     if (!Array.isArray(kit?.sources) || kit.sources.length === 0) {
       problems.push(`${MAP_PATH}: kit "${id}" names no \`sources\` (globs of its hand-written modules)`);
     }
+    for (const key of unknownKeys(kit, KIT_KEYS)) problems.push(`${MAP_PATH}: kit "${id}" has an unknown key "${key}"`);
   }
   for (const [id, concept] of Object.entries(map.concepts)) {
+    for (const key of unknownKeys(concept, CONCEPT_KEYS)) {
+      problems.push(`${MAP_PATH}: concept "${id}" has an unknown key "${key}"`);
+    }
     if (typeof concept?.name !== "string" || typeof concept?.title !== "string") {
       problems.push(`${MAP_PATH}: concept "${id}" wants a \`title\` and the \`name\` its modules carry`);
     }

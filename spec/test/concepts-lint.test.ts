@@ -146,6 +146,16 @@ describe("the check fails, naming the file and the concept", () => {
     ]);
   });
 
+  it("on a misspelt key, which would otherwise drop a rule unseen", () => {
+    const map = passing();
+    const misspelt = { ...map.concepts["token-manager"], asbent: map.concepts["token-manager"].absent };
+    delete misspelt.absent;
+    map.concepts["token-manager"] = misspelt;
+    expect(problemsOf(tree(files), map)).toEqual([
+      `spec/concepts.yaml: concept "token-manager" has an unknown key "asbent"`,
+    ]);
+  });
+
   it("on a concept naming a kit the map does not have", () => {
     const map = passing();
     map.concepts["token-record"].modules = { ...map.concepts["token-record"].modules, rust: ["x.rs"] };
