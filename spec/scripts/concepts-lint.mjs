@@ -6,9 +6,10 @@
 // 1. Every module a concept names exists.
 // 2. A module is named as its concept's `name`, or its entry says `why` not. Names are compared
 //    after dropping the extension, a leading `_` and every `-` and `_`, in lower case; the module's
-//    folder may carry part of the name (Python's storage/file.py is "file-storage"), and a module
-//    may name a part of its concept after the name (client-state.ts is "client"). A `why` on a
-//    module that is named as its concept is stale and refused.
+//    folder may carry part of the name (Python's storage/file.py is "file-storage"), and the name
+//    may lead or end the module's (client-state.ts is "client", Java's RedisLock.java and Go's
+//    redisstorage.go are a Redis "lock" and "storage"). A `why` on a module that is named as its
+//    concept is stale and refused.
 // 3. Every hand-written source module of a kit (its `sources`, less its `excluded` patterns: tests,
 //    generated code, examples, tools) belongs to some concept of that kit.
 // 4. Every concept names its modules in every kit, or says why that kit has none (`absent`).
@@ -107,12 +108,17 @@ export function normalName(name) {
     .toLowerCase();
 }
 
-/** Whether the module at `path` is named as `name`: by its file name, or its folder's and its own. */
+/**
+ * Whether the module at `path` is named as `name`: its file name, or its folder's and its own
+ * together, starts or ends with the name.
+ */
 export function namedAs(path, name) {
   const own = normalName(basename(path));
   const folder = normalName(basename(dirname(path)));
   const wanted = normalName(name);
-  return [own, folder + own, own + folder].some((candidate) => candidate.startsWith(wanted));
+  return [own, folder + own, own + folder].some(
+    (candidate) => candidate.startsWith(wanted) || candidate.endsWith(wanted),
+  );
 }
 
 /** A concept's entries for one kit, each as `{ path, why }`. */

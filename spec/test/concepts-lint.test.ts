@@ -198,6 +198,8 @@ describe("names and patterns", () => {
     ["packages/go/tokenmanager/refreshintent.go", "refresh-intent"],
     ["packages/python/src/tenant_integration/storage/file.py", "file-storage"],
     ["packages/client/src/client-state.ts", "client"],
+    ["packages/go/redisstorage/redisstorage.go", "storage"],
+    ["packages/java/redis/src/main/java/io/github/tenantintegration/redisstorage/RedisLock.java", "lock"],
   ])("%s is named %s", (path, name) => {
     expect(concepts.namedAs(path, name)).toBe(true);
   });
