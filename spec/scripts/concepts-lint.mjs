@@ -127,7 +127,7 @@ function entriesOf(modules) {
 }
 
 /** The keys a kit and a concept may have: another is a typo that would hide a rule. */
-const KIT_KEYS = new Set(["label", "root", "sources", "excluded"]);
+const KIT_KEYS = new Set(["label", "root", "hide", "sources", "excluded"]);
 const CONCEPT_KEYS = new Set(["title", "summary", "name", "modules", "absent"]);
 
 /** The keys of `object` that `allowed` lacks. */
@@ -225,10 +225,14 @@ export function checkConcepts(root, map = readConceptMap(root)) {
   return { problems, kits: Object.keys(map.kits).length, concepts: Object.keys(map.concepts).length };
 }
 
-/** A module's path as the table shows it: from its kit's `root`, in code type. */
+/**
+ * A module's path as the table shows it, in code type: from its kit's `root`, without the folders
+ * its kit's `hide` names (Java's `src/main/java/<package>/`).
+ */
 function shownPath(kit, path) {
   const root = kit.root ?? "";
-  return `\`${path.startsWith(root) ? path.slice(root.length) : path}\``;
+  const shown = path.startsWith(root) ? path.slice(root.length) : path;
+  return `\`${kit.hide ? shown.replace(kit.hide, "") : shown}\``;
 }
 
 /**

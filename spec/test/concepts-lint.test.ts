@@ -14,7 +14,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 type Entry = string | { path: string; why?: string };
 type Concept = { title: string; name: string; modules?: Record<string, Entry[]>; absent?: Record<string, string> };
-type Kit = { sources: string[]; excluded?: Record<string, string[]> };
+type Kit = { sources: string[]; excluded?: Record<string, string[]>; root?: string; hide?: string };
 type ConceptMap = {
   kits: Record<string, Kit>;
   concepts: { "token-record": Concept; "token-manager": Concept } & Record<string, Concept>;
@@ -174,6 +174,17 @@ describe("the map's table in CONTRIBUTING.md", () => {
     expect(table).toContain(
       "`token-manager/src/token-record.ts` | `_token_record.py` | `tokenmanager/tokenrecord.go` |",
     );
+  });
+
+  it("shows a kit's paths from its root, without the folders it hides", () => {
+    const map = passing();
+    map.kits.go = {
+      sources: ["go/**/*.go"],
+      excluded: { tests: ["**/*_test.go"] },
+      root: "go/",
+      hide: "tokenmanager/",
+    };
+    expect(concepts.conceptTable(map)).toContain("| `ts/src/token-record.ts` | `tokenrecord.go` |");
   });
 
   it("fails when stale, and is written anew between its markers", () => {
