@@ -18,6 +18,14 @@ export function conceptTable(root) {
   return text.slice(begin.index + begin[0].length, end).trim();
 }
 
+/**
+ * The table as the page shows it: each concept by its title alone, so that the kits' columns keep
+ * their width in the reference's middle column (CONTRIBUTING.md shows each concept's summary too).
+ */
+export function compactTable(table) {
+  return table.replace(/^\| \*\*([^*]+)\*\*: [^|]*\|/gm, "| **$1** |");
+}
+
 /** The page: what the map is, then its table. */
 export function codeMapPage(table) {
   return [
@@ -27,7 +35,7 @@ export function codeMapPage(table) {
     "it names is gone, when a kit's module belongs to no concept, or when a module is named otherwise",
     "without a reason. Paths are from each kit's folder, named in its column.",
     "",
-    table,
+    compactTable(table),
   ].join("\n");
 }
 

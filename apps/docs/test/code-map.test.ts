@@ -15,7 +15,12 @@ describe("the Map of the code page", () => {
     expect(table).toContain(
       "`token-manager/src/refresh-intent.ts` | `_refresh_intent.py` | `tokenmanager/refreshintent.go` |",
     );
-    expect(codeMapPage(table)).toContain(table);
+    const page: string = codeMapPage(table);
+    expect(page).toContain("| **Refresh intent** | `token-manager/src/refresh-intent.ts` | `_refresh_intent.py` |");
+    expect(page).not.toContain("so that a paused holder's refresh is finished");
+    expect(page.split("\n").filter((line) => line.startsWith("| **"))).toHaveLength(
+      table.split("\n").filter((line) => line.startsWith("| **")).length,
+    );
   });
 
   it("is a section of its own, after the contract's tags, which stay as they were", () => {
