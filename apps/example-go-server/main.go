@@ -64,7 +64,9 @@ func run() error {
 	a := &app{sessions: sessions, logins: map[string]string{}, tenant: env("TENANT_URL", "http://127.0.0.1:4020")}
 	signIn, err := signinhttp.New(sessions, signinhttp.Options{
 		SessionOf: a.userOf, // the app's logged-in user names the session, never the request's query
-		OnError:   func(r *http.Request, err error) { slog.Warn("tenant sign-in refused", "path", r.URL.Path, "error", err) },
+		OnError: func(r *http.Request, err error) {
+			slog.Warn("tenant sign-in refused", "path", r.URL.Path, "error", err)
+		},
 	})
 	if err != nil {
 		return err
