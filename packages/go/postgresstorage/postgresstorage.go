@@ -7,7 +7,7 @@
 // back, and never opens or closes a pool of its own.
 //
 //	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
-//	err = postgresstorage.EnsureSchema(ctx, pool) // or apply SchemaSQL("") with your migrations
+//	_, err = postgresstorage.EnsureSchema(ctx, pool, "") // or apply SchemaSQL("") with your migrations
 //	storage, err := postgresstorage.New(pool, "https://acme.tenant.test", "demo-integration")
 //	manager, err := tokenmanager.New(config, tokenmanager.WithStorage(storage))
 //
