@@ -65,7 +65,13 @@ export interface NotRun {
   readonly targets: readonly Target[];
   readonly why: string;
 }
-export declare function notRun(scenarios: Record<string, unknown>[], targets?: readonly string[]): NotRun[];
+export declare function notRun(
+  scenarios: Record<string, unknown>[],
+  targets?: readonly string[],
+  geometry?: "reduced" | "full",
+): NotRun[];
+/** Runs left out of the reduced geometry while a kit's failure in them is open (scenarios.mjs). */
+export declare const KNOWN_FAILURES: readonly { scenario: string; storage: string; mix: string; why: string }[];
 /** The failures of one-refresh-per-expiry in a run of `sessions` sessions, each one token family. */
 export declare function refreshesPerSession(ledger: object, sessions: number, expiries: number): string[];
 export declare const SCENARIO_DIR: string;

@@ -7,6 +7,7 @@ export {
   notRun,
   TARGETS,
   FEATURES,
+  KNOWN_FAILURES,
   SCENARIO_DIR,
 } from "./scenarios.mjs";
 export { openSuite, plan, survey, CLIENT_ID, REDIRECT_URI } from "./suite.mjs";
