@@ -7,6 +7,7 @@ const unitTests = [
   "test/readme-claims.test.ts",
   "test/guides.test.ts",
   "test/changelog.test.ts",
+  "test/code-map.test.ts",
 ];
 
 export default defineConfig(({ mode }) => ({

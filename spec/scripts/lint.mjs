@@ -2,14 +2,16 @@
 // Validates the token store format (scripts/token-store.mjs: its schemas compile, its test vectors
 // fit their schema) and the contract: Redocly lint on the multi-file root, the contract's own rules
 // (scripts/contract-rules.mjs) and Spectral (OWASP) on the bundle, the contract's marks wherever a
-// user meets a claim (scripts/marks-lint.mjs: the kits' generated code, READMEs, docs samples), and
-// a breaking-change check with optic against the contract of the last release. Each step prints
+// user meets a claim (scripts/marks-lint.mjs: the kits' generated code, READMEs, docs samples), the
+// map of the code against the kits' modules (scripts/concepts-lint.mjs: spec/concepts.yaml), and a
+// breaking-change check with optic against the contract of the last release. Each step prints
 // its own findings; the first failing step stops the run with exit code 1.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { checkBreakingChanges } from "./breaking-changes.mjs";
+import { checkConcepts, readConceptMap, tableProblems } from "./concepts-lint.mjs";
 import { checkContractRules } from "./contract-rules.mjs";
 import { checkMarks } from "./marks-lint.mjs";
 import { checkTokenStore } from "./token-store.mjs";
@@ -67,6 +69,20 @@ if (marks.problems.length > 0) {
   process.exit(1);
 }
 console.log("✔ The contract's marks");
+
+console.log("\n▶ The map of the code against the kits' modules (scripts/concepts-lint.mjs)");
+const conceptMap = readConceptMap(join(specDir, ".."));
+const concepts = checkConcepts(join(specDir, ".."), conceptMap);
+concepts.problems.push(...tableProblems(join(specDir, ".."), conceptMap));
+if (concepts.problems.length > 0) {
+  console.error(concepts.problems.map((problem) => `  ✖ ${problem}`).join("\n"));
+  console.error(
+    "\n✖ The map of the code (spec/concepts.yaml) and the kits' modules differ: one concept, one module " +
+      "name, in every kit (spec/scripts/concepts-lint.mjs).",
+  );
+  process.exit(1);
+}
+console.log(`✔ The map of the code: ${concepts.concepts} concepts in ${concepts.kits} kits`);
 
 step("Spectral with the OWASP ruleset, warnings included", bin("spectral"), [
   "lint",

@@ -78,6 +78,16 @@ export const ALLOWED = [
     fragment: "refused the token (401).",
     why: "the CLI reports the status the tenant did answer, not what a tenant answers in general",
   },
+  {
+    file: "packages/go/README.md",
+    fragment: "`401` when `SessionOf` finds nobody logged in",
+    why: "the status signinhttp's handlers answer the app's browser when the app's login finds no user: the kit's own answer, not the tenant's",
+  },
+  {
+    file: "spec/token-store/README.md",
+    fragment: "`401` when `sessionOf` finds nobody logged in",
+    why: "the status the kits' sign-in handlers answer the app's browser when the app's login finds no user: the kit's own answer, not the tenant's",
+  },
 ];
 
 /** Files every statement of which is about the sandbox, not the service, and that say so at the top. */

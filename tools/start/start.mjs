@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // `pnpm start`: after `turbo run build`, serves what a newcomer wants to see and prints the URLs:
 // the docs (apps/docs/dist, on a tiny static server in this process), the sandbox tenant (its
-// built bin) and the example web app
-// signed in against that sandbox. Ctrl-C (or SIGTERM) stops every service it started, children
+// built bin), the example web app signed in against that sandbox, and the example Go server whose
+// users each connect their own tenant account. Ctrl-C (or SIGTERM) stops every service it started, children
 // included.
 //
 // To add a service, add an entry to `services`: a child process (command, args, a `ready` pattern
-// on its output) or an in-process server (`start()`), with the port it prefers.
+// on its output, an `env` of its own) or an in-process server (`start()`), with the port it prefers.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -24,6 +24,10 @@ const webPort = await freePort(Number(process.env.WEB_PORT ?? 5173));
 const sandboxClient = `id=demo,redirect=http://localhost:${webPort}/callback|http://127.0.0.1:${webPort}/callback`;
 // The command-line client of the docs' quick start ("In Node", "In Python"), on its fixed loopback port.
 const cliClient = "id=demo-cli,redirect=http://127.0.0.1:53682/callback";
+// The example server app of many users (apps/example-go-server), its port chosen first as the web app's.
+const goServer = join(root, "apps", "example-go-server", "bin", "example-go-server");
+const goServerPort = await freePort(Number(process.env.GO_SERVER_PORT ?? 8090));
+const goServerClient = `id=demo-server,redirect=http://127.0.0.1:${goServerPort}/callback`;
 /** The URL each started service answers on, by key, for the services started after it. */
 const urls = {};
 
@@ -40,11 +44,21 @@ const services = [
     enabled: () => existsSync(sandboxCli) || "packages/sandbox/dist/cli.js is missing: run `pnpm build`",
     port: Number(process.env.SANDBOX_PORT ?? 4020),
     command: process.execPath,
-    args: (port) => [sandboxCli, "--port", String(port), "--client", sandboxClient, "--client", cliClient],
+    args: (port) => [
+      sandboxCli,
+      "--port",
+      String(port),
+      "--client",
+      sandboxClient,
+      "--client",
+      cliClient,
+      "--client",
+      goServerClient,
+    ],
     ready: /listening on (\S+)/i,
     note:
       `OAuth client demo, redirect http://localhost:${webPort}/callback or http://127.0.0.1:${webPort}/callback; ` +
-      "demo-cli, redirect http://127.0.0.1:53682/callback",
+      `demo-cli, redirect http://127.0.0.1:53682/callback; demo-server, redirect http://127.0.0.1:${goServerPort}/callback`,
   },
   {
     name: "Example web app (sign in by clicking)",
@@ -60,6 +74,20 @@ const services = [
       const web = await serveExampleWeb({ port, host: HOST, tenantUrl: urls.sandbox, clientId: "demo" });
       return { url: `http://localhost:${web.port}/`, stop: () => web.close() };
     },
+  },
+  {
+    name: "Example Go server (many users, each connecting their own tenant account)",
+    enabled: () =>
+      !existsSync(goServer)
+        ? "apps/example-go-server/bin is missing: run `pnpm build` (it needs Go)"
+        : !urls.sandbox
+          ? "needs the sandbox"
+          : true,
+    port: goServerPort,
+    command: goServer,
+    args: () => [],
+    env: (port) => ({ PORT: String(port), TENANT_URL: urls.sandbox, CLIENT_ID: "demo-server" }),
+    ready: /listening on (\S+)/i,
   },
 ];
 
@@ -160,6 +188,7 @@ process.on("SIGHUP", () => void stopAll(0));
 async function startChild(service, port) {
   const child = spawn(service.command, service.args(port), {
     cwd: root,
+    env: { ...process.env, ...service.env?.(port) },
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });

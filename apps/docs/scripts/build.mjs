@@ -9,7 +9,8 @@
 // become inline SVG diagrams (scripts/diagrams.mjs). Every operation gets its TypeScript, Python, Go
 // and curl code samples (samples/<operationId>.ts|.py|.go|.sh) as x-codeSamples (scripts/code-samples.mjs). The
 // "Conformance" page shows the conformance suite's last recorded run (scripts/conformance.mjs), the
-// "Changelog" page the released notes and the pending changesets (scripts/changelog.mjs).
+// "Changelog" page the released notes and the pending changesets (scripts/changelog.mjs), the "Map of
+// the code" page which module holds each concept in each kit (scripts/code-map.mjs).
 // The contract itself (the bundled openapi.yaml and openapi.json, not the reader's copy) is copied
 // beside index.html, where the page's download links (redocly.yaml `downloadUrls`) point.
 import { spawnSync } from "node:child_process";
@@ -20,6 +21,7 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { withCodeSamples } from "./code-samples.mjs";
 import { withChangelog } from "./changelog.mjs";
+import { withCodeMap } from "./code-map.mjs";
 import { withConformance } from "./conformance.mjs";
 import { prepareForReaders } from "./prepare.mjs";
 
@@ -33,12 +35,16 @@ const conformance = JSON.parse(
 const work = mkdtempSync(join(tmpdir(), "docs-build-"));
 const bundle = join(work, "openapi.json");
 // Each operation's TypeScript, Python, Go and curl samples (samples/<operationId>.ts|.py|.go|.sh) as x-codeSamples.
-// Then the "Conformance" page and the "Changelog" page (scripts/changelog.mjs), both about the kit.
+// Then the "Conformance" page, the "Changelog" page (scripts/changelog.mjs) and the "Map of the code"
+// (scripts/code-map.mjs), all about the kit.
 const repoRoot = join(docsDir, "..", "..");
 writeFileSync(
   bundle,
   JSON.stringify(
-    withChangelog(withConformance(prepareForReaders(withCodeSamples(contract)), conformance), repoRoot),
+    withCodeMap(
+      withChangelog(withConformance(prepareForReaders(withCodeSamples(contract)), conformance), repoRoot),
+      repoRoot,
+    ),
     null,
     2,
   ),

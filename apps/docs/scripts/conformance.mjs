@@ -41,10 +41,16 @@ export function gridTargets(results) {
   return found.includes(MIXED.mix) ? [...targets, MIXED] : targets;
 }
 
-/** One cell: the runs of a target for a scenario on a storage, passed out of run; "–" when none ran. */
-function cell(own, target) {
+/**
+ * One cell: the runs of a target for a scenario on a storage, passed out of run; "–" when none ran,
+ * titled with why when the target's actor lacks a feature the scenario needs (`notRun`).
+ */
+function cell(own, target, notRun) {
   const label = ` data-label="${escapeHtml(target.label)}"`;
-  if (own.length === 0) return `<td class="none"${label} title="not run on this storage">–</td>`;
+  if (own.length === 0) {
+    const why = notRun ? `not run: ${notRun.why}` : "not run on this storage";
+    return `<td class="none"${label} title="${escapeHtml(why)}">–</td>`;
+  }
   const passed = own.filter((result) => result.passed).length;
   const runtimes = [...new Set(own.flatMap((result) => result.runtimes ?? []))].join(", ");
   const what = `${target.label}: ${passed} of ${own.length} runs passed${runtimes ? ` (${runtimes})` : ""}`;
@@ -84,6 +90,7 @@ export function conformanceGrid(report) {
         cell(
           own.filter((result) => result.mix === target.mix),
           target,
+          (report.notRun ?? []).find((entry) => entry.scenario === scenario && entry.targets.includes(target.mix)),
         ),
       );
       rows.push(
@@ -124,8 +131,9 @@ export function conformancePage(report) {
     "After every run the suite checks, from the sandbox's refresh-token ledger and from what the actors said:",
     "no refresh token presented twice (*single redemption*), no session ended that nothing should have ended,",
     "a fresh process continuing the session from the storage, every call answered within its bound, one",
-    "refresh per expiry, and no token or code in any log line at the most verbose level (token files 0600",
-    "in a 0700 directory).",
+    "refresh per expiry (per session, for a server acting for many users, none of whose sessions may be",
+    "answered with another user's account), and no token or code in any log line at the most verbose level",
+    "(token files 0600 in a 0700 directory).",
     "",
     `### The last recorded run`,
     "",
@@ -139,6 +147,14 @@ export function conformancePage(report) {
     "",
     conformanceGrid(report),
     "",
+    ...(report.notRun?.length
+      ? [
+          "Not run (their actors do not declare a feature the scenario needs):",
+          "",
+          ...report.notRun.map((entry) => `- \`${entry.scenario}\` on ${entry.targets.join(", ")}: ${entry.why}.`),
+          "",
+        ]
+      : []),
     ...(failures.length > 0
       ? [
           "Failed runs:",

@@ -81,6 +81,23 @@ describe("the Conformance page's grid", () => {
     expect(conformanceGrid(REPORT)).toMatch(/<td class="fail"[^>]*>✗ 0\/1<\/td>/);
   });
 
+  it("says why a target did not run a scenario that needs a feature its actor lacks (many sessions), in the cell and under the grid", () => {
+    const why = "its actor does not declare the sessions feature: its kit has no sessions object yet";
+    const report = {
+      ...REPORT,
+      results: [...REPORT.results, result("many-sessions", "redis", "go")],
+      notRun: [{ scenario: "many-sessions", targets: ["node", "python"], why }],
+    };
+    const grid = conformanceGrid(report);
+    expect(rows(grid).at(-1)).toEqual(["many-sessions", "redis", "–", "–", "✓ 1/1", "–", "2 / 2", "120 ms"]);
+    expect(grid).toContain(`<td class="none" data-label="TypeScript (Node)" title="not run: ${why}">–</td>`);
+    expect(grid).toContain(`<td class="none" data-label="mixed fleet" title="not run on this storage">–</td>`);
+    expect(conformancePage({ ...report, scenarios: REPORT.scenarios })).toContain(
+      `- \`many-sessions\` on node, python: ${why}.`,
+    );
+    expect(conformancePage(REPORT)).not.toContain("Not run");
+  });
+
   it("takes a new target, storage and scenario from the data: a Rust kit on PostgreSQL gets its column and row", () => {
     const report = {
       ...REPORT,

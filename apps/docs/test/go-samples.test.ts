@@ -9,7 +9,7 @@
 // says of the error codes is checked against tokenmanager's list and the catalogue. `go` and
 // `gofmt` are found on the PATH, as packages/go's own scripts find them. The guide names the local
 // sandbox and a fixed port; the runs put the sandbox's URL and free ports there.
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error -- a plain ES module of the build, without type declarations
 import { samplesDir } from "../scripts/code-samples.mjs";
 import { codeBlocks, contract, section } from "./support/contract.js";
+import { runSample } from "./support/samples.js";
 
 const docsDir = join(dirname(fileURLToPath(import.meta.url)), "..");
 const repoRoot = join(docsDir, "..", "..");
@@ -33,7 +34,6 @@ const SAMPLE_TENANT = "http://127.0.0.1:4020";
 const SAMPLE_REDIRECT = "http://127.0.0.1:53682/callback";
 const GUIDE_TENANT = "http://127.0.0.1:4020";
 const GUIDE_REDIRECT = "http://127.0.0.1:53682/callback";
-const AUTHORIZE_URL = /https?:\/\/\S+\/oauth\/authorize\?\S+/;
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 const operationIds = Object.values(contract.paths as Record<string, Record<string, { operationId: string }>>).flatMap(
@@ -158,44 +158,6 @@ function writeModule(dir: string, packages: Record<string, Record<string, string
     mkdirSync(join(dir, folder), { recursive: true });
     for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, folder, name), source);
   }
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  opened: boolean;
-}
-
-/**
- * Runs a built program; when it prints an authorize URL (on either stream: the loopback sign-in
- * prints it on stderr, the terminal), the test plays the person's browser there once.
- */
-async function runGo(binary: string, env: Record<string, string> = {}): Promise<Run> {
-  const child = spawn(binary, [], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let [stdout, stderr] = ["", ""];
-  let opened: Promise<unknown> | undefined;
-  const watch = () => {
-    const url = AUTHORIZE_URL.exec(`${stdout}\n${stderr}`)?.[0];
-    if (url && !opened) {
-      opened = approveInBrowser(url).catch((error: unknown) => {
-        child.kill(); // it would wait for a callback that never comes
-        return error;
-      });
-    }
-  };
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-    watch();
-  });
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-    watch();
-  });
-  const code = await new Promise<number | null>((resolve, reject) => child.on("close", resolve).on("error", reject));
-  const failure = await opened;
-  if (failure instanceof Error) throw failure;
-  return { code, stdout, stderr, opened: opened !== undefined };
 }
 
 let sandbox: RunningSandbox;
@@ -406,17 +368,17 @@ describe('the quick start "In Go"', () => {
     const home = mkdtempSync(join(tmpdir(), "docs-go-home-"));
     const nodeDir = programDirectory(docsDir, "go-guide-node-");
     try {
-      const first = await runGo(join(moduleDir, "bin", "run-guide"), { HOME: home });
+      const first = await runSample([join(moduleDir, "bin", "run-guide")], { HOME: home }, approveInBrowser);
       expect(first.code, first.stderr).toBe(0);
-      expect(first.opened, first.stderr).toBe(true);
+      expect(first.signedIn, first.stderr).toBe(true);
       expect(first.stdout).toMatch(/^200 OK /);
       expect(first.stdout).toContain(String(DEMO_USER["name"]));
       const file = join(home, ".config", "my-cli", "tokens.json");
       expect(statSync(file).mode & 0o777).toBe(0o600);
 
-      const again = await runGo(join(moduleDir, "bin", "run-guide"), { HOME: home });
+      const again = await runSample([join(moduleDir, "bin", "run-guide")], { HOME: home }, approveInBrowser);
       expect(again.code, again.stderr).toBe(0);
-      expect(again.opened, again.stderr).toBe(false);
+      expect(again.signedIn, again.stderr).toBe(false);
       expect(again.stdout).toContain(String(DEMO_USER["name"]));
 
       // The "In Node" program of the same user: no sign-in, the tokens the Go program stored.

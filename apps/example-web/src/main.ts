@@ -98,7 +98,8 @@ function describe(error: unknown): string {
     case "STATE_MISSING":
       return "This sign-in response does not belong to the sign-in this tab started (state mismatch), so it was rejected and nothing was sent to the tenant. Sign in again.";
     case "NO_PENDING_SIGN_IN":
-      return "There is no sign-in in progress in this tab (it was already used or never started). Sign in again.";
+      // Pending sign-ins are found by their state: a changed state finds none, as a used one does.
+      return "This sign-in response matches no sign-in in progress in this tab (already used, never started, or its state was changed), so it was rejected and nothing was sent to the tenant. Sign in again.";
     case "STATE_EXPIRED":
       return "The sign-in took too long. Sign in again.";
     case "AUTHORIZATION_DENIED":

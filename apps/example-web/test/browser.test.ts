@@ -175,8 +175,9 @@ describe("example web app", () => {
     await page.getByRole("button", { name: "Approve" }).click();
 
     expect(await settledState(page)).toBe("error");
-    expect(await page.getByTestId("error-code").innerText()).toBe("STATE_MISMATCH");
-    expect(await page.getByTestId("error-message").innerText()).toContain("state mismatch");
+    // Pending sign-ins are found by their state (spec/token-store): a tampered state finds none.
+    expect(await page.getByTestId("error-code").innerText()).toBe("NO_PENDING_SIGN_IN");
+    expect(await page.getByTestId("error-message").innerText()).toContain("nothing was sent to the tenant");
     const callbacks = requests
       .filter((url) => url.startsWith(`${stack.web.url}/callback?`))
       .map((url) => new URL(url).searchParams);

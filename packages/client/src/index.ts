@@ -8,6 +8,7 @@
  */
 export { createTenantClient, type TenantClient, type TenantClientOptions } from "./create-tenant-client.js";
 export { staticToken, type AccessTokenSource } from "./access-token-source.js";
+export { sessionClient, type SessionClientOptions, type SessionSource } from "./session-client.js";
 export type { FetchLike } from "@tenant-integration/internal";
 export { logTo, type ClientLogger, type Logger, type LogLevel, type LogEvent } from "./logger.js";
 export { bearerMiddleware, type BearerMiddlewareOptions } from "./middleware/bearer.js";

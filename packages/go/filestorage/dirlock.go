@@ -224,20 +224,38 @@ func describeHolder(lockPath string) string {
 }
 
 // process-wide: one holder per lock directory in this process at a time.
+// The in-process gate of each lock directory, so that the goroutines of one process queue here
+// rather than poll the directory; an entry lives while some goroutine uses it, so that a token file
+// of many sessions keeps none for the sessions that are not refreshing.
 var (
 	localMu    sync.Mutex
-	localLocks = map[string]chan struct{}{}
+	localLocks = map[string]*localSlot{}
 )
 
-func local(lockPath string) chan struct{} {
+type localSlot struct {
+	gate  chan struct{}
+	users int
+}
+
+// local is the gate of lockPath, counted as used until unlocal.
+func local(lockPath string) *localSlot {
 	localMu.Lock()
 	defer localMu.Unlock()
 	slot, ok := localLocks[lockPath]
 	if !ok {
-		slot = make(chan struct{}, 1)
+		slot = &localSlot{gate: make(chan struct{}, 1)}
 		localLocks[lockPath] = slot
 	}
+	slot.users++
 	return slot
+}
+
+func unlocal(lockPath string, slot *localSlot) {
+	localMu.Lock()
+	defer localMu.Unlock()
+	if slot.users--; slot.users == 0 {
+		delete(localLocks, lockPath)
+	}
 }
 
 // holder is a held lock directory.
@@ -346,17 +364,18 @@ func take(lockPath string) (*holder, error) {
 
 // hold runs task holding the lock directory lockPath beside the token file file (their directory
 // must exist), waiting at most timeout for a live holder of another process; until (nil: none) may
-// end the wait after each poll, or after a change the wait was woken by (lockwatch.go).
-func hold(ctx context.Context, lockPath, file string, stale, timeout time.Duration, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
+// end the wait after each poll, or after a change the wait was woken by (lockwatch.go, when watched).
+func hold(ctx context.Context, lockPath, file string, stale, timeout time.Duration, until func(context.Context) bool, watched bool, task func(context.Context, tokenmanager.Held) error) error {
 	deadline := time.Now().Add(timeout)
 	timedOut := func() error {
 		return tokenmanager.NewStorageError(tokenmanager.CodeLockTimeout, lockPath,
 			fmt.Sprintf("the lock %s stayed held for %s by %s", lockPath, timeout, describeHolder(lockPath)), nil, "", false)
 	}
 	slot := local(lockPath)
+	defer unlocal(lockPath, slot)
 	timer := time.NewTimer(timeout)
 	select {
-	case slot <- struct{}{}:
+	case slot.gate <- struct{}{}:
 		timer.Stop()
 	case <-timer.C:
 		return timedOut()
@@ -364,7 +383,7 @@ func hold(ctx context.Context, lockPath, file string, stale, timeout time.Durati
 		timer.Stop()
 		return ctx.Err()
 	}
-	defer func() { <-slot }()
+	defer func() { <-slot.gate }()
 	// A directory this process left behind here is removed first (it would wait for itself).
 	removeLeftBehind(lockPath)
 	var watch *lockWatch
@@ -393,7 +412,7 @@ func hold(ctx context.Context, lockPath, file string, stale, timeout time.Durati
 		if time.Now().After(deadline) {
 			return timedOut()
 		}
-		if !watching {
+		if !watching && watched {
 			// Watched from the first wait on; the lock is tried once more, as it may have been
 			// released before the watch began.
 			watch, watching = watchLock(lockPath, file), true

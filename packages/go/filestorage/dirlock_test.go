@@ -53,7 +53,7 @@ func (d *networkDisk) away() { d.link(d.dead) }
 func (d *networkDisk) back() { d.link(d.disk) }
 
 func (d *networkDisk) holdWhileAway() {
-	err := hold(context.Background(), d.file+".refresh.lock", d.file, 2*time.Second, 3*time.Second, nil,
+	err := hold(context.Background(), d.file+".refresh.lock", d.file, 2*time.Second, 3*time.Second, nil, true,
 		func(context.Context, tokenmanager.Held) error { d.away(); return nil })
 	if err != nil {
 		d.t.Fatal(err)
@@ -79,7 +79,7 @@ func TestALockLeftBehindIsRemovedAtOnceWhenItsHolderTakesItAgainInsteadOfWaiting
 	d.holdWhileAway()
 	taken := false
 	// A lock timeout shorter than the second between two tries of the directory left behind.
-	err := hold(context.Background(), d.file+".refresh.lock", d.file, 2*time.Second, 300*time.Millisecond, nil,
+	err := hold(context.Background(), d.file+".refresh.lock", d.file, 2*time.Second, 300*time.Millisecond, nil, true,
 		func(context.Context, tokenmanager.Held) error { taken = true; return nil })
 	if err != nil || !taken {
 		t.Fatalf("the holder waited for its own lock left behind: %v", err)

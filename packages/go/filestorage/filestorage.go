@@ -3,13 +3,17 @@
 // (spec/token-store/token-file.schema.json) and the same lock directories as fileStorage of
 // @tenant-integration/token-manager/node and FileStorage of the Python kit.
 //
-//   - One refresh among processes: Lock() is the cross-process refresh lock <file>.refresh.lock. A
-//     waiter polls it every 10–50 ms and wakes at once when it is released or the file replaced
-//     (a file system watch where the system has one), so that processes waiting for another's
-//     refresh use its tokens as soon as they are written.
+//   - One refresh among processes: Lock() is the cross-process refresh lock <file>.refresh.lock, and
+//     SessionLock() one per session (<file>.<hash>.refresh.lock) for a file shared by the sessions
+//     of a server acting for many users. A waiter polls it every 10–50 ms and wakes at once when it
+//     is released or the file replaced (a file system watch where the system has one), so that
+//     processes waiting for another's refresh use its tokens as soon as they are written.
+//   - Pending sign-ins by state: Take reads and removes one under the write lock (single use across
+//     processes); each write drops those whose expiry has passed.
 //   - Writes that lose nothing: each Set and Delete reads, changes and writes the file under
 //     <file>.write.lock; a write goes to <file>.<12 hex>.tmp, is fsynced, renamed over the file, and
-//     the directory is fsynced.
+//     the directory is fsynced. The changes a process makes while a rewrite runs are written
+//     together by the next one (writes.go), each call returning once its change is durable.
 //   - Modes: missing directories are made 0700, the file 0600; a file others may read is tightened
 //     to 0600 with a warning (FILE_UNSAFE when it cannot be).
 //   - Faults: an empty, corrupt or foreign file is moved aside to <file>.corrupt-<time>-<random> and
@@ -22,6 +26,7 @@ package filestorage
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -32,8 +37,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/tenant-integration/sdk/packages/go/internal/pendingrecord"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
 
@@ -49,6 +56,8 @@ type Storage struct {
 	staleAfter  time.Duration
 	lockTimeout time.Duration
 	log         *slog.Logger
+	writes      writes // the changes waiting for a rewrite (writes.go)
+	last        atomic.Pointer[snapshot]
 }
 
 // Option sets an optional behaviour of New.
@@ -100,10 +109,21 @@ func New(path string, opts ...Option) (*Storage, error) {
 func (s *Storage) Path() string { return s.path }
 
 // Lock is the cross-process refresh lock <file>.refresh.lock: whatever name is passed, the one lock
-// of this file, as in the other kits. Errors: LOCK_TIMEOUT (naming the holder), IO_FAILED.
-func (s *Storage) Lock() tokenmanager.Lock { return refreshLock{s} }
+// of this file, as in the other kits: the lock of a manager without a session id.
+// Errors: LOCK_TIMEOUT (naming the holder), IO_FAILED.
+func (s *Storage) Lock() tokenmanager.Lock { return refreshLock{s: s} }
 
-type refreshLock struct{ s *Storage }
+// SessionLock is the refresh lock of each session of a token file shared by many sessions
+// (tokenmanager.Sessions, WithSessionID): the lock directory <file>.<h>.refresh.lock, <h> the first
+// 16 lowercase hex digits of SHA-256 of the session's lock name, as in the other kits
+// (spec/token-store/README.md, "Locks"), so that one session's refresh never waits for another's.
+// Writes of the file still share <file>.write.lock, held only to read, change and write the file.
+func (s *Storage) SessionLock() tokenmanager.Lock { return refreshLock{s: s, perName: true} }
+
+type refreshLock struct {
+	s       *Storage
+	perName bool
+}
 
 func (l refreshLock) Do(ctx context.Context, name string, task func(context.Context, tokenmanager.Held) error) error {
 	return l.DoUntil(ctx, name, nil, task)
@@ -111,8 +131,23 @@ func (l refreshLock) Do(ctx context.Context, name string, task func(context.Cont
 
 // DoUntil is Do whose wait ends (tokenmanager.ErrLockWaitEnded) once until says so; until is called
 // after each poll of a lock another process holds (tokenmanager.WaitingLock).
-func (l refreshLock) DoUntil(ctx context.Context, _ string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
-	return l.s.lockedUntil(ctx, "refresh", until, func(ctx context.Context, held tokenmanager.Held, _ string) error { return task(ctx, held) })
+func (l refreshLock) DoUntil(ctx context.Context, name string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held) error) error {
+	run := func(ctx context.Context, held tokenmanager.Held, _ string) error { return task(ctx, held) }
+	if l.perName {
+		// A session's waiters are at most the processes, each taking the lock in turn and reading the
+		// tokens under it: no until (each would read the whole file, shared by every session, at
+		// every wake of every waiter) and no watch (a file system watch per waiter of every session
+		// would use up the system's watches); they poll the lock directory alone.
+		return l.s.lockedUntil(ctx, sessionLockHash(name)+".refresh", nil, false, run)
+	}
+	return l.s.lockedUntil(ctx, "refresh", until, true, run)
+}
+
+// sessionLockHash is <h> of a session's lock directory: the first 16 lowercase hex digits of
+// SHA-256 of its lock name (UTF-8).
+func sessionLockHash(lockName string) string {
+	sum := sha256.Sum256([]byte(lockName))
+	return hex.EncodeToString(sum[:8])
 }
 
 func ioFailed(path, what string, err error) error {
@@ -166,10 +201,12 @@ func makeDirectories(dir string) error {
 
 // locked runs task(file) holding <file>.<kind>.lock beside the resolved file.
 func (s *Storage) locked(ctx context.Context, kind string, task func(context.Context, tokenmanager.Held, string) error) error {
-	return s.lockedUntil(ctx, kind, nil, task)
+	return s.lockedUntil(ctx, kind, nil, true, task)
 }
 
-func (s *Storage) lockedUntil(ctx context.Context, kind string, until func(context.Context) bool, task func(context.Context, tokenmanager.Held, string) error) error {
+// lockedUntil runs task(file) holding <file>.<kind>.lock; until (nil: none) may end the wait;
+// watched says whether the wait also wakes on a file system watch of the lock and the file.
+func (s *Storage) lockedUntil(ctx context.Context, kind string, until func(context.Context) bool, watched bool, task func(context.Context, tokenmanager.Held, string) error) error {
 	file, err := s.target()
 	if err != nil {
 		return err
@@ -177,7 +214,7 @@ func (s *Storage) lockedUntil(ctx context.Context, kind string, until func(conte
 	if err := makeDirectories(filepath.Dir(file)); err != nil {
 		return ioFailed(file, "cannot create the directory of the token file", err)
 	}
-	return hold(ctx, file+"."+kind+".lock", file, s.staleAfter, s.lockTimeout, until, func(ctx context.Context, held tokenmanager.Held) error {
+	return hold(ctx, file+"."+kind+".lock", file, s.staleAfter, s.lockTimeout, until, watched, func(ctx context.Context, held tokenmanager.Held) error {
 		return task(ctx, held, file)
 	})
 }
@@ -317,31 +354,6 @@ func removeLeftovers(file string) {
 	}
 }
 
-func (s *Storage) update(ctx context.Context, change func(map[string]string) bool) error {
-	return s.locked(ctx, "write", func(_ context.Context, _ tokenmanager.Held, file string) error {
-		text, ok, err := s.readText(file)
-		if err != nil {
-			return err
-		}
-		data := map[string]string{}
-		if ok {
-			if what := problem(text); what == "" {
-				data = decode(text)
-			} else if err := s.setAside(file, what); !isCorrupt(err) {
-				return err
-			}
-		}
-		if change(data) {
-			if err := writeDurably(file, data); err != nil {
-				return err
-			}
-		}
-		// After the write, not before: a refresh's write is the crash window, kept short.
-		removeLeftovers(file)
-		return nil
-	})
-}
-
 func isCorrupt(err error) bool {
 	return errors.Is(err, &tokenmanager.Error{Code: tokenmanager.CodeFileCorrupt})
 }
@@ -357,8 +369,8 @@ func (s *Storage) Get(ctx context.Context, key string) (string, bool, error) {
 	if err != nil || !ok {
 		return "", false, err
 	}
-	if problem(text) == "" {
-		value, ok := decode(text)[key]
+	if data := s.read(text); data != nil {
+		value, ok := data[key]
 		return value, ok, nil
 	}
 	// Decide under the write lock, on a fresh read: another process may have replaced it meanwhile.
@@ -378,12 +390,64 @@ func (s *Storage) Get(ctx context.Context, key string) (string, bool, error) {
 	return value, found, err
 }
 
+// snapshot is a text of the file and its data, decoded once for every read of that same text: a file
+// shared by many sessions is read far more often than it changes, and decoding it is most of a read.
+type snapshot struct {
+	text string
+	data map[string]string // never changed once stored
+}
+
+// read is the data of a file whose text is text, nil when the text is no JSON object of strings. A
+// text equal to the last one read (compared whole: never by its size or time) reuses its data.
+func (s *Storage) read(text string) map[string]string {
+	if last := s.last.Load(); last != nil && last.text == text {
+		return last.data
+	}
+	if problem(text) != "" {
+		return nil
+	}
+	data := decode(text)
+	s.last.Store(&snapshot{text: text, data: data})
+	return data
+}
+
 // Set stores value under key, keeping every other key; durable when it returns.
 func (s *Storage) Set(ctx context.Context, key, value string) error {
 	return s.update(ctx, func(data map[string]string) bool {
 		data[key] = value
 		return true
 	})
+}
+
+// SetExpiring stores value under key, as Set (tokenmanager.ExpiringStorage): the file drops a pending
+// sign-in (a key …:pending:<32 hex digits>) on a later write once its record's expiresAt has passed,
+// or when it is no valid record, without a scan of anything but the file it rewrites anyway; lifetime
+// itself is not kept.
+func (s *Storage) SetExpiring(ctx context.Context, key, value string, _ time.Duration) error {
+	return s.Set(ctx, key, value)
+}
+
+// Take returns the value of key and removes it, in one step under the write lock
+// (tokenmanager.TakingStorage): of any number of processes taking one key, one gets it.
+func (s *Storage) Take(ctx context.Context, key string) (string, bool, error) {
+	var value string
+	var found bool
+	err := s.update(ctx, func(data map[string]string) bool {
+		value, found = data[key]
+		delete(data, key)
+		return found
+	})
+	return value, found, err
+}
+
+// dropPending drops every pending sign-in whose record has expired by nowMs or does not validate
+// (spec/token-store/README.md, "Pending sign-ins by state": on each write of the file).
+func dropPending(data map[string]string, nowMs int64) {
+	for key, value := range data {
+		if pendingrecord.IsName(key) && pendingrecord.Expired(value, nowMs) {
+			delete(data, key)
+		}
+	}
 }
 
 // Delete removes key; writes nothing when it is absent.

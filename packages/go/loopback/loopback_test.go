@@ -224,14 +224,15 @@ func TestACallbackWithAnotherStateFailsAndTheBrowserIsToldSo(t *testing.T) {
 		return b.open(redirect + "?code=x&state=another-state-0123456789")
 	}
 	_, err := SignIn(context.Background(), m, WithOpenBrowser(forged))
-	if !errors.Is(err, tokenmanager.ErrStateMismatch) {
+	// Pending sign-ins are found by their state: another state finds none.
+	if !errors.Is(err, tokenmanager.ErrNoPendingSignIn) {
 		t.Fatalf("%v", err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for status, _, _ := b.last(); status == 0 && time.Now().Before(deadline); status, _, _ = b.last() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if status, page, _ := b.last(); status != 400 || !strings.Contains(page, "STATE_MISMATCH") || strings.Contains(page, "another-state") {
+	if status, page, _ := b.last(); status != 400 || !strings.Contains(page, "NO_PENDING_SIGN_IN") || strings.Contains(page, "another-state") {
 		t.Fatalf("%d %q", status, page)
 	}
 }

@@ -7,12 +7,13 @@
 // back, and never opens or closes a pool of its own.
 //
 //	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
-//	err = postgresstorage.EnsureSchema(ctx, pool) // or apply SchemaSQL("") with your migrations
+//	_, err = postgresstorage.EnsureSchema(ctx, pool, "") // or apply SchemaSQL("") with your migrations
 //	storage, err := postgresstorage.New(pool, "https://acme.tenant.test", "demo-integration")
 //	manager, err := tokenmanager.New(config, tokenmanager.WithStorage(storage))
 //
 // A storage is made for one tenant origin and client id, the manager's: a client id may hold ':',
-// so a record's name alone does not say where it ends. Each Get, Set and Delete is one autocommitted
+// so a record's name alone does not say where it ends. Each Get, Set, Delete, SetExpiring and Take
+// (pending sign-ins by state: an expiring row, taken once by DELETE … RETURNING) is one autocommitted
 // statement on a connection of the pool, bounded by the command timeout (5 s). At its first use the
 // storage checks the table: SCHEMA_MISSING (no table: apply the schema or call EnsureSchema),
 // SCHEMA_MISMATCH (another version's or application's table: nothing is written), READ_ONLY (a hot
@@ -265,6 +266,59 @@ func (s *Storage) Set(ctx context.Context, name, value string) error {
 			append(row.values(), value)...)
 		return err
 	})
+}
+
+// cleanupBatch is how many expired rows one SetExpiring deletes at most: the clean-up of one
+// pending sign-in stays short (the TypeScript storage's CLEANUP_BATCH).
+const cleanupBatch = 100
+
+// SetExpiring stores value under name to be dropped once lifetime has passed (by the server's
+// clock): a pending sign-in (tokenmanager.ExpiringStorage). Expired rows read as absent; up to
+// cleanupBatch of them (others', never this one) are deleted by the same statement through the
+// expires_at index, never a scan, skipping rows another statement holds.
+// Errors: INVALID_OPTIONS (a lifetime under a millisecond), and those of Set.
+func (s *Storage) SetExpiring(ctx context.Context, name, value string, lifetime time.Duration) error {
+	ms := lifetime.Milliseconds()
+	if lifetime%time.Millisecond != 0 {
+		ms++ // a whole number of milliseconds, rounded up, as the other kits store it
+	}
+	if ms <= 0 {
+		return tokenmanager.NewError(tokenmanager.CodeInvalidOptions, "SetExpiring's lifetime must be at least a millisecond", nil)
+	}
+	return s.statement(ctx, name, "INSERT", func(ctx context.Context, conn *pgxpool.Conn, row key) error {
+		_, err := conn.Exec(ctx, `WITH expired AS (
+				DELETE FROM `+s.table.sql+` WHERE (session, origin, client_id, kind) IN (
+					SELECT session, origin, client_id, kind FROM `+s.table.sql+`
+					WHERE expires_at <= now() AND NOT (`+keyColumns+`)
+					ORDER BY expires_at LIMIT `+fmt.Sprint(cleanupBatch)+` FOR UPDATE SKIP LOCKED))
+			INSERT INTO `+s.table.sql+` AS t (session, origin, client_id, kind, value, expires_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, now() + $6 * interval '1 millisecond', now())
+			ON CONFLICT (session, origin, client_id, kind)
+			DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at, updated_at = excluded.updated_at`,
+			append(row.values(), value, ms)...)
+		return err
+	})
+}
+
+// Take returns the value of name and deletes it in one statement (DELETE … RETURNING): of any
+// number of concurrent Takes, in any processes, at most one gets it (tokenmanager.TakingStorage).
+// An expired row is deleted and reads as absent.
+// Errors: those of Delete.
+func (s *Storage) Take(ctx context.Context, name string) (string, bool, error) {
+	var value string
+	live := false
+	err := s.statement(ctx, name, "DELETE", func(ctx context.Context, conn *pgxpool.Conn, row key) error {
+		err := conn.QueryRow(ctx, "DELETE FROM "+s.table.sql+" WHERE "+keyColumns+
+			" RETURNING value, (expires_at IS NULL OR expires_at > now())", row.values()...).Scan(&value, &live)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil || !live {
+		return "", false, err
+	}
+	return value, true, nil
 }
 
 // Delete removes name (DELETE).

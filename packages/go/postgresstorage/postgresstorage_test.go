@@ -403,3 +403,63 @@ func TestEveryWaiterIsWokenAtTheReleaseToAskUntilAndNoneQueuesForTheLock(t *test
 		t.Fatalf("%d waiters took the lock after the tokens were fresh", n)
 	}
 }
+
+func TestAPendingSignInIsTakenOnceAndAnExpiredOneReadsAsAbsent(t *testing.T) {
+	server := startPostgres(t)
+	ctx := context.Background()
+	p := pool(t, server.URL, 16)
+	if _, err := postgresstorage.EnsureSchema(ctx, p, "pending_take"); err != nil {
+		t.Fatal(err)
+	}
+	storage, err := postgresstorage.New(p, origin, clientID, postgresstorage.WithTable("pending_take"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The kit's storages are all ExpiringStorages and TakingStorages: the manager relies on it.
+	var _ tokenmanager.ExpiringStorage = storage
+	var _ tokenmanager.TakingStorage = storage
+	name := prefix + "pending:0123456789abcdef0123456789abcdef"
+	if err := storage.SetExpiring(ctx, name, `{"state":"s"}`, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// Eight concurrent takes, each on a connection of its own: exactly one gets the value.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := 0
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			value, ok, err := storage.Take(ctx, name)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok {
+				mu.Lock()
+				got++
+				mu.Unlock()
+				if value != `{"state":"s"}` {
+					t.Errorf("Take: %q", value)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got != 1 {
+		t.Fatalf("%d takes got the pending sign-in, want exactly 1", got)
+	}
+	if err := storage.SetExpiring(ctx, name, `{"state":"old"}`, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if _, ok, err := storage.Get(ctx, name); ok || err != nil {
+		t.Fatalf("Get of an expired pending sign-in: %v %v", ok, err)
+	}
+	if _, ok, err := storage.Take(ctx, name); ok || err != nil {
+		t.Fatalf("Take of an expired pending sign-in: %v %v", ok, err)
+	}
+	if err := storage.SetExpiring(ctx, name, "{}", 0); codeOf(err) != tokenmanager.CodeInvalidOptions {
+		t.Fatalf("a lifetime of 0: %v", err)
+	}
+}

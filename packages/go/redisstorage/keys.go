@@ -1,14 +1,16 @@
 package redisstorage
 
 // The Redis keys of the manager's records, shared by every kit (spec/token-store/README.md): the
-// session part of a name is wrapped in a hash tag, so that the keys of one session (tokens,
-// pending, intent, lock) and so every script and pipeline on them stay in one slot of a Redis
-// Cluster. The same keys on a single server, so that a deployment moves between the two unchanged.
+// scope part of a name is wrapped in a hash tag, so that the keys of one session (tokens, intent,
+// lock) and so every script and pipeline on them stay in one slot of a Redis Cluster; a pending
+// sign-in's tag is its client's. The same keys on a single server, so that a deployment moves
+// between the two unchanged.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -17,23 +19,38 @@ import (
 // namespace starts every name the manager gives a storage: tenant-integration:<origin>:<clientId>:<kind>.
 const namespace = "tenant-integration:"
 
-// Key is the Redis key of a storage or lock name: for the manager's names
-// (tenant-integration:<origin>:<clientId>:<kind>, kind one of tokens, pending, intent, lock)
-// prefix + "tenant-integration:{<origin>:<clientId>}:<kind>", for any other name prefix + name.
+// Key is the Redis key of a storage or lock name (spec/token-store/README.md, "Names and keys"): for
+// a scope's name, tenant-integration:<scope>:<kind> (kind one of tokens, intent, lock, and the
+// pending of kits before issue 39; scope <origin>:<clientId>, or <origin>:<clientId>:<session> for a
+// session), prefix + "tenant-integration:{<scope>}:<kind>"; for a pending sign-in's name,
+// tenant-integration:<origin>:<clientId>:pending:<32 hex digits>,
+// prefix + "tenant-integration:{<origin>:<clientId>}:pending:<32 hex digits>"; for any other name
+// prefix + name. So a session's keys share one hash slot of a Redis Cluster, and different sessions
+// spread over it.
 //
-//	Key("app:", "tenant-integration:https://acme.tenant.test:demo:tokens")
-//	// "app:tenant-integration:{https://acme.tenant.test:demo}:tokens"
+//	Key("app:", "tenant-integration:https://acme.tenant.test:demo:42:tokens")
+//	// "app:tenant-integration:{https://acme.tenant.test:demo:42}:tokens"
 func Key(prefix, name string) string {
 	rest, ok := strings.CutPrefix(name, namespace)
+	if !ok {
+		return prefix + name
+	}
+	if pendingName.MatchString(rest) {
+		cut := len(rest) - len(":pending:") - 32
+		return prefix + namespace + "{" + rest[:cut] + "}" + rest[cut:]
+	}
 	last := strings.LastIndexByte(rest, ':')
-	if !ok || last <= 0 || !kinds[rest[last+1:]] {
+	if last <= 0 || !kinds[rest[last+1:]] {
 		return prefix + name
 	}
 	return prefix + namespace + "{" + rest[:last] + "}" + rest[last:]
 }
 
-// kinds are the last parts of the manager's names.
+// kinds are the last parts of the manager's names of a scope.
 var kinds = map[string]bool{"tokens": true, "pending": true, "intent": true, "lock": true}
+
+// pendingName is a pending sign-in's name after the namespace: <origin>:<clientId>:pending:<key>.
+var pendingName = regexp.MustCompile(`^.+:pending:[0-9a-f]{32}$`)
 
 // checkPrefix refuses a prefix holding a brace: Redis Cluster hashes the first {…} of a key, so a
 // brace in the prefix would take the place of the session's hash tag.

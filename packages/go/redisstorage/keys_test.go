@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/tenant-integration/sdk/packages/go/internal/tokenstoreschema"
 	"github.com/tenant-integration/sdk/packages/go/redisstorage"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 )
@@ -109,6 +110,46 @@ func TestARingAndReplicaReadsAreRefusedAndEveryOtherUniversalClientAccepted(t *t
 	for _, client := range []redis.UniversalClient{cluster, failover, universal} {
 		if _, err := redisstorage.New(client); err != nil {
 			t.Errorf("%T: %v", client, err)
+		}
+	}
+}
+
+// crc16 is Redis Cluster's key hash (CRC16-CCITT, XMODEM): a key's slot is crc16(hashTag) % 16384.
+func crc16(text string) int {
+	crc := 0
+	for i := 0; i < len(text); i++ {
+		crc ^= int(text[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = (crc << 1) ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+			crc &= 0xffff
+		}
+	}
+	return crc
+}
+
+func slot(key string) int { return crc16(hashTag(key)) % 16384 }
+
+// Every kit maps the names to the same keys, slots and wake channels: the shared vectors.
+func TestTheKeysOfSessionsAndPendingSignInsAreTheSharedVectors(t *testing.T) {
+	vectors := tokenstoreschema.ReadVectors(t)
+	for _, v := range vectors.Scopes {
+		for kind, name := range v.Names {
+			key := redisstorage.Key(v.Prefix, name)
+			if key != v.RedisKeys[kind] || slot(key) != v.Slot {
+				t.Errorf("%s %s: %s in slot %d, want %s in %d", v.Scope, kind, key, slot(key), v.RedisKeys[kind], v.Slot)
+			}
+		}
+		if channel := redisstorage.Key(v.Prefix, v.Names["lock"]) + ":released"; channel != v.Channel {
+			t.Errorf("%s: the wake channel %s, want %s", v.Scope, channel, v.Channel)
+		}
+	}
+	for _, v := range vectors.Pending {
+		if key := redisstorage.Key(v.Prefix, v.Name); key != v.RedisKey || slot(key) != v.Slot {
+			t.Errorf("pending %s: %s in slot %d, want %s in %d", v.Key, key, slot(key), v.RedisKey, v.Slot)
 		}
 	}
 }

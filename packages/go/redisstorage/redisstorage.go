@@ -11,8 +11,11 @@
 //	manager, err := tokenmanager.New(config, tokenmanager.WithStorage(storage))
 //
 // The keys of one session share a hash tag, so one cluster slot (see Key):
-// <prefix>tenant-integration:{<origin>:<clientId>}:<kind> for the kinds tokens, pending, intent and
-// lock, on a single server and a cluster alike.
+// <prefix>tenant-integration:{<origin>:<clientId>}:<kind> for the kinds tokens, intent and lock, and
+// <prefix>tenant-integration:{<origin>:<clientId>:<session>}:<kind> for a session of a server acting
+// for many users, on a single server and a cluster alike. Pending sign-ins live under
+// <prefix>tenant-integration:{<origin>:<clientId>}:pending:<key>, written with a TTL (SetExpiring)
+// and taken with GETDEL (Take).
 //
 // On a *redis.ClusterClient the storage follows a failover through the client it was given:
 // go-redis reloads its slot map on its own only every ClusterStateReloadInterval (60 s by default)
@@ -45,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -268,6 +272,41 @@ func (s *Storage) Get(ctx context.Context, name string) (string, bool, error) {
 func (s *Storage) Set(ctx context.Context, name, value string) error {
 	key := Key(s.o.prefix, name)
 	return s.write(ctx, "SET", key, func(p redis.Cmdable, ctx context.Context) *redis.StatusCmd { return p.Set(ctx, key, value, 0) }, value)
+}
+
+// SetExpiring stores value under name for lifetime (SET … PX; with WithReplicas, then WAIT): Redis
+// drops it once the lifetime has passed (tokenmanager.ExpiringStorage; pending sign-ins).
+// Errors: COMMAND_FAILED, UNEXPECTED_REPLY, REPLICATION_TIMEOUT, INVALID_OPTIONS (a lifetime under 1 ms).
+func (s *Storage) SetExpiring(ctx context.Context, name, value string, lifetime time.Duration) error {
+	key := Key(s.o.prefix, name)
+	if lifetime < time.Millisecond {
+		return invalid("lifetime", "at least 1 ms (PX counts milliseconds)")
+	}
+	return s.write(ctx, "SET", key, func(p redis.Cmdable, ctx context.Context) *redis.StatusCmd { return p.Set(ctx, key, value, lifetime) }, value)
+}
+
+// takeScript is GETDEL for a server older than Redis 6.2: one script, so one atomic step.
+var takeScript = redis.NewScript(`local v = redis.call('GET', KEYS[1]) redis.call('DEL', KEYS[1]) return v`)
+
+// Take returns the value of name and deletes it in one atomic step (GETDEL; on a server without it,
+// an equivalent script), so that of any number of processes taking one key one gets it
+// (tokenmanager.TakingStorage; pending sign-ins). Errors: COMMAND_FAILED.
+func (s *Storage) Take(ctx context.Context, name string) (string, bool, error) {
+	key := Key(s.o.prefix, name)
+	value, err := within(ctx, s.o.deadline, func(ctx context.Context) (string, error) {
+		value, err := s.client.GetDel(ctx, key).Result()
+		if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+			return takeScript.Run(ctx, s.client, []string{key}).Text()
+		}
+		return value, err
+	}, nil)
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, failed(tokenmanager.CodeCommandFailed, "GETDEL", key, err)
+	}
+	return value, true, nil
 }
 
 // Delete removes name (DEL; with WithReplicas, then WAIT). Errors: COMMAND_FAILED, REPLICATION_TIMEOUT.

@@ -5,6 +5,7 @@ package redisstorage_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -487,5 +488,109 @@ func TestALeaseTakenByASetNXWithoutAReplyIsReleasedAtTheNextTry(t *testing.T) {
 	ran := false
 	if err := lock.Do(ctx, name, func(context.Context, tokenmanager.Held) error { ran = true; return nil }); err != nil || !ran {
 		t.Fatalf("the next try waited on the lease of its own SET NX without a reply: %v", err)
+	}
+}
+
+func TestAPendingSignInIsWrittenWithATTLAndTakenOnce(t *testing.T) {
+	s := startRedis(t)
+	client := s.client(t)
+	storage, err := redisstorage.New(client, redisstorage.WithPrefix("app:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	name := "tenant-integration:https://acme.tenant.test:demo:pending:0f007385b6f9d4b7eeb2748605afe1a9"
+	key := "app:tenant-integration:{https://acme.tenant.test:demo}:pending:0f007385b6f9d4b7eeb2748605afe1a9"
+	if err := storage.SetExpiring(ctx, name, "record", 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := client.PTTL(ctx, key).Val(); ttl <= 9*time.Minute || ttl > 10*time.Minute {
+		t.Fatalf("PTTL %s", ttl)
+	}
+	var wg sync.WaitGroup
+	var got atomic.Int32
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if value, ok, err := storage.Take(ctx, name); err != nil {
+				t.Error(err)
+			} else if ok && value == "record" {
+				got.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if got.Load() != 1 || client.Exists(ctx, key).Val() != 0 {
+		t.Fatalf("%d takers got it", got.Load())
+	}
+	if err := storage.SetExpiring(ctx, name, "record", 30*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(80 * time.Millisecond)
+	if _, ok, err := storage.Take(ctx, name); ok || err != nil {
+		t.Fatalf("an expired pending sign-in was taken: %v", err)
+	}
+}
+
+// Sessions on Redis: each session's records under its own hash tag, pending sign-ins under the
+// client's, and a callback replayed from another browser refused before any exchange.
+func TestSessionsKeepEachSessionUnderItsOwnKeys(t *testing.T) {
+	s := startRedis(t)
+	client := s.client(t)
+	storage, err := redisstorage.New(client, redisstorage.WithPrefix("app:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sandbox := tenanttest.Start(t)
+	client0 := sandbox.Clients[0]
+	sessions, err := tokenmanager.NewSessions(tokenmanager.Config{BaseURL: sandbox.URL, ClientID: client0.ID, RedirectURI: client0.RedirectURIs[0],
+		Scopes: []scope.Scope{scope.ProfileRead}}, tokenmanager.WithStorage(storage), tokenmanager.WithClock(sandbox.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, id := range []string{"42", "43"} {
+		signIn, err := sessions.BeginSignIn(ctx, id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending := client.Keys(ctx, "app:tenant-integration:{"+sandbox.URL+":"+client0.ID+"}:pending:*").Val()
+		if len(pending) != 1 || client.PTTL(ctx, pending[0]).Val() <= 0 {
+			t.Fatalf("pending keys %v", pending)
+		}
+		callback, err := tenanttest.Approve(ctx, signIn.URL+"&sandbox_user="+id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sessions.CompleteSignIn(ctx, tokenmanager.Callback{URL: callback, Binding: tokenmanager.NewBinding()}); !errors.Is(err, tokenmanager.ErrStateMismatch) {
+			t.Fatalf("another browser's callback: %v", err)
+		}
+		if client.Exists(ctx, pending[0]).Val() != 0 {
+			t.Fatal("the refused callback left its pending sign-in")
+		}
+		signIn, _ = sessions.BeginSignIn(ctx, id, signIn.Binding)
+		callback, _ = tenanttest.Approve(ctx, signIn.URL+"&sandbox_user="+id)
+		if _, err := sessions.CompleteSignIn(ctx, tokenmanager.Callback{URL: callback, Binding: signIn.Binding, SessionID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if client.Exists(ctx, "app:tenant-integration:{"+sandbox.URL+":"+client0.ID+":"+id+"}:tokens").Val() != 1 {
+			t.Fatalf("no tokens under session %s's key: %v", id, client.Keys(ctx, "*").Val())
+		}
+	}
+	for _, id := range []string{"42", "43"} {
+		httpClient, _ := sessions.Client(id)
+		response, err := httpClient.Get(sandbox.URL + "/api/v1/auth/user")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var user struct {
+			ID any `json:"id"`
+		}
+		_ = json.NewDecoder(response.Body).Decode(&user)
+		response.Body.Close()
+		if fmt.Sprint(user.ID) != id {
+			t.Fatalf("session %s is served user %v", id, user.ID)
+		}
 	}
 }

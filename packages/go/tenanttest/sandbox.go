@@ -378,6 +378,47 @@ type Event struct {
 	Status    int     `json:"status"`
 	Outcome   string  `json:"outcome"`
 	Detail    *string `json:"detail"`
+	// User is the id of the sandbox user whose grant the call was about (a number or a string, as
+	// the sandbox's user records have it), nil when none.
+	User any `json:"user"`
+}
+
+// Ledger is the sandbox's refresh-token ledger (GET /__sandbox/ledger): which refresh token was
+// presented when, by whom and with what outcome, named by fingerprint (SHA-256), never by value.
+type Ledger struct {
+	RefreshTokens []struct {
+		Fingerprint   string  `json:"fingerprint"`
+		Family        *string `json:"family"`
+		Presentations []struct {
+			Seq     int     `json:"seq"`
+			Actor   *string `json:"actor"`
+			Outcome string  `json:"outcome"`
+			Detail  *string `json:"detail"`
+		} `json:"presentations"`
+	} `json:"refreshTokens"`
+	// Reuses are the presentations of a rotated-away refresh token that revoked its family.
+	Reuses []struct {
+		Fingerprint string  `json:"fingerprint"`
+		Family      *string `json:"family"`
+		Actor       *string `json:"actor"`
+	} `json:"reuses"`
+	// Families are the sign-ins, each with its user (who approved it).
+	Families []struct {
+		ID        string  `json:"id"`
+		User      any     `json:"user"`
+		Revoked   bool    `json:"revoked"`
+		RevokedBy *string `json:"revokedBy"`
+	} `json:"families"`
+}
+
+// Ledger reads the refresh-token ledger: the tenant's side of a test of rotation (RFC 9700
+// §4.14.2). Errors: SANDBOX_FAILED.
+func (s *Sandbox) Ledger() (*Ledger, error) {
+	var ledger Ledger
+	if err := s.call(http.MethodGet, "/__sandbox/ledger", nil, &ledger); err != nil {
+		return nil, err
+	}
+	return &ledger, nil
 }
 
 // Events are the sandbox's token and revoke events with a Seq above after, oldest first.

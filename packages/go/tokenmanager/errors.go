@@ -6,6 +6,7 @@ package tokenmanager
 //
 //	*Error
 //	├── INVALID_OPTIONS, INVALID_VERIFIER                  a bad option or verifier
+//	├── INVALID_SESSION_ID                                 a session id outside the rule (CheckSessionID)
 //	├── NO_PENDING_SIGN_IN, STATE_MISSING, STATE_MISMATCH,  a callback refused before any request
 //	│   STATE_EXPIRED, INVALID_CALLBACK, AUTHORIZATION_DENIED
 //	├── CALLBACK_PORT_IN_USE (Port), REDIRECT_URI_REFUSED   the loopback sign-in (package loopback)
@@ -52,6 +53,7 @@ type Code string
 const (
 	CodeInvalidOptions      Code = "INVALID_OPTIONS"
 	CodeInvalidVerifier     Code = "INVALID_VERIFIER"
+	CodeInvalidSessionID    Code = "INVALID_SESSION_ID"
 	CodeNoPendingSignIn     Code = "NO_PENDING_SIGN_IN"
 	CodeStateMissing        Code = "STATE_MISSING"
 	CodeStateMismatch       Code = "STATE_MISMATCH"
@@ -139,6 +141,7 @@ func (e *Error) Is(target error) bool {
 var (
 	ErrInvalidOptions      = &Error{Code: CodeInvalidOptions}
 	ErrInvalidVerifier     = &Error{Code: CodeInvalidVerifier}
+	ErrInvalidSessionID    = &Error{Code: CodeInvalidSessionID}
 	ErrNoPendingSignIn     = &Error{Code: CodeNoPendingSignIn}
 	ErrStateMissing        = &Error{Code: CodeStateMissing}
 	ErrStateMismatch       = &Error{Code: CodeStateMismatch}

@@ -43,15 +43,36 @@ type options struct {
 	retryDelay      time.Duration
 	intentWait      time.Duration
 	onChange        []func(Event)
+	sessionID       *string        // New only
+	maxCached       *int           // NewSessions only
+	maxIdle         *time.Duration // NewSessions only
 }
 
 // WithStorage sets where the tokens live (default: a new MemoryStorage). A LockingStorage
 // (filestorage, Redis) brings its cross-process lock.
 func WithStorage(s Storage) Option { return func(o *options) { o.storage = s } }
 
-// WithPendingStorage sets where the pending sign-in lives (default: the storage): a web
-// application passes one per browser session.
+// WithPendingStorage sets where pending sign-ins live (default: the storage). Each is stored under a
+// name of its own, found at the callback by its state, so one storage serves any number of browsers
+// and tabs; a storage that processes share must be a TakingStorage (spec/token-store/README.md).
 func WithPendingStorage(s Storage) Option { return func(o *options) { o.pendingStorage = s } }
+
+// WithSessionID makes New's Manager the manager of one session of a storage shared by many (a
+// server acting for many users): its records are named tenant-integration:<origin>:<clientId>:<id>:…
+// (Redis: one hash slot per session), its lock is the session's, and it completes only the sign-ins
+// begun for id. id is the app's own id of its user or connection (CheckSessionID: else
+// INVALID_SESSION_ID). A server usually asks a Sessions (NewSessions) for the manager of each
+// session instead; without this option the manager keeps the one session of its storage.
+func WithSessionID(id string) Option { return func(o *options) { o.sessionID = &id } }
+
+// WithMaxCached bounds how many sessions' managers a Sessions keeps in memory (default 1 000): past
+// it, the least recently used one that is idle is dropped (its records stay in the storage, the
+// truth). An option of NewSessions only.
+func WithMaxCached(n int) Option { return func(o *options) { o.maxCached = &n } }
+
+// WithMaxIdle sets after how long unused a session's manager is dropped by its Sessions (default
+// 5 min); it is made again from the storage at the next call. An option of NewSessions only.
+func WithMaxIdle(d time.Duration) Option { return func(o *options) { o.maxIdle = &d } }
 
 // WithLock replaces the storage's lock around a refresh (the bring-your-own-lock seam).
 func WithLock(l Lock) Option { return func(o *options) { o.lock = l } }

@@ -41,6 +41,7 @@ func (m *Manager) AccessToken(ctx context.Context) (string, error) {
 	if f == nil {
 		f = &flight{done: make(chan struct{})}
 		m.flight = f
+		m.enter() // until the flight lands: a refresh goes on after its callers gave up
 		go m.fly(context.WithoutCancel(ctx), f)
 	}
 	m.mu.Unlock()
@@ -58,6 +59,7 @@ func (m *Manager) fly(ctx context.Context, f *flight) {
 	m.flight = nil
 	m.mu.Unlock()
 	close(f.done)
+	m.leave()
 }
 
 func (m *Manager) fastToken() string {
@@ -224,36 +226,14 @@ func (m *Manager) obtain(ctx context.Context, held Held, again bool) (string, er
 	unsaved := m.unsaved
 	m.mu.Unlock()
 	var stored *tokenRecord
+	var err error
 	if unsaved != nil {
-		loaded, err := m.load(ctx)
-		if err != nil {
-			loaded = nil
-		}
-		if loaded != nil && supersedes(loaded, unsaved) {
-			m.mu.Lock()
-			if m.unsaved == unsaved {
-				m.unsaved = nil
-			}
-			m.mu.Unlock()
-			stored = loaded
-		} else {
-			m.commitOrReport(ctx, unsaved)
-			stored = unsaved
-			if err := m.refuseUnwritten(unsaved); err != nil {
-				return "", err
-			}
-		}
-		m.mu.Lock()
-		written, own := m.unsaved == nil, m.ownIntent
-		m.mu.Unlock()
-		if written {
-			m.dropIntent(ctx, own)
-		}
+		stored, err = m.settleUnsaved(ctx, unsaved)
 	} else {
-		var err error
-		if stored, err = m.load(ctx); err != nil {
-			return "", err
-		}
+		stored, err = m.load(ctx)
+	}
+	if err != nil {
+		return "", err
 	}
 	if stored == nil {
 		return "", newError(CodeNotSignedIn, "there are no tokens; sign in first")
@@ -277,6 +257,61 @@ func (m *Manager) obtain(ctx context.Context, held Held, again bool) (string, er
 	m.setCurrent(stored)
 	m.mu.Unlock()
 	return stored.AccessToken, nil
+}
+
+// settleUnsaved runs under the lock with tokens whose write failed: the stored record when it
+// supersedes them (they are dropped), else they are written again and are the record to use.
+// STORAGE_FAILED when they cannot be written and need a refresh (refuseUnwritten).
+func (m *Manager) settleUnsaved(ctx context.Context, unsaved *tokenRecord) (*tokenRecord, error) {
+	stored := unsaved
+	loaded, err := m.load(ctx)
+	if err != nil {
+		loaded = nil
+	}
+	if loaded != nil && supersedes(loaded, unsaved) {
+		m.mu.Lock()
+		if m.unsaved == unsaved {
+			m.unsaved = nil
+		}
+		m.mu.Unlock()
+		stored = loaded
+	} else {
+		m.commitOrReport(ctx, unsaved)
+		if err := m.refuseUnwritten(unsaved); err != nil {
+			return nil, err
+		}
+	}
+	m.mu.Lock()
+	written, own := m.unsaved == nil, m.ownIntent
+	m.mu.Unlock()
+	if written {
+		m.dropIntent(ctx, own)
+	}
+	return stored, nil
+}
+
+// writeUnsaved writes tokens whose write failed, under the lock, without a refresh: a Sessions
+// does so before it drops an idle manager that holds some (it keeps the manager until they are
+// written). Nothing happens without such tokens.
+func (m *Manager) writeUnsaved(ctx context.Context) {
+	m.enter()
+	defer m.leave()
+	_ = m.lock.Do(ctx, m.lockName, func(ctx context.Context, _ Held) error {
+		m.mu.Lock()
+		unsaved := m.unsaved
+		m.mu.Unlock()
+		if unsaved != nil {
+			_, _ = m.settleUnsaved(ctx, unsaved)
+		}
+		return nil
+	})
+}
+
+// hasUnsaved: tokens whose write failed are held.
+func (m *Manager) hasUnsaved() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.unsaved != nil
 }
 
 // refuseUnwritten: never refresh from tokens that are not stored: once tokens whose write failed

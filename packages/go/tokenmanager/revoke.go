@@ -17,6 +17,7 @@ func (m *Manager) Revoke(ctx context.Context) error {
 	if err := m.made(); err != nil {
 		return err
 	}
+	defer m.use()()
 	token, err := m.AccessToken(ctx)
 	if errors.Is(err, ErrNotSignedIn) || errors.Is(err, ErrSessionEnded) {
 		return m.SignOut(ctx)

@@ -24,10 +24,19 @@ type recordingStorage struct {
 }
 
 func (s *recordingStorage) Set(ctx context.Context, key, value string) error {
+	s.record(key, value)
+	return s.MemoryStorage.Set(ctx, key, value)
+}
+
+func (s *recordingStorage) SetExpiring(ctx context.Context, key, value string, lifetime time.Duration) error {
+	s.record(key, value)
+	return s.MemoryStorage.SetExpiring(ctx, key, value, lifetime)
+}
+
+func (s *recordingStorage) record(key, value string) {
 	s.mu.Lock()
 	s.writes = append(s.writes, [2]string{key, value})
 	s.mu.Unlock()
-	return s.MemoryStorage.Set(ctx, key, value)
 }
 
 func TestEveryRecordTheGoManagerWritesValidatesAgainstTheSharedSchemas(t *testing.T) {

@@ -126,6 +126,7 @@ func (m *Manager) Session(ctx context.Context) (info SessionInfo, ok bool, err e
 	if err := m.made(); err != nil {
 		return SessionInfo{}, false, err
 	}
+	defer m.use()()
 	m.mu.Lock()
 	unsaved := m.unsaved
 	m.mu.Unlock()
@@ -153,6 +154,7 @@ func (m *Manager) SignOut(ctx context.Context) error {
 	if err := m.made(); err != nil {
 		return err
 	}
+	defer m.use()()
 	if err := m.clear(ctx); err != nil {
 		return err
 	}

@@ -1,9 +1,9 @@
 package tokenmanager
 
-// The stored records (spec/token-store/): the token record and the pending sign-in (the refresh
-// intent is in refreshintent.go), written byte for byte as the TypeScript manager's JSON.stringify
-// writes them (same keys, same order, no spaces, no HTML escaping), so that Go, TypeScript and Python
-// processes share them.
+// The token record (spec/token-store/token-record.schema.json; the refresh intent is in
+// refreshintent.go, the pending sign-in in internal/pendingrecord), written byte for byte as the
+// TypeScript manager's JSON.stringify writes it (same keys, same order, no spaces, no HTML
+// escaping), so that Go, TypeScript and Python processes share it.
 
 import (
 	"bytes"
@@ -108,25 +108,4 @@ func supersedes(stored, ours *tokenRecord) bool {
 		return stored.seq() >= ours.seq()
 	}
 	return ours.seq() > 0 || stored.ReceivedAt >= ours.ReceivedAt
-}
-
-// pendingRecord is the one pending sign-in.
-type pendingRecord struct {
-	State     string `json:"state"`
-	Verifier  string `json:"verifier"`
-	ExpiresAt int64  `json:"expiresAt"`
-}
-
-func parsePending(raw string, present bool) *pendingRecord {
-	if !present {
-		return nil
-	}
-	fields := parseObject(raw)
-	state, ok1 := fields["state"].(string)
-	verifier, ok2 := fields["verifier"].(string)
-	expires, ok3 := number(fields["expiresAt"])
-	if !ok1 || !ok2 || !ok3 {
-		return nil
-	}
-	return &pendingRecord{State: state, Verifier: verifier, ExpiresAt: int64(expires)}
 }

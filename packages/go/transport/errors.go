@@ -1,7 +1,7 @@
 package transport
 
 // The errors of the transport layers, the TypeScript client's codes (packages/client/src/errors.ts)
-// and the Python client's (http_errors.py):
+// and the Python client's (client_errors.py):
 //
 //	*Error
 //	├── INVALID_OPTIONS                 a bad option of Retry or New

@@ -14,9 +14,10 @@
  * |---|---|---|
  * | `INVALID_OPTIONS` | {@link TokenManagerError} | an option of `createTokenManager` is invalid (e.g. `baseUrl` over http to a non-loopback host) |
  * | `INVALID_VERIFIER` | {@link TokenManagerError} | a PKCE verifier is not 43–128 characters of `A-Z a-z 0-9 - . _ ~` |
+ * | `INVALID_SESSION_ID` | {@link TokenManagerError} | a session id is not 1–128 characters of `A-Z a-z 0-9 - . _ ~ @ + = \|` (spec/token-store/README.md, "The session id"); nothing was read or written |
  * | `NO_PENDING_SIGN_IN` | {@link TokenManagerError} | `completeAuthorization` found no pending sign-in (never begun, already used, cleared) |
  * | `STATE_MISSING` | {@link TokenManagerError} | the callback URL has no `state` |
- * | `STATE_MISMATCH` | {@link TokenManagerError} | the callback's `state` differs from the stored one |
+ * | `STATE_MISMATCH` | {@link TokenManagerError} | the callback's `state` differs from the stored one, or the sign-in was started in another browser or for another session |
  * | `STATE_EXPIRED` | {@link TokenManagerError} | the pending sign-in outlived its lifetime |
  * | `INVALID_CALLBACK` | {@link TokenManagerError} | the callback is not a URL, not at the redirect URI, repeats `state`, `code` or `error`, or has no `code`; the Node loopback receiver closed before one arrived |
  * | `CALLBACK_TIMEOUT` | {@link TokenManagerError} | no callback reached the Node loopback receiver in time (the message names the redirect URI and says what to check) |
@@ -41,6 +42,7 @@
 export type ErrorCode =
   | "INVALID_OPTIONS"
   | "INVALID_VERIFIER"
+  | "INVALID_SESSION_ID"
   | "NO_PENDING_SIGN_IN"
   | "STATE_MISSING"
   | "STATE_MISMATCH"

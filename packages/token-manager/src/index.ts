@@ -6,6 +6,24 @@
  * @packageDocumentation
  */
 export { createTokenManager } from "./token-manager.js";
+export {
+  createSessions,
+  type BeginSignInOptions,
+  type CompleteSignInOptions,
+  type Sessions,
+  type SessionsOptions,
+  type SignedIn,
+  type SignInStart,
+} from "./sessions.js";
+export { checkSessionId } from "./session-id.js";
+export {
+  bindingCookie,
+  bindingCookieName,
+  signInHandlers,
+  type SignInHandlers,
+  type SignInHandlersOptions,
+} from "./sign-in-handlers.js";
+export { bindingHash, createBinding } from "./binding.js";
 export type {
   AuthorizationOptions,
   AuthorizationRequest,

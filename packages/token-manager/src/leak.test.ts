@@ -6,10 +6,9 @@ import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
-import { BASE, CLIENT_ID, REDIRECT_URI, bodyOf, json, setup, tokens, type Setup } from "./test-support/harness.js";
+import { REDIRECT_URI, bodyOf, json, pendingName, setup, tokens, type Setup } from "./test-support/harness.js";
 
 const CANARY = /CANARY/;
-const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;
 
 describe("redaction", () => {
   it("never shows a token, code or verifier in errors, causes, events or serialized objects", async () => {
@@ -86,9 +85,9 @@ describe("redaction", () => {
     };
     const callback = async (extra = "") => {
       const { url } = await h.tm.beginAuthorization();
-      const pending = JSON.parse((await pendingStorage.get(PENDING_KEY)) ?? "{}") as { verifier: string };
-      verifiers.push(pending.verifier);
       const state = new URL(url).searchParams.get("state") ?? "";
+      const pending = JSON.parse((await pendingStorage.get(await pendingName(state))) ?? "{}") as { verifier: string };
+      verifiers.push(pending.verifier);
       return `${REDIRECT_URI}?code=code_CANARY_${verifiers.length}&state=${state}${extra}`;
     };
     const signInWith = async (m: string) => {

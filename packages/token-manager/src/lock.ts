@@ -47,6 +47,13 @@ export interface LockWaitOptions {
    * process stops waiting once another has stored fresh ones. It must not throw.
    */
   until?: () => Promise<boolean>;
+  /**
+   * The session id, when the lock is a session's (spec/token-store/README.md, "Locks"): a storage
+   * that keeps many sessions in one place gives each session's lock its own (`fileStorage`: the
+   * directory `<file>.<h>.refresh.lock`), so that one session's refresh never waits for another's.
+   * The lock's name alone cannot say it (a client id may hold `:`).
+   */
+  sessionId?: string;
 }
 
 /**

@@ -18,7 +18,7 @@ import {
   type LogLines,
 } from "@tenant-integration/internal";
 
-// The logger's shape and levels are the client's too (internal/logger.ts): one logger serves both.
+// The logger's shape and levels are the client's too (packages/internal/src/logger.ts): one logger serves both.
 export type { Logger, LogLevel };
 
 /** What the manager reports to its log; {@link logSessionTo} turns each into a line. */
@@ -45,7 +45,9 @@ export type SessionLogEvent =
   | "refresh-finished"
   | "refresh-unsaved"
   | "rewrite-failed"
-  | "tokens-unreadable";
+  | "tokens-unreadable"
+  | "pending-fallback"
+  | "pending-unreadable";
 
 /**
  * The manager's `logger` option: a function made by {@link logSessionTo}, which the manager calls with
@@ -148,6 +150,21 @@ function lines(): LogLines<SessionLogEvent, Fields> {
       () => "The tokens could not be written again (storage or lock unavailable); they stay in use",
     ),
     "tokens-unreadable": says("warn", (f) => `The stored tokens were unreadable: ${String(f["reason"])}`),
+    "pending-fallback": says("warn", (f) => {
+      const missing = String(f["missing"]);
+      const take = missing.includes("take")
+        ? "; pending sign-ins are taken with get then delete, which is not atomic (two callbacks of one state may both exchange the code)"
+        : "";
+      const expiring = missing.includes("setExpiring")
+        ? "; a sign-in begun and never completed stays in the storage until the app removes it"
+        : "";
+      return `The storage has no ${missing}${take}${expiring}`;
+    }),
+    "pending-unreadable": says(
+      "warn",
+      (f) =>
+        `The value under ${String(f["key"])} is not a pending sign-in record; it was dropped, and the callback is refused as no pending sign-in`,
+    ),
   };
 }
 
@@ -170,5 +187,12 @@ function lines(): LogLines<SessionLogEvent, Fields> {
  */
 export function logSessionTo(logger: Logger, level: LogLevel = "info"): SessionLogger {
   if (!isLogLevel(level)) fail("INVALID_OPTIONS", "logLevel: use debug, info, warn, error or silent");
-  return lineWriter(logger, level, lines());
+  const write = lineWriter(logger, level, lines());
+  if (level === "debug") return write;
+  // A session's id may be personal data (an e-mail address): written at debug level only.
+  return (event, fields) => {
+    if (!("sessionId" in fields)) return write(event, fields);
+    const { sessionId: _, ...rest } = fields;
+    write(event, rest);
+  };
 }

@@ -13,6 +13,7 @@ import type { SessionLogger } from "./logger.js";
 import { need, redirectTarget, tenantBase } from "./options.js";
 import { sanitize } from "./redact.js";
 import type { IntentWatch } from "./refresh-intent.js";
+import { checkSessionId } from "./session-id.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { ProcessIdentity, TokenStorage } from "./storage/storage.js";
 import type { TokenRecord } from "./token-record.js";
@@ -21,19 +22,46 @@ import type { Listener, TokenManagerEvents, TokenManagerOptions } from "./types.
 /** Tokens, codes and verifiers to scrub from errors; `undefined` where there is none (skipped). */
 export type Secrets = (string | undefined)[];
 
-/** The storage keys and the lock name, scoped by tenant origin and client (spec/token-store/README.md). */
+/**
+ * The storage names and the lock name, scoped by tenant origin, client and session
+ * (spec/token-store/README.md, "Names and keys").
+ */
 export interface Keys {
   readonly tokens: string;
+  /** What each pending sign-in's name starts with: `tenant-integration:<origin>:<clientId>:pending:`, then its key. */
   readonly pending: string;
   readonly intent: string;
   readonly lock: string;
-  /** The prefix of the tabs' channel and the rotation markers' lock names. */
+  /** The prefix of the scope's names, of the tabs' channel and of the rotation markers' lock names. */
   readonly prefix: string;
+}
+
+/**
+ * The names of a scope: `tenant-integration:<origin>:<clientId>[:<sessionId>]:<kind>`, and the
+ * prefix of pending sign-ins' names, which belong to no session.
+ *
+ * @example
+ * ```ts
+ * scopeKeys("https://acme.tenant.test", "demo", "42").tokens; // "tenant-integration:https://acme.tenant.test:demo:42:tokens"
+ * ```
+ */
+export function scopeKeys(origin: string, clientId: string, sessionId?: string): Keys {
+  const client = "tenant-integration:" + origin + ":" + clientId + ":";
+  const prefix = sessionId === undefined ? client : client + sessionId + ":";
+  return {
+    tokens: prefix + "tokens",
+    pending: client + "pending:",
+    intent: prefix + "intent",
+    lock: prefix + "lock",
+    prefix,
+  };
 }
 
 /** A manager's state: settings (read-only) and what changes while it runs. */
 export interface ManagerState {
   readonly clientId: string;
+  /** The session id; `undefined` for a manager of one session per storage. */
+  readonly sessionId: string | undefined;
   readonly scopes: readonly Scope[];
   /** The tenant's origin, e.g. `https://acme.tenant.test`: every request is this plus a fixed path. */
   readonly base: string;
@@ -115,25 +143,29 @@ export function checkScopes(scopes: unknown): readonly Scope[] {
  * @throws a `TokenManagerError` `INVALID_OPTIONS` for an invalid option, saying which.
  */
 export function createManagerState(options: TokenManagerOptions): ManagerState {
-  const { clientId, scopes, storage = memoryStorage(), logger: log } = options;
+  const { clientId, scopes, storage = memoryStorage(), logger } = options;
+  const sessionId = options.sessionId === undefined ? undefined : checkSessionId(options.sessionId);
   const base = tenantBase(options.baseUrl);
   const redirectUri = String(options.redirectUri);
   const redirectTo = redirectTarget(redirectUri);
-  need(log === undefined || typeof log === "function", "logger: pass logSessionTo(logger, level)");
+  need(logger === undefined || typeof logger === "function", "logger: pass logSessionTo(logger, level)");
   need(isString(clientId) && clientId, "clientId");
   checkScopes(scopes);
   // The lock option wins, then the storage's own lock (file, Redis). With either, no Web Locks:
   // neither the refresh lock nor the rotation markers.
   const ownLock = options.lock ?? storage.lock;
   const locks = ownLock ? undefined : (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
-  const prefix = "tenant-integration:" + new URL(base).origin + ":" + clientId + ":";
+  const keys = scopeKeys(new URL(base).origin, clientId, sessionId);
   // With a storage the tabs share, the tabs tell each other of sign-ins and sign-outs. Only then: an
   // open channel keeps Node, Deno and Bun processes alive (unref'd where that exists).
   const channel =
-    storage.tabStorage && typeof BroadcastChannel === "function" ? new BroadcastChannel(prefix + "events") : undefined;
+    storage.tabStorage && typeof BroadcastChannel === "function"
+      ? new BroadcastChannel(keys.prefix + "events")
+      : undefined;
   (channel as { unref?(): void } | undefined)?.unref?.();
   return {
     clientId,
+    sessionId,
     scopes,
     base,
     redirectUri,
@@ -148,14 +180,8 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
     refreshLeewayMs: options.refreshLeewayMs ?? 60_000,
     retry: { attempts: options.retry?.attempts ?? 3, baseDelayMs: options.retry?.baseDelayMs ?? 300 },
     intentWaitMs: options.intentWaitMs ?? 20_000,
-    log,
-    keys: {
-      tokens: prefix + "tokens",
-      pending: prefix + "pending",
-      intent: prefix + "intent",
-      lock: prefix + "lock",
-      prefix,
-    },
+    log: sessionLog(logger, sessionId),
+    keys,
     lock: ownLock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock())),
     locks,
     intents: ownLock !== undefined,
@@ -173,6 +199,14 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
     ownIntent: undefined,
     generation: 0,
   };
+}
+
+/**
+ * The manager's log: with a session, every event carries its `sessionId` (which `logSessionTo` writes
+ * only at debug level: the id may be personal data).
+ */
+export function sessionLog(log: SessionLogger | undefined, sessionId: string | undefined): SessionLogger | undefined {
+  return log && sessionId !== undefined ? (event, fields) => log(event, { ...fields, sessionId }) : log;
 }
 
 /**

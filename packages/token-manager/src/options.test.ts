@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { failure } from "./test-support/failure.js";
 import { redirectTarget, tenantBase } from "./options.js";
 
-describe("tenantBase (the rule shared with the client, URL by URL, is tested in internal/base-url.test.ts)", () => {
+describe("tenantBase (the rule shared with the client, URL by URL, is tested in packages/internal/src/base-url.test.ts)", () => {
   it("returns the tenant's origin, normalized", () => {
     expect(tenantBase("https://ACME.tenant.test:443/")).toBe("https://acme.tenant.test");
     expect(tenantBase(new URL("http://[::1]:4010"))).toBe("http://[::1]:4010");

@@ -151,12 +151,15 @@ function underLock(state: ManagerState): Promise<string> {
       state,
       loadRecord(state, { quiet: true }).catch(() => undefined),
     )) !== undefined;
+  // A session's lock is its own (a file storage gives it a directory of its own).
+  const { sessionId } = state;
+  const wait = state.intents ? (sessionId === undefined ? { until } : { until, sessionId }) : undefined;
   const task = (held?: HeldLock) => {
     state.log?.("lock-taken", {});
     return obtain(state, held);
   };
   const attempt = (tries: number): Promise<string> =>
-    state.lock(state.keys.lock, task, state.intents ? { until } : undefined).catch(async (e: unknown) => {
+    state.lock(state.keys.lock, task, wait).catch(async (e: unknown) => {
       if (found) {
         state.log?.("fresh-while-waiting", {});
         state.current = found;

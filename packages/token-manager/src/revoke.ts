@@ -1,6 +1,7 @@
 /**
- * Revocation: the current access token revoked at the tenant, then the tokens cleared. The same
- * module as the Python kit's `_revoke.py`.
+ * Revocation: the current access token revoked at the tenant, then the tokens cleared. The Python
+ * kit's `revoke` of `_async/token_manager.py` (its request built in `_token_request.py`), the Go
+ * kit's `revoke.go`.
  *
  * @see RFC 7009 §2.1, §2.2
  */

@@ -24,6 +24,7 @@ const AMBIENT = `
 declare const tm: import("@tenant-integration/token-manager").TokenManager;
 declare function showSignInButton(): void;
 declare function showOfflineBanner(): void;
+declare function appUserId(request: Request): string | undefined;
 `;
 
 const typeCheck = (sources: readonly string[]) => typeCheckSamples({ root, samples: sources, paths, ambient: AMBIENT });

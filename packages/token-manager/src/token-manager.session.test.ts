@@ -16,9 +16,18 @@ import { failure } from "./test-support/failure.js";
 import { memoryStorage } from "./storage/memory.js";
 import { webStorage, type WebStorageLike } from "./storage/web.js";
 import type { TokenManager, TokenManagerEvents } from "./types.js";
-import { BASE, CLIENT_ID, REDIRECT_URI, json, setup, signIn, tokenServer, type Setup } from "./test-support/harness.js";
+import {
+  BASE,
+  CLIENT_ID,
+  REDIRECT_URI,
+  json,
+  pendingName,
+  setup,
+  signIn,
+  tokenServer,
+  type Setup,
+} from "./test-support/harness.js";
 
-const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
 
 function fakeWebStorage(): WebStorageLike & { map: Map<string, string> } {
@@ -215,7 +224,8 @@ describe("tabs sharing webStorage(localStorage)", () => {
       ),
     );
     expect(outcomes).toEqual(["signed in", "signed in"]);
-    expect(localStorage.getItem(PENDING_KEY)).toBeNull();
+    expect(localStorage.getItem(await pendingName(stateA))).toBeNull();
+    expect(localStorage.getItem(await pendingName(stateB))).toBeNull();
     expect([a.session.map.size, b.session.map.size]).toEqual([0, 0]); // each pending sign-in used up
   });
 
@@ -225,10 +235,11 @@ describe("tabs sharing webStorage(localStorage)", () => {
     const pendingStorage = memoryStorage();
     const h = setup({ storage: webStorage(localStorage), pendingStorage });
     const { url } = await h.tm.beginAuthorization();
-    const pending = JSON.parse((await pendingStorage.get(PENDING_KEY)) ?? "null") as { state?: string } | null;
+    const name = await pendingName(new URL(url).searchParams.get("state") ?? "");
+    const pending = JSON.parse((await pendingStorage.get(name)) ?? "null") as { state?: string } | null;
     expect(pending?.state).toBe(new URL(url).searchParams.get("state"));
-    expect(sessionStorage.getItem(PENDING_KEY)).toBeNull();
-    expect(localStorage.getItem(PENDING_KEY)).toBeNull();
+    expect(sessionStorage.getItem(name)).toBeNull();
+    expect(localStorage.getItem(name)).toBeNull();
   });
 
   it("keep the pending sign-in with the tokens for any other Web Storage (sessionStorage is per tab already)", async () => {
@@ -236,8 +247,8 @@ describe("tabs sharing webStorage(localStorage)", () => {
     const own = fakeWebStorage();
     vi.stubGlobal("sessionStorage", own);
     const h = setup({ storage: webStorage(sessionStorage) });
-    await h.tm.beginAuthorization();
-    expect(own.map.has(PENDING_KEY)).toBe(true);
+    const { url } = await h.tm.beginAuthorization();
+    expect(own.map.has(await pendingName(new URL(url).searchParams.get("state") ?? ""))).toBe(true);
   });
 
   it("tell the other tabs of a sign-in, a sign-out, a revocation and the end of the session, with no token in any message", async () => {

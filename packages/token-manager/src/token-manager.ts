@@ -6,7 +6,9 @@
  * | module | what it holds |
  * |---|---|
  * | `manager-state.ts` | the state, the option checks, events |
- * | `sign-in.ts` | `beginAuthorization`, `completeAuthorization` |
+ * | `sign-in.ts` | `beginAuthorization`, `completeAuthorization`, and the steps of a server's sign-in |
+ * | `pending.ts`, `binding.ts` | pending sign-ins by state; the browser binding of a server's sign-in |
+ * | `session-id.ts`, `sessions.ts` | the session id rule; `createSessions`, a server's many sessions |
  * | `refresh.ts` | `getAccessToken` and the refresh protocol (spec/token-store/README.md) |
  * | `refresh-intent.ts` | the refresh intent record |
  * | `token-request.ts` | the requests to the OAuth endpoints and the processing of their answers |
@@ -17,7 +19,7 @@
  *
  * @see RFC 6749 §4.1, §5.1, §5.2, §6, §10.12; RFC 7636; RFC 7009 §2.1; OAuth 2.0 Security BCP (RFC 9700)
  */
-import { createManagerState, off, on } from "./manager-state.js";
+import { createManagerState, type ManagerState, off, on } from "./manager-state.js";
 import { getAccessToken } from "./refresh.js";
 import { revoke } from "./revoke.js";
 import { getSession, isSignedIn, onUnauthorized, signOut } from "./session.js";
@@ -50,6 +52,11 @@ import type { TokenManager, TokenManagerOptions } from "./types.js";
 export function createTokenManager(options: TokenManagerOptions): TokenManager {
   const state = createManagerState(options);
   listenToTabs(state);
+  return managerOf(state);
+}
+
+/** The manager's methods, bound to its state. */
+export function managerOf(state: ManagerState): TokenManager {
   return {
     beginAuthorization: beginAuthorization.bind(null, state),
     completeAuthorization: completeAuthorization.bind(null, state),

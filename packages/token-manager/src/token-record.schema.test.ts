@@ -16,7 +16,6 @@ import { BASE, CLIENT_ID, setup, signIn, tokenServer } from "./test-support/harn
 
 const SCHEMAS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "spec", "token-store");
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
-const PENDING_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:pending`;
 const INTENT_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:intent`;
 
 type Schema = Record<string, unknown>;
@@ -173,8 +172,13 @@ describe("the records the TypeScript manager writes", () => {
     const written: [Schema, string | null | undefined][] = [];
     const original = storage.set;
     storage.set = async (key, value) => {
-      written.push([key === PENDING_KEY ? PENDING_RECORD : TOKEN_RECORD, value]);
+      written.push([TOKEN_RECORD, value]);
       await original(key, value);
+    };
+    const originalExpiring = storage.setExpiring!;
+    storage.setExpiring = async (key, value, lifetimeMs) => {
+      written.push([key.includes(":pending:") ? PENDING_RECORD : TOKEN_RECORD, value]);
+      await originalExpiring(key, value, lifetimeMs);
     };
     await signIn(h.tm);
     for (let i = 0; i < 2; i++) {

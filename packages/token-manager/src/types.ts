@@ -26,6 +26,17 @@ export interface TokenManagerOptions {
   /** Where the tokens live (default {@link memoryStorage}). */
   storage?: TokenStorage;
   /**
+   * The session id, for a server keeping many users' sessions in one storage (prefer
+   * `createSessions`, which makes and caches the manager of each): the app's own id of its user or
+   * connection, 1 to 128 characters from `A-Z a-z 0-9 - . _ ~ @ + = |`. The manager then keeps its
+   * records under `tenant-integration:<origin>:<clientId>:<sessionId>:<kind>` with a lock of their
+   * own, and completes only sign-ins begun for this session. Without it (the default), one session
+   * per storage, as before. Checked at once: `INVALID_SESSION_ID` otherwise.
+   *
+   * @see spec/token-store/README.md, "Sessions"
+   */
+  sessionId?: string;
+  /**
    * Where the pending sign-in (state and verifier) lives. Default: the storage's own `tabStorage`
    * when it has one (`webStorage(localStorage)` has `webStorage(sessionStorage)`: each tab keeps its
    * own, so tabs signing in at once do not take each other's), else `storage`.
@@ -138,9 +149,10 @@ export type Listener<E extends keyof TokenManagerEvents> = (payload: TokenManage
  */
 export interface TokenManager {
   /**
-   * Creates a PKCE pair and a state, stores them as the one pending sign-in (replacing any earlier
-   * one), and returns the authorize URL with its seven parameters. `scopes` asks for other scopes
-   * than the options' in this sign-in.
+   * Creates a PKCE pair and a state, stores them as a pending sign-in of its own (found at the
+   * callback by its state, so two tabs or a double click both complete; it expires after
+   * `pendingLifetimeMs`), and returns the authorize URL with its seven parameters. `scopes` asks for
+   * other scopes than the options' in this sign-in.
    *
    * @throws {@link TokenManagerError} `INVALID_OPTIONS` when `scopes` is empty or names a scope the
    * contract does not have (nothing stored); `STORAGE_FAILED` when the pending sign-in cannot be stored.
@@ -152,9 +164,10 @@ export interface TokenManager {
    */
   beginAuthorization(options?: AuthorizationOptions): Promise<AuthorizationRequest>;
   /**
-   * Takes the pending sign-in (single use), checks that the callback is at the redirect URI (scheme,
-   * host, port and path) and repeats none of `state`, `code`, `error`, checks its `state` in constant
-   * time, then exchanges the `code` at `POST /oauth/token` and stores the tokens.
+   * Takes the pending sign-in of the callback's `state` (single use), checks that the callback is at
+   * the redirect URI (scheme, host, port and path) and repeats none of `state`, `code`, `error`,
+   * checks its `state` in constant time and that the sign-in was begun for this manager's session,
+   * then exchanges the `code` at `POST /oauth/token` and stores the tokens.
    *
    * A `callbackUrl` that is not an absolute URL (`location.search` passed for `location.href`) is
    * refused before the pending sign-in is taken, so the whole URL can follow.

@@ -3,6 +3,9 @@
  * in one hash tag, so the keys of a session share one cluster slot; a prefix that would move the tag
  * is refused; a cluster client given to a single-server factory, or the reverse, is refused.
  */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { RedisClientType, RedisClusterType } from "redis";
 import { describe, expect, it, vi } from "vitest";
 import {
@@ -118,4 +121,35 @@ describe("the factories' types", () => {
     };
     expect(typeof misuse).toBe("function");
   });
+});
+
+describe("redisKey of sessions and pending sign-ins (spec/token-store/vectors/sessions.json)", () => {
+  const vectors = JSON.parse(
+    readFileSync(
+      join(dirname(fileURLToPath(import.meta.url)), "../../../spec/token-store/vectors/sessions.json"),
+      "utf8",
+    ),
+  ) as {
+    scopes: { prefix: string; names: Record<string, string>; redisKeys: Record<string, string>; slot: number }[];
+    pending: { prefix: string; name: string; redisKey: string; slot: number }[];
+  };
+
+  it.each(vectors.scopes.map((v) => [v.names["tokens"], v]))(
+    "maps the names of %s to the shared keys and slot",
+    (_n, v) => {
+      for (const kind of ["tokens", "intent", "lock"]) {
+        const key = redisKey(v.prefix, v.names[kind] as string);
+        expect(key).toBe(v.redisKeys[kind]);
+        expect(slot(key)).toBe(v.slot);
+      }
+    },
+  );
+
+  it.each(vectors.pending.map((v) => [v.name, v]))(
+    "maps the pending sign-in %s to the shared key and slot",
+    (_n, v) => {
+      expect(redisKey(v.prefix, v.name)).toBe(v.redisKey);
+      expect(slot(v.redisKey)).toBe(v.slot);
+    },
+  );
 });

@@ -5,24 +5,35 @@
  */
 import { RedisStorageError } from "./errors.js";
 
-/** The manager's names: `tenant-integration:<origin>:<clientId>:<kind>`; the session part is everything between. */
+/**
+ * The manager's names of a scope: `tenant-integration:<scope>:<kind>`, `<scope>` being
+ * `<origin>:<clientId>` or, for a session, `<origin>:<clientId>:<session>`; the hash tag is everything between.
+ */
 const MANAGER_NAME = /^tenant-integration:(.+):(tokens|pending|intent|lock)$/;
+/** A pending sign-in's name: `tenant-integration:<origin>:<clientId>:pending:<key>`; it belongs to no session. */
+const PENDING_NAME = /^tenant-integration:(.+):pending:([0-9a-f]{32})$/;
 
 /**
  * The Redis key of the manager's `name` after `prefix`:
- * `<prefix>tenant-integration:{<origin>:<clientId>}:<kind>`. A cluster hashes only the text between
- * the first `{` and the next `}`, so `:tokens`, `:pending`, `:intent` and `:lock` of one session land
- * in one slot, on one node. A name not of the manager's form (the manager never makes one) is used
+ * `<prefix>tenant-integration:{<scope>}:<kind>` (`<scope>`: `<origin>:<clientId>`, and `:<session>`
+ * for a session), and for a pending sign-in `<prefix>tenant-integration:{<origin>:<clientId>}:pending:<key>`
+ * (spec/token-store/README.md, "Names and keys"). A cluster hashes only the text between the first
+ * `{` and the next `}`, so `:tokens`, `:intent` and `:lock` of one session land in one slot, on one
+ * node, and different sessions spread over the cluster. A name not of the manager's form (the manager never makes one) is used
  * as it is, after the prefix. The same key on a single server and on a cluster.
  *
  * @example
  * ```ts
  * redisKey("billing:", "tenant-integration:https://acme.tenant.test:demo:tokens");
  * // "billing:tenant-integration:{https://acme.tenant.test:demo}:tokens"
+ * redisKey("billing:", "tenant-integration:https://acme.tenant.test:demo:42:tokens");
+ * // "billing:tenant-integration:{https://acme.tenant.test:demo:42}:tokens"
  * ```
  * @see https://redis.io/docs/latest/operate/oss_and_stack/reference/cluster-spec/#hash-tags
  */
 export function redisKey(prefix: string, name: string): string {
+  const pending = PENDING_NAME.exec(name);
+  if (pending) return `${prefix}tenant-integration:{${pending[1]}}:pending:${pending[2]}`;
   const match = MANAGER_NAME.exec(name);
   return match ? `${prefix}tenant-integration:{${match[1]}}:${match[2]}` : prefix + name;
 }

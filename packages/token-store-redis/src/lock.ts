@@ -212,128 +212,161 @@ export function clusterClient(cluster: RedisClusterLike, factory: string, instea
 
 /** The lock of {@link redisLock} and {@link redisClusterLock}, over a client that sends each command to its key's node. */
 export function lockOn(client: RedisClientLike, options: RedisLockOptions = {}): Lock {
-  const { onLeaseLost = (e: RedisStorageError) => console.warn(e.message) } = options;
-  const prefix = checkPrefix(options.prefix ?? "");
-  const leaseMs = Math.ceil(positive("leaseMs", options.leaseMs ?? 10_000));
-  const renewEveryMs = positive("renewEveryMs", options.renewEveryMs ?? Math.floor(leaseMs / 3));
-  if (renewEveryMs >= leaseMs) throw new RedisStorageError("INVALID_OPTIONS", "renewEveryMs must be less than leaseMs");
-  const waitTimeoutMs = positive("waitTimeoutMs", options.waitTimeoutMs ?? 45_000);
-  const retryDelayMs = positive("retryDelayMs", options.retryDelayMs ?? 20);
-  const maxRetryDelayMs = positive("maxRetryDelayMs", options.maxRetryDelayMs ?? 500);
-  const commandTimeoutMs = positive("commandTimeoutMs", options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
-  /** Renewal and release: a failure is reported as `LEASE_LOST` or ignored, never thrown. */
-  const timed = { timeoutMs: commandTimeoutMs };
-  /**
-   * Tries until the lock is ours or the wait runs out. While another owner holds it, the wait ends
-   * early on a release announced on the lock's channel (see wake.ts), else after the backoff pause;
-   * after either, `until` (when given) may end the wait without the lock.
-   */
-  const acquire = async (key: string, owner: string, until: LockWaitOptions["until"]): Promise<void> => {
-    // performance.now() is monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
-    const deadline = performance.now() + waitTimeoutMs;
-    let watch: ReleaseWatch | undefined;
-    // A SET whose reply comes after its deadline (the server resumed) may have taken the lock:
-    // released at once then, so that nobody waits out the lease. Whose reply never comes, it
-    // expires after leaseMs.
-    const late = (taken: unknown) => {
-      if (taken !== null) releaseOwn(client, key, owner, commandTimeoutMs).catch(() => {});
-    };
-    const take = () => sendForLock(client, ["SET", key, owner, "NX", "PX", String(leaseMs)], key, { ...timed, late });
-    try {
-      for (let attempt = 0; ; attempt++) {
-        if ((await take()) !== null) return;
-        const left = deadline - performance.now();
-        if (left <= 0)
-          throw new RedisStorageError("LOCK_TIMEOUT", `${key} still held by another owner after ${waitTimeoutMs} ms`);
-        if (attempt === 0) {
-          // Subscribed before the next try, so a release between the two tries is not missed.
-          watch = await watchReleases(client, key, Math.min(commandTimeoutMs, left));
-          if (watch) continue;
-        }
-        // Full backoff, then jitter in its upper half, so a fleet released together does not retry in
-        // step. A release message ends the pause at once: one SET per waiter per release, one wins.
-        const backoff = Math.min(maxRetryDelayMs, retryDelayMs * 2 ** attempt);
-        const pause = Math.min(deadline - performance.now(), backoff / 2 + (Math.random() * backoff) / 2);
-        await (watch ? watch.next(pause) : sleep(pause));
-        if (until && (await until())) throw new LockWaitEnded(key);
-      }
-    } finally {
-      watch?.close();
-    }
-  };
-
-  /**
-   * Holds a taken lock: renews the lease until `release()`, which deletes the key if still ours.
-   * A loss is reported once: by a renewal that finds another owner (or none), by renewals failing
-   * for a whole lease, or by the release finding the key no longer ours (a loss that happened
-   * between two renewals, or while this process was paused and its timers could not run).
-   */
-  const hold = (key: string, owner: string) => {
-    let stopped = false;
-    let reported = false;
-    let timer: unknown;
-    let renewedAt = performance.now();
-    const lost = (why: string, cause?: unknown) => {
-      stopped = true;
-      if (reported) return;
-      reported = true;
-      try {
-        onLeaseLost(
-          new RedisStorageError("LEASE_LOST", `${key}: ${why}; the task under the lock was not stopped`, cause),
-        );
-      } catch {
-        // A throwing callback must not become an unhandled rejection on a timer that crashes the process.
-      }
-    };
-    const renew = async () => {
-      try {
-        const reply = await RENEW.run(client, key, [owner, String(leaseMs)], timed);
-        if (stopped) return;
-        if (Number(reply) !== 1) return lost("a renewal found another owner, or no lock");
-        renewedAt = performance.now();
-      } catch (e) {
-        if (stopped) return;
-        // A failed renewal is tried again; once a whole lease passed without one, the lease is gone.
-        if (performance.now() - renewedAt >= leaseMs) return lost(`no renewal succeeded for ${leaseMs} ms`, e);
-      }
-      schedule();
-    };
-    // A chain of timeouts, not an interval: a slow renewal never overlaps the next one.
-    const schedule = () => unref((timer = setTimeout(renew, renewEveryMs)));
-    schedule();
-    /** Whether the lease is still this owner's: a fresh `GET`, after no loss was seen. */
-    const isHeld = async (): Promise<boolean> => {
-      if (stopped) return false;
-      const value = text(await sendForLock(client, ["GET", key], key, timed));
-      if (value === owner) return true;
-      lost("the lease was found taken over (or expired) before the task's next step");
-      return false;
-    };
-    const release = async () => {
-      stopped = true;
-      clearTimeout(timer as Parameters<typeof clearTimeout>[0]);
-      let released: unknown;
-      try {
-        released = await releaseOwn(client, key, owner, commandTimeoutMs);
-      } catch {
-        // A failed release only leaves the lease to expire (at most leaseMs): the task's outcome stands.
-        return;
-      }
-      if (Number(released) !== 1)
-        lost("at release the lock was no longer this owner's (the lease expired under the task)");
-    };
-    return { release, isHeld };
-  };
-
+  const settings = lockSettings(options);
   return async (name, task, wait) => {
-    const key = redisKey(prefix, name);
+    const key = redisKey(settings.prefix, name);
     const owner = newOwner();
-    await acquire(key, owner, wait?.until);
-    const { release, isHeld } = hold(key, owner);
+    await acquire(client, settings, key, owner, wait?.until);
+    const { release, isHeld } = hold(client, settings, key, owner);
     try {
       return await task({ isHeld });
     } finally {
       await release();
     }
   };
+}
+
+/** A lock's options, checked, with their defaults: what {@link acquire} and {@link hold} work by. */
+interface LockSettings {
+  prefix: string;
+  leaseMs: number;
+  renewEveryMs: number;
+  waitTimeoutMs: number;
+  retryDelayMs: number;
+  maxRetryDelayMs: number;
+  commandTimeoutMs: number;
+  onLeaseLost: (e: RedisStorageError) => void;
+}
+
+/** Checks `options` and fills in the defaults. @throws {@link RedisStorageError} `INVALID_OPTIONS` */
+function lockSettings(options: RedisLockOptions): LockSettings {
+  const leaseMs = Math.ceil(positive("leaseMs", options.leaseMs ?? 10_000));
+  const renewEveryMs = positive("renewEveryMs", options.renewEveryMs ?? Math.floor(leaseMs / 3));
+  if (renewEveryMs >= leaseMs) throw new RedisStorageError("INVALID_OPTIONS", "renewEveryMs must be less than leaseMs");
+  return {
+    prefix: checkPrefix(options.prefix ?? ""),
+    leaseMs,
+    renewEveryMs,
+    waitTimeoutMs: positive("waitTimeoutMs", options.waitTimeoutMs ?? 45_000),
+    retryDelayMs: positive("retryDelayMs", options.retryDelayMs ?? 20),
+    maxRetryDelayMs: positive("maxRetryDelayMs", options.maxRetryDelayMs ?? 500),
+    commandTimeoutMs: positive("commandTimeoutMs", options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS),
+    onLeaseLost: options.onLeaseLost ?? ((e: RedisStorageError) => console.warn(e.message)),
+  };
+}
+
+/**
+ * Tries until the lock is ours or the wait runs out. While another owner holds it, the wait ends
+ * early on a release announced on the lock's channel (see wake.ts), else after the backoff pause;
+ * after either, `until` (when given) may end the wait without the lock.
+ */
+async function acquire(
+  client: RedisClientLike,
+  settings: LockSettings,
+  key: string,
+  owner: string,
+  until: LockWaitOptions["until"],
+): Promise<void> {
+  const { leaseMs, waitTimeoutMs, retryDelayMs, maxRetryDelayMs, commandTimeoutMs } = settings;
+  // performance.now() is monotonic: a wall clock moved by NTP (or by a test) does not bend the wait.
+  const deadline = performance.now() + waitTimeoutMs;
+  let watch: ReleaseWatch | undefined;
+  // A SET whose reply comes after its deadline (the server resumed) may have taken the lock:
+  // released at once then, so that nobody waits out the lease. Whose reply never comes, it
+  // expires after leaseMs.
+  const late = (taken: unknown) => {
+    if (taken !== null) releaseOwn(client, key, owner, commandTimeoutMs).catch(() => {});
+  };
+  const take = () =>
+    sendForLock(client, ["SET", key, owner, "NX", "PX", String(leaseMs)], key, {
+      timeoutMs: commandTimeoutMs,
+      late,
+    });
+  try {
+    for (let attempt = 0; ; attempt++) {
+      if ((await take()) !== null) return;
+      const left = deadline - performance.now();
+      if (left <= 0)
+        throw new RedisStorageError("LOCK_TIMEOUT", `${key} still held by another owner after ${waitTimeoutMs} ms`);
+      if (attempt === 0) {
+        // Subscribed before the next try, so a release between the two tries is not missed.
+        watch = await watchReleases(client, key, Math.min(commandTimeoutMs, left));
+        if (watch) continue;
+      }
+      // Full backoff, then jitter in its upper half, so a fleet released together does not retry in
+      // step. A release message ends the pause at once: one SET per waiter per release, one wins.
+      const backoff = Math.min(maxRetryDelayMs, retryDelayMs * 2 ** attempt);
+      const pause = Math.min(deadline - performance.now(), backoff / 2 + (Math.random() * backoff) / 2);
+      await (watch ? watch.next(pause) : sleep(pause));
+      if (until && (await until())) throw new LockWaitEnded(key);
+    }
+  } finally {
+    watch?.close();
+  }
+}
+
+/**
+ * Holds a taken lock: renews the lease until `release()`, which deletes the key if still ours.
+ * A loss is reported once: by a renewal that finds another owner (or none), by renewals failing
+ * for a whole lease, or by the release finding the key no longer ours (a loss that happened
+ * between two renewals, or while this process was paused and its timers could not run).
+ * Renewal and release never throw: a failure is reported as `LEASE_LOST` or ignored.
+ */
+function hold(client: RedisClientLike, settings: LockSettings, key: string, owner: string) {
+  const { leaseMs, renewEveryMs, commandTimeoutMs, onLeaseLost } = settings;
+  const timed = { timeoutMs: commandTimeoutMs };
+  let stopped = false;
+  let reported = false;
+  let timer: unknown;
+  let renewedAt = performance.now();
+  const lost = (why: string, cause?: unknown) => {
+    stopped = true;
+    if (reported) return;
+    reported = true;
+    try {
+      onLeaseLost(
+        new RedisStorageError("LEASE_LOST", `${key}: ${why}; the task under the lock was not stopped`, cause),
+      );
+    } catch {
+      // A throwing callback must not become an unhandled rejection on a timer that crashes the process.
+    }
+  };
+  const renew = async () => {
+    try {
+      const reply = await RENEW.run(client, key, [owner, String(leaseMs)], timed);
+      if (stopped) return;
+      if (Number(reply) !== 1) return lost("a renewal found another owner, or no lock");
+      renewedAt = performance.now();
+    } catch (e) {
+      if (stopped) return;
+      // A failed renewal is tried again; once a whole lease passed without one, the lease is gone.
+      if (performance.now() - renewedAt >= leaseMs) return lost(`no renewal succeeded for ${leaseMs} ms`, e);
+    }
+    schedule();
+  };
+  // A chain of timeouts, not an interval: a slow renewal never overlaps the next one.
+  const schedule = () => unref((timer = setTimeout(renew, renewEveryMs)));
+  schedule();
+  /** Whether the lease is still this owner's: a fresh `GET`, after no loss was seen. */
+  const isHeld = async (): Promise<boolean> => {
+    if (stopped) return false;
+    const value = text(await sendForLock(client, ["GET", key], key, timed));
+    if (value === owner) return true;
+    lost("the lease was found taken over (or expired) before the task's next step");
+    return false;
+  };
+  const release = async () => {
+    stopped = true;
+    clearTimeout(timer as Parameters<typeof clearTimeout>[0]);
+    let released: unknown;
+    try {
+      released = await releaseOwn(client, key, owner, commandTimeoutMs);
+    } catch {
+      // A failed release only leaves the lease to expire (at most leaseMs): the task's outcome stands.
+      return;
+    }
+    if (Number(released) !== 1)
+      lost("at release the lock was no longer this owner's (the lease expired under the task)");
+  };
+  return { release, isHeld };
 }

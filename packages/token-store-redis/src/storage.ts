@@ -5,7 +5,14 @@
  */
 import type { Lock, TokenStorage } from "@tenant-integration/token-manager";
 import { processIdentity } from "@tenant-integration/token-manager/node";
-import { DEFAULT_COMMAND_TIMEOUT_MS, send, text, type RedisClientLike, type RedisClusterLike } from "./client.js";
+import {
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  type RedisClientLike,
+  type RedisClusterLike,
+  script,
+  send,
+  text,
+} from "./client.js";
 import { RedisStorageError } from "./errors.js";
 import { checkPrefix, redisKey } from "./keys.js";
 import { clusterClient, lockOn, singleServer, type RedisLockOptions } from "./lock.js";
@@ -60,7 +67,10 @@ export interface RedisTokenStorage extends TokenStorage {
  *
  * `get` is `GET`, `set` is `SET` (resolving once Redis acknowledged it, and with `replicas` once
  * replicas did too), `delete` is `DEL`. Keys have no expiry: a refresh token outlives any access
- * token, and the manager deletes what it no longer needs.
+ * token, and the manager deletes what it no longer needs. Pending sign-ins, one key each
+ * (`…{<origin>:<clientId>}:pending:<key>`), are written with `setExpiring` (`SET … PX`: Redis drops
+ * an abandoned one) and taken with `take` (`GETDEL`, or a script doing the same before Redis 6.2),
+ * so of two callbacks of one state in any processes at most one gets it.
  *
  * Each command waits for its reply at most `commandTimeoutMs` (default 5 000; `WAIT` also its own
  * `replicas.timeoutMs`), so a Redis that stops answering with its connections open fails a call
@@ -120,6 +130,9 @@ export function redisClusterStorage(cluster: RedisClusterLike, options: RedisSto
   return storageOn(clusterClient(cluster, "redisClusterStorage", "redisStorage"), options);
 }
 
+/** `GETDEL` for a server older than Redis 6.2: read and delete in one step. */
+const GETDEL = script(`local v = redis.call('GET', KEYS[1]) redis.call('DEL', KEYS[1]) return v`);
+
 /** The storage of {@link redisStorage} and {@link redisClusterStorage}, over a client that sends each command to its key's node. */
 function storageOn(client: RedisClientLike, options: RedisStorageOptions): RedisTokenStorage {
   const { replicas } = options;
@@ -159,6 +172,21 @@ function storageOn(client: RedisClientLike, options: RedisStorageOptions): Redis
     }
   };
 
+  /** `GETDEL` where the server has it (Redis 6.2), else a script doing the same in one step. */
+  let getdel = true;
+  const take = async (key: string): Promise<unknown> => {
+    if (getdel) {
+      try {
+        return await send(client, ["GETDEL", key], key, { timeoutMs });
+      } catch (e) {
+        const reason = (e as RedisStorageError).cause as Error | undefined;
+        if (!/unknown command/i.test(String(reason?.message))) throw e;
+        getdel = false;
+      }
+    }
+    return GETDEL.run(client, key, [], { timeoutMs });
+  };
+
   return {
     lock,
     processIdentity: processIdentity(),
@@ -180,6 +208,21 @@ function storageOn(client: RedisClientLike, options: RedisStorageOptions): Redis
       const key = redisKey(prefix, name);
       await send(client, ["DEL", key], key, { timeoutMs });
       await replicated(key);
+    },
+    async setExpiring(name, value, lifetimeMs) {
+      const key = redisKey(prefix, name);
+      const px = String(Math.max(1, Math.ceil(lifetimeMs)));
+      const reply = text(await send(client, ["SET", key, value, "PX", px], key, { timeoutMs }));
+      if (reply !== "OK") throw new RedisStorageError("UNEXPECTED_REPLY", `SET of ${key} was not acknowledged with OK`);
+      await replicated(key);
+    },
+    async take(name) {
+      const key = redisKey(prefix, name);
+      const value = text(await take(key));
+      if (value === undefined)
+        throw new RedisStorageError("UNEXPECTED_REPLY", `GETDEL of ${key} did not answer a string`);
+      await replicated(key);
+      return value;
     },
   };
 }

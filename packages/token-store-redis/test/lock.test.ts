@@ -1,7 +1,8 @@
 /**
  * The Redis lock against a real redis-server: mutual exclusion, owner-only release, renewal of a
  * long task's lease, the bounded wait, takeover of a dead holder's expired lease, and a lost lease
- * being reported. (Across real processes and `kill -9`: test/fleet.test.ts.)
+ * being reported. (Across real processes and `kill -9`: the conformance suite's scenarios on Redis,
+ * spec/conformance/.)
  */
 import { describe, expect, it, vi } from "vitest";
 import { RedisStorageError, redisLock } from "../src/index.js";

@@ -81,7 +81,7 @@ describe("redisStorage", () => {
     expect(traced.commands).toEqual([]);
   });
 
-  it("uses only SET, GET, DEL, EVALSHA, EVAL, PUBLISH (and WAIT with replicas) over a whole session: the commands Valkey shares", async () => {
+  it("uses only SET, GET, GETDEL, DEL, EVALSHA, EVAL, PUBLISH (and WAIT with replicas) over a whole session: the commands Valkey shares", async () => {
     const client = await connect();
     const prefix = uniquePrefix();
     const traced = counting(client);
@@ -99,7 +99,9 @@ describe("redisStorage", () => {
     expect(ta).toBe(tb);
     await a.revoke();
     await b.signOut();
-    expect(new Set(traced.commands)).toEqual(new Set(["SET", "GET", "DEL", "EVALSHA", "EVAL", "PUBLISH", "WAIT"]));
+    expect(new Set(traced.commands)).toEqual(
+      new Set(["SET", "GET", "GETDEL", "DEL", "EVALSHA", "EVAL", "PUBLISH", "WAIT"]),
+    );
   });
 
   it("rejects a failed command with COMMAND_FAILED naming the key, never the value; the manager reports STORAGE_FAILED", async () => {

@@ -8,13 +8,21 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
+  expand,
+  FEATURES,
+  KNOWN_FAILURES,
   loadScenario,
+  loadScenarios,
+  notRun,
   openSuite,
   plan,
   protocolViolation,
+  refreshesPerSession,
   survey,
   ScenarioError,
+  TARGETS,
   type Run,
+  type Target,
 } from "../src/suite/index.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -287,4 +295,95 @@ describe("the suite can fail", () => {
       await suite.close();
     }
   }, 300_000);
+});
+
+describe("a known failure", () => {
+  it("is left out of the reduced geometry and named as not run with why, and still runs at the full one", () => {
+    for (const known of KNOWN_FAILURES) {
+      const scenario = loadScenarios().find((candidate) => candidate.name === known.scenario)!;
+      const matching = (run: Run) => run.storage === known.storage && run.mix === known.mix;
+      expect(expand(scenario).filter(matching)).toEqual([]);
+      expect(expand(scenario, { geometry: "full" }).filter(matching).length).toBeGreaterThan(0);
+      // The other runs of the scenario stay: the same storage with another mix, the same mix elsewhere.
+      expect(expand(scenario).some((run) => run.storage === known.storage && run.mix !== known.mix)).toBe(true);
+      expect(notRun([scenario])).toContainEqual({
+        scenario: known.scenario,
+        targets: [known.mix],
+        why: `on ${known.storage}: ${known.why}`,
+      });
+      expect(notRun([scenario], Object.keys(TARGETS), "full")).toEqual([]);
+    }
+  });
+});
+
+describe("a scenario of many sessions", () => {
+  const SESSIONS = `name: sessions-demo
+summary: A demo of a server's many sessions for the orchestrator's tests.
+storages: [file, redis]
+targets: [each, mixed]
+actors: 3
+sessions: { reduced: 20, full: 200 }
+steps:
+  - sign-in: { actor: 0 }
+  - expire: {}
+  - call: { actors: all }
+expect: { outcome: kept }
+`;
+
+  it("runs only on the targets whose actor declares the sessions feature, and names the others as not run", () => {
+    const scenario = loadScenario(scenarioFile("sessions-demo", SESSIONS));
+    const runs = expand(scenario, { geometry: "full" });
+    expect(runs.map((run) => `${run.storage} ${run.mix} ${run.sessions}`)).toEqual(
+      ["file", "redis"].flatMap((storage) => FEATURES.sessions.map((target) => `${storage} ${target} 200`)),
+    );
+    expect(notRun([scenario])).toEqual([
+      {
+        scenario: "sessions-demo",
+        targets: Object.keys(TARGETS).filter(
+          (target) => target !== "browser" && !FEATURES.sessions.includes(target as Target),
+        ),
+        why: expect.stringMatching(/does not declare the sessions feature/),
+      },
+    ]);
+    // A scenario of one session leaves no target out.
+    expect(notRun([loadScenario(scenarioFile("demo", VALID))])).toEqual([]);
+  });
+
+  it("with no session, or more than the sandbox has users for, is refused naming the field", () => {
+    for (const count of ["0", "10001"])
+      expect(refusal("sessions-demo", SESSIONS.replace("{ reduced: 20, full: 200 }", count)).field).toBe("/sessions");
+  });
+
+  it("is the only kind whose steps may refuse adversarial ids or replay a callback in another browser", () => {
+    const steps = "  - sign-in: { actor: 0 }\n  - refuse-ids: { actor: 1 }\n  - replay-callback: { actor: 2 }\n";
+    const withSteps = (text: string) => text.replace("  - sign-in: { actor: 0 }\n", steps);
+    expect(loadScenario(scenarioFile("sessions-demo", withSteps(SESSIONS)))).toMatchObject({ name: "sessions-demo" });
+    const error = refusal("demo", withSteps(VALID.replace("actors: 2", "actors: 3")));
+    expect(error.field).toBe("/steps/1/refuse-ids");
+    expect(error.message).toMatch(/give the scenario sessions/);
+  });
+
+  it("fails one refresh per expiry when a session was refreshed twice, or another never", () => {
+    const presented = (family: string, seq: number) => ({
+      fingerprint: `${seq}`.repeat(64).slice(0, 64),
+      family,
+      presentations: [{ seq, outcome: "ok", actor: "a0" }],
+    });
+    const ledger = {
+      families: [
+        { id: "fam_a", user: "42" },
+        { id: "fam_b", user: "43" },
+        { id: "fam_c", user: "44" },
+      ],
+      refreshTokens: [presented("fam_a", 1), presented("fam_b", 2), presented("fam_b", 3)],
+      reuses: [],
+    };
+    expect(refreshesPerSession(ledger, 3, 1)).toEqual([
+      "one-refresh-per-expiry: 2 of 3 sessions were not refreshed once per expiry (1): user 43 (family fam_b) 2 times, user 44 (family fam_c) 0 times",
+    ]);
+    expect(refreshesPerSession({ ...ledger, refreshTokens: [presented("fam_a", 1)] }, 1, 1)).toEqual([
+      "one-refresh-per-expiry: the tenant saw 3 token families for 1 sessions",
+      "one-refresh-per-expiry: 2 of 3 sessions were not refreshed once per expiry (1): user 43 (family fam_b) 0 times, user 44 (family fam_c) 0 times",
+    ]);
+  });
 });

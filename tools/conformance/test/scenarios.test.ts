@@ -12,6 +12,7 @@ import {
   loadScenarios,
   markdown,
   matrix,
+  notRun,
   openSuite,
   plan,
   survey,
@@ -42,6 +43,7 @@ afterAll(async () => {
     postgres: found.postgres?.version,
     missing: found.missing,
     scenarios: loadScenarios(),
+    notRun: notRun(loadScenarios(), found.targets),
   });
   writeFileSync(join(out, "last-run.json"), `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(join(out, "last-run.md"), markdown(report));

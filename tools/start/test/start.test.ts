@@ -1,4 +1,4 @@
-// `pnpm start` as a newcomer runs it (after the build): it prints the three URLs, each answers, a
+// `pnpm start` as a newcomer runs it (after the build): it prints the four URLs, each answers, a
 // person can sign in through the example by clicking through the sandbox's consent page, and
 // Ctrl-C stops everything it started.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -25,7 +25,7 @@ const urls: Record<string, string> = {};
 beforeAll(async () => {
   // Port 0 everywhere: the test never collides with a developer's running `pnpm start`.
   child = spawn(process.execPath, [script], {
-    env: { ...process.env, DOCS_PORT: "0", SANDBOX_PORT: "0", WEB_PORT: "0" },
+    env: { ...process.env, DOCS_PORT: "0", SANDBOX_PORT: "0", WEB_PORT: "0", GO_SERVER_PORT: "0" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout!.on("data", (chunk) => (output += chunk));
@@ -44,6 +44,7 @@ beforeAll(async () => {
     docs: /✔ Docs[^:]*: (\S+)/,
     sandbox: /✔ Sandbox tenant: (\S+)/,
     web: /✔ Example web app[^:]*: (\S+)/,
+    goServer: /✔ Example Go server[^:]*: (\S+)/,
   })) {
     const match = pattern.exec(output);
     if (match) urls[key] = match[1]!;
@@ -55,11 +56,12 @@ afterAll(() => {
 });
 
 describe("pnpm start", () => {
-  it("prints the docs, sandbox and example URLs, and each answers", async () => {
-    expect(Object.keys(urls).sort(), output).toEqual(["docs", "sandbox", "web"]);
+  it("prints the docs, sandbox and examples' URLs, and each answers", async () => {
+    expect(Object.keys(urls).sort(), output).toEqual(["docs", "goServer", "sandbox", "web"]);
     expect((await fetch(urls.docs!)).status).toBe(200);
     expect(await (await fetch(`${urls.sandbox}/__sandbox/health`)).json()).toEqual({ status: "ok" });
     expect(await (await fetch(urls.web!)).text()).toContain(urls.sandbox);
+    expect(await (await fetch(urls.goServer!)).text()).toContain("Example Go server");
   });
 
   it("lets a person sign in through the example by clicking", async () => {
@@ -102,5 +104,6 @@ describe("pnpm start", () => {
     expect(await exited).toBe(0);
     await expect(fetch(`${urls.sandbox}/__sandbox/health`)).rejects.toThrow();
     await expect(fetch(urls.web!)).rejects.toThrow();
+    await expect(fetch(urls.goServer!)).rejects.toThrow();
   });
 });

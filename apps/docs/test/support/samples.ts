@@ -170,19 +170,24 @@ const AUTHORIZE_URL = /https?:\/\/\S+\/oauth\/authorize\?\S+/;
 
 /**
  * Runs a sample's program with `env` (HOME, say); when it prints an authorize URL, on either stream,
- * the person opens it once and approves.
+ * the person opens it once and approves: on the consent page by default, or as `person` does (a
+ * tenant started with auto-approve answers the authorize URL with the redirect itself).
  */
-export async function runSample(argv: string[], env: Record<string, string>): Promise<SampleRun> {
+export async function runSample(
+  argv: string[],
+  env: Record<string, string>,
+  person: (authorizeUrl: string) => Promise<unknown> = signInInBrowser,
+): Promise<SampleRun> {
   const [command, ...args] = argv;
   // BROWSER=false: Python's webbrowser finds no browser and the sign-in prints the URL instead.
   const child = spawn(command!, args, { env: { ...process.env, BROWSER: "false", ...env }, stdio: "pipe" });
   child.stdin.end();
   let [stdout, stderr] = ["", ""];
-  let person: Promise<unknown> | undefined;
+  let opened: Promise<unknown> | undefined;
   const watch = () => {
     const url = AUTHORIZE_URL.exec(`${stdout}\n${stderr}`)?.[0];
-    if (url && !person) {
-      person = signInInBrowser(url).catch((error: unknown) => {
+    if (url && !opened) {
+      opened = person(url).catch((error: unknown) => {
         child.kill(); // it would wait for a callback that never comes
         return error;
       });
@@ -197,9 +202,9 @@ export async function runSample(argv: string[], env: Record<string, string>): Pr
     watch();
   });
   const code = await new Promise<number | null>((resolve, reject) => child.on("close", resolve).on("error", reject));
-  const failure = await person;
+  const failure = await opened;
   if (failure instanceof Error) throw failure;
-  return { code, stdout, stderr, signedIn: person !== undefined };
+  return { code, stdout, stderr, signedIn: opened !== undefined };
 }
 
 /** A kit language of the samples: how its samples become programs. */

@@ -17,6 +17,11 @@ const client = packageDir("@tenant-integration/client");
 const MODULES: Record<string, { dir: string; entry: string }> = {
   "@tenant-integration/token-manager": { dir: join(tokenManager, "dist"), entry: "index.js" },
   "@tenant-integration/client": { dir: join(client, "dist"), entry: "index.js" },
+  // The rules the client and the token manager share, a package both import (packages/internal).
+  "@tenant-integration/internal": {
+    dir: join(packageDir("@tenant-integration/internal", createRequire(join(tokenManager, "package.json"))), "dist"),
+    entry: "index.js",
+  },
   "@tenant-integration/types": {
     dir: join(packageDir("@tenant-integration/types", createRequire(join(tokenManager, "package.json"))), "dist"),
     entry: "index.js",

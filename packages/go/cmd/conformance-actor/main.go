@@ -305,8 +305,9 @@ type actor struct {
 	offset    atomic.Int64 // ms
 	refreshes atomic.Int64
 	manager   *tokenmanager.Manager
-	http      *http.Client // the authorize request
-	api       *http.Client // the API, through manager.Transport
+	sessions  *tokenmanager.Sessions // the sessions feature (sessions.go), on the same storage
+	http      *http.Client           // the authorize request
+	api       *http.Client           // the API, through manager.Transport
 }
 
 func openStorage(c config, out *output) (tokenmanager.Storage, tokenmanager.Lock, error) {
@@ -428,21 +429,43 @@ func newActor(c config, out *output) (*actor, error) {
 	for i, s := range c.Scopes {
 		scopes[i] = scope.Scope(s)
 	}
-	opts := []tokenmanager.Option{
-		tokenmanager.WithStorage(storage),
+	// What the Manager and the Sessions share: the clock, the log, the events and the timings.
+	common := []tokenmanager.Option{
 		tokenmanager.WithClock(func() time.Time { return time.Now().Add(time.Duration(a.offset.Load()) * time.Millisecond) }),
-		tokenmanager.WithHTTPClient(&http.Client{Transport: &transport{name: c.Name, fault: a.fault, base: http.DefaultTransport}}),
 		tokenmanager.WithLogger(slog.New(&logHandler{out: out})),
 		tokenmanager.WithOnChange(a.event),
 	}
 	if c.Manager.RequestTimeoutMs != nil {
-		opts = append(opts, tokenmanager.WithRequestTimeout(ms(*c.Manager.RequestTimeoutMs)))
+		common = append(common, tokenmanager.WithRequestTimeout(ms(*c.Manager.RequestTimeoutMs)))
 	}
 	if c.Manager.IntentWaitMs != nil {
-		opts = append(opts, tokenmanager.WithIntentWait(ms(*c.Manager.IntentWaitMs)))
+		common = append(common, tokenmanager.WithIntentWait(ms(*c.Manager.IntentWaitMs)))
 	}
-	a.manager, err = tokenmanager.New(tokenmanager.Config{BaseURL: c.Tenant, ClientID: c.ClientID, RedirectURI: c.RedirectURI, Scopes: scopes}, opts...)
+	opts := append([]tokenmanager.Option{
+		tokenmanager.WithStorage(storage),
+		tokenmanager.WithHTTPClient(&http.Client{Transport: &transport{name: c.Name, fault: a.fault, base: http.DefaultTransport}}),
+	}, common...)
+	settings := tokenmanager.Config{BaseURL: c.Tenant, ClientID: c.ClientID, RedirectURI: c.RedirectURI, Scopes: scopes}
+	a.manager, err = tokenmanager.New(settings, opts...)
 	if err != nil {
+		return nil, err
+	}
+	// The sessions get the storage itself (its lock per session, its pending sign-ins by state), and
+	// one transport kept alive for their many connections; no fault is armed on them.
+	shared := http.DefaultTransport.(*http.Transport).Clone()
+	shared.MaxConnsPerHost, shared.MaxIdleConnsPerHost = connectionsPerTenant, connectionsPerTenant
+	// Idle connections are let go before the sandbox's (Node's 5 s keep-alive) would close them: a
+	// token request sent on a connection the server is closing is reset, and a refresh that may have
+	// reached the tenant is never sent again (TRANSIENT), as a server's pool would avoid.
+	shared.IdleConnTimeout = idleConnections
+	sessionOpts := append([]tokenmanager.Option{
+		tokenmanager.WithStorage(inner),
+		tokenmanager.WithHTTPClient(&http.Client{Transport: &transport{name: c.Name, fault: &fault{out: out}, base: shared}}),
+	}, common...)
+	if lock := sessionsLock(c, lock); lock != nil {
+		sessionOpts = append(sessionOpts, tokenmanager.WithLock(lock))
+	}
+	if a.sessions, err = tokenmanager.NewSessions(settings, sessionOpts...); err != nil {
 		return nil, err
 	}
 	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -533,10 +556,25 @@ func (a *actor) run(command map[string]any) {
 	var result map[string]any
 	var err error
 	switch command["cmd"] {
-	case "sign-in":
-		result, err = a.signIn(ctx)
-	case "call":
-		result, err = a.call(ctx)
+	case "sign-in", "call":
+		var list []session
+		if list, err = sessionsOf(command); err != nil {
+			break
+		}
+		switch {
+		case list != nil && command["cmd"] == "sign-in":
+			result, err = a.signInSessions(ctx, list)
+		case list != nil:
+			result, err = a.callSessions(ctx, list)
+		case command["cmd"] == "sign-in":
+			result, err = a.signIn(ctx)
+		default:
+			result, err = a.call(ctx)
+		}
+	case "refuse-ids":
+		result, err = a.refuseIDs(ctx, command)
+	case "replay-callback":
+		result, err = a.replayCallback(ctx, command)
 	case "clock":
 		offset, ok := command["offsetMs"].(float64)
 		if !ok {
@@ -606,7 +644,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "the actor cannot start:", err)
 		os.Exit(2)
 	}
-	out.say(map[string]any{"event": "ready", "pid": os.Getpid(), "target": "go", "runtime": "go " + strings.TrimPrefix(runtime.Version(), "go")})
+	out.say(map[string]any{"event": "ready", "pid": os.Getpid(), "target": "go", "runtime": "go " + strings.TrimPrefix(runtime.Version(), "go"),
+		"features": []string{"sessions"}})
 	scanner := bufio.NewScanner(os.Stdin)
 	scanner.Buffer(make([]byte, 64*1024), 1<<20)
 	for scanner.Scan() {

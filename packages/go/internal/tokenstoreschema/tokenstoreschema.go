@@ -22,7 +22,7 @@ const (
 	TokenFile     = "token-file.schema.json"
 )
 
-// ForKey is the schema of the record stored under key (…:tokens, …:pending or …:pending:<hash>,
+// ForKey is the schema of the record stored under key (…:tokens, …:pending or …:pending:<key>,
 // …:intent), "" for another key.
 func ForKey(key string) string {
 	if parts := strings.Split(key, ":"); len(parts) > 1 && parts[len(parts)-2] == "pending" {

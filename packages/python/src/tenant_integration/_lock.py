@@ -108,9 +108,9 @@ async def hold_for_event_loop(
     loop = asyncio.get_running_loop()
     entered: asyncio.Future[None] = loop.create_future()
     finished: asyncio.Future[None] = loop.create_future()
-    # Both futures may settle after their awaiting task was cancelled: retrieve their outcome so
-    # asyncio does not log "Future exception was never retrieved" for an ended wait.
-    entered.add_done_callback(lambda f: f.cancelled() or f.exception())
+    # `finished` may settle after its awaiting task was cancelled (never awaited then): its outcome is
+    # read here so that asyncio does not report "Future exception was never retrieved". `entered` needs
+    # no such reader: a cancelled awaiter cancels it, and a settled one is awaited.
     finished.add_done_callback(lambda f: f.cancelled() or f.exception())
     release = threading.Event()
 

@@ -1,6 +1,6 @@
 """When the client sends a request again: ``Retry-After``, exponential backoff with jitter, a cap.
 
-The rules are the TypeScript client's (``packages/client/src/middleware/core.ts``): an idempotent
+The rules are the TypeScript client's (``packages/client/src/middleware/retry.ts``): an idempotent
 request (RFC 9110 §9.2.2) answered 429 (RFC 6585 §4) or 5xx (but 501 and 505, which cannot succeed
 later, RFC 9110 §15.6.2, §15.6.6), or whose connection failed, is sent again up to ``retries`` times.
 The wait is the ``Retry-After`` delay (RFC 9110 §10.2.3) when the answer has one, else

@@ -4,10 +4,11 @@
  *
  * @see RFC 6749 §10.3 (tokens kept confidential), RFC 8252 (native apps), RFC 9700 §4.14.2 (rotation)
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { chmod, lstat, mkdir, open, readdir, readFile, readlink, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { HeldLock, Lock, LockWaitOptions } from "../lock.js";
+import { parsePending } from "../pending.js";
 import type { TokenStorage } from "../storage/storage.js";
 import { withDirLock, type DirLockOptions } from "./dir-lock.js";
 import { FileStorageError } from "./file-storage-error.js";
@@ -119,6 +120,8 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
     path,
     safe: new Set(),
     directoryMade: false,
+    gathering: undefined,
+    tail: Promise.resolve(),
     lockOptions: {
       ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
       ...(options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs }),
@@ -128,7 +131,13 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
     get: getKey.bind(null, state),
     set: setKey.bind(null, state),
     delete: deleteKey.bind(null, state),
-    lock: (_name, task, wait) => locked(state, "refresh", (_file, held) => task(held), wait),
+    // Pending sign-ins: every write drops the expired ones, so a set is enough to expire them.
+    setExpiring: (key, value) => setKey(state, key, value),
+    take: takeKey.bind(null, state),
+    lock: (name, task, wait) =>
+      wait?.sessionId === undefined
+        ? locked(state, "refresh", (_file, held) => task(held), wait)
+        : locked(state, sessionLockKind(name), (_file, held) => task(held)),
     processIdentity: processIdentity(),
   };
 }
@@ -141,6 +150,20 @@ interface FileState {
   readonly safe: Set<string>;
   /** Whether the token file's directory was made (or found) by this storage: locks then take it as there. */
   directoryMade: boolean;
+  /** The changes waiting for the next rewrite of the file, gathered while one runs; `undefined` when none waits. */
+  gathering: Change[] | undefined;
+  /** The last rewrite started or queued: the next one runs after it. */
+  tail: Promise<void>;
+}
+
+/** A change of the file's data waiting for its rewrite, and the caller waiting for it to be durable. */
+interface Change {
+  /** Changes `data`; says whether anything changed. */
+  readonly apply: (data: Record<string, string>) => boolean;
+  /** The key it sets, if any: a pending sign-in just written is not dropped as expired. */
+  readonly written: string | undefined;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
 }
 
 /** The value of `key`, read without a lock; an unreadable file is judged again under the write lock. */
@@ -161,10 +184,14 @@ async function getKey(state: FileState, key: string): Promise<string | undefined
 
 /** Writes `key`, keeping every other key of the file. */
 function setKey(state: FileState, key: string, value: string): Promise<void> {
-  return update(state, (data) => {
-    data[key] = value;
-    return true;
-  });
+  return update(
+    state,
+    (data) => {
+      data[key] = value;
+      return true;
+    },
+    key,
+  );
 }
 
 /** Removes `key`, keeping every other key of the file; the file is not written when the key was absent. */
@@ -176,23 +203,92 @@ function deleteKey(state: FileState, key: string): Promise<void> {
   });
 }
 
-/** Reads, changes and writes the file under the write lock; `change` says whether anything changed. */
-function update(state: FileState, change: (data: Record<string, string>) => boolean): Promise<void> {
-  return locked(state, "write", async (file) => {
-    const data = await readForWrite(state, file);
-    if (change(data)) await writeDurably(file, data);
-    // After the write, not before: a refresh's write is the crash window, kept as short as can be.
-    await removeLeftovers(file);
+/** Reads and removes `key` in one step, under the write lock (a pending sign-in, taken once). */
+async function takeKey(state: FileState, key: string): Promise<string | undefined> {
+  let taken: string | undefined;
+  await update(state, (data) => {
+    taken = data[key];
+    if (taken === undefined) return false;
+    delete data[key];
+    return true;
   });
+  return taken;
 }
 
 /**
- * Takes the lock directory `<file>.<kind>.lock` beside the (resolved) file. The file's directory is
+ * The refresh lock directory's kind of a session's lock `name`: `<h>.refresh`, `<h>` the first 16
+ * lowercase hex digits of SHA-256 of the name, so that one session's refresh never waits for
+ * another's (spec/token-store/README.md, "Locks"). Polled without an `until` check: each of many
+ * sessions' waiters would otherwise read the whole file at every wake.
+ */
+const sessionLockKind = (name: string): string =>
+  createHash("sha256").update(name, "utf8").digest("hex").slice(0, 16) + ".refresh";
+
+/** The end of a pending sign-in's name (spec/token-store/README.md, "Pending sign-ins by state"). */
+const PENDING_NAME = /:pending:[0-9a-f]{32}$/;
+
+/** Drops the pending sign-ins that have expired by this clock or do not validate, but those just written. */
+function dropExpiredPending(data: Record<string, string>, written: ReadonlySet<string | undefined>): void {
+  const now = Date.now();
+  for (const [key, value] of Object.entries(data)) {
+    if (written.has(key) || !PENDING_NAME.test(key)) continue;
+    const record = parsePending(value);
+    if (!record || now > record.expiresAt) delete data[key];
+  }
+}
+
+/**
+ * Reads, changes and writes the file under the write lock; `change` says whether anything changed.
+ * The changes that come while a rewrite runs are gathered and applied together by the next one, in
+ * the order they came, each caller's promise settling once its change is durable (or with the error
+ * that kept it from being so): many sessions' writes of one process cost one lock and one write,
+ * not one each, so a file shared by many sessions and processes does not queue them past the lock's
+ * wait. Expired pending sign-ins are dropped from every file written (but the keys just set).
+ */
+function update(state: FileState, change: (data: Record<string, string>) => boolean, written?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const entry: Change = { apply: change, written, resolve, reject };
+    if (state.gathering) {
+      state.gathering.push(entry);
+      return;
+    }
+    state.gathering = [entry];
+    const run = () => rewrite(state);
+    state.tail = state.tail.then(run, run);
+  });
+}
+
+/** Applies the gathered changes in one rewrite of the file under the write lock, and settles their callers. */
+async function rewrite(state: FileState): Promise<void> {
+  const changes = state.gathering ?? [];
+  state.gathering = undefined;
+  try {
+    await locked(state, "write", async (file) => {
+      const data = await readForWrite(state, file);
+      let changed = false;
+      for (const c of changes) changed = c.apply(data) || changed;
+      if (changed) {
+        dropExpiredPending(data, new Set(changes.map((c) => c.written)));
+        await writeDurably(file, data);
+      }
+      // After the write, not before: a refresh's write is the crash window, kept as short as can be.
+      await removeLeftovers(file);
+    });
+  } catch (e) {
+    for (const c of changes) c.reject(e);
+    return;
+  }
+  for (const c of changes) c.resolve();
+}
+
+/**
+ * Takes the lock directory `<file>.<kind>.lock` beside the (resolved) file (`kind`: `refresh`,
+ * `write`, or a session's `<h>.refresh`). The file's directory is
  * made at the first lock (0700); a lock that finds it gone since (removed by hand) makes it again.
  */
 async function locked<T>(
   state: FileState,
-  kind: "refresh" | "write",
+  kind: string,
   task: (file: string, held: HeldLock) => Promise<T>,
   wait?: LockWaitOptions,
 ): Promise<T> {

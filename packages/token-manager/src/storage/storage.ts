@@ -22,8 +22,9 @@ export interface ProcessIdentity {
 }
 
 /**
- * The storage interface: three async methods over string keys and string values. The manager stores
- * one JSON record per key (the tokens, and the pending sign-in), so a store needs no schema.
+ * The storage interface: three async methods over string keys and string values, and two optional
+ * ones for pending sign-ins (`setExpiring`, `take`). The manager stores one JSON record per key (the
+ * tokens, the refresh intent, each pending sign-in), so a store needs no schema.
  *
  * Values are secrets (they hold refresh tokens): a store must not log them.
  *
@@ -85,4 +86,24 @@ export interface TokenStorage {
   set(key: string, value: string): Promise<void>;
   /** Removes a value; resolves also when it was absent. */
   delete(key: string): Promise<void>;
+  /**
+   * Optional: writes a value that the storage drops once `lifetimeMs` milliseconds have passed,
+   * without a scan of every key (Redis: `SET … PX`). The manager keeps each pending sign-in with it;
+   * without it, with `set`, and a sign-in begun and never completed stays until the app removes it
+   * (its own expiry still refuses it). Clean-up only: the record's `expiresAt` decides at the callback.
+   *
+   * @see spec/token-store/README.md, "What a storage offers"
+   */
+  setExpiring?(key: string, value: string, lifetimeMs: number): Promise<void>;
+  /**
+   * Optional: returns the value of `key` and deletes it in one atomic step: of any number of
+   * concurrent takes of one key, in any processes sharing the storage, at most one returns it
+   * (Redis: `GETDEL`). The manager takes each pending sign-in with it at the callback; without it,
+   * with `get` then `delete`, which is not atomic: two callbacks of one state arriving at once may
+   * both exchange the code, and the tenant may then revoke the tokens of both (RFC 6749 §4.1.2). A
+   * storage that several processes share needs it.
+   *
+   * @see spec/token-store/README.md, "What a storage offers"; RFC 6749 §4.1.2
+   */
+  take?(key: string): Promise<string | null | undefined>;
 }

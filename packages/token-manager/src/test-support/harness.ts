@@ -4,6 +4,7 @@
  */
 import { createTokenManager } from "../token-manager.js";
 import type { TokenManager, TokenManagerOptions } from "../types.js";
+import { pendingKey } from "../pending.js";
 import { memoryStorage } from "../storage/memory.js";
 import type { TokenStorage } from "../storage/storage.js";
 
@@ -143,3 +144,7 @@ export function deferred<T = void>() {
   });
   return { promise, resolve, reject };
 }
+
+/** The storage name of the pending sign-in of `state` (spec/token-store/README.md, "Pending sign-ins by state"). */
+export const pendingName = async (state: string): Promise<string> =>
+  `tenant-integration:${BASE}:${CLIENT_ID}:pending:${await pendingKey(state)}`;

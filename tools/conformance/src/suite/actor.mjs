@@ -269,6 +269,8 @@ export async function startActor({ name, target, config, command, step }) {
     target,
     pid: child.pid,
     runtime: ready.runtime,
+    /** The features its actor declares in its ready event (PROTOCOL.md, "Start"), e.g. `sessions`. */
+    features: Array.isArray(ready.features) ? ready.features : [],
     transcript: actor.transcript,
     events: actor.events,
     describe: () => describe(actor),

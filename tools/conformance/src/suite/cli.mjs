@@ -15,7 +15,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { markdown, matrix } from "./report.mjs";
-import { loadScenarios, ScenarioError, REPO } from "./scenarios.mjs";
+import { loadScenarios, notRun, ScenarioError, REPO } from "./scenarios.mjs";
 import { openSuite, plan, survey } from "./suite.mjs";
 
 const { values } = parseArgs({
@@ -82,13 +82,22 @@ try {
   await suite.close();
 }
 const ran = new Set(runs.map((run) => run.scenario));
+const chosen = loadScenarios().filter((scenario) => keep(values.scenario, scenario.name));
 const report = matrix(results, {
   geometry,
   redis: found.redis?.version,
   postgres: found.postgres?.version,
   missing: found.missing,
   scenarios: loadScenarios().filter((scenario) => ran.has(scenario.name)),
+  // The targets a scenario leaves out for a feature their actor lacks, among those chosen.
+  notRun: notRun(
+    chosen,
+    found.targets.filter((target) => keep(values.mix, target)),
+    geometry,
+  ),
 });
+for (const entry of report.notRun)
+  console.log(`conformance: ${entry.scenario} not run on ${entry.targets.join(", ")}: ${entry.why}`);
 mkdirSync(values.out, { recursive: true });
 writeFileSync(join(values.out, "last-run.json"), `${JSON.stringify(report, null, 2)}\n`);
 writeFileSync(join(values.out, "last-run.md"), markdown(report));

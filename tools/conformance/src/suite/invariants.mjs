@@ -27,6 +27,7 @@ export const INVARIANTS = [
   "no-lost-rotation",
   "bounded-waits",
   "one-refresh-per-expiry",
+  "no-cross-talk",
   "secrets-hygiene",
   "request-headers",
 ];
@@ -83,6 +84,31 @@ export function noSpuriousLogout(ledger, actors) {
 /** Refresh grants the tenant answered ok, per expiry. */
 export function refreshCount(ledger) {
   return ledger.refreshTokens.flatMap((token) => token.presentations).filter((p) => p.outcome === "ok").length;
+}
+
+/**
+ * A run of many sessions (each one sign-in, so one token family of its own user): every family the
+ * tenant issued was refreshed exactly once per expiry, and there is one family per session.
+ */
+export function refreshesPerSession(ledger, sessions, expiries) {
+  const failures = [];
+  const families = ledger.families ?? [];
+  if (families.length !== sessions)
+    failures.push(`one-refresh-per-expiry: the tenant saw ${families.length} token families for ${sessions} sessions`);
+  const answered = new Map(families.map((family) => [family.id, 0]));
+  for (const token of ledger.refreshTokens)
+    for (const presentation of token.presentations)
+      if (presentation.outcome === "ok") answered.set(token.family, (answered.get(token.family) ?? 0) + 1);
+  const owners = new Map(families.map((family) => [family.id, family.user]));
+  const wrong = [...answered].filter(([, count]) => count !== expiries);
+  if (wrong.length > 0)
+    failures.push(
+      `one-refresh-per-expiry: ${wrong.length} of ${answered.size} sessions were not refreshed once per expiry (${expiries}): ${wrong
+        .slice(0, 5)
+        .map(([family, count]) => `user ${owners.get(family) ?? "?"} (family ${family}) ${count} times`)
+        .join(", ")}`,
+    );
+  return failures;
 }
 
 /** Every line any actor printed holds no token or code. */

@@ -2,8 +2,10 @@
 
 /**
  * @param {object[]} results from runScenario
- * @param {{ geometry: string, redis?: string, postgres?: string, missing: { name: string, why: string }[], scenarios?: object[] }} context
- *   `scenarios`: those the results come from, whose summaries the report carries
+ * @param {{ geometry: string, redis?: string, postgres?: string, missing: { name: string, why: string }[], scenarios?: object[],
+ *   notRun?: { scenario: string, targets: string[], why: string }[] }} context
+ *   `scenarios`: those the results come from, whose summaries the report carries; `notRun`: the
+ *   targets left out of a scenario because their actor lacks a feature it needs (scenarios.mjs, notRun)
  */
 export function matrix(results, context) {
   const runtimes = [...new Set(results.flatMap((result) => result.runtimes))].sort();
@@ -14,6 +16,7 @@ export function matrix(results, context) {
     postgres: context.postgres ?? null,
     runtimes,
     leftOut: context.missing,
+    notRun: context.notRun ?? [],
     scenarios: Object.fromEntries((context.scenarios ?? []).map((scenario) => [scenario.name, scenario.summary])),
     passed: results.filter((result) => result.passed).length,
     failed: results.filter((result) => !result.passed).length,
@@ -31,6 +34,9 @@ export function markdown(report) {
     `Runtimes: ${report.runtimes.join(", ") || "none"}${report.redis ? `; redis-server ${report.redis}` : ""}${report.postgres ? `; PostgreSQL ${report.postgres}` : ""}.`,
     ...(report.leftOut.length
       ? ["", `Left out: ${report.leftOut.map((m) => `${m.name} (${m.why})`).join("; ")}.`]
+      : []),
+    ...(report.notRun?.length
+      ? ["", `Not run: ${report.notRun.map((n) => `${n.scenario} on ${n.targets.join(", ")} (${n.why})`).join("; ")}.`]
       : []),
     "",
     "| scenario | storage | actors | parameters | result | refreshes / expiries | worst wait |",

@@ -12,13 +12,14 @@ import {
   invariantsFor,
   noSpuriousLogout,
   refreshCount,
+  refreshesPerSession,
   requestHeaders,
   secretsHygiene,
   singleRedemption,
   tenantSaw,
 } from "./invariants.mjs";
 import { EXPIRE_SECONDS, startDisk } from "./services.mjs";
-import { describeAnswer, moveClocks, runSteps, StepFailure } from "./steps.mjs";
+import { carry, describeAnswer, moveClocks, runSteps, StepFailure } from "./steps.mjs";
 
 /** How many actors start at once. */
 const START_BATCH = 10;
@@ -89,6 +90,8 @@ async function openRun(run, env) {
     // Disk faults: the token file's directory is a tmpfs of the run's own.
     disk: run.disk ? await startDisk(dirname(storage.path)) : undefined,
     ledger: undefined,
+    /** The run's sessions (a scenario with `sessions`): `{ id, user }`, each signed in as a user of its own. */
+    sessions: undefined,
   };
 }
 
@@ -141,6 +144,26 @@ async function startActors(state) {
   }
   const failedStart = started.find((outcome) => outcome.status === "rejected");
   if (failedStart) throw failedStart.reason;
+  if (state.run.sessions > 0) {
+    state.current = "start (sessions)";
+    state.sessions = await runSessions(state);
+  }
+}
+
+/**
+ * The sessions of a run of many (`run.sessions`): `{ id, user }`, session i signed in as the
+ * sandbox's user i, with ids of the shapes apps use (e-mail addresses, numbers, `auth0|…`
+ * subjects). Every actor must declare the sessions feature.
+ */
+async function runSessions({ run, actors, sandbox }) {
+  for (const actor of actors)
+    if (!actor.features.includes("sessions"))
+      throw new StepFailure(`${actor.describe()} does not declare the sessions feature this scenario needs`);
+  const users = await sandbox.users();
+  if (users.length < run.sessions)
+    throw new StepFailure(`the sandbox has ${users.length} users for ${run.sessions} sessions`);
+  const shapes = [(i) => `user.${i}@example.org`, (i) => String(1_000_000 + i), (i) => `auth0|${i.toString(16)}`];
+  return users.slice(0, run.sessions).map((user, i) => ({ id: shapes[i % shapes.length](i), user }));
 }
 
 /**
@@ -158,10 +181,14 @@ async function continueFresh(state) {
   state.alive.add(state.actors.length - 1);
   state.expiries++;
   await moveClocks(state, EXPIRE_SECONDS);
-  const answer = await fresh.request("call", {}, state.bound);
+  const answer = await fresh.request("call", carry(state), state.bound);
   if (!answer.ok || answer.result.status !== 200)
     state.failures.push(
       `no-lost-rotation: a fresh ${target} actor could not continue the session from the storage: ${describeAnswer(answer)}`,
+    );
+  else if ((answer.result.crossed ?? []).length > 0)
+    state.failures.push(
+      `no-cross-talk: a fresh ${target} actor was served another user's account for ${answer.result.crossed.length} sessions`,
     );
 }
 
@@ -187,7 +214,9 @@ async function checkInvariants(state) {
     if (checks.includes("single-redemption")) failures.push(...singleRedemption(ledger));
     if (checks.includes("no-spurious-logout")) failures.push(...noSpuriousLogout(ledger, actors));
     const refreshes = refreshCount(ledger);
-    if (checks.includes("one-refresh-per-expiry") && refreshes !== state.expiries)
+    if (checks.includes("one-refresh-per-expiry") && state.sessions)
+      failures.push(...refreshesPerSession(ledger, state.sessions.length, state.expiries));
+    else if (checks.includes("one-refresh-per-expiry") && refreshes !== state.expiries)
       failures.push(`one-refresh-per-expiry: ${refreshes} refreshes for ${state.expiries} expiries`);
   }
   if (run.expect.outcome === "ended" && failures.length === 0) failures.push(...endedAsExpected(state));
@@ -246,10 +275,12 @@ function resultOf(state) {
     params: run.params,
     geometry: run.geometry,
     actors: run.actorTargets.length,
+    sessions: state.sessions?.length ?? 0,
     runtimes: [...state.runtimes].sort(),
     passed: state.failures.length === 0,
     failures: state.failures,
-    expiries: state.expiries,
+    // With sessions, each session expires at each expiry: the refreshes are counted against those.
+    expiries: state.expiries * (state.sessions?.length || 1),
     refreshes: ledger ? refreshCount(ledger) : undefined,
     worstWaitMs: Math.round(state.worstWaitMs),
     calls: state.calls,

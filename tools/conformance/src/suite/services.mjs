@@ -21,9 +21,11 @@ export const EXPIRE_SECONDS = 15 * 60 + 1;
  * clients registered.
  *
  * @param {{ id: string, redirectUris: string[] }[]} clients
+ * @param {{ users?: number }} [options] how many users can sign in (the sandbox's default: 3)
  */
-export async function startSandbox(clients) {
+export async function startSandbox(clients, { users } = {}) {
   const args = [SANDBOX_CLI, "--port", "0", "--json", "--auto-approve", "--test-clock"];
+  if (users !== undefined) args.push("--users", String(users));
   for (const client of clients) args.push("--client", `id=${client.id},redirect=${client.redirectUris.join("|")}`);
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
@@ -58,6 +60,8 @@ export async function startSandbox(clients) {
     },
     /** The refresh-token ledger: every presentation, reuse and family (GET /__sandbox/ledger). */
     ledger: () => call("GET", "/__sandbox/ledger"),
+    /** The ids of the users who can sign in, in order (GET /__sandbox/users). */
+    users: async () => (await call("GET", "/__sandbox/users")).users.map((user) => String(user.id)),
     events: async () => (await call("GET", "/__sandbox/events")).events,
     /** The headers of every request to the token, revocation and API endpoints (GET /__sandbox/requests). */
     requests: async () => (await call("GET", "/__sandbox/requests")).requests,

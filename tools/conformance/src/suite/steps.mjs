@@ -26,6 +26,11 @@ export function describeAnswer(answer) {
     : `${answer.error.code} (${answer.error.name ?? "Error"}: ${answer.error.message.slice(0, 200)})`;
 }
 
+/** What the sign-in and call commands carry: the run's sessions, when it has them (PROTOCOL.md, "Sessions"). */
+export function carry(state) {
+  return state.sessions ? { sessions: state.sessions } : {};
+}
+
 /** Sends a command that must succeed; its failure is a StepFailure naming the actor. */
 export async function expectOk(state, actor, cmd, fields = {}) {
   const answer = await actor.request(cmd, fields, state.bound);
@@ -42,7 +47,7 @@ async function callOne(state, index, expected, label) {
   const actor = state.actors[index];
   let answer;
   try {
-    answer = await actor.request("call", {}, state.bound);
+    answer = await actor.request("call", carry(state), state.bound);
   } catch (error) {
     if (error instanceof ActorError && /did not answer/.test(error.message))
       throw new StepFailure(`bounded-waits: step ${label}: ${error.message}`);
@@ -58,6 +63,14 @@ async function callOne(state, index, expected, label) {
   if (!expected.includes(got))
     throw new StepFailure(
       `step ${label}: ${actor.describe()} was to end with ${expected.join(" or ")}, and ended with ${describeAnswer(answer)}`,
+    );
+  const crossed = answer.ok ? (answer.result.crossed ?? []) : [];
+  if (crossed.length > 0)
+    throw new StepFailure(
+      `no-cross-talk: step ${label}: ${actor.describe()} was served another user's account for ${crossed.length} sessions: ${crossed
+        .slice(0, 5)
+        .map((c) => `session ${c.id} (user ${c.user}) got user ${c.got}`)
+        .join(", ")}`,
     );
 }
 
@@ -149,9 +162,46 @@ export function sessionKey(state) {
  */
 const redis = (state, what) => state.env.redis[what](sessionKey(state));
 
+/**
+ * Session ids an app's request could carry that would break a key (spec/token-store, "The session
+ * id"): every kit refuses each with INVALID_SESSION_ID, before anything is read or written.
+ */
+export const ADVERSARIAL_IDS = [
+  "",
+  "a:b",
+  "{1000}",
+  "1000}",
+  "../../etc/passwd",
+  "a%3Ab",
+  "ada lovelace",
+  "x\r\nSET k v",
+  "caf\u00e9",
+  "*",
+  "9".repeat(129),
+];
+
+/** The actor gives each adversarial id to its sessions object: every call must refuse it. */
+async function refuseIds(state, { actor }) {
+  const { result } = await expectOk(state, state.actors[actor], "refuse-ids", { ids: ADVERSARIAL_IDS });
+  if (result.accepted?.length > 0 || result.refused !== ADVERSARIAL_IDS.length)
+    throw new StepFailure(
+      `step ${state.current}: ${state.actors[actor].describe()} refused ${result.refused} of ${ADVERSARIAL_IDS.length} ids that could break a key; it took ${JSON.stringify(result.accepted ?? [])}`,
+    );
+}
+
+/** The actor completes an approved sign-in in another browser: refused before any exchange, used up. */
+async function replayCallback(state, { actor }) {
+  const { result } = await expectOk(state, state.actors[actor], "replay-callback", { user: state.sessions[0].user });
+  const wanted = { refused: "STATE_MISMATCH", after: "NO_PENDING_SIGN_IN", signedIn: false };
+  if (Object.entries(wanted).some(([key, value]) => result[key] !== value))
+    throw new StepFailure(
+      `step ${state.current}: a callback replayed in another browser: ${state.actors[actor].describe()} answered ${JSON.stringify(result)}, not ${JSON.stringify(wanted)}`,
+    );
+}
+
 /** Each step kind's function, `(state, body)`. */
 export const STEPS = {
-  "sign-in": (state, { actor }) => expectOk(state, state.actors[actor], "sign-in"),
+  "sign-in": (state, { actor }) => expectOk(state, state.actors[actor], "sign-in", carry(state)),
   expire,
   call,
   await: awaitPending,
@@ -168,6 +218,8 @@ export const STEPS = {
   disk: (state, what) => state.disk[what](),
   revoke: (state, { actor }) => expectOk(state, state.actors[actor], "revoke"),
   "sign-out": (state, { actor }) => expectOk(state, state.actors[actor], "sign-out"),
+  "refuse-ids": refuseIds,
+  "replay-callback": replayCallback,
 };
 
 /** The steps with repeats unrolled, each with its label ("3", "4.2.1"). */

@@ -147,7 +147,9 @@ export async function openSuite({ runs, commands = defaultCommands(), redis, noL
         closers.push(() => browser.close());
         clients[0].redirectUris.push(browser.redirectUri);
       }
-      const sandbox = await startSandbox(clients);
+      // A user of its own for every session of the runs that have sessions.
+      const sessions = Math.max(0, ...runs.map((run) => run.sessions ?? 0));
+      const sandbox = await startSandbox(clients, sessions > 0 ? { users: Math.max(3, sessions) } : {});
       closers.push(() => sandbox.close());
       opened.push({ sandbox, browser, busy: false });
     }

@@ -15,14 +15,16 @@
 // what a caller waits. Prints one JSON object per line: {"metric", "value", "goal", "ratios",
 // "aaRatios", "atMost", "aaLabel"} (judged by tools/bench/stats.mjs judgeRawRow), or "met": null
 // for a row given for information; -row
-// in-process (or loopback) measures one row alone. The same contenders as Go benchmarks:
+// in-process (or loopback) measures one row alone; -row sessions measures the rows of a server acting
+// for many users instead (sessions.go: memory per cached and per dropped session, judged here by
+// their middle half, and a request for a user through Sessions against a manager built by hand).
+// The same contenders as Go benchmarks:
 // go test ./transport -run '^$' -bench BenchmarkTransport -benchmem.
 // Never imported; not a test (speed is measured here, never asserted).
 package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -31,67 +33,23 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
-	"github.com/tenant-integration/sdk/packages/go/api/scope"
+	"github.com/tenant-integration/sdk/packages/go/internal/benchstack"
 	"github.com/tenant-integration/sdk/packages/go/tokenmanager"
 	"github.com/tenant-integration/sdk/packages/go/transport"
 	"golang.org/x/oauth2"
 )
 
-const (
-	tenant = "http://127.0.0.1:9"
-	user   = `{"id":"u-1","name":"Ada"}`
-)
+// tenant is where the in-process rows send: nothing listens there, the prebuilt answer replies.
+const tenant = "http://127.0.0.1:9"
 
-// prebuilt answers every request with the same 200 without a network.
-type prebuilt struct{}
-
-func (prebuilt) RoundTrip(r *http.Request) (*http.Response, error) {
-	return &http.Response{StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(user)),
-		ContentLength: int64(len(user)), Request: r}, nil
-}
-
-// staticHeader is what an application without the kit writes: a fixed bearer token on every
-// request, and the Accept header the service description requires of its API calls (the kit's
-// bearer layer sets both).
-type staticHeader struct {
-	next  http.RoundTripper
-	value string
-}
-
-func (s staticHeader) RoundTrip(r *http.Request) (*http.Response, error) {
-	clone := r.Clone(r.Context())
-	clone.Header.Set("Authorization", s.value)
-	clone.Header.Set("Accept", "application/json")
-	return s.next.RoundTrip(clone)
-}
-
-// tokenEndpoint answers the sign-in's code exchange, so that the manager holds a fresh token.
-type tokenEndpoint struct{}
-
-func (tokenEndpoint) RoundTrip(r *http.Request) (*http.Response, error) {
-	body := `{"access_token":"at_bench_0123456789","refresh_token":"rt_bench_0123456789","token_type":"Bearer","expires_in":3600}`
-	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
-		Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
-}
-
+// signedIn is benchstack.SignedIn, ending the run on an error.
 func signedIn(origin string, opts ...tokenmanager.Option) *tokenmanager.Manager {
-	redirect := "http://127.0.0.1:53682/callback"
-	m, err := tokenmanager.New(tokenmanager.Config{BaseURL: origin, ClientID: "bench", RedirectURI: redirect, Scopes: []scope.Scope{scope.ProfileRead}},
-		append([]tokenmanager.Option{tokenmanager.WithHTTPClient(&http.Client{Transport: tokenEndpoint{}})}, opts...)...)
-	must(err)
-	ctx := context.Background()
-	request, err := m.BeginAuthorization(ctx)
-	must(err)
-	authorize, _ := url.Parse(request.URL)
-	_, err = m.CompleteAuthorization(ctx, redirect+"?code=bench-code-0123&state="+url.QueryEscape(authorize.Query().Get("state")))
+	m, err := benchstack.SignedIn(origin, opts...)
 	must(err)
 	return m
 }
@@ -168,10 +126,10 @@ func rows(w where) []map[string]any {
 	contenders := map[string]*http.Client{
 		// net/http as its users write it for a fixed token: a RoundTripper that sets the headers on a
 		// clone of the request, as the RoundTripper contract asks.
-		"bare": {Transport: staticHeader{next: w.base, value: "Bearer at_bench_0123456789"}},
+		"bare": {Transport: benchstack.StaticHeader{Next: w.base, Value: benchstack.Bearer}},
 		// The A/A: the same bare client again, its own instance, in the same rounds: what the method
 		// reports for no difference on this machine.
-		"bare again": {Transport: staticHeader{next: w.base, value: "Bearer at_bench_0123456789"}},
+		"bare again": {Transport: benchstack.StaticHeader{Next: w.base, Value: benchstack.Bearer}},
 		"oauth2":     {Transport: oauth2Transport(w.base)},
 		"kit":        {Transport: kit},
 		"unarmed":    {Transport: unarmed},
@@ -218,20 +176,27 @@ func rows(w where) []map[string]any {
 }
 
 func main() {
-	only := flag.String("row", "all", "which rows to measure: in-process, loopback or all")
+	only := flag.String("row", "all", "which rows to measure: in-process, loopback, all (both), or sessions")
 	flag.Parse()
-	if *only != "all" && *only != "in-process" && *only != "loopback" {
-		must(fmt.Errorf("-row: give in-process, loopback or all, not %q", *only))
+	if *only != "all" && *only != "in-process" && *only != "loopback" && *only != "sessions" {
+		must(fmt.Errorf("-row: give in-process, loopback, all or sessions, not %q", *only))
+	}
+	if *only == "sessions" {
+		for _, r := range sessionRows() {
+			line, _ := json.Marshal(r)
+			fmt.Println(string(line))
+		}
+		return
 	}
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.Copy(w, bytes.NewReader([]byte(user)))
+		_, _ = io.Copy(w, bytes.NewReader([]byte(benchstack.User)))
 	}))
 	defer server.Close()
 	var out []map[string]any
 	if *only != "loopback" {
 		out = append(out, rows(where{metric: "Go client per-call overhead, in process", name: "a RoundTripper answering a prebuilt response",
-			base: prebuilt{}, origin: tenant, rounds: 61, n: 5000, clock: cpuTime, clockName: cpuTimeName,
+			base: benchstack.Prebuilt{}, origin: tenant, rounds: 61, n: 5000, clock: cpuTime, clockName: cpuTimeName,
 			// One P: an idle P would run the collector's idle-time workers, whose CPU time would land in
 			// whichever batch they happen to run beside.
 			procs: 1})...)

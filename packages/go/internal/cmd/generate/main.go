@@ -1,5 +1,5 @@
 // Command generate writes the generated package api/ from the bundled contract (spec/dist/openapi.json):
-// api/types.gen.go by oapi-codegen, and api/scopes.gen.go (the scope list) by this program.
+// api/types.gen.go by oapi-codegen, and api/scope/scope.gen.go (the scope list) by this program.
 //
 // oapi-codegen is fed a copy of the bundle in which every `x-assumption` is appended to the
 // description of the node that carries it, so that the contract's assumptions reach the doc comments

@@ -55,49 +55,6 @@ Scope = Literal[
 ]
 """One scope name of the service (RFC 6749 §3.3); a name outside the list does not type-check."""
 
-SCOPES: Final[frozenset[Scope]] = frozenset(
-    (
-        "profile:read",
-        "users:read",
-        "users:write",
-        "contacts:read",
-        "contacts:write",
-        "tickets:read",
-        "tickets:write",
-        "files:read",
-        "files:write",
-        "settings:read",
-        "settings:write",
-        "custom-fields:read",
-        "custom-fields:write",
-        "math-scripts:read",
-        "math-scripts:write",
-        "policy-groups:read",
-        "policy-groups:write",
-        "products:read",
-        "products:write",
-        "projects:read",
-        "devices:read",
-        "contracts:read",
-        "contract-options:read",
-        "record-types:read",
-        "mail-messages:read",
-        "mail-messages:write",
-        "ticket-filters:read",
-        "ticket-filters:write",
-        "providers:read",
-        "providers:write",
-        "schemas:read",
-        "table-layouts:read",
-        "text-templates:read",
-        "text-templates:write",
-        "transfers:read",
-        "transfers:write",
-        "realtime:connect",
-    )
-)
-"""Every scope name of the service (37), for checking a name at run time (RFC 6749 §3.3)."""
-
 SCOPE_DESCRIPTIONS: Final[Mapping[Scope, str]] = MappingProxyType(
     {
         "profile:read": "profile area: read",
@@ -140,3 +97,6 @@ SCOPE_DESCRIPTIONS: Final[Mapping[Scope, str]] = MappingProxyType(
     }
 )
 """Each scope's description in the contract (its area and access), in the contract's order."""
+
+SCOPES: Final[frozenset[Scope]] = frozenset(SCOPE_DESCRIPTIONS)
+"""Every scope name of the service (37), for checking a name at run time (RFC 6749 §3.3)."""
