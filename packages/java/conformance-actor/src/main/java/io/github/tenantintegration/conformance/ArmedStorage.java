@@ -52,6 +52,11 @@ final class ArmedStorage implements LockingStorage {
         inner.delete(key);
     }
 
+    @Override
+    public String where(String key) {
+        return inner.where(key);
+    }
+
     /** The lock, counting the tasks running under it; keeps the inner lock's early end of a wait. */
     static final class ArmedLock implements WaitingLock {
         private final Lock inner;

@@ -219,6 +219,12 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
         return Keys.key(options.prefix(), name);
     }
 
+    /** The Redis key a user finds with redis-cli, for the manager's messages (decision D3). */
+    @Override
+    public String where(String name) {
+        return key(name);
+    }
+
     /**
      * Sends a command and waits for its reply, at most the command timeout. While the connection is down
      * (Lettuce reconnects on its own schedule, and rejects commands meanwhile: they never leave), the

@@ -73,6 +73,28 @@ final class Intents {
     }
 
     /**
+     * A read of the storage, or its lock, failed (an outage, a hung server, a command timeout, an I/O
+     * error): the watch ends, and the next read that finds the intent starts a new one from zero (D1).
+     * An outage thus never counts as watching: the holder may be alive and writing its tokens again
+     * once the storage answers.
+     */
+    static void endWatch(TokenManager m) {
+        m.mu.lock();
+        try {
+            m.watch.broken();
+        } finally {
+            m.mu.unlock();
+        }
+    }
+
+    /** Whether {@code e} says the storage (or its lock) could not be reached: {@code STORAGE_FAILED}, {@code IO_FAILED}, {@code LOCK_TIMEOUT}. */
+    static boolean isStorageFailure(TokenManagerException e) {
+        return e.code() == ErrorCode.STORAGE_FAILED
+                || e.code() == ErrorCode.IO_FAILED
+                || e.code() == ErrorCode.LOCK_TIMEOUT;
+    }
+
+    /**
      * Reads the intent, updating the watch: empty when there is none or the value is not an intent
      * record (logged once, D2).
      *
@@ -83,12 +105,7 @@ final class Intents {
         try {
             raw = m.storage.get(m.intentKey);
         } catch (RuntimeException e) {
-            m.mu.lock();
-            try {
-                m.watch.broken();
-            } finally {
-                m.mu.unlock();
-            }
+            endWatch(m);
             throw Sessions.storageFailed(m, e);
         }
         Optional<IntentRecord> intent = raw.flatMap(IntentRecord::parse);
@@ -98,7 +115,7 @@ final class Intents {
                 m.warnedForeignIntent = true;
                 m.log(
                         System.Logger.Level.WARNING,
-                        "the value under " + m.intentKey
+                        "the value under " + m.storage.where(m.intentKey)
                                 + " is not a refresh intent record; it reads as absent and the next intent replaces it");
             }
             m.watch.saw(intent.orElse(null), System.nanoTime());
@@ -171,12 +188,7 @@ final class Intents {
                 latest = TokenRecord.parse(m.storage.get(m.tokensKey).orElse(null))
                         .orElse(null);
             } catch (RuntimeException e) {
-                m.mu.lock();
-                try {
-                    m.watch.broken();
-                } finally {
-                    m.mu.unlock();
-                }
+                endWatch(m);
                 throw Sessions.storageFailed(m, e);
             }
             Optional<IntentRecord> intent = read(m);

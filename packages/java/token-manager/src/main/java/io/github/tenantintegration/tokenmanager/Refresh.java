@@ -197,11 +197,15 @@ final class Refresh {
                         pending.intent.describe());
                 Intents.await(m, pending);
             } catch (StorageException e) {
-                // The lock's own failure (the task reports the storage's as STORAGE_FAILED already).
+                // The lock's own failure (the task reports the storage's as STORAGE_FAILED already). A
+                // storage that could not be locked ends the watch of another refresh's intent (D1).
+                Intents.endWatch(m);
                 throw e.code() == ErrorCode.LOCK_TIMEOUT ? e : Sessions.storageFailed(m, e);
             } catch (TokenManagerException e) {
+                if (Intents.isStorageFailure(e)) Intents.endWatch(m);
                 throw e;
             } catch (RuntimeException e) {
+                Intents.endWatch(m);
                 throw Sessions.storageFailed(m, e);
             }
         }
@@ -521,18 +525,64 @@ final class Refresh {
 
     /**
      * After a failed write of fresh tokens on a shared storage, tries it again in a second even if no
-     * call comes (the others, honouring this process's intent, wait for it).
+     * call comes, and again each second while they stay unsaved (fresh, and still this process's own):
+     * a retry that joined a call begun before it (whose lock release an outage held up) wrote nothing,
+     * and the others wait for exactly this write (they give the intent up only after watching it for
+     * the intent wait with the storage answering, D1). One retry scheduled at a time. As the Go kit's
+     * {@code retryWriteLater} and the TypeScript kit's.
      */
     static void retryWriteLater(TokenManager m) {
         if (!m.intents) return;
+        m.mu.lock();
+        try {
+            if (m.rewriting) return;
+            m.rewriting = true;
+        } finally {
+            m.mu.unlock();
+        }
         CompletableFuture.delayedExecutor(TokenManager.UNSAVED_RETRY_MS + 10, TimeUnit.MILLISECONDS, m.executor)
-                .execute(() -> {
-                    if (heldUnsaved(m) == null) return;
-                    try {
-                        m.accessToken();
-                    } catch (TokenManagerException e) {
-                        m.log(System.Logger.Level.WARNING, "writing the held tokens again failed", "why", e.code());
-                    }
-                });
+                .execute(() -> retryWrite(m));
+    }
+
+    /**
+     * One retry of {@link #retryWriteLater}: a call that writes the unsaved tokens, then the next retry
+     * while they are still unsaved. A call it joined that tried no write in the last second (one begun
+     * before it, whose lock release an outage held up) is followed by its own call at once: the others'
+     * watch of this process's intent counts from the storage's first answer.
+     */
+    static void retryWrite(TokenManager m) {
+        m.mu.lock();
+        try {
+            m.rewriting = false;
+        } finally {
+            m.mu.unlock();
+        }
+        for (int call = 0; call < 2; call++) {
+            TokenRecord held = heldUnsaved(m);
+            if (held == null) return;
+            try {
+                m.accessToken();
+            } catch (RuntimeException e) {
+                m.log(
+                        System.Logger.Level.WARNING,
+                        "writing the held tokens again failed",
+                        "why",
+                        e instanceof TokenManagerException own
+                                ? own.code()
+                                : e.getClass().getSimpleName());
+            }
+            boolean still;
+            boolean tried;
+            m.mu.lock();
+            try {
+                still = m.unsaved == held && m.current == held;
+                tried = m.nowMs() < m.retryWriteAfter; // a write failed within the last second
+            } finally {
+                m.mu.unlock();
+            }
+            if (!still) return;
+            if (tried) break;
+        }
+        retryWriteLater(m);
     }
 }

@@ -29,7 +29,8 @@ final class Sessions {
         if (raw.isEmpty()) return null;
         Optional<TokenRecord> record = TokenRecord.parse(raw.get());
         if (record.isPresent()) return record.get();
-        String what = "the value under " + m.tokensKey + " is not a token record; signing in replaces it";
+        String what =
+                "the value under " + m.storage.where(m.tokensKey) + " is not a token record; signing in replaces it";
         reportUnreadable(m, what, null);
         throw new TokenManagerException(ErrorCode.NOT_SIGNED_IN, "the stored tokens are unreadable: " + what);
     }

@@ -20,4 +20,13 @@ public interface Storage {
 
     /** Removes {@code key}; nothing happens when it is absent. */
     void delete(String key);
+
+    /**
+     * Where a user finds {@code key} in this storage, for a message about the value under it (the
+     * lead's decision D3): a Redis storage gives the Redis key, prefix and hash tag included, as
+     * redis-cli shows it. By default the key itself.
+     */
+    default String where(String key) {
+        return key;
+    }
 }

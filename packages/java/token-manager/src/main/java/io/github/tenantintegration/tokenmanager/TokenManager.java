@@ -108,6 +108,8 @@ public final class TokenManager {
     TokenManagerException writeFailure;
     final Intents.Watch watch = new Intents.Watch();
     boolean warnedForeignIntent;
+    /** A retry of the unsaved tokens' write is scheduled ({@link Refresh#retryWriteLater}). */
+    boolean rewriting;
 
     private TokenManager(Builder b) {
         origin = Origins.tenantOrigin(b.baseUrl);

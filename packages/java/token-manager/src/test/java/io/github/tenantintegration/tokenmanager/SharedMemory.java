@@ -10,7 +10,7 @@ import java.util.function.Predicate;
  * A storage shared like a file or Redis (it brings a lock, so managers write refresh intents), in
  * memory, whose reads and writes a test can make fail.
  */
-final class SharedMemory implements LockingStorage {
+class SharedMemory implements LockingStorage {
     final Map<String, String> data = new ConcurrentHashMap<>();
     final ProcessLock lock = new ProcessLock();
     volatile Predicate<String> failGet = key -> false;
