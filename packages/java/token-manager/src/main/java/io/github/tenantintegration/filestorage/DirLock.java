@@ -29,6 +29,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
@@ -103,6 +104,84 @@ final class DirLock {
         } catch (IOException e) {
             // Left behind: a waiter takes it over by its owner or its mtime.
         }
+    }
+
+    /**
+     * The owner id in {@code lock}'s owner file as it is: null when the file is absent or no record.
+     *
+     * @throws IOException when the disk does not answer (anything but "no such file")
+     */
+    static String ownerIdNow(Path lock) throws IOException {
+        String text;
+        try {
+            text = Files.readString(lock.resolve(OWNER_FILE), StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+        return Json.parseObject(text)
+                .map(m -> m.get("id") instanceof String id ? id : null)
+                .orElse(null);
+    }
+
+    /**
+     * Removes {@code lock} when its owner file still names {@code id}.
+     *
+     * @throws IOException when the disk does not answer
+     */
+    static void removeOwnLock(Path lock, String id) throws IOException {
+        if (!id.equals(ownerIdNow(lock))) return;
+        Files.deleteIfExists(lock.resolve(OWNER_FILE));
+        Files.deleteIfExists(lock);
+    }
+
+    /**
+     * Lock directories this process held and could not remove when it let them go (the disk did not
+     * answer: a network disk, an unplugged drive), by path: the owner id it wrote. A live owner is never
+     * taken over, so nobody else may remove them: this process does, as soon as the disk answers again
+     * (a try each second, and at once before it takes the same lock again). As the Go kit's
+     * {@code leftBehind}, dir-lock.ts's and _dir_lock.py's.
+     */
+    private static final ConcurrentMap<Path, String> LEFT_BEHIND = new ConcurrentHashMap<>();
+
+    /** Whether a retry of the directories left behind is scheduled (one at a time for the process). */
+    private static final AtomicBoolean LEFT_BEHIND_RETRYING = new AtomicBoolean();
+
+    /** How often a lock directory left behind is tried again. */
+    static final long LEFT_BEHIND_RETRY_MS = 1000;
+
+    /** Remembers a lock directory this process could not remove, to remove it once the disk answers. */
+    static void leaveBehind(Path lock, String id) {
+        LEFT_BEHIND.put(lock, id);
+        retryLeftBehind();
+    }
+
+    /**
+     * Removes the lock directory this process left behind at {@code lock} when it still names this
+     * process's owner id, and forgets it once it is gone or another's. A disk that still does not answer
+     * leaves it for the next try.
+     */
+    static void removeLeftBehind(Path lock) {
+        String id = LEFT_BEHIND.get(lock);
+        if (id == null) return;
+        try {
+            removeOwnLock(lock, id);
+        } catch (IOException e) {
+            return;
+        }
+        LEFT_BEHIND.remove(lock, id);
+    }
+
+    /** Tries every lock directory left behind again in a second, until each is settled: one timer at a time. */
+    private static void retryLeftBehind() {
+        if (LEFT_BEHIND.isEmpty() || !LEFT_BEHIND_RETRYING.compareAndSet(false, true)) return;
+        TOUCHER.schedule(
+                () -> {
+                    LEFT_BEHIND_RETRYING.set(false);
+                    for (Path lock : LEFT_BEHIND.keySet()) removeLeftBehind(lock);
+                    retryLeftBehind();
+                },
+                LEFT_BEHIND_RETRY_MS,
+                TimeUnit.MILLISECONDS);
     }
 
     /** The owner decides first (gone: yes at once; alive on this host: never); without one, the mtime. */
@@ -253,7 +332,13 @@ final class DirLock {
             try {
                 if (touching != null) touching.cancel(false);
                 if (me != null) {
-                    if (readOwner(lock).map(owner -> owner.id().equals(me.id())).orElse(false)) removeLock(lock);
+                    try {
+                        removeOwnLock(lock, me.id());
+                    } catch (IOException e) {
+                        // A disk that does not answer: the directory, naming this live process, would
+                        // outlive the lock; it is removed once the disk answers.
+                        leaveBehind(lock, me.id());
+                    }
                     return;
                 }
                 try {
@@ -318,6 +403,8 @@ final class DirLock {
         LockWatch watch = null;
         boolean watching = false;
         try {
+            // A directory this process left behind here is removed first (it would wait for itself).
+            removeLeftBehind(lock);
             while (true) {
                 Holder holder;
                 try {
