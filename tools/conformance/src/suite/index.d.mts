@@ -1,6 +1,6 @@
 // Types of the conformance orchestrator (src/suite/*.mjs), for the tests.
 
-export type Target = "node" | "python" | "python-async" | "browser" | "go";
+export type Target = "node" | "python" | "python-async" | "browser" | "go" | "java";
 export type Storage = "memory" | "web" | "file" | "redis" | "redis-cluster" | "postgres";
 
 /** One expanded run: a scenario on one storage with one actor mix and one parameter combination. */

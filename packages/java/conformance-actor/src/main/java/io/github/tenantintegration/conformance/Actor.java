@@ -299,7 +299,11 @@ public final class Actor {
                 "target",
                 "java",
                 "runtime",
-                "java " + System.getProperty("java.version")));
+                "java " + System.getProperty("java.version"),
+                // No feature beyond one session yet (PROTOCOL.md, "Start"): the Java kit has no
+                // many-sessions object (issue 39), so scenarios with `sessions` list it as not run.
+                "features",
+                List.of()));
         ExecutorService threads = Executors.newCachedThreadPool(task -> {
             Thread thread = new Thread(task, "actor-command");
             thread.setDaemon(true);
