@@ -228,6 +228,7 @@ describe("the error code catalogue of the guides", () => {
     ["packages/python/src/tenant_integration/token_errors.py", "TokenErrorCode"],
     ["packages/python/src/tenant_integration/storage/errors.py", "FileStorageErrorCode"],
     ["packages/python/src/tenant_integration/storage/errors.py", "RedisStorageErrorCode"],
+    ["packages/python/src/tenant_integration/storage/errors.py", "PostgresStorageErrorCode"],
   ];
 
   it.each(KIT_CODES)("lists every code of %s (%s)", (path, name) => {

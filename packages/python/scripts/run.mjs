@@ -29,6 +29,8 @@ const PROCESS_TESTS = [
   "test_generated.py",
   "test_loopback.py",
   "test_packaging.py",
+  "test_postgres_storage.py",
+  "test_postgres_storage_faults.py",
   "test_redis_cluster.py",
   "test_redis_storage.py",
   "test_running_time_processes.py",

@@ -23,6 +23,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent
 SOURCE = PACKAGE / "src" / "tenant_integration" / "_async"
 TARGET = PACKAGE / "src" / "tenant_integration" / "_sync"
+#: The PostgreSQL storage's flows: the second folder of async sources, and its generated sync code.
+POSTGRES_SOURCE = SOURCE.parent / "storage" / "postgres" / "_async"
+POSTGRES_TARGET = SOURCE.parent / "storage" / "postgres" / "_sync"
 RUFF = Path(sys.executable).parent / "ruff"
 
 # Order matters: the first rule must run before the general ``Async`` one.
@@ -34,6 +37,7 @@ SUBS = [
     ("async with", "with"),
     ("await ", ""),
     ("aclose", "close"),
+    ("asynccontextmanager", "contextmanager"),
     ("__aenter__", "__enter__"),
     ("__aexit__", "__exit__"),
 ]
@@ -59,7 +63,8 @@ def unasync_line(line: str, used: set[int]) -> str:
 
 def ruff(args: list[str], text: str, filename: Path) -> str:
     result = subprocess.run(  # noqa: S603 (ruff of this venv, on text this script made)
-        [str(RUFF), *args, "--stdin-filename", str(filename), "-"],
+        # The package's settings whatever the path (a test checks copies in a temporary folder).
+        [str(RUFF), *args, "--config", str(PACKAGE / "pyproject.toml"), "--stdin-filename", str(filename), "-"],
         input=text,
         capture_output=True,
         text=True,
@@ -82,10 +87,29 @@ def main() -> int:
     check = "--check" in sys.argv[1:]
     used: set[int] = set()
     stale: list[str] = []
+    # Read here, not at import: the script's tests point these at copies.
+    for source_dir, target_dir in ((SOURCE, TARGET), (POSTGRES_SOURCE, POSTGRES_TARGET)):
+        stale += generate(source_dir, target_dir, used, check)
+    unused = [SUBS[index][0] for index in range(len(SUBS)) if index not in used]
+    if unused:
+        # A rule that no line needs any more is dead weight, or a sign that the source changed shape.
+        stale.append(f"unasync rules that matched nothing: {', '.join(unused)}\n")
+    if stale:
+        sys.stderr.write("".join(stale))
+        if check:
+            sys.stderr.write("The sync code is stale or was edited by hand: run scripts/unasync.py.\n")
+        return 1
+    return 0
+
+
+def generate(source_dir: Path, target_dir: Path, used: set[int], check: bool) -> list[str]:
+    """Writes (or, with ``check``, compares) the sync file of each async source of ``source_dir``; what is
+    stale."""
+    stale: list[str] = []
     # Each package's __init__.py is written by hand (its docstring says what the folder is).
-    sources = sorted(path for path in SOURCE.glob("*.py") if path.name != "__init__.py")
+    sources = sorted(path for path in source_dir.glob("*.py") if path.name != "__init__.py")
     for source in sources:
-        target = TARGET / source.name
+        target = target_dir / source.name
         expected = unasync_text(source, target, used)
         actual = target.read_text(encoding="utf-8") if target.exists() else ""
         if expected == actual:
@@ -99,19 +123,10 @@ def main() -> int:
         )
         stale.append("".join(list(diff)[:40]))
     names = {source.name for source in sources} | {"__init__.py"}
-    orphans = sorted(path.name for path in TARGET.glob("*.py") if path.name not in names)
+    orphans = sorted(path.name for path in target_dir.glob("*.py") if path.name not in names)
     if orphans:
-        stale.append(f"{TARGET.relative_to(PACKAGE)} has files with no async source: {', '.join(orphans)}\n")
-    unused = [SUBS[index][0] for index in range(len(SUBS)) if index not in used]
-    if unused:
-        # A rule that no line needs any more is dead weight, or a sign that the source changed shape.
-        stale.append(f"unasync rules that matched nothing: {', '.join(unused)}\n")
-    if stale:
-        sys.stderr.write("".join(stale))
-        if check:
-            sys.stderr.write("The sync code is stale or was edited by hand: run scripts/unasync.py.\n")
-        return 1
-    return 0
+        stale.append(f"{target_dir.relative_to(PACKAGE)} has files with no async source: {', '.join(orphans)}\n")
+    return stale
 
 
 if __name__ == "__main__":

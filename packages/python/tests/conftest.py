@@ -17,6 +17,8 @@ import pytest
 if TYPE_CHECKING:
     import redis
 
+    from postgres_server import PostgresServer
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -124,3 +126,56 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
 def redis_prefix() -> str:
     """A key prefix of the test's own: the tests share one redis-server."""
     return f"test-{secrets.token_hex(4)}:"
+
+
+# -- PostgreSQL: a real server (Debian's), on a free loopback port, stopped by its pid ---------------
+
+
+def _postgres_bin() -> Path:
+    """Debian's PostgreSQL; skipped outside CI when absent, a failure in CI (``CI=true``)."""
+    from postgres_server import find_postgres
+
+    bin_dir = find_postgres()
+    if bin_dir is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("PostgreSQL is not installed (CI installs Debian's postgresql)")
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql, or POSTGRES_BIN_DIR)")
+    return bin_dir
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """The URL of a real PostgreSQL started for this test session (a fresh cluster, about 3 s).
+
+    Skips outside CI when PostgreSQL is missing; fails in CI (``CI=true``). Tests share it: give each
+    test its own table (``postgres_table``).
+    """
+    from postgres_server import PostgresServer
+
+    server = PostgresServer(_postgres_bin())
+    yield server.url
+    server.close()
+
+
+@pytest.fixture
+def postgres_servers() -> Iterator[Callable[..., PostgresServer]]:
+    """Starts PostgreSQL servers of the test's own (to stop, kill, hang or restart); all are closed after
+    the test."""
+    from postgres_server import PostgresServer
+
+    started: list[PostgresServer] = []
+
+    def start(**settings: str) -> PostgresServer:
+        server = PostgresServer(_postgres_bin(), settings=settings)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.close()
+
+
+@pytest.fixture
+def postgres_table() -> str:
+    """A table name of the test's own: the tests share one server."""
+    return f"t_{secrets.token_hex(6)}"

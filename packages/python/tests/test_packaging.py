@@ -164,7 +164,7 @@ def test_the_wheel_ships_exactly_the_sources_with_py_typed_so_type_checkers_read
     assert outside == []
 
 
-def test_the_wheel_declares_httpx_and_filelock_only_redis_as_an_extra_and_the_pytest_plugin(
+def test_the_wheel_declares_httpx_and_filelock_only_redis_and_postgres_as_extras_and_the_pytest_plugin(
     artifacts: Artifacts,
 ) -> None:
     with zipfile.ZipFile(artifacts.wheel) as archive:
@@ -176,7 +176,11 @@ def test_the_wheel_declares_httpx_and_filelock_only_redis_as_an_extra_and_the_py
     always = sorted(r.name for r in requires if r.marker is None)
     extras = sorted((r.name, str(r.marker)) for r in requires if r.marker is not None)
     assert always == sorted(RUNTIME_DEPENDENCIES)
-    assert extras == [("redis", 'extra == "redis"')]
+    assert extras == [
+        ("psycopg", 'extra == "postgres"'),
+        ("psycopg-pool", 'extra == "postgres"'),
+        ("redis", 'extra == "redis"'),
+    ]
     assert "Requires-Python: >=3.11" in wheel_metadata
     assert "Classifier: Typing :: Typed" in wheel_metadata
     assert "[pytest11]\ntenant_integration = tenant_integration.pytest_plugin" in entry_points

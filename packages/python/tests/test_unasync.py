@@ -1,4 +1,5 @@
-"""The sync token manager and client are the async ones, generated (scripts/unasync.py): never hand-written twins."""
+"""The sync token manager and client (and the PostgreSQL storage's sync flows) are the async ones, generated
+(scripts/unasync.py): never hand-written twins."""
 
 from __future__ import annotations
 
@@ -48,6 +49,19 @@ def test_a_hand_edit_of_the_sync_manager_fails_the_check_naming_the_line(
     monkeypatch.setattr(unasync, "TARGET", edited)
     assert run_check(unasync, monkeypatch) == 1
     assert "intent_wait: float = 30.0" in capsys.readouterr().err
+
+
+def test_a_hand_edit_of_the_postgres_storages_sync_flows_fails_the_check_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unasync = load_script()
+    edited = tmp_path / "_sync"
+    shutil.copytree(unasync.POSTGRES_TARGET, edited)
+    path = edited / "lock.py"
+    path.write_text(path.read_text().replace('self._step("SELECT 1")', 'self._step("SELECT 2")'))
+    monkeypatch.setattr(unasync, "POSTGRES_TARGET", edited)
+    assert run_check(unasync, monkeypatch) == 1
+    assert 'self._step("SELECT 2")' in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["token_manager.py", "client.py"])

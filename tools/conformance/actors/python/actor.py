@@ -421,18 +421,28 @@ def redis_options(config: Config) -> dict[str, Any]:
     return options
 
 
-def open_storage(config: Config) -> tuple[TokenStorage, Callable[[], None]]:
+@dataclass(frozen=True)
+class Opened:
+    """A storage, what closes it (a coroutine function for an asyncio pool), and what opens it first (an
+    ``AsyncConnectionPool`` opens on its loop: :meth:`AsyncActor.open`)."""
+
+    storage: TokenStorage
+    close: Callable[[], object]
+    open: Callable[[], Awaitable[None]] | None = None
+
+
+def open_storage(config: Config) -> Opened:
     """The storage of ``config.storage``, and what closes it. ``lockWaitMs`` is the storage lock's bounded
     wait (the Python manager has no such option: its storages do)."""
     spec = config.storage
     kind = spec.get("kind")
     waits = {} if config.lock_wait is None else {"lock_timeout": config.lock_wait}
     if kind == "memory":
-        return MemoryStorage(**waits), nothing
+        return Opened(MemoryStorage(**waits), nothing)
     if kind == "file":
         stale = seconds(spec.get("staleMs"), "storage.staleMs")
         stale_after = {} if stale is None else {"stale_after": stale}
-        return FileStorage(str(spec["path"]), **stale_after, **waits), nothing
+        return Opened(FileStorage(str(spec["path"]), **stale_after, **waits), nothing)
     if kind == "redis":
         # The redis extra: imported only for this kind, as an application without it would.
         import redis
@@ -440,7 +450,7 @@ def open_storage(config: Config) -> tuple[TokenStorage, Callable[[], None]]:
         from tenant_integration.storage.redis import RedisStorage
 
         client = redis.Redis.from_url(str(spec["url"]), socket_timeout=5)
-        return RedisStorage(client, **redis_options(config)), client.close
+        return Opened(RedisStorage(client, **redis_options(config)), client.close)
     if kind == "redis-cluster":
         from redis.cluster import ClusterNode, RedisCluster
 
@@ -450,8 +460,40 @@ def open_storage(config: Config) -> tuple[TokenStorage, Callable[[], None]]:
         seeds = [urlsplit(str(url)) for url in spec["urls"]]
         nodes = [ClusterNode(seed.hostname, seed.port) for seed in seeds]  # type: ignore[no-untyped-call]
         cluster = RedisCluster(startup_nodes=nodes, socket_timeout=5)
-        return RedisClusterStorage(cluster, **redis_options(config)), cluster.close
+        return Opened(RedisClusterStorage(cluster, **redis_options(config)), cluster.close)
+    if kind == "postgres":
+        return open_postgres(config)
     raise ActorError("UNSUPPORTED", f"the Python kit has no storage of kind {kind!r}")
+
+
+def open_postgres(config: Config) -> Opened:
+    """A ``PostgresStorage`` on the app's pool, as a user makes it (node-postgres's default size, 10; a
+    connect timeout, so a server that is down fails a call in time): a ``ConnectionPool`` for ``python``,
+    an ``AsyncConnectionPool`` for ``python-async`` (made on the running loop, opened by
+    :meth:`AsyncActor.open`); what closes it (a coroutine for the asyncio one)."""
+    # The postgres extra: imported only for this kind, as an application without it would.
+    from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+    from tenant_integration.storage.postgres import PostgresStorage
+
+    spec = config.storage
+    options: dict[str, Any] = {
+        "min_size": 1,
+        "max_size": 10,
+        "kwargs": {"application_name": config.name, "connect_timeout": 5},
+    }
+    waits = {} if config.lock_wait is None else {"wait_timeout": config.lock_wait}
+    if config.target == "python":
+        pool: ConnectionPool[Any] = ConnectionPool(str(spec["url"]), open=True, **options)
+        storage = PostgresStorage(
+            pool, base_url=config.tenant, client_id=config.client_id, table=str(spec["table"]), **waits
+        )
+        return Opened(storage, lambda: pool.close(timeout=1))
+    async_pool: AsyncConnectionPool[Any] = AsyncConnectionPool(str(spec["url"]), open=False, **options)
+    storage = PostgresStorage(
+        async_pool, base_url=config.tenant, client_id=config.client_id, table=str(spec["table"]), **waits
+    )
+    return Opened(storage, lambda: async_pool.close(timeout=1), async_pool.open)
 
 
 # -- the actor ---------------------------------------------------------------------------------------
@@ -479,7 +521,8 @@ class Actor:
         self.fault = Fault(out)
         self.offset_ms = config.clock_offset_ms
         self.refreshes = 0
-        inner, self._close_storage = open_storage(config)
+        opened = open_storage(config)
+        inner, self._close_storage, self._open_storage = opened.storage, opened.close, opened.open
         lock = run_unlocked if config.storage.get("lock") == "none" else inner.lock
         if lock is None:
             raise ActorError("UNEXPECTED", "the storage brings no lock")
@@ -537,8 +580,9 @@ class Actor:
         self.fault.arm(command.get("point"), command.get("then"))
         return {}
 
-    def close_storage(self) -> None:
-        self._close_storage()
+    def close_storage(self) -> object:
+        """Closes the storage's client or pool; for an ``AsyncConnectionPool``, a coroutine doing so."""
+        return self._close_storage()
 
 
 def callback_from(answer: httpx.Response) -> str:
@@ -712,14 +756,28 @@ class AsyncActor(Actor):
         await self.api.aclose()
         await self.manager.aclose()
         await self.http.aclose()
-        self.close_storage()
+        closing = self.close_storage()
+        if inspect.isawaitable(closing):
+            await closing
+
+    async def open(self) -> None:
+        """Opens the ``AsyncConnectionPool`` of a PostgreSQL storage (an async pool opens on its loop)."""
+        if self._open_storage is not None:
+            await self._open_storage()
 
 
-def start(config: Config, out: Output) -> SyncActor | AsyncActor:
-    """The actor of ``config.target``, its manager made; said ready."""
-    actor = SyncActor(config, out) if config.target == "python" else AsyncActor(config, out)
-    actor.ready()
-    return actor
+async def serve_async(config: Config, out: Output) -> int:
+    """Target ``python-async``: the actor made on the event loop (a storage on an ``AsyncConnectionPool`` is
+    made where its pool runs), said ready, then served."""
+    try:
+        actor = AsyncActor(config, out)
+        await actor.open()
+        actor.ready()
+    except Exception as error:
+        print(f"the actor cannot start: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+    await actor.serve()
+    return 0
 
 
 def main() -> int:
@@ -727,14 +785,14 @@ def main() -> int:
     try:
         config = read_config(os.environ.get("CONFORMANCE_ACTOR"))
         log_to(out)
-        actor = start(config, out)
+        if config.target == "python-async":
+            return asyncio.run(serve_async(config, out))
+        actor = SyncActor(config, out)
+        actor.ready()
     except Exception as error:
         print(f"the actor cannot start: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
-    if isinstance(actor, SyncActor):
-        actor.serve(sys.stdin)
-    else:
-        asyncio.run(actor.serve())
+    actor.serve(sys.stdin)
     return 0
 
 

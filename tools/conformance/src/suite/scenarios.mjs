@@ -16,8 +16,8 @@ export const SCENARIO_DIR = join(SPEC_DIR, "scenarios");
 /** The targets, and the storages each can run on. */
 export const TARGETS = {
   node: ["memory", "file", "redis", "redis-cluster", "postgres"],
-  python: ["memory", "file", "redis", "redis-cluster"],
-  "python-async": ["memory", "file", "redis", "redis-cluster"],
+  python: ["memory", "file", "redis", "redis-cluster", "postgres"],
+  "python-async": ["memory", "file", "redis", "redis-cluster", "postgres"],
   browser: ["web"],
   go: ["memory", "file", "redis", "redis-cluster", "postgres"],
   java: ["memory", "file", "redis", "redis-cluster"],

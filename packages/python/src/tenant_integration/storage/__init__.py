@@ -1,4 +1,4 @@
-"""Token storages and their locks (memory, file, Redis), and the protocol for bringing one's own.
+"""Token storages and their locks (memory, file, Redis, PostgreSQL), and the protocol for bringing one's own.
 
 Every storage keeps the token manager's records in the format of ``spec/token-store/``, shared with
 the TypeScript kit: a Python and a TypeScript process sharing one token file or one Redis stay signed
@@ -19,6 +19,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ b
     from .errors import (
         FileStorageError,
         FileStorageErrorCode,
+        PostgresStorageError,
+        PostgresStorageErrorCode,
+        PostgresStorageOptionsError,
         RedisStorageError,
         RedisStorageErrorCode,
         RedisStorageOptionsError,
@@ -32,6 +35,9 @@ _EXPORTS: Final[dict[str, str]] = {
     "TokenStorage": ".base",
     "FileStorageError": ".errors",
     "FileStorageErrorCode": ".errors",
+    "PostgresStorageError": ".errors",
+    "PostgresStorageErrorCode": ".errors",
+    "PostgresStorageOptionsError": ".errors",
     "RedisStorageError": ".errors",
     "RedisStorageErrorCode": ".errors",
     "RedisStorageOptionsError": ".errors",
@@ -66,6 +72,9 @@ __all__ = [
     "FileStorageErrorCode",
     "Lock",
     "MemoryStorage",
+    "PostgresStorageError",
+    "PostgresStorageErrorCode",
+    "PostgresStorageOptionsError",
     "RedisStorageError",
     "RedisStorageErrorCode",
     "RedisStorageOptionsError",

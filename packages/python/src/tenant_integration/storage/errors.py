@@ -1,9 +1,10 @@
-"""The errors of the file and Redis storages and of their locks, with the TypeScript kit's codes.
+"""The errors of the file, Redis and PostgreSQL storages and of their locks, with the TypeScript kit's
+codes.
 
-Messages name the file, the lock or the Redis key and say what happened; they never contain a stored
-value, which holds refresh tokens (RFC 6749 §10.4). The token manager reports a failed ``get``,
-``set`` or ``delete`` as ``STORAGE_FAILED`` with one of these as cause, a ``FILE_CORRUPT`` read
-(``reset`` is ``True``) as ``NOT_SIGNED_IN``, and a ``LOCK_TIMEOUT`` as is.
+Messages name the file, the lock, the Redis key or the PostgreSQL table and row, and say what happened;
+they never contain a stored value, which holds refresh tokens (RFC 6749 §10.4). The token manager
+reports a failed ``get``, ``set`` or ``delete`` as ``STORAGE_FAILED`` with one of these as cause, a
+``FILE_CORRUPT`` read (``reset`` is ``True``) as ``NOT_SIGNED_IN``, and a ``LOCK_TIMEOUT`` as is.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ __all__ = [
     "FileStorageError",
     "FileStorageErrorCode",
     "LockWaitEnded",
+    "PostgresStorageError",
+    "PostgresStorageErrorCode",
+    "PostgresStorageOptionsError",
     "RedisStorageError",
     "RedisStorageErrorCode",
     "RedisStorageOptionsError",
@@ -53,6 +57,36 @@ RedisStorageErrorCode = Literal[
 - ``LOCK_UNAVAILABLE``: a command failed while the lock was being taken.
 - ``LOCK_TIMEOUT``: the bounded wait for a lock held by another owner ran out.
 - ``LEASE_LOST``: passed to ``on_lease_lost``, never raised: a running task's lease ran out.
+"""
+
+
+PostgresStorageErrorCode = Literal[
+    "INVALID_OPTIONS",
+    "UNKNOWN_NAME",
+    "SCHEMA_MISSING",
+    "SCHEMA_MISMATCH",
+    "READ_ONLY",
+    "COMMAND_FAILED",
+    "LOCK_UNAVAILABLE",
+    "LOCK_TIMEOUT",
+]
+"""The stable codes of :class:`PostgresStorageError`: those of ``@tenant-integration/token-store-postgres``
+and of the Go kit's ``postgresstorage`` (``spec/token-store/README.md``, "PostgreSQL").
+
+- ``INVALID_OPTIONS``: at construction, a bad option (raised as :class:`PostgresStorageOptionsError`).
+- ``UNKNOWN_NAME``: a name that is not a record of the tenant and client the storage was made for.
+- ``SCHEMA_MISSING``: the table does not exist: apply ``schema.sql`` with your migrations, or call
+  :func:`~tenant_integration.storage.postgres.ensure_schema`.
+- ``SCHEMA_MISMATCH``: the table exists but is not this kit's version of it (its comment, a column).
+- ``READ_ONLY``: the server refuses writes: a hot standby (a replica given as the primary) or
+  ``default_transaction_read_only``. The tokens must live on the primary.
+- ``COMMAND_FAILED``: a statement failed: the connection was refused or lost (a server restart, a
+  terminated backend), no answer came within ``command_timeout``, the server cancelled it
+  (``statement_timeout``), or it answered an error; the message says which, ``cause`` is psycopg's
+  error without the parts that may quote a row.
+- ``LOCK_UNAVAILABLE``: taking the lock failed on such an error; the lock raises the token manager's
+  ``STORAGE_FAILED`` with this as its cause.
+- ``LOCK_TIMEOUT``: the bounded wait for the lock ran out while another session of the database held it.
 """
 
 
@@ -120,6 +154,40 @@ class RedisStorageOptionsError(RedisStorageError, InvalidOptionsError):
         >>> e = RedisStorageOptionsError("lease", "must be a finite number > 0")
         >>> (e.code, e.option, isinstance(e, InvalidOptionsError))
         ('INVALID_OPTIONS', 'lease', True)
+    """
+
+    def __init__(self, option: str, reason: str) -> None:
+        TenantIntegrationError.__init__(self, "INVALID_OPTIONS", f"{option}: {reason}")
+        self.option = option
+
+
+class PostgresStorageError(TenantIntegrationError):
+    """A failure of :class:`~tenant_integration.storage.postgres.PostgresStorage` or of its lock.
+
+    Never carries a stored value or a token: messages name the table, the row (as a condition to
+    paste into a query) and the statement.
+
+    Example:
+        >>> PostgresStorageError("SCHEMA_MISSING", "the table tenant_integration_records does not exist").code
+        'SCHEMA_MISSING'
+
+    See RFC 6749 §10.4 (refresh tokens kept confidential), RFC 9700 §4.14.2.
+    """
+
+    code: PostgresStorageErrorCode
+
+    def __init__(self, code: PostgresStorageErrorCode, message: str, *, cause: BaseException | None = None) -> None:
+        super().__init__(code, message, cause=cause)
+
+
+class PostgresStorageOptionsError(PostgresStorageError, InvalidOptionsError):
+    """A bad option of :class:`~tenant_integration.storage.postgres.PostgresStorage` (code ``INVALID_OPTIONS``),
+    with the option's name in ``option``.
+
+    Example:
+        >>> e = PostgresStorageOptionsError("table", "must be name or schema.name")
+        >>> (e.code, e.option, isinstance(e, InvalidOptionsError))
+        ('INVALID_OPTIONS', 'table', True)
     """
 
     def __init__(self, option: str, reason: str) -> None:
