@@ -72,6 +72,10 @@ export declare function notRun(
 ): NotRun[];
 /** Runs left out of the reduced geometry while a kit's failure in them is open (scenarios.mjs). */
 export declare const KNOWN_FAILURES: readonly { scenario: string; storage: string; mix: string; why: string }[];
+/** Targets that run alone only a subset of the scenarios at the reduced geometry (`pnpm test`), each with why. */
+export declare const REDUCED_SUBSETS: Readonly<
+  Record<string, { readonly scenarios: readonly string[]; readonly why: string }>
+>;
 /** The failures of one-refresh-per-expiry in a run of `sessions` sessions, each one token family. */
 export declare function refreshesPerSession(ledger: object, sessions: number, expiries: number): string[];
 export declare const SCENARIO_DIR: string;
