@@ -183,6 +183,8 @@ export async function refuseIds(held, { ids }) {
     const calls = [
       () => sessions.manager(id),
       () => sessions.beginSignIn({ session: id }),
+      // The id is checked before the callback is looked at.
+      () => sessions.completeSignIn(sessions.redirectUri, { session: id }),
       () => sessionClient(sessions, id, api),
       () => sessions.isSignedIn(id),
       () => sessions.signOut(id),
