@@ -240,6 +240,8 @@ describe("the guide of a server acting for many users", () => {
   // Every figure of "How each storage scales" is one a kit's README records: cited, never invented.
   it.each([
     ["17 to 20 s", "packages/token-manager/README.md"],
+    ["706 of 2 000", "packages/token-manager/README.md"],
+    ["1 090 of 2 000", "packages/python/README.md"],
     ["in 38 s", "packages/python/README.md"],
     ["in 23 s", "packages/python/README.md"],
     ["206 calls", "packages/go/README.md"],
