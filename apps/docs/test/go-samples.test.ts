@@ -58,6 +58,7 @@ const sectionGoBlocks = (title: string): string[] =>
   );
 const testingGuideGo = (): string => sectionGoBlocks("Testing your integration")[0] ?? "";
 const moreThanOneProcessGo = (): string => sectionGoBlocks("More than one process")[0] ?? "";
+const manyUsersGo = (): string => sectionGoBlocks("A server acting for many users")[0] ?? "";
 
 const guideText = (): string => {
   const guide = section("Quick start");
@@ -191,6 +192,8 @@ beforeAll(async () => {
     },
     // "More than one process", In Python and Go: the Redis program, built and vetted.
     "redis-guide": { "main.go": moreThanOneProcessGo() },
+    // "A server acting for many users", In Go: the web server of many users' sessions, built and vetted.
+    "sessions-guide": { "main.go": manyUsersGo() },
     // As run: the sandbox in place of the guide's.
     "run-guide": {
       "main.go": atSandbox(guideMain, GUIDE_TENANT, GUIDE_REDIRECT, guideRedirect),
@@ -276,6 +279,17 @@ describe("the Go guides beside the quick start", () => {
     expect(about("redis-guide")(vet.output), vet.output).toEqual([]);
     expect(about("redis-guide")(build.output), build.output).toEqual([]);
     const { stdout } = await run("gofmt", ["-l", join(moduleDir, "redis-guide")], { encoding: "utf8" });
+    expect(stdout.trim()).toBe("");
+  });
+
+  it("A server acting for many users: the server of tokenmanager.Sessions builds and vets, laid out by gofmt", async () => {
+    const source = manyUsersGo();
+    expect(source).toContain("tokenmanager.NewSessions(");
+    expect(source).toContain("signinhttp.New(sessions");
+    expect(source).toContain("sessions.Client(user)");
+    expect(about("sessions-guide")(vet.output), vet.output).toEqual([]);
+    expect(about("sessions-guide")(build.output), build.output).toEqual([]);
+    const { stdout } = await run("gofmt", ["-l", join(moduleDir, "sessions-guide")], { encoding: "utf8" });
     expect(stdout.trim()).toBe("");
   });
 

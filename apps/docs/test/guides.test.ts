@@ -188,6 +188,74 @@ describe("the more-than-one-process guide", () => {
   });
 });
 
+describe("the guide of a server acting for many users", () => {
+  const guide = section("A server acting for many users");
+
+  it("is a guide of its own, after More than one process and before the packages list", () => {
+    const headings = [...contract.info.description.matchAll(/^## (.+)$/gm)].map((match) => match[1]);
+    const at = headings.indexOf("A server acting for many users");
+    expect(at).toBeGreaterThan(headings.indexOf("More than one process"));
+    expect(at).toBeLessThan(headings.indexOf("Packages"));
+  });
+
+  it.each([
+    ["one account", ["`createTokenManager`", "`TokenManager`", "`tokenmanager.New`"]],
+    ["many users", ["`createSessions`", "`Sessions`", "`AsyncSessions`", "`tokenmanager.NewSessions`"]],
+  ])("says which object of each kit serves %s", (which, objects) => {
+    const row = guide.split("\n").find((line) => line.startsWith("| ") && line.includes(which));
+    expect(row, which).toBeDefined();
+    for (const object of objects) expect(row).toContain(object);
+  });
+
+  it("has a sample in TypeScript, Python and Go", () => {
+    for (const language of ["ts", "python", "go"]) expect(codeBlocks(guide, language), language).toHaveLength(1);
+  });
+
+  it("shows a server whose TypeScript compiles against the built token manager and client", () => {
+    const [example] = codeBlocks(guide, "ts");
+    expect(example).toContain("createSessions(");
+    expect(example).toContain("signInHandlers(sessions");
+    expect(example).toContain("sessionClient(sessions, user");
+    expect(typecheckSnippet("guides", "many-users", example!)).toBe("");
+  });
+
+  it("a TypeScript sample that stops compiling is caught", () => {
+    const [example] = codeBlocks(guide, "ts");
+    const broken = example!.replace("sessions.isSignedIn(user)", "sessions.isSignedIn()");
+    expect(broken).not.toBe(example);
+    expect(typecheckSnippet("guides", "many-users-broken", broken)).toMatch(/error TS2554/);
+  });
+
+  it.each([
+    ["what the cookie holds", /32 random bytes/],
+    ["the cookie's attributes", /`HttpOnly`, `SameSite=Lax`/],
+    ["what a session id may be", /1 to 128 characters from\s+`A-Z a-z 0-9 - \. _ ~ @ \+ = \|`/],
+    ["the refusal of an id", /`INVALID_SESSION_ID`/],
+    ["the refusal of another browser's callback", /`STATE_MISMATCH`\s+before any exchange/],
+    ["what is never logged", /Never logged\*\*, at any level: tokens, codes, verifiers, states and bindings/],
+  ])("states the security model: %s", (_what, text) => {
+    expect(guide).toMatch(text);
+  });
+
+  // Every figure of "How each storage scales" is one a kit's README records: cited, never invented.
+  it.each([
+    ["17 to 20 s", "packages/token-manager/README.md"],
+    ["706 of 2 000", "packages/token-manager/README.md"],
+    ["1 090 of 2 000", "packages/python/README.md"],
+    ["in 38 s", "packages/python/README.md"],
+    ["in 23 s", "packages/python/README.md"],
+    ["206 calls", "packages/go/README.md"],
+    ["936", "packages/go/README.md"],
+    ["1.2 KiB per cached session, 56 B per dropped one", "packages/go/README.md"],
+    ["2 000 sessions", "packages/go/README.md"],
+  ])("cites %s from %s", (figure, readme) => {
+    const scales = guide.slice(guide.indexOf("### How each storage scales"));
+    expect(scales.replace(/\s+/g, " ").includes(figure), `the guide says "${figure}"`).toBe(true);
+    const source = readFileSync(join(repoRoot, readme), "utf8").replace(/\s+/g, " ");
+    expect(source.includes(figure), `${readme} says "${figure}"`).toBe(true);
+  });
+});
+
 describe("the tag descriptions", () => {
   it("describe every tag with more than a line", () => {
     for (const tag of contract.tags) expect(tag.description.trim().split("\n").length, tag.name).toBeGreaterThan(2);

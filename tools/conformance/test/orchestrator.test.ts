@@ -359,17 +359,31 @@ expect: { outcome: kept }
     const scenario = loadScenario(scenarioFile("sessions-demo", SESSIONS));
     const runs = expand(scenario, { geometry: "full" });
     expect(runs.map((run) => `${run.storage} ${run.mix} ${run.sessions}`)).toEqual(
-      ["file", "redis"].flatMap((storage) => FEATURES.sessions.map((target) => `${storage} ${target} 200`)),
+      ["file", "redis"].flatMap((storage) => [
+        ...FEATURES.sessions.map((target) => `${storage} ${target} 200`),
+        `${storage} mixed 200`,
+      ]),
     );
-    expect(notRun([scenario])).toEqual([
-      {
-        scenario: "sessions-demo",
-        targets: Object.keys(TARGETS).filter(
-          (target) => target !== "browser" && !FEATURES.sessions.includes(target as Target),
-        ),
-        why: expect.stringMatching(/does not declare the sessions feature/),
-      },
-    ]);
+    // Every target that serves a server's sessions declares the feature: a browser tab serves one.
+    expect(notRun([scenario])).toEqual([]);
+    // A target whose actor does not declare it is left out, alone and mixed, and named with why.
+    const declared = FEATURES.sessions as Target[];
+    const saved = [...declared];
+    declared.splice(declared.indexOf("python"), 1);
+    try {
+      const without = expand(scenario, { geometry: "full" });
+      expect(without.some((run) => run.actorTargets.includes("python"))).toBe(false);
+      expect(without.filter((run) => run.mix === "mixed").length).toBe(2);
+      expect(notRun([scenario])).toEqual([
+        {
+          scenario: "sessions-demo",
+          targets: ["python"],
+          why: expect.stringMatching(/does not declare the sessions feature/),
+        },
+      ]);
+    } finally {
+      declared.splice(0, declared.length, ...saved);
+    }
     // A scenario of one session leaves no target out.
     expect(notRun([loadScenario(scenarioFile("demo", VALID))])).toEqual([]);
   });

@@ -16,6 +16,7 @@ import { postgresStorage } from "@tenant-integration/token-store-postgres";
 import { redisClusterStorage, redisStorage } from "@tenant-integration/token-store-redis";
 import pg from "pg";
 import { createClient, createCluster } from "redis";
+import { callSessions, openSessions, refuseIds, replayCallback, sessionsOf, signInSessions } from "./sessions.mjs";
 
 /** The header that names the actor on every request to the tenant, for the sandbox's ledger. */
 const ACTOR_HEADER = "Sandbox-Actor";
@@ -85,6 +86,10 @@ const state = {
   client: undefined,
   /** The Redis client or the PostgreSQL pool, closed at `exit`. @type {{ close(): Promise<unknown> } | undefined} */
   redis: undefined,
+  /** The storage of the sessions feature: the real one, or its `"lock": "none"` replacement (not armed). */
+  sessionsStorage: undefined,
+  /** The sessions feature (sessions.mjs): the kit's sessions beside the manager, on the same storage. */
+  sessions: undefined,
 };
 
 /** The configuration from CONFORMANCE_ACTOR; exits with status 2 when it is missing or not JSON. */
@@ -144,6 +149,18 @@ function isRefresh(input, init) {
   }
 }
 
+/** A request's `init` naming the actor, and nothing else added. */
+function named(input, init = {}) {
+  // A Request (the client's) keeps its own headers: init's would replace them all.
+  const headers = new Headers(input instanceof Request ? input.headers : undefined);
+  new Headers(init.headers).forEach((value, name) => headers.set(name, value));
+  headers.set(ACTOR_HEADER, state.config.name);
+  return { ...init, headers };
+}
+
+/** The fetch of the sessions feature: names the actor; no fault (`arm` is for the manager). */
+const namedFetch = (input, init) => fetch(input, named(input, init));
+
 /**
  * The `fetch` of every request to the tenant (the manager's, the client's and the actor's own): names
  * the actor, and adds nothing else (the kit's headers are the kit's: the suite checks them from the
@@ -156,11 +173,7 @@ function isRefresh(input, init) {
  * @returns {Promise<Response>}
  */
 async function tenantFetch(input, init = {}) {
-  // A Request (the client's) keeps its own headers: init's would replace them all.
-  const headers = new Headers(input instanceof Request ? input.headers : undefined);
-  new Headers(init.headers).forEach((value, name) => headers.set(name, value));
-  headers.set(ACTOR_HEADER, state.config.name);
-  const request = { ...init, headers };
+  const request = named(input, init);
   if (!isRefresh(input, init)) return fetch(input, request);
   state.refreshAnswered = false;
   await reach("sending");
@@ -279,6 +292,8 @@ async function openStorage({ storage, manager = {} }) {
   } else throw new ActorError("UNSUPPORTED", `the Node kit has no storage of kind ${JSON.stringify(storage.kind)}`);
   const lock = storage.lock === "none" ? noLock : inner.lock;
   state.hasLock = lock !== undefined;
+  // The sessions get the storage itself: its lock per session, its pending sign-ins by state.
+  state.sessionsStorage = storage.lock === "none" ? { ...inner, lock: noLock } : inner;
   return armedStorage(inner, lock);
 }
 
@@ -321,13 +336,32 @@ async function start() {
   }
   state.manager = manager;
   state.client = createTenantClient({ baseUrl: config.tenant, auth: manager, fetch: tenantFetch });
-  say({ event: "ready", pid: process.pid, target: "node", runtime: `node ${process.versions.node}` });
+  state.sessions = openSessions({
+    config,
+    storage: state.sessionsStorage,
+    fetch: namedFetch,
+    isRefresh,
+    now: () => Date.now() + state.offsetMs,
+    logger: logSessionTo(protocolLogger, "debug"),
+  });
+  say({
+    event: "ready",
+    pid: process.pid,
+    target: "node",
+    runtime: `node ${process.versions.node}`,
+    features: ["sessions"],
+  });
 }
 
 // -- commands ------------------------------------------------------------------------------------
 
-/** `sign-in`: begins, requests the authorize URL without following the redirect (auto-approved), completes with the Location. */
-async function signIn() {
+/**
+ * `sign-in`: begins, requests the authorize URL without following the redirect (auto-approved),
+ * completes with the Location; with `sessions`, signs each in (sessions.mjs).
+ */
+async function signIn(command) {
+  const list = sessionsOf(command);
+  if (list) return signInSessions(state.sessions, list);
   const { url } = await state.manager.beginAuthorization();
   const response = await tenantFetch(url, { redirect: "manual" });
   await response.arrayBuffer();
@@ -339,8 +373,13 @@ async function signIn() {
   return {};
 }
 
-/** `call`: `GET /api/v1/auth/user` through the kit's client (its middleware refreshes and retries once after a 401). */
-async function call() {
+/**
+ * `call`: `GET /api/v1/auth/user` through the kit's client (its middleware refreshes and retries once
+ * after a 401); with `sessions`, through every session's client (sessions.mjs).
+ */
+async function call(command) {
+  const list = sessionsOf(command);
+  if (list) return callSessions(state.sessions, list);
   const before = state.refreshes;
   const { response } = await state.client.GET("/api/v1/auth/user");
   return { status: response.status, refreshed: state.refreshes > before };
@@ -377,6 +416,8 @@ const COMMANDS = {
   status: async () => ({ signedIn: await state.manager.isSignedIn() }),
   revoke: async () => (await state.manager.revoke(), {}),
   "sign-out": async () => (await state.manager.signOut(), {}),
+  "refuse-ids": (command) => refuseIds(state.sessions, command),
+  "replay-callback": (command) => replayCallback(state.sessions, command, state.config.name),
 };
 
 /** The protocol's error object: the kit's stable code, else `UNEXPECTED`. Kit messages are already redacted; no cause is added. */

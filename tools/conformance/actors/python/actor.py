@@ -33,6 +33,9 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+# The sessions feature (PROTOCOL.md, "Sessions"), beside this file.
+from sessions import AsyncSessionsFeature, Counter, SyncSessionsFeature, sessions_of, sessions_options
+
 from tenant_integration import AsyncClient, AsyncTokenManager, Client, HttpError, RunningTimeTransport, TokenManager
 from tenant_integration.storage import FileStorage, Lock, MemoryStorage, TokenStorage
 
@@ -523,10 +526,14 @@ class Actor:
         self.refreshes = 0
         opened = open_storage(config)
         inner, self._close_storage, self._open_storage = opened.storage, opened.close, opened.open
-        lock = run_unlocked if config.storage.get("lock") == "none" else inner.lock
+        unlocked = config.storage.get("lock") == "none"
+        lock = run_unlocked if unlocked else inner.lock
         if lock is None:
             raise ActorError("UNEXPECTED", "the storage brings no lock")
         self.storage = ArmedStorage(inner, lock, self.fault)
+        # The sessions get the storage itself (its lock per session, its pending sign-ins by state).
+        self.sessions_options = sessions_options(config, inner, run_unlocked if unlocked else None, self.now)
+        self.sessions_counter = Counter(is_refresh)
 
     def now(self) -> float:
         return time.time() + self.offset_ms / 1000
@@ -566,6 +573,7 @@ class Actor:
                 "pid": os.getpid(),
                 "target": self.config.target,
                 "runtime": f"python {platform.python_version()}",
+                "features": ["sessions"],
             }
         )
 
@@ -603,14 +611,24 @@ class SyncActor(Actor):
         self.api = Client(config.tenant, auth=self.manager, transport=ActorTransport(config.name, self.fault))
         self.http = httpx.Client(headers={ACTOR_HEADER: config.name}, trust_env=False, timeout=30.0)
         self.listen(self.manager)
+        self.feature = SyncSessionsFeature(
+            config, self.sessions_options, self.http, self.sessions_counter, ACTOR_HEADER
+        )
 
-    def sign_in(self, _: Message) -> Message:
+    def sign_in(self, command: Message) -> Message:
+        listed = sessions_of(command)
+        if listed is not None:
+            return self.feature.sign_in(listed)
         request = self.manager.begin_authorization()
         self.manager.complete_authorization(callback_from(self.http.get(request.url)))
         return {}
 
-    def call(self, _: Message) -> Message:
-        """The user through the kit's client (its auth refreshes and retries once after a 401)."""
+    def call(self, command: Message) -> Message:
+        """The user through the kit's client (its auth refreshes and retries once after a 401); with
+        ``sessions``, through every session's client (sessions.py)."""
+        listed = sessions_of(command)
+        if listed is not None:
+            return self.feature.call(listed)
         before = self.refreshes
         try:
             self.api.get_user()
@@ -639,6 +657,8 @@ class SyncActor(Actor):
             "status": self.status,
             "revoke": self.revoke,
             "sign-out": self.sign_out,
+            "refuse-ids": self.feature.refuse_ids,
+            "replay-callback": self.feature.replay_callback,
         }
         try:
             work = commands.get(command["cmd"])
@@ -660,6 +680,7 @@ class SyncActor(Actor):
                 self.out.say({"id": command["id"], "ok": True, "result": {}})
                 break
             threading.Thread(target=self.run, args=(command,), name=f"command {command['id']}", daemon=True).start()
+        self.feature.close()
         self.api.close()
         self.manager.close()
         self.http.close()
@@ -677,14 +698,23 @@ class AsyncActor(Actor):
         self.api = AsyncClient(config.tenant, auth=self.manager, transport=AsyncActorTransport(config.name, self.fault))
         self.http = httpx.AsyncClient(headers={ACTOR_HEADER: config.name}, trust_env=False, timeout=30.0)
         self.listen(self.manager)
+        self.feature = AsyncSessionsFeature(
+            config, self.sessions_options, self.http, self.sessions_counter, ACTOR_HEADER
+        )
 
-    async def sign_in(self, _: Message) -> Message:
+    async def sign_in(self, command: Message) -> Message:
+        listed = sessions_of(command)
+        if listed is not None:
+            return await self.feature.sign_in(listed)
         request = await self.manager.begin_authorization()
         await self.manager.complete_authorization(callback_from(await self.http.get(request.url)))
         return {}
 
-    async def call(self, _: Message) -> Message:
+    async def call(self, command: Message) -> Message:
         """:meth:`SyncActor.call` on asyncio."""
+        listed = sessions_of(command)
+        if listed is not None:
+            return await self.feature.call(listed)
         before = self.refreshes
         try:
             await self.api.get_user()
@@ -719,6 +749,8 @@ class AsyncActor(Actor):
             "status": self.status,
             "revoke": self.revoke,
             "sign-out": self.sign_out,
+            "refuse-ids": self.feature.refuse_ids,
+            "replay-callback": self.feature.replay_callback,
         }
         try:
             work = commands.get(command["cmd"])
@@ -753,6 +785,7 @@ class AsyncActor(Actor):
             task = asyncio.create_task(self.run(command))
             running.add(task)
             task.add_done_callback(running.discard)
+        await self.feature.aclose()
         await self.api.aclose()
         await self.manager.aclose()
         await self.http.aclose()

@@ -27,11 +27,11 @@ export const TARGETS = {
  * The features beyond the refresh protocol, and the targets whose actor declares each (its ready
  * event's `features`, PROTOCOL.md). A scenario that needs a feature runs only on those targets; the
  * others are listed as not run, with why. `sessions`: a server's many sessions (a scenario with
- * `sessions`); the Python actor does not drive its kit's Sessions yet, and the TypeScript kit's
- * comes later (issue 39).
+ * `sessions`), driven by each kit's sessions object (TypeScript `createSessions`, Python `Sessions`
+ * and `AsyncSessions`, Go `tokenmanager.Sessions`); a browser tab has none.
  */
 export const FEATURES = {
-  sessions: ["go"],
+  sessions: ["node", "python", "python-async", "go"],
 };
 
 /** Why a target does not run a scenario needing a feature its actor does not declare. */
