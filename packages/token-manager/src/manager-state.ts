@@ -13,7 +13,6 @@ import type { SessionLogger } from "./logger.js";
 import { need, redirectTarget, tenantBase } from "./options.js";
 import { sanitize } from "./redact.js";
 import type { IntentWatch } from "./refresh-intent.js";
-import { checkSessionId } from "./session-id.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { ProcessIdentity, TokenStorage } from "./storage/storage.js";
 import type { TokenRecord } from "./token-record.js";
@@ -138,13 +137,17 @@ export function checkScopes(scopes: unknown): readonly Scope[] {
 }
 
 /**
- * Checks the options and makes the state of a new manager.
+ * Checks the options and makes the state of a new manager of one session per storage. The state of
+ * a session's manager is made from it by `createSessions` (sessions.ts), which checks the session id,
+ * so that the session id rule reaches only apps that use sessions.
  *
  * @throws a `TokenManagerError` `INVALID_OPTIONS` for an invalid option, saying which.
  */
 export function createManagerState(options: TokenManagerOptions): ManagerState {
   const { clientId, scopes, storage = memoryStorage(), logger } = options;
-  const sessionId = options.sessionId === undefined ? undefined : checkSessionId(options.sessionId);
+  // A session id given here would be ignored and the session's tokens kept as the storage's one
+  // session: refused, pointing at the manager of a session.
+  need(!("sessionId" in options), "sessionId: the manager of a session is createSessions(options).manager(sessionId)");
   const base = tenantBase(options.baseUrl);
   const redirectUri = String(options.redirectUri);
   const redirectTo = redirectTarget(redirectUri);
@@ -155,7 +158,7 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
   // neither the refresh lock nor the rotation markers.
   const ownLock = options.lock ?? storage.lock;
   const locks = ownLock ? undefined : (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
-  const keys = scopeKeys(new URL(base).origin, clientId, sessionId);
+  const keys = scopeKeys(new URL(base).origin, clientId);
   // With a storage the tabs share, the tabs tell each other of sign-ins and sign-outs. Only then: an
   // open channel keeps Node, Deno and Bun processes alive (unref'd where that exists).
   const channel =
@@ -165,7 +168,7 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
   (channel as { unref?(): void } | undefined)?.unref?.();
   return {
     clientId,
-    sessionId,
+    sessionId: undefined,
     scopes,
     base,
     redirectUri,
@@ -180,7 +183,7 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
     refreshLeewayMs: options.refreshLeewayMs ?? 60_000,
     retry: { attempts: options.retry?.attempts ?? 3, baseDelayMs: options.retry?.baseDelayMs ?? 300 },
     intentWaitMs: options.intentWaitMs ?? 20_000,
-    log: sessionLog(logger, sessionId),
+    log: logger,
     keys,
     lock: ownLock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock())),
     locks,

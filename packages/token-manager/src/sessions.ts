@@ -8,7 +8,7 @@
  * @see RFC 6749 §4.1, §6, §10.12; RFC 9700 §4.7.1 (login CSRF), §4.14.2 (rotation)
  */
 import type { Scope } from "@tenant-integration/types";
-import { bindingHash, createBinding } from "./binding.js";
+import { bindingHash, checkBinding, createBinding } from "./binding.js";
 import { fail } from "./errors.js";
 import { createManagerState, type ManagerState, scopeKeys, sessionLog } from "./manager-state.js";
 import { need } from "./options.js";
@@ -18,8 +18,8 @@ import { beginSignIn, callbackUrl, exchange, takeCallback } from "./sign-in.js";
 import { managerOf } from "./token-manager.js";
 import type { SessionInfo, TokenManager, TokenManagerOptions } from "./types.js";
 
-/** Options of {@link createSessions}: the manager's (but `sessionId`: every call names its session), and the cache's bounds. */
-export interface SessionsOptions extends Omit<TokenManagerOptions, "sessionId"> {
+/** Options of {@link createSessions}: the manager's (every call names its session), and the cache's bounds. */
+export interface SessionsOptions extends TokenManagerOptions {
   /** How many sessions' managers are kept in memory at most (default 1 000); past it the least recently used idle ones are dropped. */
   maxCached?: number;
   /** After how many milliseconds without a call a session's manager is dropped from memory (default 300 000). */
@@ -333,7 +333,7 @@ async function completeSessionSignIn(
 ): Promise<SignedIn> {
   const required = session === undefined ? undefined : checkSessionId(session);
   const checked = await takeCallback(s.template, callbackUrl(url), {
-    binding: browser,
+    binding: (recorded) => checkBinding(recorded, browser),
     accepts: (id) => id !== undefined && (required === undefined || id === required),
   });
   const sessionId = checked.sessionId ?? fail("STATE_MISMATCH", "the sign-in was started for another session");
