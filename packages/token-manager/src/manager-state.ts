@@ -137,17 +137,20 @@ export function checkScopes(scopes: unknown): readonly Scope[] {
 }
 
 /**
- * Checks the options and makes the state of a new manager of one session per storage. The state of
- * a session's manager is made from it by `createSessions` (sessions.ts), which checks the session id,
- * so that the session id rule reaches only apps that use sessions.
+ * Checks the options and makes the state of a new manager: of one session per storage, or of the
+ * session `sessionId`, already checked by the caller (`createSessionManager`, `createSessions`), so
+ * that the session id rule (session-id.ts) reaches only apps that use sessions.
  *
  * @throws a `TokenManagerError` `INVALID_OPTIONS` for an invalid option, saying which.
  */
-export function createManagerState(options: TokenManagerOptions): ManagerState {
+export function createManagerState(options: TokenManagerOptions, sessionId?: string): ManagerState {
   const { clientId, scopes, storage = memoryStorage(), logger } = options;
-  // A session id given here would be ignored and the session's tokens kept as the storage's one
+  // A session id option would be ignored here and the session's tokens kept as the storage's one
   // session: refused, pointing at the manager of a session.
-  need(!("sessionId" in options), "sessionId: the manager of a session is createSessions(options).manager(sessionId)");
+  need(
+    !("sessionId" in options),
+    "sessionId: the manager of one session is createSessionManager({ ...options, sessionId })",
+  );
   const base = tenantBase(options.baseUrl);
   const redirectUri = String(options.redirectUri);
   const redirectTo = redirectTarget(redirectUri);
@@ -158,7 +161,7 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
   // neither the refresh lock nor the rotation markers.
   const ownLock = options.lock ?? storage.lock;
   const locks = ownLock ? undefined : (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
-  const keys = scopeKeys(new URL(base).origin, clientId);
+  const keys = scopeKeys(new URL(base).origin, clientId, sessionId);
   // With a storage the tabs share, the tabs tell each other of sign-ins and sign-outs. Only then: an
   // open channel keeps Node, Deno and Bun processes alive (unref'd where that exists).
   const channel =
@@ -168,7 +171,7 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
   (channel as { unref?(): void } | undefined)?.unref?.();
   return {
     clientId,
-    sessionId: undefined,
+    sessionId,
     scopes,
     base,
     redirectUri,
@@ -183,7 +186,7 @@ export function createManagerState(options: TokenManagerOptions): ManagerState {
     refreshLeewayMs: options.refreshLeewayMs ?? 60_000,
     retry: { attempts: options.retry?.attempts ?? 3, baseDelayMs: options.retry?.baseDelayMs ?? 300 },
     intentWaitMs: options.intentWaitMs ?? 20_000,
-    log: logger,
+    log: sessionLog(logger, sessionId),
     keys,
     lock: ownLock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock())),
     locks,

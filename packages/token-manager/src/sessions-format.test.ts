@@ -10,7 +10,7 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { bindingHash, checkBinding } from "./binding.js";
-import { createSessions } from "./sessions.js";
+import { createSessionManager, createSessions } from "./sessions.js";
 import { refuseBound } from "./sign-in.js";
 import { scopeKeys } from "./manager-state.js";
 import { logSessionTo } from "./logger.js";
@@ -63,13 +63,14 @@ function watched(): TokenStorage & { written: string[]; touched: number } {
 describe("the session id", () => {
   it.each(vectors.sessionIds.valid.map((v) => [v.id]))("accepts %j", (id) => {
     expect(checkSessionId(id)).toBe(id);
-    const sessions = createSessions({
+    const options = {
       baseUrl: BASE,
       clientId: CLIENT_ID,
       redirectUri: REDIRECT_URI,
-      scopes: ["profile:read"],
-    });
-    expect(() => sessions.manager(id)).not.toThrow();
+      scopes: ["profile:read"] as const,
+    };
+    expect(() => createSessionManager({ ...options, sessionId: id })).not.toThrow();
+    expect(() => createSessions(options).manager(id)).not.toThrow();
   });
 
   it.each(vectors.sessionIds.invalid.map((v) => [v.note, v]))(
@@ -78,13 +79,16 @@ describe("the session id", () => {
       expect(() => checkSessionId(v.id)).toThrow(failure("INVALID_SESSION_ID"));
       expect(() => checkSessionId(v.id)).toThrow(`INVALID_SESSION_ID: ${v.message}`);
       const storage = watched();
-      const sessions = createSessions({
+      const options = {
         baseUrl: BASE,
         clientId: CLIENT_ID,
         redirectUri: REDIRECT_URI,
-        scopes: ["profile:read"],
-        storage,
-      });
+        scopes: ["profile:read"] as const,
+      };
+      expect(() => createSessionManager({ ...options, storage, sessionId: v.id })).toThrow(
+        `INVALID_SESSION_ID: ${v.message}`,
+      );
+      const sessions = createSessions({ ...options, storage });
       expect(() => sessions.manager(v.id)).toThrow(`INVALID_SESSION_ID: ${v.message}`);
       await expect(sessions.beginSignIn({ session: v.id })).rejects.toThrow(`INVALID_SESSION_ID: ${v.message}`);
       expect(storage.touched).toBe(0);
@@ -101,7 +105,7 @@ describe("the session id", () => {
     };
     // A session id taken as the storage's one session would give every user the same tokens.
     expect(() => createTokenManager({ ...options, storage, sessionId: "ada" } as never)).toThrow(
-      "INVALID_OPTIONS: sessionId: the manager of a session is createSessions(options).manager(sessionId)",
+      "INVALID_OPTIONS: sessionId: the manager of one session is createSessionManager({ ...options, sessionId })",
     );
     expect(storage.touched).toBe(0);
   });

@@ -2,7 +2,7 @@
  * Test harness: an injected fetch that records every request, a clock, and a manager wired to them.
  * Not part of the package (excluded from the build).
  */
-import { createSessions } from "../sessions.js";
+import { createSessionManager } from "../sessions.js";
 import { createTokenManager } from "../token-manager.js";
 import type { TokenManager, TokenManagerOptions } from "../types.js";
 import { pendingKey } from "../pending.js";
@@ -109,7 +109,7 @@ export interface Setup {
 
 /**
  * A manager on a token server, a recording fetch, a clock and memory storage; with `sessionId`, the
- * manager of that session (`createSessions(options).manager(sessionId)`).
+ * manager of that session (`createSessionManager`).
  */
 export function setup(
   { sessionId, ...overrides }: Partial<TokenManagerOptions> & { sessionId?: string } = {},
@@ -129,7 +129,7 @@ export function setup(
     retry: { attempts: 3, baseDelayMs: 0 },
     ...overrides,
   };
-  const tm = sessionId === undefined ? createTokenManager(options) : createSessions(options).manager(sessionId);
+  const tm = sessionId === undefined ? createTokenManager(options) : createSessionManager({ ...options, sessionId });
   return { tm, calls, clock: c, storage, server };
 }
 
