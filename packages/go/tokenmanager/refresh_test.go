@@ -153,7 +153,9 @@ func TestUnsavedTokensAreWrittenUnaskedOnceTheStorageAnswersEvenWhenARetryJoined
 	}))
 	signIn(t, m)
 	c.Advance(16 * time.Minute)
-	storage.down.Store(true)
+	// The outage begins while the refresh is in flight, after its intent was written (before it,
+	// nothing would be sent: no intent, no send, D6).
+	tn.hold = func(string) { storage.down.Store(true) }
 	held := make(chan string, 1)
 	go func() {
 		token, err := m.AccessToken(context.Background())

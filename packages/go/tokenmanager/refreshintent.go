@@ -176,6 +176,16 @@ func (m *Manager) intentSettled(ctx context.Context, pending *intentPending) (bo
 	return gone || watched >= m.o.intentWait, nil
 }
 
+// intentUnwritable is the message of a refresh refused because its intent could not be written
+// (D6), the same in every kit: "STORAGE_FAILED: the refresh intent could not be written (<why>), so
+// the refresh was not sent; the stored tokens are unchanged and the next call tries again".
+func intentUnwritable(why string) string {
+	return "the refresh intent could not be written (" + why + "), so the refresh was not sent; the stored tokens are unchanged and the next call tries again"
+}
+
+// writeIntent checks the lock is still held (step 3) and stores this refresh's intent (step 4).
+// No intent, no send (D6): an intent the storage did not confirm (any error, a command timeout) is
+// STORAGE_FAILED saying so and why, and nothing is sent.
 func (m *Manager) writeIntent(ctx context.Context, held Held, stored *tokenRecord) (*intentRecord, error) {
 	if !m.intents {
 		return nil, nil
@@ -186,8 +196,14 @@ func (m *Manager) writeIntent(ctx context.Context, held Held, stored *tokenRecor
 	intent := &intentRecord{Fingerprint: fingerprint(stored.RefreshToken), Holder: newState(),
 		Since: math.Round(m.nowMs()), Pid: procid.Pid(), Host: procid.Host()}
 	if err := m.storage.Set(ctx, m.intentKey, marshal(intent)); err != nil {
-		m.log.Warn("the refresh intent could not be stored; refreshing under the lock alone")
-		return nil, nil
+		// No intent, no send (D6): under the lock alone, a rotation whose tokens could not be
+		// written either would be known only to this process, and another, finding no intent,
+		// would present the rotated-away token. An intent the storage may still apply later is
+		// deleted again where it can be.
+		m.log.Warn("the refresh intent could not be stored; the refresh is not sent (no intent, no send), and the next call tries again")
+		m.dropIntent(ctx, intent)
+		cause := scrub(err, m.known(stored.AccessToken, stored.RefreshToken))
+		return nil, &Error{Code: CodeStorageFailed, Message: intentUnwritable(cause.Error()), Err: cause}
 	}
 	m.mu.Lock()
 	m.ownIntent = intent

@@ -2,6 +2,7 @@ package tokenmanager
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -229,5 +230,102 @@ func TestAnIntentWhoseHolderExitedOnThisHostIsGivenUpAtOnce(t *testing.T) {
 	}
 	if tn.refreshes.Load() != 1 || reads > 2 {
 		t.Fatalf("%d refreshes after %d reads of the intent, want one refresh without a watch", tn.refreshes.Load(), reads)
+	}
+}
+
+// No intent, no send (D6): a refresh whose intent the storage did not take is not sent.
+
+// failingWrites is a storage shared with other processes whose writes of the keys in failing fail
+// (a storage fault for those keys alone).
+type failingWrites struct {
+	inner   *MemoryStorage
+	mu      sync.Mutex
+	failing map[string]bool
+}
+
+func (s *failingWrites) Get(ctx context.Context, key string) (string, bool, error) {
+	return s.inner.Get(ctx, key)
+}
+
+func (s *failingWrites) Set(ctx context.Context, key, value string) error {
+	s.mu.Lock()
+	fails := s.failing[key]
+	s.mu.Unlock()
+	if fails {
+		return errors.New("no space left on device")
+	}
+	return s.inner.Set(ctx, key, value)
+}
+
+func (s *failingWrites) Delete(ctx context.Context, key string) error {
+	return s.inner.Delete(ctx, key)
+}
+
+func (s *failingWrites) fail(keys ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failing = map[string]bool{}
+	for _, key := range keys {
+		s.failing[key] = true
+	}
+}
+
+const noIntentMessage = "STORAGE_FAILED: the refresh intent could not be written (no space left on device), so the refresh was not sent; the stored tokens are unchanged and the next call tries again"
+
+func TestAnUnwritableIntentFailsTheRefreshWithStorageFailedAndNothingIsSent(t *testing.T) {
+	tn := newTenant(t)
+	storage := &failingWrites{inner: NewMemoryStorage()}
+	m, c := newManager(t, tn, nil, WithStorage(storage), WithLock(&ProcessLock{}))
+	signIn(t, m)
+	before, _, _ := storage.inner.Get(context.Background(), m.tokensKey)
+	storage.fail(m.intentKey)
+	c.Advance(16 * time.Minute)
+	_, err := m.AccessToken(context.Background())
+	if !errors.Is(err, ErrStorageFailed) || err.Error() != noIntentMessage {
+		t.Fatalf("got %v, want %q", err, noIntentMessage)
+	}
+	if n := tn.refreshes.Load(); n != 0 {
+		t.Fatalf("%d refresh requests reached the tenant without an intent", n)
+	}
+	if after, _, _ := storage.inner.Get(context.Background(), m.tokensKey); after != before {
+		t.Fatal("the stored tokens changed")
+	}
+	storage.fail()
+	if _, err := m.AccessToken(context.Background()); err != nil || tn.refreshes.Load() != 1 {
+		t.Fatalf("the next call did not refresh: %v, %d refreshes", err, tn.refreshes.Load())
+	}
+}
+
+func TestTheIntentAndThenTheTokensUnwritableNoOtherProcessPresentsARotatedAwayToken(t *testing.T) {
+	tn := newTenant(t)
+	storage := &failingWrites{inner: NewMemoryStorage()}
+	first, c := newManager(t, tn, nil, WithStorage(storage), WithLock(&ProcessLock{}))
+	signIn(t, first)
+	storage.fail(first.intentKey, first.tokensKey)
+	c.Advance(16 * time.Minute)
+	if _, err := first.AccessToken(context.Background()); !errors.Is(err, ErrStorageFailed) {
+		t.Fatalf("got %v, want STORAGE_FAILED", err)
+	}
+	// The first process gives up (or dies); the storage answers again; another process calls.
+	storage.fail()
+	second, c2 := newManager(t, tn, nil, WithStorage(storage), WithLock(&ProcessLock{}))
+	c2.Advance(16 * time.Minute)
+	if _, err := second.AccessToken(context.Background()); err != nil {
+		t.Fatalf("the other process lost the session: %v", err)
+	}
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	presented := map[string]int{}
+	for _, raw := range tn.bodies {
+		var body map[string]string
+		_ = json.Unmarshal([]byte(raw), &body)
+		if body["grant_type"] == "refresh_token" {
+			presented[body["refresh_token"]]++
+		}
+	}
+	for _, n := range presented {
+		if n > 1 {
+			t.Fatalf("a refresh token was presented %d times: the tenant revokes the family", n)
+		}
 	}
 }

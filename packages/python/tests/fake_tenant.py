@@ -55,6 +55,9 @@ class FakeTenant:
         self.script: list[Script] = []
         self.hold: threading.Event | None = None
         self.held = threading.Event()
+        #: Run once when the next refresh request arrives, before it is answered: a fault that begins
+        #: while the request is in flight (after the refresh intent was written).
+        self.on_refresh: Callable[[], None] | None = None
         self._codes: dict[str, str] = {}
         self._refresh_tokens: set[str] = set()
         self._issued = 0
@@ -130,6 +133,9 @@ class FakeTenant:
             return scripted(request)
         if request.url.path == "/oauth/revoke":
             return httpx.Response(200)
+        if sent.grant == "refresh_token" and self.on_refresh is not None:
+            run, self.on_refresh = self.on_refresh, None
+            run()
         if sent.grant == "refresh_token" and self.hold is not None:
             self.held.set()
             self.hold.wait(timeout=30)

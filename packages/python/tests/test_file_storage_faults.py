@@ -99,13 +99,46 @@ class TestAFullDisk:
         storage.set(TOKENS, "after")
         assert storage.get(TOKENS) == "after"
 
-    def test_a_refresh_takes_no_stale_wait_and_its_tokens_are_written_once_there_is_room(self, disk: Disk) -> None:
+    def test_no_intent_no_send_a_refresh_fails_at_once_with_storage_failed_and_goes_out_once_there_is_room(
+        self, disk: Disk
+    ) -> None:
+        """Decision D6: the intent cannot be written, so the refresh is not sent; the lock is released,
+        the stored tokens are untouched, and the next call tries again."""
+        path = disk.dir / "tokens.json"
+        tenant, clock = FakeTenant(), Clock()
+        manager = signed_in(tenant, clock, storage=FileStorage(path))
+        stored = json.loads(path.read_text())[TOKENS]
+        fill(disk)
+        clock.advance(LIFETIME + 1)
+        for _ in range(2):
+            started = time.monotonic()
+            with pytest.raises(TokenManagerError) as caught:
+                manager.get_access_token()
+            assert time.monotonic() - started < 2.0
+            assert caught.value.code == "STORAGE_FAILED"
+            assert str(caught.value) == (
+                "STORAGE_FAILED: the refresh intent could not be written (IO_FAILED: cannot write the token file "
+                f"{path} (ENOSPC)), so the refresh was not sent; the stored tokens are unchanged and the next call "
+                "tries again"
+            )
+            assert getattr(caught.value.cause, "code", None) == "IO_FAILED"
+        assert tenant.refreshes == 0
+        assert lock_directories(disk.dir) == []
+        assert json.loads(path.read_text())[TOKENS] == stored
+        empty(disk)
+        token = manager.get_access_token()
+        assert tenant.refreshes == 1
+        assert json.loads(json.loads(path.read_text())[TOKENS])["access_token"] == token
+
+    def test_full_while_the_refresh_is_in_flight_takes_no_stale_wait_and_its_tokens_are_written_once_there_is_room(
+        self, disk: Disk
+    ) -> None:
         path = disk.dir / "tokens.json"
         tenant, clock = FakeTenant(), Clock()
         manager = signed_in(tenant, clock, storage=FileStorage(path))
         failures: list[TokenManagerError] = []
         manager.on("storage-failed", failures.append)
-        fill(disk)
+        tenant.on_refresh = lambda: fill(disk)
         clock.advance(LIFETIME + 1)
         started = time.monotonic()
         token = manager.get_access_token()

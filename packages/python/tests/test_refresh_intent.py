@@ -25,7 +25,7 @@ import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs in the pinned venv
 
 from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, FakeTenant
-from tenant_integration import TokenManager
+from tenant_integration import AsyncTokenManager, TokenManager
 from tenant_integration._refresh_intent import WATCH_GAP, Intent, Watch, must_wait_for, watch_intent
 from tenant_integration._token_record import TokenRecord
 from tenant_integration.storage.file import FileStorage
@@ -411,3 +411,89 @@ def test_a_record_stored_by_another_process_before_the_refresh_leaves_is_used_an
 
     assert tokens == [token]
     assert tenant.refreshes == 1
+
+
+class FailingWrites:
+    """A FileStorage whose writes of the keys in ``failing`` fail (a storage fault for those keys alone)."""
+
+    def __init__(self, inner: FileStorage, failing: set[str]) -> None:
+        self._inner = inner
+        self.failing = failing
+        self.lock = inner.lock
+
+    def get(self, key: str) -> str | None:
+        return self._inner.get(key)
+
+    def set(self, key: str, value: str) -> None:
+        if key in self.failing:
+            raise OSError(28, "No space left on device")
+        self._inner.set(key, value)
+
+    def delete(self, key: str) -> None:
+        self._inner.delete(key)
+
+
+NO_INTENT_MESSAGE = (
+    "STORAGE_FAILED: the refresh intent could not be written (OSError: [Errno 28] No space left on device), so the "
+    "refresh was not sent; the stored tokens are unchanged and the next call tries again"
+)
+
+
+def test_no_intent_no_send_an_unwritable_intent_fails_the_refresh_with_storage_failed_and_nothing_is_sent(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    """Decision D6: the lock is released, nothing reaches the tenant, the stored tokens are untouched,
+    and the next call tries again."""
+    inner = FileStorage(tmp_path / "tokens.json")
+    storage = FailingWrites(inner, {INTENT})
+    manager = signed_in(tenant, clock, storage)
+    stored = inner.get(TOKENS)
+    clock.advance(LIFETIME + 1)
+    with pytest.raises(TokenManagerError) as caught:
+        manager.get_access_token()
+    assert caught.value.code == "STORAGE_FAILED"
+    assert str(caught.value) == NO_INTENT_MESSAGE
+    assert str(caught.value.cause) == "OSError: [Errno 28] No space left on device"
+    assert tenant.refreshes == 0
+    assert inner.get(TOKENS) == stored
+    assert inner.lock("refresh", lambda: "taken") == "taken"
+    storage.failing.clear()
+    manager.get_access_token()
+    assert tenant.refreshes == 1
+
+
+async def test_no_intent_no_send_in_the_async_manager_too(tenant: FakeTenant, clock: Clock, tmp_path: Path) -> None:
+    inner = FileStorage(tmp_path / "tokens.json")
+    signed_in(tenant, clock, inner)
+    storage = FailingWrites(inner, {INTENT})
+    manager = AsyncTokenManager(
+        BASE_URL,
+        CLIENT_ID,
+        REDIRECT_URI,
+        ["profile:read"],
+        now=clock,
+        storage=storage,
+        transport=tenant.async_transport,
+    )
+    clock.advance(LIFETIME + 1)
+    with pytest.raises(TokenManagerError) as caught:
+        await manager.get_access_token()
+    assert str(caught.value) == NO_INTENT_MESSAGE
+    assert tenant.refreshes == 0
+
+
+def test_the_intent_and_then_the_tokens_unwritable_another_process_never_presents_a_rotated_away_token(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    inner = FileStorage(tmp_path / "tokens.json")
+    storage = FailingWrites(inner, set())
+    first = signed_in(tenant, clock, storage)
+    storage.failing.update({INTENT, TOKENS})
+    clock.advance(LIFETIME + 1)
+    with pytest.raises(TokenManagerError):
+        first.get_access_token()
+    # The first process gives up (or dies); the storage answers again; another process calls.
+    storage.failing.clear()
+    make(tenant, clock, FileStorage(tmp_path / "tokens.json")).get_access_token()
+    presented = [sent.body["refresh_token"] for sent in tenant.grants("refresh_token")]
+    assert len(presented) == len(set(presented)) == 1

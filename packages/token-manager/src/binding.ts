@@ -6,18 +6,13 @@
  *
  * @see RFC 9700 §4.7.1; RFC 6749 §10.12
  */
-import { base64url, type RandomSource, defaultRandom } from "./encoding.js";
+import { base64url, type RandomSource, defaultRandom, sha256Hex } from "./encoding.js";
 import { fail } from "./errors.js";
+import { ANOTHER_BROWSER, refuseBound } from "./sign-in.js";
 import { constantTimeEqual } from "./state.js";
 
 /** The form of a binding the kit makes (32 bytes, base64url): a cookie value of another form counts as none. */
 export const BINDING_FORM = /^[A-Za-z0-9_-]{43}$/;
-
-/** The lowercase hex SHA-256 of `text`'s UTF-8 bytes (WebCrypto: every runtime the kit runs on). */
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 /**
  * Makes a new browser binding: 32 random bytes in base64url without padding (43 characters), the
@@ -53,8 +48,7 @@ export const bindingHash = (binding: string): Promise<string> => sha256Hex(bindi
  * @see RFC 9700 §4.7.1; RFC 6749 §10.12
  */
 export async function checkBinding(browser: string | undefined, binding: string | undefined): Promise<void> {
-  if (browser === undefined && !binding) return;
-  const hash = binding ? await bindingHash(binding) : "";
-  if (browser === undefined || !constantTimeEqual(browser, hash))
-    fail("STATE_MISMATCH", "the sign-in was started in another browser");
+  if (!binding) return refuseBound(browser);
+  if (browser === undefined || !constantTimeEqual(browser, await bindingHash(binding)))
+    fail("STATE_MISMATCH", ANOTHER_BROWSER);
 }

@@ -29,3 +29,18 @@ export const defaultRandom: RandomSource = (bytes) => crypto.getRandomValues(byt
  * @see RFC 6749 Appendix A (every parameter is a string)
  */
 export const isString = (v: unknown): v is string => typeof v === "string";
+
+/**
+ * The lowercase hex SHA-256 of `text`'s UTF-8 bytes (WebCrypto: every runtime the kit runs on): the
+ * key of a pending sign-in, and the hash of a browser binding.
+ *
+ * @example
+ * ```ts
+ * await sha256Hex("abc"); // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+ * ```
+ * @see FIPS 180-4
+ */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}

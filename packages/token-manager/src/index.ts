@@ -7,9 +7,11 @@
  */
 export { createTokenManager } from "./token-manager.js";
 export {
+  createSessionManager,
   createSessions,
   type BeginSignInOptions,
   type CompleteSignInOptions,
+  type SessionManagerOptions,
   type Sessions,
   type SessionsOptions,
   type SignedIn,

@@ -121,7 +121,11 @@ function lines(): LogLines<SessionLogEvent, Fields> {
       (f) =>
         `The refresh by ${holder(f)} with this refresh token was not stored while this process watched it for intentWaitMs (${String(f["intentWaitMs"])} ms) with the storage answering; presenting the token (if that refresh had reached the tenant, the tenant ends the session)`,
     ),
-    "intent-unwritable": says("warn", () => "The refresh intent could not be stored; refreshing under the lock alone"),
+    "intent-unwritable": says(
+      "warn",
+      () =>
+        "The refresh intent could not be stored; the refresh is not sent (no intent, no send), and the next call tries again",
+    ),
     "intent-unreadable": says(
       "warn",
       (f) =>

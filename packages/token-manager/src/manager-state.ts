@@ -13,7 +13,6 @@ import type { SessionLogger } from "./logger.js";
 import { need, redirectTarget, tenantBase } from "./options.js";
 import { sanitize } from "./redact.js";
 import type { IntentWatch } from "./refresh-intent.js";
-import { checkSessionId } from "./session-id.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { ProcessIdentity, TokenStorage } from "./storage/storage.js";
 import type { TokenRecord } from "./token-record.js";
@@ -138,13 +137,20 @@ export function checkScopes(scopes: unknown): readonly Scope[] {
 }
 
 /**
- * Checks the options and makes the state of a new manager.
+ * Checks the options and makes the state of a new manager: of one session per storage, or of the
+ * session `sessionId`, already checked by the caller (`createSessionManager`, `createSessions`), so
+ * that the session id rule (session-id.ts) reaches only apps that use sessions.
  *
  * @throws a `TokenManagerError` `INVALID_OPTIONS` for an invalid option, saying which.
  */
-export function createManagerState(options: TokenManagerOptions): ManagerState {
+export function createManagerState(options: TokenManagerOptions, sessionId?: string): ManagerState {
   const { clientId, scopes, storage = memoryStorage(), logger } = options;
-  const sessionId = options.sessionId === undefined ? undefined : checkSessionId(options.sessionId);
+  // A session id option would be ignored here and the session's tokens kept as the storage's one
+  // session: refused, pointing at the manager of a session.
+  need(
+    !("sessionId" in options),
+    "sessionId: the manager of one session is createSessionManager({ ...options, sessionId })",
+  );
   const base = tenantBase(options.baseUrl);
   const redirectUri = String(options.redirectUri);
   const redirectTo = redirectTarget(redirectUri);

@@ -7,7 +7,7 @@
  *
  * @see RFC 6749 §10.12 (state); RFC 7636 §4.1 (verifier)
  */
-import { sha256Hex } from "./binding.js";
+import { sha256Hex } from "./encoding.js";
 import type { SessionLogger } from "./logger.js";
 import type { TokenStorage } from "./storage/storage.js";
 

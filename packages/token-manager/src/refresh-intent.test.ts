@@ -9,7 +9,7 @@ import { processLock } from "./lock.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
 import { failure } from "./test-support/failure.js";
-import { BASE, CLIENT_ID, bodyOf, type Setup, setup, signIn } from "./test-support/harness.js";
+import { BASE, CLIENT_ID, bodyOf, type Setup, setup, signIn, tokenServer } from "./test-support/harness.js";
 
 const PREFIX = `tenant-integration:${BASE}:${CLIENT_ID}:`;
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -136,5 +136,65 @@ describe("a live holder's refresh intent (D1)", () => {
     );
     expect(await h.tm.getAccessToken()).toBe("at_2");
     expect(refreshTimes(h)).toHaveLength(1);
+  });
+});
+
+/**
+ * A storage of memory, with the manager's lock, whose writes of the keys named in `failing` fail
+ * (a storage fault for those keys alone: an ACL, a full disk for one entry).
+ */
+function faultyWrites(failing: Set<string>): TokenStorage {
+  const inner = memoryStorage();
+  return {
+    lock: processLock(),
+    get: (key) => inner.get(key),
+    set: (key, value) =>
+      [...failing].some((kind) => key.endsWith(`:${kind}`))
+        ? Promise.reject(new Error(`ENOSPC: no space left on device, write (${kind(key)})`))
+        : inner.set(key, value),
+    delete: (key) => inner.delete(key),
+  };
+}
+const kind = (key: string) => key.slice(key.lastIndexOf(":") + 1);
+
+describe("no intent, no send (D6)", () => {
+  it("a refresh whose intent cannot be written fails with STORAGE_FAILED saying so and why, sends nothing, keeps the stored tokens, and the next call tries again", async () => {
+    const failing = new Set(["intent"]);
+    const storage = faultyWrites(failing);
+    const h = setup({ storage, lock: processLock() });
+    await signIn(h.tm);
+    h.clock.advance(900_000);
+    const error = (await h.tm.getAccessToken().catch((e: unknown) => e)) as Error & { code: string };
+    expect(error).toEqual(failure("STORAGE_FAILED"));
+    expect(error.message).toBe(
+      "STORAGE_FAILED: the refresh intent could not be written (ENOSPC: no space left on device, write (intent)), so the refresh was not sent; the stored tokens are unchanged and the next call tries again",
+    );
+    expect((error.cause as Error).message).toBe("ENOSPC: no space left on device, write (intent)");
+    expect(refreshTimes(h)).toEqual([]);
+    expect(JSON.parse((await storage.get(`${PREFIX}tokens`)) as string)).toMatchObject({ refresh_token: "rt_1" });
+    failing.clear();
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    expect(refreshTimes(h)).toHaveLength(1);
+  });
+
+  it("the intent and then the tokens unwritable: another process, finding no intent, never presents a refresh token the tenant already rotated", async () => {
+    const failing = new Set<string>();
+    const storage = faultyWrites(failing);
+    const server = tokenServer();
+    const first = setup({ storage, lock: processLock() }, server);
+    await signIn(first.tm);
+    failing.add("intent").add("tokens");
+    first.clock.advance(900_000);
+    await expect(first.tm.getAccessToken()).rejects.toThrow(failure("STORAGE_FAILED"));
+    // The first process gives up (or dies); the storage answers again; another process calls.
+    failing.clear();
+    const second = setup({ storage, lock: processLock() }, server);
+    second.clock.advance(900_000);
+    expect(await second.tm.getAccessToken()).toBe("at_2");
+    const presented = [...first.calls, ...second.calls]
+      .map((call) => bodyOf(call))
+      .filter((body) => body["grant_type"] === "refresh_token")
+      .map((body) => body["refresh_token"]);
+    expect(presented).toEqual(["rt_1"]);
   });
 });

@@ -10,7 +10,9 @@
  * `_refresh_intent.py`.
  */
 import { isString } from "./encoding.js";
-import { type ManagerState, store, whereIs } from "./manager-state.js";
+import { fail } from "./errors.js";
+import { known, type ManagerState, store, whereIs } from "./manager-state.js";
+import { sanitize } from "./redact.js";
 import { sleep } from "./running-time.js";
 import { loadRecord } from "./session.js";
 import { createState } from "./state.js";
@@ -61,11 +63,16 @@ export async function readIntent(state: ManagerState): Promise<Intent | undefine
 }
 
 /**
- * Stores this process's intent to present `refreshToken` (step 4). An unwritable storage (a full disk)
- * must not stop the refresh: the lock still makes it the only one, and the new tokens are kept in
- * memory if their write fails too. Returns the intent, or `undefined` when it could not be written.
+ * Stores this process's intent to present `refreshToken` (step 4). No intent, no send (decision D6):
+ * an intent that could not be written (any storage error, or a write not confirmed, such as a command
+ * timeout) rejects with `STORAGE_FAILED` saying so and why, and the refresh is not sent. Sent under
+ * the lock alone, a rotation whose tokens could not be written either would be known only to this
+ * process, and another, finding no intent, would present the rotated-away token. An intent the
+ * storage may still apply later is deleted again where it can be (another holder's is left alone).
+ *
+ * @throws a `TokenManagerError` `STORAGE_FAILED`, its cause the storage's error (scrubbed)
  */
-export async function writeIntent(state: ManagerState, refreshToken: string): Promise<Intent | undefined> {
+export async function writeIntent(state: ManagerState, refreshToken: string): Promise<Intent> {
   const who = state.identity ? { pid: state.identity.pid, host: state.identity.host } : {};
   const intent: Intent = {
     fingerprint: await fingerprint(refreshToken),
@@ -75,13 +82,23 @@ export async function writeIntent(state: ManagerState, refreshToken: string): Pr
   };
   try {
     await state.storage.set(state.keys.intent, JSON.stringify(intent));
-    state.ownIntent = intent;
-    return intent;
-  } catch {
+  } catch (e) {
+    const cause = sanitize(e, known(state, refreshToken));
     state.log?.("intent-unwritable", {});
-    return undefined;
+    await dropIntent(state, intent);
+    return fail("STORAGE_FAILED", intentUnwritable(cause.message), cause);
   }
+  state.ownIntent = intent;
+  return intent;
 }
+
+/**
+ * The message of a refresh refused because its intent could not be written (D6), the same in every
+ * kit: `STORAGE_FAILED: the refresh intent could not be written (<why>), so the refresh was not sent;
+ * the stored tokens are unchanged and the next call tries again`.
+ */
+export const intentUnwritable = (why: string): string =>
+  `the refresh intent could not be written (${why}), so the refresh was not sent; the stored tokens are unchanged and the next call tries again`;
 
 /** Deletes the intent if it is still `intent` (another holder's is left alone); failures are left to the bound. */
 export async function dropIntent(state: ManagerState, intent: Pick<Intent, "holder"> | undefined): Promise<void> {

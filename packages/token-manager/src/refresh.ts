@@ -282,6 +282,7 @@ async function refresh(
     // Checked before the intent is written too: a holder whose lock was taken over while it was
     // paused must not replace the new holder's intent.
     if (held && !(await held.isHeld())) throw new LockLost();
+    // No intent, no send (D6): an unwritable intent rejects here with STORAGE_FAILED, nothing sent.
     intent = await writeIntent(state, stored.refresh_token);
   }
   state.log?.("refresh-started", {});

@@ -10,6 +10,8 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { bindingHash, checkBinding } from "./binding.js";
+import { createSessionManager, createSessions } from "./sessions.js";
+import { refuseBound } from "./sign-in.js";
 import { scopeKeys } from "./manager-state.js";
 import { logSessionTo } from "./logger.js";
 import { fileStorage } from "./node/file-storage.js";
@@ -61,36 +63,52 @@ function watched(): TokenStorage & { written: string[]; touched: number } {
 describe("the session id", () => {
   it.each(vectors.sessionIds.valid.map((v) => [v.id]))("accepts %j", (id) => {
     expect(checkSessionId(id)).toBe(id);
-    expect(() =>
-      createTokenManager({
-        baseUrl: BASE,
-        clientId: CLIENT_ID,
-        redirectUri: REDIRECT_URI,
-        scopes: ["profile:read"],
-        sessionId: id,
-      }),
-    ).not.toThrow();
+    const options = {
+      baseUrl: BASE,
+      clientId: CLIENT_ID,
+      redirectUri: REDIRECT_URI,
+      scopes: ["profile:read"] as const,
+    };
+    expect(() => createSessionManager({ ...options, sessionId: id })).not.toThrow();
+    expect(() => createSessions(options).manager(id)).not.toThrow();
   });
 
   it.each(vectors.sessionIds.invalid.map((v) => [v.note, v]))(
     "refuses %s with INVALID_SESSION_ID and the shared message, before the storage is touched",
-    (_note, v) => {
+    async (_note, v) => {
       expect(() => checkSessionId(v.id)).toThrow(failure("INVALID_SESSION_ID"));
       expect(() => checkSessionId(v.id)).toThrow(`INVALID_SESSION_ID: ${v.message}`);
       const storage = watched();
-      expect(() =>
-        createTokenManager({
-          baseUrl: BASE,
-          clientId: CLIENT_ID,
-          redirectUri: REDIRECT_URI,
-          scopes: ["profile:read"],
-          storage,
-          sessionId: v.id,
-        }),
-      ).toThrow(`INVALID_SESSION_ID: ${v.message}`);
+      const options = {
+        baseUrl: BASE,
+        clientId: CLIENT_ID,
+        redirectUri: REDIRECT_URI,
+        scopes: ["profile:read"] as const,
+      };
+      expect(() => createSessionManager({ ...options, storage, sessionId: v.id })).toThrow(
+        `INVALID_SESSION_ID: ${v.message}`,
+      );
+      const sessions = createSessions({ ...options, storage });
+      expect(() => sessions.manager(v.id)).toThrow(`INVALID_SESSION_ID: ${v.message}`);
+      await expect(sessions.beginSignIn({ session: v.id })).rejects.toThrow(`INVALID_SESSION_ID: ${v.message}`);
       expect(storage.touched).toBe(0);
     },
   );
+
+  it("is not an option of createTokenManager, whose manager keeps one session per storage: refused, not ignored", () => {
+    const storage = watched();
+    const options = {
+      baseUrl: BASE,
+      clientId: CLIENT_ID,
+      redirectUri: REDIRECT_URI,
+      scopes: ["profile:read"] as const,
+    };
+    // A session id taken as the storage's one session would give every user the same tokens.
+    expect(() => createTokenManager({ ...options, storage, sessionId: "ada" } as never)).toThrow(
+      "INVALID_OPTIONS: sessionId: the manager of one session is createSessionManager({ ...options, sessionId })",
+    );
+    expect(storage.touched).toBe(0);
+  });
 
   it("refuses a value that is not a string", () => {
     expect(() => checkSessionId(42)).toThrow(failure("INVALID_SESSION_ID"));
@@ -235,6 +253,15 @@ describe("the browser binding", () => {
     if (v.outcome === "accept") await expect(check).resolves.toBeUndefined();
     else await expect(check).rejects.toThrow(failure(v.outcome as "STATE_MISMATCH"));
   });
+
+  it.each(vectors.bindingChecks.filter((v) => v.binding === null).map((v) => [v.note, v]))(
+    "rule without a binding at the callback (a manager of one session, which ships no binding code): %s",
+    (_n, v) => {
+      const check = () => refuseBound(v.browser ?? undefined);
+      if (v.outcome === "accept") expect(check).not.toThrow();
+      else expect(check).toThrow(failure(v.outcome as "STATE_MISMATCH"));
+    },
+  );
 });
 
 describe("the logs of a session", () => {

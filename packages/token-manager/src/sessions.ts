@@ -8,18 +8,19 @@
  * @see RFC 6749 §4.1, §6, §10.12; RFC 9700 §4.7.1 (login CSRF), §4.14.2 (rotation)
  */
 import type { Scope } from "@tenant-integration/types";
-import { bindingHash, createBinding } from "./binding.js";
+import { bindingHash, checkBinding, createBinding } from "./binding.js";
 import { fail } from "./errors.js";
 import { createManagerState, type ManagerState, scopeKeys, sessionLog } from "./manager-state.js";
 import { need } from "./options.js";
 import { getAccessToken } from "./refresh.js";
 import { checkSessionId } from "./session-id.js";
 import { beginSignIn, callbackUrl, exchange, takeCallback } from "./sign-in.js";
+import { listenToTabs } from "./tabs.js";
 import { managerOf } from "./token-manager.js";
 import type { SessionInfo, TokenManager, TokenManagerOptions } from "./types.js";
 
-/** Options of {@link createSessions}: the manager's (but `sessionId`: every call names its session), and the cache's bounds. */
-export interface SessionsOptions extends Omit<TokenManagerOptions, "sessionId"> {
+/** Options of {@link createSessions}: the manager's (every call names its session), and the cache's bounds. */
+export interface SessionsOptions extends TokenManagerOptions {
   /** How many sessions' managers are kept in memory at most (default 1 000); past it the least recently used idle ones are dropped. */
   maxCached?: number;
   /** After how many milliseconds without a call a session's manager is dropped from memory (default 300 000). */
@@ -118,6 +119,37 @@ export interface Sessions {
   readonly redirectUri: string;
   /** How long a sign-in stays pending, in milliseconds: the binding cookie's lifetime. */
   readonly pendingLifetimeMs: number;
+}
+
+/** Options of {@link createSessionManager}: the manager's, and the session's id. */
+export interface SessionManagerOptions extends TokenManagerOptions {
+  /**
+   * The session: the app's own id of its user or connection, 1 to 128 characters from
+   * `A-Z a-z 0-9 - . _ ~ @ + = |`. Checked at once: `INVALID_SESSION_ID` otherwise.
+   */
+  sessionId: string;
+}
+
+/**
+ * Creates the manager of one session of a storage that many share, without a sessions object (the
+ * Python kit's `TokenManager(session_id=…)`, the Go kit's `WithSessionID`): the manager of
+ * `createTokenManager`, its records under `tenant-integration:<origin>:<clientId>:<sessionId>:<kind>`
+ * with a lock of their own, completing only sign-ins begun for this session. Prefer
+ * {@link createSessions} for a server of many users: it caches and drops managers, and binds
+ * sign-ins to browsers. Only apps that import this or `createSessions` ship the session id rule.
+ *
+ * @throws {@link TokenManagerError} `INVALID_SESSION_ID` (before anything else is checked, read or
+ * written), and `INVALID_OPTIONS` as `createTokenManager`
+ * @example
+ * ```ts
+ * const tm = createSessionManager({ ...options, storage: fileStorage(path), sessionId: "auth0|64f1c2a9e1b7" });
+ * ```
+ * @see spec/token-store/README.md, "Sessions"; RFC 6749 §4.1, §6
+ */
+export function createSessionManager({ sessionId, ...options }: SessionManagerOptions): TokenManager {
+  const state = createManagerState(options, checkSessionId(sessionId));
+  listenToTabs(state);
+  return managerOf(state);
 }
 
 /** A cached session: its manager's state, the methods bound to it, and how it is used. */
@@ -333,7 +365,7 @@ async function completeSessionSignIn(
 ): Promise<SignedIn> {
   const required = session === undefined ? undefined : checkSessionId(session);
   const checked = await takeCallback(s.template, callbackUrl(url), {
-    binding: browser,
+    binding: (recorded) => checkBinding(recorded, browser),
     accepts: (id) => id !== undefined && (required === undefined || id === required),
   });
   const sessionId = checked.sessionId ?? fail("STATE_MISMATCH", "the sign-in was started for another session");

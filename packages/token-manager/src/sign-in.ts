@@ -7,7 +7,6 @@
  */
 import { describe, fail } from "./errors.js";
 import type { Scope } from "@tenant-integration/types";
-import { checkBinding } from "./binding.js";
 import { checkScopes, known, type ManagerState, store, whereIs } from "./manager-state.js";
 import { callbackTarget, parseUrl } from "./options.js";
 import { parsePending, pendingKey, putPending, takePending } from "./pending.js";
@@ -77,10 +76,29 @@ export interface CheckedCallback {
   readonly sessionId: string | undefined;
 }
 
+/** The refusal of a callback whose sign-in is bound to another browser (or to none, where one is brought). */
+export const ANOTHER_BROWSER = "the sign-in was started in another browser";
+
+/**
+ * The binding rule of a callback that brings no binding (step 6): a pending sign-in bound to a
+ * browser (`browser` in its record, a server's) is refused; an unbound one passes. A server's
+ * callback checks a binding it brings with `checkBinding` (binding.ts), passed in by `createSessions`,
+ * so that apps without sessions do not ship it.
+ *
+ * @throws a `TokenManagerError` `STATE_MISMATCH` ("the sign-in was started in another browser")
+ * @see RFC 9700 §4.7.1; RFC 6749 §10.12
+ */
+export function refuseBound(browser: string | undefined): void {
+  if (browser !== undefined) fail("STATE_MISMATCH", ANOTHER_BROWSER);
+}
+
 /** What a callback is checked against beside its pending sign-in. */
 export interface CallbackChecks {
-  /** The browser binding the callback's request brought (the cookie's, or the app's own value). */
-  readonly binding?: string | undefined;
+  /**
+   * Checks the record's browser binding hash (`browser`, absent where it is unbound) against the
+   * binding the callback's request brought; absent: {@link refuseBound}.
+   */
+  readonly binding?: ((browser: string | undefined) => void | Promise<void>) | undefined;
   /** Whether a sign-in begun for the record's session may complete here (step 7). */
   readonly accepts: (sessionId: string | undefined) => boolean;
 }
@@ -110,7 +128,7 @@ export async function takeCallback(state: ManagerState, url: URL, checks: Callba
     return fail("NO_PENDING_SIGN_IN");
   }
   if (!constantTimeEqual(received, pending.state)) fail("STATE_MISMATCH");
-  await checkBinding(pending.browser, checks.binding);
+  await (checks.binding ?? refuseBound)(pending.browser);
   if (!checks.accepts(pending.sessionId)) fail("STATE_MISMATCH", "the sign-in was started for another session");
   if (state.now() > pending.expiresAt) fail("STATE_EXPIRED");
   const denied = parseOAuthError(Object.fromEntries(params));

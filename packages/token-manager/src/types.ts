@@ -26,17 +26,6 @@ export interface TokenManagerOptions {
   /** Where the tokens live (default {@link memoryStorage}). */
   storage?: TokenStorage;
   /**
-   * The session id, for a server keeping many users' sessions in one storage (prefer
-   * `createSessions`, which makes and caches the manager of each): the app's own id of its user or
-   * connection, 1 to 128 characters from `A-Z a-z 0-9 - . _ ~ @ + = |`. The manager then keeps its
-   * records under `tenant-integration:<origin>:<clientId>:<sessionId>:<kind>` with a lock of their
-   * own, and completes only sign-ins begun for this session. Without it (the default), one session
-   * per storage, as before. Checked at once: `INVALID_SESSION_ID` otherwise.
-   *
-   * @see spec/token-store/README.md, "Sessions"
-   */
-  sessionId?: string;
-  /**
    * Where the pending sign-in (state and verifier) lives. Default: the storage's own `tabStorage`
    * when it has one (`webStorage(localStorage)` has `webStorage(sessionStorage)`: each tab keeps its
    * own, so tabs signing in at once do not take each other's), else `storage`.

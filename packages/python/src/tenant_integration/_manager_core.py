@@ -31,6 +31,7 @@ from ._refresh_intent import (
     IntentPending,
     Watch,
     drop_intent,
+    intent_unwritable,
     is_storage_failure,
     must_wait_for,
     new_intent,
@@ -479,16 +480,22 @@ class ManagerCore:
     def _start_intent(self, stored: TokenRecord) -> Intent | None:
         """Steps 3 and 4: checks the lock is still ours (a holder taken over while paused must not
         replace the new holder's intent), then stores the refresh intent; ``None`` when intents are not
-        used or it cannot be stored. Blocking."""
+        used. No intent, no send (D6): an intent that cannot be stored raises ``STORAGE_FAILED`` saying
+        so and why (the storage's error, scrubbed, as the cause), and nothing is sent. Blocking."""
         if not self._intents:
             return None
         if not still_held(self._lock, self._lock_name):
             raise LockLost
         intent = new_intent(stored, self._now_ms())
-        if not write_intent(self._storage, self._intent_key, intent, self._log):
-            return None
-        self._own_intent = intent
-        return intent
+        try:
+            write_intent(self._storage, self._intent_key, intent, self._log)
+        except Exception as e:
+            cause = scrubbed(e, self._known(stored.refresh_token))
+            failure = TokenManagerError("STORAGE_FAILED", intent_unwritable(str(cause)), cause=cause)
+        else:
+            self._own_intent = intent
+            return intent
+        raise failure  # outside the handler: the storage's error is no implicit context
 
     def _check_before_sending(self, stored: TokenRecord, intent: Intent | None) -> TokenRecord | None:
         """Step 5, right before a refresh request leaves: the stored record is still the one read (else

@@ -37,6 +37,7 @@ __all__ = [
     "Watch",
     "drop_intent",
     "fingerprint",
+    "intent_unwritable",
     "is_storage_failure",
     "must_wait_for",
     "new_intent",
@@ -211,15 +212,31 @@ def settled(
     return watch is not None and watch.holder == intent.holder and watch.watched() >= intent_wait
 
 
-def write_intent(storage: TokenStorage, key: str, intent: Intent, log: Log) -> bool:
-    """Stores ``intent``; ``False`` when it cannot be stored (a full disk: the refresh goes on under the
-    lock alone, as the protocol allows). Blocking."""
+def write_intent(storage: TokenStorage, key: str, intent: Intent, log: Log) -> None:
+    """Stores ``intent`` (step 4). No intent, no send (decision D6): a storage that fails to store it
+    (any error, or a write not confirmed, such as a command timeout) raises that error, and the refresh
+    is not sent: under the lock alone, a rotation whose tokens could not be written either would be
+    known only to this process, and another, finding no intent, would present the rotated-away token.
+    An intent the storage may still apply later is deleted again where it can be. Blocking."""
     try:
         storage.set(key, intent.serialize())
     except Exception:
-        log.warning("The refresh intent could not be stored; refreshing under the lock alone")
-        return False
-    return True
+        log.warning(
+            "The refresh intent could not be stored; the refresh is not sent (no intent, no send), and the next "
+            "call tries again"
+        )
+        drop_intent(storage, key, intent)
+        raise
+
+
+def intent_unwritable(why: str) -> str:
+    """The message of a refresh refused because its intent could not be written (D6), the same in every
+    kit: ``STORAGE_FAILED: the refresh intent could not be written (<why>), so the refresh was not sent;
+    the stored tokens are unchanged and the next call tries again``."""
+    return (
+        f"the refresh intent could not be written ({why}), so the refresh was not sent; the stored tokens are "
+        "unchanged and the next call tries again"
+    )
 
 
 def drop_intent(storage: TokenStorage, key: str, intent: Intent) -> None:

@@ -36,9 +36,22 @@ async function disk(): Promise<TestDisk> {
   return made;
 }
 
-function manager(path: string) {
+/**
+ * A manager of the token file `path` on the fake tenant. `onRefresh` runs when a refresh request
+ * reaches the tenant, before it answers: a fault that starts while the request is in flight, after
+ * the refresh intent was written (a fault before it stops the refresh: no intent, no send, D6).
+ */
+function manager(path: string, onRefresh?: () => unknown) {
   const server = tokenServer();
-  const { fetch, calls } = recordingFetch((c) => server.handler(c));
+  let armed = onRefresh;
+  const { fetch, calls } = recordingFetch(async (c) => {
+    if (armed && c.body.includes('"refresh_token"')) {
+      const run = armed;
+      armed = undefined;
+      await run();
+    }
+    return server.handler(c);
+  });
   const c = clock();
   const tm = createTokenManager({
     baseUrl: BASE,
@@ -92,16 +105,48 @@ const faults = [
 ] as const;
 
 describe.each(faults)("$fault that lasts past the next expiry (issue 27)", ({ errno, start, end }) => {
-  it("the next refresh ends at once with STORAGE_FAILED naming the file and the fault, sends nothing, releases the lock, and the session goes on once the disk is back", async () => {
+  it("a refresh ends at once with STORAGE_FAILED when its intent cannot be written (no intent, no send, D6): nothing reaches the tenant, the lock is released, the stored tokens are untouched, and the next call once the disk is back refreshes", async () => {
     const d = await disk();
     const path = join(d.dir, "tokens.json");
     const { tm, calls, clock: c } = manager(path);
     await signIn(tm);
+    await start(d);
+    c.advance(LIFETIME_MS);
+    for (let call = 0; call < 2; call++) {
+      const outcome = await settleWithin(tm, 5_000);
+      expect(outcome.error).toEqual(failure("STORAGE_FAILED"));
+      expect(outcome.error!.message).toBe(
+        `STORAGE_FAILED: the refresh intent could not be written (cannot write the token file ${path} (${errno})), so the refresh was not sent; the stored tokens are unchanged and the next call tries again`,
+      );
+      expect((outcome.error!.cause as Error).message).toBe(`cannot write the token file ${path} (${errno})`);
+    }
+    // Only the sign-in's exchange reached the tenant.
+    expect(calls).toHaveLength(1);
+    expect((await readdir(d.dir)).filter((n) => n.includes(".lock"))).toEqual([]);
+    await expect(fileStorage(path, { lockTimeoutMs: 500 }).lock("refresh", async () => "taken")).resolves.toBe("taken");
+    expect(await storedTokens(path)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+    await end(d);
+    expect(await tm.getAccessToken()).toBe("at_2");
+    expect(await storedTokens(path)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
+    expect(JSON.parse(calls[1]!.body)).toMatchObject({ grant_type: "refresh_token", refresh_token: "rt_1" });
+  }, 20_000);
+});
+
+// A disk that fills while the refresh is in flight (its intent written): the lock directories made
+// before still come and go (a read-only remount would also stop their release, which the lock
+// documents on its own: dir-lock.test.ts).
+describe("a full disk that begins while the refresh is in flight (issue 27)", () => {
+  const { errno, start, end } = faults[1];
+  it("once a refresh whose fault began in flight is unwritten, the next refresh ends at once with STORAGE_FAILED naming the file and the fault, sends nothing, releases the lock, and the session goes on once the disk is back", async () => {
+    const d = await disk();
+    const path = join(d.dir, "tokens.json");
+    const { tm, calls, clock: c } = manager(path, () => start(d));
+    await signIn(tm);
     const reported: Error[] = [];
     tm.on("storage-failed", ({ error }) => reported.push(error));
-    await start(d);
 
-    // The first refresh under the fault: its tokens are handed out (documented), not written.
+    // The first refresh, the fault beginning while it is in flight: its tokens are handed out
+    // (documented), not written.
     c.advance(LIFETIME_MS);
     expect(await tm.getAccessToken()).toBe("at_2");
     expect(reported).toHaveLength(1);
@@ -135,12 +180,11 @@ describe.each(faults)("$fault that lasts past the next expiry (issue 27)", ({ er
     expect(JSON.parse(calls[2]!.body)).toMatchObject({ grant_type: "refresh_token", refresh_token: "rt_2" });
   }, 20_000);
 
-  it("the rotated tokens are served from memory until their expiry, and written on the first call after the disk is back", async () => {
+  it("the rotated tokens of a refresh whose fault began in flight are served from memory until their expiry, and written on the first call after the disk is back", async () => {
     const d = await disk();
     const path = join(d.dir, "tokens.json");
-    const { tm, calls, clock: c } = manager(path);
+    const { tm, calls, clock: c } = manager(path, () => start(d));
     await signIn(tm);
-    await start(d);
     c.advance(LIFETIME_MS);
     expect(await tm.getAccessToken()).toBe("at_2");
     c.advance(RETRY_PAUSE_MS);

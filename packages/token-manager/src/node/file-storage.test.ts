@@ -41,9 +41,16 @@ afterEach(async () => {
 });
 
 /** A manager on the fake token server, with its own clock. */
-function manager(overrides: Partial<TokenManagerOptions>) {
+/**
+ * A manager on the fake tenant. `onRefresh` runs when a refresh request reaches the tenant, before it
+ * answers: a fault that starts while the request is in flight, after the intent was written.
+ */
+function manager(overrides: Partial<TokenManagerOptions>, onRefresh?: () => void | Promise<void>) {
   const server = tokenServer();
-  const { fetch, calls } = recordingFetch((c) => server.handler(c));
+  const { fetch, calls } = recordingFetch(async (c) => {
+    if (onRefresh && c.body.includes('"refresh_token"')) await onRefresh();
+    return server.handler(c);
+  });
   const c = clock();
   const tm = createTokenManager({
     baseUrl: BASE,
@@ -417,14 +424,37 @@ describe("a read-only directory", () => {
     expect(calls).toHaveLength(1);
   });
 
-  it("on refresh: the session goes on, storage-failed names the file, and the rotated tokens are written once it is writable", async () => {
+  it("on refresh: no intent, no send (D6): STORAGE_FAILED says the intent could not be written and why, nothing reaches the tenant, the stored tokens are untouched, and the next call once writable refreshes", async () => {
     const d = await disk();
     const path = join(d.dir, "tokens.json");
     const { tm, calls, clock: c } = manager({ storage: fileStorage(path) });
     await signIn(tm);
+    d.readOnly();
+    c.advance(900_000);
+    const error = (await tm.getAccessToken().catch((e: unknown) => e)) as Error;
+    expect(error).toEqual(failure("STORAGE_FAILED"));
+    expect(error.message).toBe(
+      `STORAGE_FAILED: the refresh intent could not be written (cannot write the token file ${path} (EROFS)), so the refresh was not sent; the stored tokens are unchanged and the next call tries again`,
+    );
+    expect((error.cause as Error).message).toBe(`cannot write the token file ${path} (EROFS)`);
+    expect(calls).toHaveLength(1);
+    expect(await storedTokens(path)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+    // The lock is released: another storage of the file takes it at once.
+    await expect(fileStorage(path, { lockTimeoutMs: 500 }).lock("refresh", async () => "taken")).resolves.toBe("taken");
+    d.writable();
+    expect(await tm.getAccessToken()).toBe("at_2");
+    expect(await storedTokens(path)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
+    expect(calls).toHaveLength(2);
+    expect(JSON.parse(calls[1]!.body)).toMatchObject({ grant_type: "refresh_token", refresh_token: "rt_1" });
+  });
+
+  it("read-only while the refresh is in flight (after its intent was written): the session goes on, storage-failed names the file, and the rotated tokens are written once it is writable", async () => {
+    const d = await disk();
+    const path = join(d.dir, "tokens.json");
+    const { tm, calls, clock: c } = manager({ storage: fileStorage(path) }, () => d.readOnly());
+    await signIn(tm);
     const reported: Error[] = [];
     tm.on("storage-failed", ({ error }) => reported.push(error));
-    d.readOnly();
     c.advance(900_000);
     expect(await tm.getAccessToken()).toBe("at_2");
     expect(reported).toEqual([failure("STORAGE_FAILED")]);
@@ -439,14 +469,33 @@ describe("a read-only directory", () => {
 });
 
 describe("a full disk", () => {
-  it("on refresh: the session goes on, storage-failed names the file and ENOSPC, no temporary file is left, and the tokens are written once there is room", async () => {
+  it("on refresh: no intent, no send (D6): STORAGE_FAILED names the file and ENOSPC, nothing reaches the tenant, no temporary file is left, and the refresh goes out once there is room", async () => {
     const d = await disk();
     const path = join(d.dir, "tokens.json");
-    const { tm, clock: c } = manager({ storage: fileStorage(path) });
+    const { tm, calls, clock: c } = manager({ storage: fileStorage(path) });
+    await signIn(tm);
+    await d.fill();
+    c.advance(900_000);
+    const error = (await tm.getAccessToken().catch((e: unknown) => e)) as Error;
+    expect(error).toEqual(failure("STORAGE_FAILED"));
+    expect(error.message).toContain("the refresh intent could not be written");
+    expect((error.cause as Error).message).toBe(`cannot write the token file ${path} (ENOSPC)`);
+    expect(calls).toHaveLength(1);
+    expect((await readdir(d.dir)).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+    expect(await storedTokens(path)).toMatchObject({ access_token: "at_1", refresh_token: "rt_1" });
+    for (const name of (await readdir(d.dir)).filter((n) => n.startsWith("filler-"))) await rm(join(d.dir, name));
+    expect(await tm.getAccessToken()).toBe("at_2");
+    expect(await storedTokens(path)).toMatchObject({ access_token: "at_2", refresh_token: "rt_2" });
+    expect(calls).toHaveLength(2);
+  });
+
+  it("full while the refresh is in flight (after its intent was written): the session goes on, storage-failed names the file and ENOSPC, and the tokens are written once there is room", async () => {
+    const d = await disk();
+    const path = join(d.dir, "tokens.json");
+    const { tm, clock: c } = manager({ storage: fileStorage(path) }, () => d.fill());
     await signIn(tm);
     const reported: Error[] = [];
     tm.on("storage-failed", ({ error }) => reported.push(error));
-    await d.fill();
     c.advance(900_000);
     expect(await tm.getAccessToken()).toBe("at_2");
     expect(reported).toHaveLength(1);

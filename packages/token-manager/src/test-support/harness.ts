@@ -2,6 +2,7 @@
  * Test harness: an injected fetch that records every request, a clock, and a manager wired to them.
  * Not part of the package (excluded from the build).
  */
+import { createSessionManager } from "../sessions.js";
 import { createTokenManager } from "../token-manager.js";
 import type { TokenManager, TokenManagerOptions } from "../types.js";
 import { pendingKey } from "../pending.js";
@@ -106,12 +107,18 @@ export interface Setup {
   server: TokenServer;
 }
 
-/** A manager on a token server, a recording fetch, a clock and memory storage. */
-export function setup(overrides: Partial<TokenManagerOptions> = {}, server = tokenServer()): Setup {
+/**
+ * A manager on a token server, a recording fetch, a clock and memory storage; with `sessionId`, the
+ * manager of that session (`createSessionManager`).
+ */
+export function setup(
+  { sessionId, ...overrides }: Partial<TokenManagerOptions> & { sessionId?: string } = {},
+  server = tokenServer(),
+): Setup {
   const c = clock();
   const { fetch, calls } = recordingFetch((call) => server.handler(call));
   const storage = overrides.storage ?? memoryStorage();
-  const tm = createTokenManager({
+  const options: TokenManagerOptions = {
     baseUrl: BASE,
     clientId: CLIENT_ID,
     redirectUri: REDIRECT_URI,
@@ -121,7 +128,8 @@ export function setup(overrides: Partial<TokenManagerOptions> = {}, server = tok
     now: c.now,
     retry: { attempts: 3, baseDelayMs: 0 },
     ...overrides,
-  });
+  };
+  const tm = sessionId === undefined ? createTokenManager(options) : createSessionManager({ ...options, sessionId });
   return { tm, calls, clock: c, storage, server };
 }
 

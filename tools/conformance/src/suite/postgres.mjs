@@ -62,3 +62,32 @@ export async function startPostgresService() {
     close: () => server.close(),
   };
 }
+
+/**
+ * A `records` step on the run's table `table` (spec/conformance/README.md): `refuse` adds a trigger
+ * that refuses every insert, update and delete of a row of kind `intent` or `tokens` (the session's
+ * records; the advisory lock and every read still work), so a write of either fails as a storage
+ * error (`P0001`); `accept` drops it.
+ */
+export async function records(url, table, what) {
+  const name = `"${table}_refuse_records"`;
+  const statements =
+    what === "refuse"
+      ? [
+          `CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the conformance suite refuses writes of the session''s records'; END $$`,
+          `CREATE TRIGGER ${name} BEFORE INSERT OR UPDATE ON "${table}" FOR EACH ROW WHEN (NEW.kind IN ('intent', 'tokens')) EXECUTE FUNCTION ${name}()`,
+          `CREATE TRIGGER "${table}_refuse_deletes" BEFORE DELETE ON "${table}" FOR EACH ROW WHEN (OLD.kind IN ('intent', 'tokens')) EXECUTE FUNCTION ${name}()`,
+        ]
+      : [
+          `DROP TRIGGER IF EXISTS ${name} ON "${table}"`,
+          `DROP TRIGGER IF EXISTS "${table}_refuse_deletes" ON "${table}"`,
+          `DROP FUNCTION IF EXISTS ${name}()`,
+        ];
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    for (const statement of statements) await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}

@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, spawnRedisServer } from "./redis-server.mjs";
+import { freePort, RECORDS_ACL, redisCliOf, setDefaultUserKeys, spawnRedisServer } from "./redis-server.mjs";
 
 /** The cluster-node-timeout of a cluster a run stops Redis in: short, so the cluster marks the stopped primary failed within the outage. */
 export const OWN_CLUSTER_NODE_TIMEOUT_MS = 3000;
@@ -251,7 +251,7 @@ export async function startRedisCluster({
 } = {}) {
   const cluster = {
     command,
-    cli: command.includes("/") ? join(command, "..", "redis-cli") : "redis-cli",
+    cli: redisCliOf(command),
     dir: await mkdtemp(join(tmpdir(), "conformance-cluster-")),
     replicas,
     appendonly,
@@ -304,6 +304,9 @@ export async function startRedisCluster({
     },
     /** Ends the outage `hang`, `down` or `failover` made. */
     back: () => (cluster.outage?.kind === "hang" ? resume() : up()),
+    /** `records` steps, on every live node: the session's records read-only for the actors' user, or writable again. */
+    records: (what) =>
+      Promise.all(liveNodes(cluster).map((node) => setDefaultUserKeys(cluster.cli, node.port, RECORDS_ACL[what]))),
     close: () => closeCluster(cluster),
   };
 }

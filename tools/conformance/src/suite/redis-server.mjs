@@ -1,7 +1,8 @@
 // redis-server on a free loopback port, for the runs on `redis` storage and the nodes of a cluster,
 // with the redis steps (restart, hang, down, back) of a run that has a server of its own.
-import { spawn, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:net";
+import { join } from "node:path";
 
 /** A free TCP port on the loopback interface. */
 export function freePort() {
@@ -22,6 +23,39 @@ export function findRedisServer() {
   return probe.status === 0
     ? { command, version: probe.stdout.trim().match(/v=(\S+)/)?.[1] ?? probe.stdout.trim() }
     : undefined;
+}
+
+/** The redis-cli beside the redis-server `command` (or the one on PATH). */
+export const redisCliOf = (command) => (command.includes("/") ? join(command, "..", "redis-cli") : "redis-cli");
+
+/**
+ * The key patterns of the default user (the one the actors connect as) for a `records` step
+ * (spec/conformance/README.md): `refuse` leaves every key readable and only the refresh lock's
+ * (`…:lock`) writable, so a write of the intent or the tokens answers NOPERM while the lock and
+ * every read work; `accept` gives every key back.
+ */
+export const RECORDS_ACL = {
+  refuse: ["resetkeys", "%R~*", "~*:lock"],
+  accept: ["resetkeys", "~*"],
+};
+
+/** Sets the default user's key patterns on the redis-server at `port` with `cli` (ACL SETUSER). */
+export function setDefaultUserKeys(cli, port, rules) {
+  return new Promise((resolve, reject) => {
+    execFile(
+      cli,
+      ["-h", "127.0.0.1", "-p", String(port), "ACL", "SETUSER", "default", ...rules],
+      { encoding: "utf8", timeout: 10_000 },
+      (error, stdout, stderr) =>
+        error || stdout.trim() !== "OK"
+          ? reject(
+              new Error(
+                `redis-cli -p ${port} ACL SETUSER default ${rules.join(" ")}: ${error?.message ?? ""}${stderr}${stdout}`,
+              ),
+            )
+          : resolve(),
+    );
+  });
 }
 
 /**
@@ -106,6 +140,8 @@ export async function startRedis({ command = "redis-server", appendonly = false,
     back() {
       return outage === "hang" ? this.resume() : outage === "down" ? this.up() : undefined;
     },
+    /** `records` steps: the session's records read-only for the actors' user, or writable again. */
+    records: (what) => setDefaultUserKeys(redisCliOf(command), port, RECORDS_ACL[what]),
     async close() {
       child.kill("SIGCONT");
       await kill();

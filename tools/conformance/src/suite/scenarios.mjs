@@ -252,6 +252,9 @@ function onRedisOnly(scenario) {
   return scenario.storages.every((storage) => storage === "redis" || storage === "redis-cluster");
 }
 
+/** The storages whose writes of a session's records a `records` step can refuse (steps.mjs). */
+const RECORDS_STORAGES = new Set(["file", "redis", "redis-cluster", "postgres"]);
+
 /** The redis steps that need a cluster with replicas. */
 const REPLICA_STEPS = new Set(["failover", "stay-down"]);
 
@@ -335,6 +338,8 @@ function checkRules(scenario, fail) {
       fail(at, undefined, "postgres steps apply to postgres storage only: give the scenario storages: [postgres]");
     if ((kind === "refuse-ids" || kind === "replay-callback") && scenario.sessions === undefined)
       fail(at, undefined, `${kind} acts on a server's sessions: give the scenario sessions`);
+    if (kind === "records" && scenario.storages.some((s) => !RECORDS_STORAGES.has(s)))
+      fail(at, undefined, "records steps apply to file, redis, redis-cluster and postgres storage only");
     if (kind === "disk" && scenario.storages.some((s) => s !== "file"))
       fail(at, undefined, "disk steps apply to file storage only: give the scenario storages: [file]");
   }
@@ -459,15 +464,21 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
           timing,
           skewMs: scenario.clock?.skewMs ?? [0],
           // A run that stops or kills Redis has a redis-server (or cluster) of its own, so other lanes keep theirs.
+          // So does one whose records steps change its ACL.
           redis: {
             ...scenario.redis,
             own:
               Boolean(scenario.redis?.appendonly || scenario.redis?.replicas) ||
-              [...walkSteps(scenario.steps)].some((s) => s.kind === "redis"),
+              [...walkSteps(scenario.steps)].some(
+                (s) => s.kind === "redis" || (s.kind === "records" && storage.startsWith("redis")),
+              ),
           },
           // A run that stops or kills PostgreSQL has a server of its own too.
           postgres: { own: [...walkSteps(scenario.steps)].some((s) => s.kind === "postgres") },
-          disk: [...walkSteps(scenario.steps)].some((s) => s.kind === "disk"),
+          // A run with disk steps, or records steps on a token file, has a tmpfs of its own for it.
+          disk: [...walkSteps(scenario.steps)].some(
+            (s) => s.kind === "disk" || (s.kind === "records" && storage === "file"),
+          ),
           steps: substitute(scaleSteps(scenario.steps, geometry), params),
           expect: scenario.expect,
           invariants: scenario.invariants,

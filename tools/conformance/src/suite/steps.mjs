@@ -2,6 +2,7 @@
 // run's state (run.mjs's `openRun`) and the step's body. A step that does not go as the scenario
 // says throws a StepFailure; the run stops there.
 import { ActorError } from "./actor.mjs";
+import { records as postgresRecords } from "./postgres.mjs";
 import { EXPIRE_SECONDS } from "./services.mjs";
 
 /** A step that did not go as the scenario says; the run stops there. */
@@ -163,6 +164,19 @@ export function sessionKey(state) {
 const redis = (state, what) => state.env.redis[what](sessionKey(state));
 
 /**
+ * A `records` step (spec/conformance/README.md): `refuse` makes the run's storage refuse to write the
+ * session's records (its refresh intent and its tokens) while every read and the refresh lock still
+ * answer; `accept` undoes it. A token file holds both records in one file: its disk is full.
+ */
+function records(state, what) {
+  const { run, env } = state;
+  if (run.storage === "file") return what === "refuse" ? state.disk.full() : state.disk.writable();
+  if (run.storage === "redis" || run.storage === "redis-cluster") return env.redis.records(what);
+  if (run.storage === "postgres") return postgresRecords(env.postgresUrl, env.postgresTable, what);
+  throw new StepFailure(`step ${state.current}: records steps do not apply to ${run.storage} storage`);
+}
+
+/**
  * Session ids an app's request could carry that would break a key (spec/token-store, "The session
  * id"): every kit refuses each with INVALID_SESSION_ID, before anything is read or written.
  */
@@ -216,6 +230,7 @@ export const STEPS = {
   // The run's own PostgreSQL: every step acts on the whole server.
   postgres: (state, what) => state.env.postgres[what](),
   disk: (state, what) => state.disk[what](),
+  records,
   revoke: (state, { actor }) => expectOk(state, state.actors[actor], "revoke"),
   "sign-out": (state, { actor }) => expectOk(state, state.actors[actor], "sign-out"),
   "refuse-ids": refuseIds,
