@@ -1,6 +1,7 @@
 package io.github.tenantintegration.tokenmanager;
 
 import io.github.tenantintegration.internal.ProcessIdentity;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -207,11 +208,22 @@ final class Intents {
     }
 
     /**
-     * Step 4: stores this process's intent to present {@code stored}'s refresh token. An unwritable
-     * storage (a full disk) must not stop the refresh: it goes on under the lock alone.
+     * The message of a refresh refused because its intent could not be written (D6), the same in
+     * every kit.
+     */
+    static String unwritable(String why) {
+        return "the refresh intent could not be written (" + why
+                + "), so the refresh was not sent; the stored tokens are unchanged and the next call tries again";
+    }
+
+    /**
+     * Step 4: stores this process's intent to present {@code stored}'s refresh token. No intent, no
+     * send (D6): an intent the storage did not confirm (any error, a command timeout) is
+     * {@code STORAGE_FAILED} saying so and why, and nothing is sent.
      *
-     * @return the intent, or null when none was written (no intents on this storage, or the write failed)
+     * @return the intent, or null when this storage keeps no intents
      * @throws LockLost when the lock is no longer held
+     * @throws TokenManagerException {@code STORAGE_FAILED} when the intent could not be written
      */
     static IntentRecord write(TokenManager m, Held held, TokenRecord stored) {
         if (!m.intents) return null;
@@ -225,10 +237,17 @@ final class Intents {
         try {
             m.storage.set(m.intentKey, intent.serialize());
         } catch (RuntimeException e) {
+            // No intent, no send (D6): under the lock alone, a rotation whose tokens could not be
+            // written either would be known only to this process, and another, finding no intent,
+            // would present the rotated-away token. An intent the storage may still apply later is
+            // deleted again where it can be.
             m.log(
                     System.Logger.Level.WARNING,
-                    "the refresh intent could not be stored; refreshing under the lock alone");
-            return null;
+                    "the refresh intent could not be stored; the refresh is not sent (no intent, no send), and the next call tries again");
+            drop(m, intent);
+            Throwable cause = Scrubbed.of(e, m.known(List.of(stored.accessToken, stored.refreshToken)));
+            String why = cause instanceof TokenManagerException own ? own.reason() : String.valueOf(cause.getMessage());
+            throw new TokenManagerException(ErrorCode.STORAGE_FAILED, unwritable(why), cause);
         }
         m.mu.lock();
         try {
