@@ -76,6 +76,7 @@ export const REDUCED_SUBSETS = {
       "redis-outage-past-intent-wait",
       "disk-outage-past-intent-wait",
       "cluster-failover",
+      "intent-unwritable",
     ],
     why: "a JVM starts for each actor process, so the whole Java column would take CI longer than its budget; at the reduced geometry Java runs alone the fleet, pause, kill and outage scenarios and every mixed run, and `--full` runs the rest",
   },
