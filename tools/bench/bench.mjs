@@ -24,6 +24,7 @@ import { sandboxHeap } from "./sandbox-heap.mjs";
 import { tokenManagerMethod, tokenManagerSpeed } from "./token-manager.mjs";
 import { fileStorageFigures } from "./crash-window.mjs";
 import { fleets, fleetsMethod } from "./fleets.mjs";
+import { sessionsMemory, sessionsMemoryMethod } from "./sessions-memory.mjs";
 import { pythonClientOverhead, pythonMethod } from "./python-client.mjs";
 import { benchmarksMarkdown, markdownTable, settle, summary, tally } from "./report.mjs";
 import { QUICK } from "./stats.mjs";
@@ -49,6 +50,11 @@ const sections = [
     "Fleets after expiry (TypeScript, Python and Go, a token file and Redis): beside their floors, and what coordination costs",
     () => fleets(),
     fleetsMethod,
+  ],
+  [
+    "Many sessions: memory per session and a session's client (TypeScript, Python, Go)",
+    () => sessionsMemory(),
+    sessionsMemoryMethod,
   ],
   [
     "Refresh window",
