@@ -24,6 +24,7 @@ import { sandboxHeap } from "./sandbox-heap.mjs";
 import { tokenManagerMethod, tokenManagerSpeed } from "./token-manager.mjs";
 import { fileStorageFigures } from "./crash-window.mjs";
 import { fleets, fleetsMethod } from "./fleets.mjs";
+import { sessionsFleet, sessionsFleetMethod } from "./sessions-fleet.mjs";
 import { sessionsMemory, sessionsMemoryMethod } from "./sessions-memory.mjs";
 import { pythonClientOverhead, pythonMethod } from "./python-client.mjs";
 import { benchmarksMarkdown, markdownTable, settle, summary, tally } from "./report.mjs";
@@ -55,6 +56,11 @@ const sections = [
     "Many sessions: memory per session and a session's client (TypeScript, Python, Go)",
     () => sessionsMemory(),
     sessionsMemoryMethod,
+  ],
+  [
+    "Many sessions: 1,000 sessions expiring together across 4 processes (Redis, PostgreSQL, a token file)",
+    () => sessionsFleet(),
+    sessionsFleetMethod,
   ],
   [
     "Refresh window",
