@@ -12,7 +12,7 @@ import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureVenv } from "@tenant-integration/python-venv";
-import { rowLine } from "./report.mjs";
+import { rowLine, settle } from "./report.mjs";
 import { CALLS, SESSIONS, clientRow, memoryRows } from "./sessions-rows.mjs";
 import { QUICK, shuffled } from "./stats.mjs";
 
@@ -192,4 +192,4 @@ export async function sessionsMemory() {
 
 if (process.argv.includes("--worker")) await worker();
 else if (process.argv[1] === fileURLToPath(import.meta.url))
-  for (const row of await sessionsMemory()) console.log(rowLine(row));
+  for (const row of settle(await sessionsMemory())) console.log(rowLine(row));

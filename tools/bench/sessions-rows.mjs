@@ -11,7 +11,8 @@ export const SESSIONS = 1000;
 export const CALLS = QUICK ? 200 : 500;
 const KIB = 1024;
 
-const kib = (bytes) => `${(bytes / KIB).toFixed(2)} KiB`;
+/** "3.13 KiB", "−0.06 KiB" (a true minus sign: a dropped session may leave less than nothing, by noise). */
+const kib = (bytes) => `${bytes < 0 ? "−" : ""}${(Math.abs(bytes) / KIB).toFixed(2)} KiB`;
 
 /** The memory rows of one kit from per-round bytes: per cached session (judged by its middle half) and per dropped one. */
 export function memoryRows(kit, { cached, dropped }, goalKiB, how) {
