@@ -224,7 +224,14 @@ async function runRounds(storage, kits) {
       for (const name of shuffled(Object.keys(groups))) {
         await tenant.reset();
         const wall = await groups[name].release().catch((error) => {
-          throw new Error(`${LABELS[name] ?? name} on ${WHERE[storage]}, round ${round}: ${error.message}`);
+          const sofar = Object.entries(runs)
+            .map(
+              ([group, run]) => `${LABELS[group] ?? group} ${run.walls.map((w) => w.toFixed(0)).join("/") || "-"} ms`,
+            )
+            .join(", ");
+          throw new Error(
+            `${LABELS[name] ?? name} on ${WHERE[storage]}, round ${round} of ${ROUNDS} (after the untimed one): ${error.message} (the rounds before: ${sofar})`,
+          );
         });
         const counts = refreshesPerFamily(await tenant.ledger());
         if (round === 0) continue;
@@ -303,10 +310,26 @@ export async function sessionsFleetOn(storage) {
   return [...kits.map((kit) => kitRow(kit, storage, runs)), ...others];
 }
 
-/** Every storage's rows (or `only` one's). */
+/**
+ * Every storage's rows (or `only` one's). A storage whose run failed gets a failed row saying why
+ * (the run fails after the table, loudly) and the next storage is measured all the same.
+ */
 export async function sessionsFleet(only) {
   const rows = [];
-  for (const storage of STORAGES) if (!only || only === storage) rows.push(...(await sessionsFleetOn(storage)));
+  for (const storage of STORAGES) {
+    if (only && only !== storage) continue;
+    try {
+      rows.push(...(await sessionsFleetOn(storage)));
+    } catch (error) {
+      rows.push({
+        metric: `${SESSIONS} sessions expiring together, ${PROCESSES} processes on ${WHERE[storage]}`,
+        value: `failed: ${error instanceof Error ? error.message.split("\n")[0] : error}`,
+        goal: "every session refreshed once",
+        met: false,
+        failed: true,
+      });
+    }
+  }
   return rows;
 }
 
