@@ -185,9 +185,27 @@ export async function goSessionRows() {
   return goSessions();
 }
 
-/** Every kit's rows. */
+/** Every kit's rows; a kit whose piece failed gets a failed row saying why, and the others are still measured. */
 export async function sessionsMemory() {
-  return [...typescriptSessions(), ...(await pythonSessions()), ...(await goSessionRows())];
+  const rows = [];
+  for (const [kit, rowsOf] of [
+    ["TypeScript", async () => typescriptSessions()],
+    ["Python", pythonSessions],
+    ["Go", goSessionRows],
+  ]) {
+    try {
+      rows.push(...(await rowsOf()));
+    } catch (error) {
+      rows.push({
+        metric: `${kit} memory per session and a session's client`,
+        value: `failed: ${error instanceof Error ? error.message.split("\n")[0] : error}`,
+        goal: "",
+        met: false,
+        failed: true,
+      });
+    }
+  }
+  return rows;
 }
 
 if (process.argv.includes("--worker")) await worker();
