@@ -53,7 +53,7 @@ const sections = [
     fleetsMethod,
   ],
   [
-    "PostgreSQL: fleets after expiry (TypeScript and Go; Python once it has the storage), beside Redis in the same rounds",
+    "PostgreSQL: fleets after expiry (every kit with a PostgreSQL storage), beside Redis in the same rounds",
     () => fleets("postgres"),
     postgresFleetsMethod,
   ],
