@@ -23,7 +23,9 @@ import { sandboxMethod, sandboxThroughput } from "./sandbox-throughput.mjs";
 import { sandboxHeap } from "./sandbox-heap.mjs";
 import { tokenManagerMethod, tokenManagerSpeed } from "./token-manager.mjs";
 import { fileStorageFigures } from "./crash-window.mjs";
-import { fleets, fleetsMethod } from "./fleets.mjs";
+import { fleets, fleetsMethod, postgresFleetsMethod } from "./fleets.mjs";
+import { sessionsFleet, sessionsFleetMethod } from "./sessions-fleet.mjs";
+import { sessionsMemory, sessionsMemoryMethod } from "./sessions-memory.mjs";
 import { pythonClientOverhead, pythonMethod } from "./python-client.mjs";
 import { benchmarksMarkdown, markdownTable, settle, summary, tally } from "./report.mjs";
 import { QUICK } from "./stats.mjs";
@@ -49,6 +51,21 @@ const sections = [
     "Fleets after expiry (TypeScript, Python and Go, a token file and Redis): beside their floors, and what coordination costs",
     () => fleets(),
     fleetsMethod,
+  ],
+  [
+    "PostgreSQL: fleets after expiry (every kit with a PostgreSQL storage), beside Redis in the same rounds",
+    () => fleets("postgres"),
+    postgresFleetsMethod,
+  ],
+  [
+    "Many sessions: memory per session and a session's client (TypeScript, Python, Go)",
+    () => sessionsMemory(),
+    sessionsMemoryMethod,
+  ],
+  [
+    "Many sessions: 1,000 sessions expiring together across 4 processes (Redis, PostgreSQL, a token file)",
+    () => sessionsFleet(),
+    sessionsFleetMethod,
   ],
   [
     "Refresh window",

@@ -263,7 +263,18 @@ export async function startActor({ name, target, config, command, step }) {
   });
   const actor = actorState({ name, target, child, step });
   watchProcess(actor);
-  const ready = await waitEvent(actor, (m) => m.event === "ready", READY_MS, "it was ready", { seen: true });
+  let ready;
+  try {
+    ready = await waitEvent(actor, (m) => m.event === "ready", READY_MS, "it was ready", { seen: true });
+  } catch (error) {
+    // Nobody can stop an actor that never said it was ready: kill it here, not leave it running
+    // (not awaiting its exit: a process that could not be spawned has none).
+    if (actor.state === "running") {
+      dropPending(actor);
+      child.kill("SIGKILL");
+    }
+    throw error;
+  }
   return {
     name,
     target,
