@@ -248,6 +248,7 @@ export function generatedFiles(root) {
     TypeScript: ["packages/types/src/generated/openapi.ts"],
     Python: filesIn(root, "packages/python/src/tenant_integration/_generated", /\.py$/),
     Go: [...filesIn(root, "packages/go/api", /\.go$/), ...filesIn(root, "packages/go/api/scope", /\.go$/)],
+    Java: filesIn(root, "packages/java/api/src/main/java/io/github/tenantintegration/api", /\.java$/),
   };
 }
 
@@ -255,7 +256,7 @@ export function generatedFiles(root) {
 export function claimFiles(root) {
   return [
     ...readmes(root),
-    ...filesIn(root, "apps/docs/samples", /\.(ts|py|go|sh)$/),
+    ...filesIn(root, "apps/docs/samples", /\.(ts|py|go|java|sh)$/),
     ...filesIn(root, "apps/example-cli/src", /\.ts$/).filter((path) => !path.endsWith(".test.ts")),
     ...Object.values(generatedFiles(root)).flat(),
   ];
@@ -276,6 +277,19 @@ function assumptions(node, at = "#", found = []) {
 /** Letters and digits only: comment markers, line breaks, escapes and markdown do not matter. */
 const bare = (text) => text.toLowerCase().replace(/[^a-z0-9]+/g, "");
 
+/**
+ * Javadoc as its reader sees it (the Java kit's generated records): the comment's leading stars and
+ * line breaks gone, HTML tags dropped, entities decoded.
+ */
+const javadocText = (text) =>
+  text
+    .replace(/\n[ \t]*\*(?!\/)[ \t]*/g, " ")
+    .replace(/<\/?[a-z]+>/g, "")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code)))
+    .replace(/&amp;/g, "&");
+
 /** Rule 1: each kit's generated code carries every schema assumption after the label, and no other label. */
 export function checkGeneratedMarks(root, contract) {
   const problems = [];
@@ -285,7 +299,10 @@ export function checkGeneratedMarks(root, contract) {
       problems.push(`${kit}: no generated code found`);
       continue;
     }
-    const texts = files.map((path) => ({ path, text: readFileSync(join(root, path), "utf8") }));
+    const texts = files.map((path) => {
+      const text = readFileSync(join(root, path), "utf8");
+      return { path, text: path.endsWith(".java") ? javadocText(text) : text };
+    });
     const all = bare(texts.map(({ text }) => text).join("\n"));
     for (const { at, text } of schemaAssumptions) {
       if (!all.includes(bare(ASSUMPTION_LABEL) + bare(text).slice(0, 120)))

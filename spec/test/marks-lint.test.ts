@@ -26,6 +26,7 @@ describe("the contract's marks", () => {
         "packages/python/README.md",
         "apps/docs/samples/revokeToken.sh",
         "apps/docs/samples/getAuthenticatedUser.py",
+        "apps/docs/samples/getAuthenticatedUser.java",
         "apps/example-cli/src/args.ts",
         "packages/types/src/generated/openapi.ts",
         "packages/python/src/tenant_integration/_generated/models.py",
@@ -73,6 +74,11 @@ describe("the check fails on the claims issue 37 found, planted again", () => {
       "apps/docs/samples/getAuthenticatedUser.go",
       "package main\n\n// The bearer token goes only to the tenant; a 401 is refreshed\n// once and the request sent again.\nfunc main() {}\n",
     ],
+    [
+      "a Java sample's 401 retry",
+      "apps/docs/samples/getAuthenticatedUser.java",
+      "public class GetAuthenticatedUser {\n    // The bearer token goes only to the tenant; a 401 is\n    // refreshed once and the request sent again.\n}\n",
+    ],
   ])("%s", (_name, path, text) => {
     expect(flagged(path, text)).toHaveLength(1);
   });
@@ -111,8 +117,25 @@ describe("the check fails on generated code that loses its marks", () => {
   for (const path of Object.values(generated).flat()) cpSync(join(root, path), join(copy, path), { recursive: true });
 
   it("passes on the committed generated code of every kit", () => {
-    expect(Object.keys(generated)).toEqual(["TypeScript", "Python", "Go"]);
+    expect(Object.keys(generated)).toEqual(["TypeScript", "Python", "Go", "Java"]);
     expect(marks.checkGeneratedMarks(copy, contract)).toEqual([]);
+  });
+
+  it("fails on Java's Javadoc introducing its assumptions with other words", () => {
+    const files: string[] = generated.Java.map((path: string) => join(copy, path));
+    const texts = files.map((file) => readFileSync(file, "utf8"));
+    files.forEach((file, i) =>
+      writeFileSync(file, texts[i].replaceAll(ASSUMPTION_LABEL, "Assumption (x-assumption):")),
+    );
+    try {
+      const problems: string[] = marks.checkGeneratedMarks(copy, contract);
+      expect(problems.some((p) => p.startsWith("Java: the x-assumption of #/components/schemas/AccessToken"))).toBe(
+        true,
+      );
+      expect(problems.some((p) => p.includes('introduces an assumption as "Assumption (x-assumption):"'))).toBe(true);
+    } finally {
+      files.forEach((file, i) => writeFileSync(file, texts[i]));
+    }
   });
 
   it("fails on Go's doc comments saying 'Assumption (x-assumption):', as before issue 37", () => {

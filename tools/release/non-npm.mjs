@@ -2,13 +2,13 @@
 // (npm refuses to publish it) that `.changeset/config.json` does not ignore, so a changeset naming it
 // bumps its package.json and writes its CHANGELOG.md, like any npm package's; a release script of
 // this folder then releases that version to the package's own registry, from the release workflow.
-// A new one (the Java SDK and Maven Central next) joins by an entry here: tools/release/README.md
-// says what else it needs.
+// A new one joins by an entry here: tools/release/README.md says what else it needs.
 import { execFileSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { root } from "../packaging/published.mjs";
 import { goRelease } from "./go-release.mjs";
+import { javaRelease } from "./java-release.mjs";
 import { pythonRelease } from "./python-release.mjs";
 
 /**
@@ -78,5 +78,16 @@ export const nonNpmPackages = [
       };
     },
     build: buildPython,
+  },
+  {
+    name: "@tenant-integration/java",
+    dir: "packages/java",
+    registry: "Maven Central (io.github.tenant-integration)",
+    script: "tools/release/java-release.mjs",
+    plan: ({ cwd, previous }) => {
+      const { changed, version, group, artifacts, why } = javaRelease({ cwd, previous });
+      const names = artifacts.map((artifact) => `${group}:${artifact}:${version}`).join(", ");
+      return { changed, release: `deploy ${names} to Maven Central`, why };
+    },
   },
 ];

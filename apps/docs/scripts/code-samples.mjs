@@ -1,10 +1,11 @@
 // The code samples of the reference: every operation shows how the kit calls it, in TypeScript, in
-// Python and in Go, and the raw HTTP request with curl, side by side (Redoc's `x-codeSamples`, in
-// the language menu of the right-hand panel, beside "Payload", the request body of the example
-// chosen). The samples are files, `samples/<operationId>.ts|.py|.go|.sh`, so that tests compile and
+// Python, in Go and in Java, and the raw HTTP request with curl, side by side (Redoc's `x-codeSamples`,
+// in the language menu of the right-hand panel, beside "Payload", the request body of the example
+// chosen). The samples are files, `samples/<operationId>.ts|.py|.go|.java|.sh`, so that tests compile and
 // run them (apps/docs/test/code-samples.test.ts type-checks the TypeScript ones,
 // test/curl-samples.test.ts runs the curl ones and the sign-in samples against a sandbox,
 // test/go-samples.test.ts builds the Go ones against packages/go and runs the sign-in one;
+// test/samples-run.test.ts compiles the Java ones against packages/java's jars and runs them all;
 // packages/python/tests/test_docs_samples.py runs mypy --strict on the Python ones); nothing here
 // writes code.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -19,6 +20,7 @@ export const SAMPLE_LANGUAGES = [
   { extension: "ts", lang: "TypeScript", label: "TypeScript" },
   { extension: "py", lang: "Python", label: "Python" },
   { extension: "go", lang: "Go", label: "Go" },
+  { extension: "java", lang: "Java", label: "Java" },
   // Redoc highlights the `curl` language as shell.
   { extension: "sh", lang: "curl", label: "curl" },
 ];

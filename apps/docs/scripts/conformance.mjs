@@ -14,6 +14,7 @@ const TARGETS = [
   { mix: "python", label: "Python" },
   { mix: "python-async", label: "Python async" },
   { mix: "go", label: "Go" },
+  { mix: "java", label: "Java" },
 ];
 const MIXED = { mix: "mixed", label: "mixed fleet" };
 
@@ -121,7 +122,7 @@ export function conformancePage(report) {
       : "the reduced geometry of every test run (a 2 s stale bound and lease, 3 s pauses, fleets of 6 processes)";
   return [
     "The kit's first promise is that once signed in, an integration stays signed in: in one tab or many,",
-    "one process or a hundred, in TypeScript, Python or Go or all of them at once, through pauses, kills,",
+    "one process or a hundred, in TypeScript, Python, Go or Java or all of them at once, through pauses, kills,",
     "throttling, outages and restarts. The **conformance suite** states that promise as scenarios (`spec/conformance/` in the",
     "repository) that every target of the kit must pass against one sandbox tenant. Each scenario runs on",
     "each storage it names, for each target alone and for a fleet mixing every target that can share that",

@@ -1,10 +1,11 @@
-// The reference shows, on every operation, how the kit calls it in TypeScript, in Python and in Go
-// (x-codeSamples, from samples/<operationId>.ts|.py|.go by scripts/code-samples.mjs). This file
+// The reference shows, on every operation, how the kit calls it in TypeScript, in Python, in Go and in
+// Java (x-codeSamples, from samples/<operationId>.ts|.py|.go|.java by scripts/code-samples.mjs). This file
 // checks the TypeScript samples compile against the built packages, that the build refuses a missing
 // or stray sample, and, in the system Chromium, that each operation's panel offers the languages and
 // shows each sample's code. The Python samples are type-checked by mypy --strict against the
 // package's sources in packages/python/tests/test_docs_samples.py; the Go ones are built against
-// packages/go in test/go-samples.test.ts.
+// packages/go in test/go-samples.test.ts; the Java ones are compiled against packages/java's jars and
+// run in test/samples-run.test.ts.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -39,7 +40,7 @@ const sample = (operationId: string, extension: string): string =>
   readFileSync(join(samplesDir, `${operationId}.${extension}`), "utf8").trimEnd();
 
 describe("the code samples of the reference", () => {
-  it("are injected as x-codeSamples on every operation, TypeScript, Python, Go then curl, from samples/", () => {
+  it("are injected as x-codeSamples on every operation, TypeScript, Python, Go, Java then curl, from samples/", () => {
     const prepared = withCodeSamples(contract) as { paths: Record<string, Record<string, Operation>> };
     const injected = Object.values(prepared.paths).flatMap((item) => Object.values(item));
     expect(injected.map(({ operationId }) => operationId)).toEqual(operations.map(({ operationId }) => operationId));
@@ -49,10 +50,17 @@ describe("the code samples of the reference", () => {
         { lang: "TypeScript", label: "TypeScript", source: sample(operation.operationId, "ts") },
         { lang: "Python", label: "Python", source: sample(operation.operationId, "py") },
         { lang: "Go", label: "Go", source: sample(operation.operationId, "go") },
+        { lang: "Java", label: "Java", source: sample(operation.operationId, "java") },
         { lang: "curl", label: "curl", source: sample(operation.operationId, "sh") },
       ]);
     }
-    expect(SAMPLE_LANGUAGES.map(({ lang }: { lang: string }) => lang)).toEqual(["TypeScript", "Python", "Go", "curl"]);
+    expect(SAMPLE_LANGUAGES.map(({ lang }: { lang: string }) => lang)).toEqual([
+      "TypeScript",
+      "Python",
+      "Go",
+      "Java",
+      "curl",
+    ]);
   });
 
   it("refuses to build without a sample for some operation, or with a sample of no operation", () => {
@@ -106,7 +114,7 @@ describe("the built reference, in Chromium", () => {
     (await panel.innerText()).replace(/\s+/g, " ");
 
   it.each(operations.map((operation) => [operation.operationId, operation] as const))(
-    "%s shows its TypeScript sample first, and its Python and Go samples from the language menu",
+    "%s shows its TypeScript sample first, and its Python, Go and Java samples from the language menu",
     async (operationId, operation) => {
       // A page of its own: Redoc remembers the language chosen on another operation.
       const page: Page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -152,6 +160,22 @@ describe("the built reference, in Chromium", () => {
         await expect.poll(() => goPanel.isVisible()).toBe(true);
         const go = await panelText(goPanel);
         for (const line of lines(sample(operationId, "go"))) expect(go).toContain(line);
+        // The same menu, now under "Go": choose Java.
+        await goPanel.getByText("Go", { exact: true }).click();
+        await page.getByText("Java", { exact: true }).filter({ visible: true }).first().click();
+        const javaPanel = page
+          .locator("div")
+          .filter({ has: page.getByText(operation.path, { exact: true }) })
+          .filter({ has: page.getByText("Java", { exact: true }) })
+          .filter({
+            hasText: lines(sample(operationId, "java"))
+              .filter((line) => /\w/.test(line))
+              .at(-1)!,
+          })
+          .last();
+        await expect.poll(() => javaPanel.isVisible()).toBe(true);
+        const java = await panelText(javaPanel);
+        for (const line of lines(sample(operationId, "java"))) expect(java).toContain(line);
       } finally {
         await page.close();
       }

@@ -98,20 +98,31 @@ describe("the Conformance page's grid", () => {
     expect(conformancePage(REPORT)).not.toContain("Not run");
   });
 
-  it("takes a new target, storage and scenario from the data: a Java kit on PostgreSQL gets its column and row", () => {
+  it("takes a new target, storage and scenario from the data: a Rust kit on PostgreSQL gets its column and row", () => {
     const report = {
       ...REPORT,
-      results: [...REPORT.results, result("lease-lost", "postgres", "java"), result("lease-lost", "postgres", "mixed")],
+      results: [...REPORT.results, result("lease-lost", "postgres", "rust"), result("lease-lost", "postgres", "mixed")],
     };
     expect(gridTargets(report.results).map((target: { label: string }) => target.label)).toEqual([
       "TypeScript (Node)",
       "Python",
       "Go",
-      "java",
+      "rust",
       "mixed fleet",
     ]);
     const last = rows(conformanceGrid(report)).at(-1);
     expect(last).toEqual(["lease-lost", "postgres", "–", "–", "–", "✓ 1/1", "✓ 1/1", "4 / 4", "120 ms"]);
+  });
+
+  it("labels the Java target's column after Go's, before the mixed fleet", () => {
+    const report = { ...REPORT, results: [result("revoke", "memory", "java"), ...REPORT.results] };
+    expect(gridTargets(report.results).map((target: { label: string }) => target.label)).toEqual([
+      "TypeScript (Node)",
+      "Python",
+      "Go",
+      "Java",
+      "mixed fleet",
+    ]);
   });
 
   it("names the scenario's summary where the scenario is named, and escapes what it shows", () => {
@@ -124,10 +135,10 @@ describe("the Conformance page's grid", () => {
 describe("the Conformance page", () => {
   const page: string = conformancePage(REPORT);
 
-  it("says when and at which geometry the run was made, what passed, and that Go is a target", () => {
+  it("says when and at which geometry the run was made, what passed, and that Go and Java are targets", () => {
     expect(page).toContain("2026-11-27, at the reduced geometry of every test run");
     expect(page).toContain("**5 runs passed, 1 failed**");
-    expect(page).toContain("in TypeScript, Python or Go or all of them at once");
+    expect(page).toContain("in TypeScript, Python, Go or Java or all of them at once");
     expect(page).toContain(conformanceGrid(REPORT));
   });
 

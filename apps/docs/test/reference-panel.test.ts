@@ -1,6 +1,6 @@
 // What issue 27 found missing beside Stripe's and GitHub's references, each checked on the built
 // page in the system Chromium or against the sources it must follow: every operation offers its
-// TypeScript, Python, Go and curl samples and, where it takes a body, Redoc's "Payload", which follows
+// TypeScript, Python, Go, Java and curl samples and, where it takes a body, Redoc's "Payload", which follows
 // the example menu; the contract is downloadable (openapi.yaml and openapi.json beside index.html,
 // the bundle byte for byte); the Servers box shows no markdown backticks; no guide table is cut off
 // at the right edge; a "Changelog" page says honestly what is released; the guides carry a catalogue
@@ -84,7 +84,7 @@ describe("the reference in Chromium", () => {
   };
 
   it.each(operations.map((operation) => [operation.operationId, operation] as const))(
-    "%s offers TypeScript, Python, Go and curl (and Payload with a body), and shows the curl sample",
+    "%s offers TypeScript, Python, Go, Java and curl (and Payload with a body), and shows the curl sample",
     async (operationId, operation) => {
       await open(`#/${operation.tag.toLowerCase()}/${operationId.toLowerCase()}`);
       try {
@@ -92,7 +92,7 @@ describe("the reference in Chromium", () => {
           (line) => !line.startsWith("//"),
         );
         const menu = await languageMenu(operation, "TypeScript", firstTs!);
-        expect(menu).toEqual(["TypeScript", "Python", "Go", "curl", ...(operation.hasBody ? ["Payload"] : [])]);
+        expect(menu).toEqual(["TypeScript", "Python", "Go", "Java", "curl", ...(operation.hasBody ? ["Payload"] : [])]);
         await page.getByRole("menuitem").filter({ visible: true }).getByText("curl", { exact: true }).click();
         const curl = lines(readFileSync(join(samplesDir, `${operationId}.sh`), "utf8"));
         const panel = panelOf(operation.path, "curl", curl.at(-1)!);

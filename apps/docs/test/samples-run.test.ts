@@ -1,7 +1,7 @@
 // Issue 37: every operation sample of the reference runs as written against the sandbox `pnpm start`
 // serves, and does what it says, seen from the tenant's side: its event log (`GET /__sandbox/events`)
-// and what it answers. For each kit language (test/support/samples.ts: TypeScript, Python, Go; one
-// entry more for another), in a fresh home directory, as a reader runs them one after the other on
+// and what it answers. For each kit language (test/support/samples.ts: TypeScript, Python, Go, Java;
+// one entry more for another), in a fresh home directory, as a reader runs them one after the other on
 // the token file they share (~/.config/my-cli/tokens.json):
 //
 // 1. revokeToken, signed out: says there is nothing to revoke, and sends nothing;
@@ -53,7 +53,7 @@ describe("the samples name what `pnpm start` serves", () => {
   it("its sandbox's URL, its command-line client and that client's redirect URI, in every language", () => {
     expect(startedSandboxPort()).toBe(Number(new URL(SAMPLE_TENANT).port));
     expect(startedClientSpec()).toBe(`id=${SAMPLE_CLIENT},redirect=${SAMPLE_REDIRECT}`);
-    for (const extension of ["ts", "py", "go", "sh"]) {
+    for (const extension of ["ts", "py", "go", "java", "sh"]) {
       for (const operationId of OPERATIONS) {
         const source = sampleSource(`${operationId}.${extension}`);
         const urls = [...source.matchAll(/https?:\/\/[^/"\s:]+(?::\d+)?/g)]

@@ -11,6 +11,7 @@ import {
   expand,
   FEATURES,
   KNOWN_FAILURES,
+  REDUCED_SUBSETS,
   loadScenario,
   loadScenarios,
   notRun,
@@ -312,6 +313,30 @@ describe("a known failure", () => {
         why: `on ${known.storage}: ${known.why}`,
       });
       expect(notRun([scenario], Object.keys(TARGETS), "full")).toEqual([]);
+    }
+  });
+});
+
+describe("a target that runs a subset at the reduced geometry", () => {
+  it("runs alone only its subset there, names the rest as not run with why, and runs all at the full one", () => {
+    for (const [target, subset] of Object.entries(REDUCED_SUBSETS)) {
+      const alone = (run: Run) => run.mix === target;
+      for (const scenario of loadScenarios()) {
+        const reduced = expand(scenario).filter(alone);
+        const full = expand(scenario, { geometry: "full" }).filter(alone);
+        if (subset.scenarios.includes(scenario.name)) expect(reduced.length).toBe(full.length);
+        else {
+          expect(reduced).toEqual([]);
+          if (full.length > 0)
+            expect(notRun([scenario])).toContainEqual({ scenario: scenario.name, targets: [target], why: subset.why });
+        }
+      }
+      // The target still takes part in the mixed runs at the reduced geometry.
+      const mixed = loadScenarios().flatMap((scenario) => expand(scenario).filter((run) => run.mix === "mixed"));
+      expect(mixed.filter((run) => run.actorTargets.includes(target)).length).toBeGreaterThan(0);
+      expect(notRun(loadScenarios(), Object.keys(TARGETS), "full").some((entry) => entry.why === subset.why)).toBe(
+        false,
+      );
     }
   });
 });

@@ -8,8 +8,9 @@
 // the same client, on free ports (other tests and the reader's own `pnpm start` may hold 4020 and
 // 53682), with its test routes on so that the effect of each run is read from the tenant's event
 // log (`GET /__sandbox/events`); `atSandbox` puts those ports in a sample's text, nothing else.
+// Languages: TypeScript, Python, Go and Java.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, cpSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -276,8 +277,70 @@ const go: SampleLanguage = {
   },
 };
 
+const javaDir = join(repoRoot, "packages", "java");
+
+/** A tool of the JDK: $JAVA_HOME/bin/<name> when JAVA_HOME is set, else <name> on the PATH (as packages/java's scripts). */
+const jdkTool = (name: string): string => {
+  const home = process.env["JAVA_HOME"];
+  return home && existsSync(join(home, "bin", name)) ? join(home, "bin", name) : name;
+};
+
+/**
+ * The jars a Java user of the samples depends on, as `pnpm build` of packages/java packages them:
+ * tenant-integration-api and tenant-integration-token-manager (the JDK only, no other dependency).
+ */
+export function javaSampleClasspath(): string[] {
+  return ["api", "token-manager"].map((module) => {
+    const target = join(javaDir, module, "target");
+    const jar = (existsSync(target) ? readdirSync(target) : []).find((name) =>
+      new RegExp(`^tenant-integration-${module}-[^-]+(-SNAPSHOT)?\\.jar$`).test(name),
+    );
+    if (!jar) throw new Error(`packages/java/${module}/target has no jar: run pnpm build (a JDK 17 or newer)`);
+    return join(target, jar);
+  });
+}
+
+/** The public class a Java sample declares, which names its file (`public class Authorize` → Authorize.java). */
+export const javaClassName = (source: string): string => {
+  const name = /^public (?:final )?class (\w+)/m.exec(source)?.[1];
+  if (!name) throw new Error("a Java sample declares no public class");
+  return name;
+};
+
+/**
+ * Java: each sample in the file its public class names, compiled by one javac (JDK 17, every lint
+ * warning an error) against the kit's jars, outside the repository; each runs with `java -cp`. The
+ * JVM takes its home directory from the password database, not $HOME, so the run passes $HOME on as
+ * `user.home`, which a reader's own `java` already has.
+ */
+const java: SampleLanguage = {
+  extension: "java",
+  label: "Java",
+  async prepare(sources, work) {
+    const classpath = javaSampleClasspath();
+    const files = OPERATIONS.map((operationId) => {
+      const file = join(work, "src", `${javaClassName(sources[operationId])}.java`);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, sources[operationId]);
+      return file;
+    });
+    const classes = join(work, "classes");
+    await runFile(
+      jdkTool("javac"),
+      ["--release", "17", "-Xlint:all", "-Werror", "-d", classes, "-cp", classpath.join(":"), ...files],
+      { maxBuffer: 1 << 24 },
+    );
+    const launch = [jdkTool("java"), [classes, ...classpath].join(":")];
+    // sh passes the $HOME of the run (runSample's env) to the JVM as user.home.
+    const command = 'exec "$0" -Duser.home="$HOME" -cp "$1" "$2"';
+    return Object.fromEntries(
+      OPERATIONS.map((id) => [id, ["sh", "-c", command, ...launch, javaClassName(sources[id])]]),
+    ) as Record<OperationId, string[]>;
+  },
+};
+
 /** Every kit language with samples; curl is run as a chain of its own (test/curl-samples.test.ts). */
-export const LANGUAGES: SampleLanguage[] = [typescript, python, go];
+export const LANGUAGES: SampleLanguage[] = [typescript, python, go, java];
 
 /** Prepares `language`'s programs of every operation, at `sandbox`; the directory goes with `cleanup()`. */
 export async function preparePrograms(

@@ -2,7 +2,7 @@
 // spec/conformance/PROTOCOL.md. Every line it prints is checked against the protocol; a wrong line,
 // a crash or a hang is reported with the actor's name, target, pid and last lines.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { REPO } from "./scenarios.mjs";
@@ -13,6 +13,8 @@ const ACTORS = join(REPO, "tools", "conformance", "actors");
  * build of it, named by CONFORMANCE_GO_ACTOR (a branch's, to compare).
  */
 const GO_ACTOR = process.env.CONFORMANCE_GO_ACTOR || join(REPO, "packages", "go", "bin", "conformance-actor");
+/** The Java actor's command (the java that built it and its argument file), written by packages/java's `pnpm build`. */
+const JAVA_ACTOR = join(REPO, "packages", "java", "conformance-actor", "target", "actor-command.json");
 /** How many of an actor's last lines a failure report quotes. */
 const LAST_LINES = 12;
 /** How long an actor may take to say it is ready (a Python interpreter and a browser tab included, on a busy machine). */
@@ -34,6 +36,7 @@ export function defaultCommands() {
     browser: [process.execPath, join(ACTORS, "browser", "actor.mjs")],
     // The built binary itself, never a wrapper: the orchestrator signals the pid it started.
     go: existsSync(GO_ACTOR) ? [GO_ACTOR] : undefined,
+    java: existsSync(JAVA_ACTOR) ? JSON.parse(readFileSync(JAVA_ACTOR, "utf8")) : undefined,
   };
 }
 

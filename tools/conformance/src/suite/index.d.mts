@@ -1,6 +1,6 @@
 // Types of the conformance orchestrator (src/suite/*.mjs), for the tests.
 
-export type Target = "node" | "python" | "python-async" | "browser" | "go";
+export type Target = "node" | "python" | "python-async" | "browser" | "go" | "java";
 export type Storage = "memory" | "web" | "file" | "redis" | "redis-cluster" | "postgres";
 
 /** One expanded run: a scenario on one storage with one actor mix and one parameter combination. */
@@ -72,6 +72,10 @@ export declare function notRun(
 ): NotRun[];
 /** Runs left out of the reduced geometry while a kit's failure in them is open (scenarios.mjs). */
 export declare const KNOWN_FAILURES: readonly { scenario: string; storage: string; mix: string; why: string }[];
+/** Targets that run alone only a subset of the scenarios at the reduced geometry (`pnpm test`), each with why. */
+export declare const REDUCED_SUBSETS: Readonly<
+  Record<string, { readonly scenarios: readonly string[]; readonly why: string }>
+>;
 /** The failures of one-refresh-per-expiry in a run of `sessions` sessions, each one token family. */
 export declare function refreshesPerSession(ledger: object, sessions: number, expiries: number): string[];
 export declare const SCENARIO_DIR: string;

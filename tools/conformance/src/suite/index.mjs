@@ -8,6 +8,7 @@ export {
   TARGETS,
   FEATURES,
   KNOWN_FAILURES,
+  REDUCED_SUBSETS,
   SCENARIO_DIR,
 } from "./scenarios.mjs";
 export { openSuite, plan, survey, CLIENT_ID, REDIRECT_URI } from "./suite.mjs";

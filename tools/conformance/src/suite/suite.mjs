@@ -36,6 +36,11 @@ export function survey({ commands = defaultCommands() } = {}) {
         name: target,
         why: "packages/go/bin/conformance-actor is not built (pnpm build, with Go on PATH)",
       });
+    else if (!command && target === "java")
+      missing.push({
+        name: target,
+        why: "packages/java/conformance-actor/target/actor-command.json is not built (pnpm build, with a JDK 17 or newer)",
+      });
     else if (!command)
       missing.push({
         name: target,
