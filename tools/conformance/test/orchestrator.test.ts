@@ -364,8 +364,12 @@ expect: { outcome: kept }
         `${storage} mixed 200`,
       ]),
     );
-    // Every target that serves a server's sessions declares the feature: a browser tab serves one.
-    expect(notRun([scenario])).toEqual([]);
+    // Every target that serves a server's sessions declares the feature (a browser tab serves one)
+    // but Java, whose kit has no sessions yet (issue 39): it is named as not run, with why.
+    const lacking = (targets: string[]) => [
+      { scenario: "sessions-demo", targets, why: expect.stringMatching(/does not declare the sessions feature/) },
+    ];
+    expect(notRun([scenario])).toEqual(lacking(["java"]));
     // A target whose actor does not declare it is left out, alone and mixed, and named with why.
     const declared = FEATURES.sessions as Target[];
     const saved = [...declared];
@@ -374,18 +378,12 @@ expect: { outcome: kept }
       const without = expand(scenario, { geometry: "full" });
       expect(without.some((run) => run.actorTargets.includes("python"))).toBe(false);
       expect(without.filter((run) => run.mix === "mixed").length).toBe(2);
-      expect(notRun([scenario])).toEqual([
-        {
-          scenario: "sessions-demo",
-          targets: ["python"],
-          why: expect.stringMatching(/does not declare the sessions feature/),
-        },
-      ]);
+      expect(notRun([scenario])).toEqual(lacking(["python", "java"]));
     } finally {
       declared.splice(0, declared.length, ...saved);
     }
     // A scenario of one session leaves no target out.
-    expect(notRun([loadScenario(scenarioFile("demo", VALID))])).toEqual([]);
+    expect(notRun([loadScenario(scenarioFile("demo", VALID))], Object.keys(TARGETS), "full")).toEqual([]);
   });
 
   it("with no session, or more than the sandbox has users for, is refused naming the field", () => {

@@ -64,8 +64,9 @@ function knownFailure(run, geometry) {
 /**
  * Targets whose every actor process is too slow to start for the whole column to fit `pnpm test`'s
  * time (a JVM per process): at the reduced geometry such a target runs alone only the scenarios
- * named here, and takes part in every mixed run; its other runs alone are listed as not run, with
- * why, and run by `pnpm conformance --full`.
+ * named here; its other runs alone are listed as not run, with why, and run by `pnpm conformance
+ * --full`. A mixed fleet takes one process per target in TARGETS' order while it has processes, so a
+ * target late in that order joins only the mixed runs with a process for every target.
  */
 export const REDUCED_SUBSETS = {
   java: {
@@ -78,7 +79,7 @@ export const REDUCED_SUBSETS = {
       "cluster-failover",
       "intent-unwritable",
     ],
-    why: "a JVM starts for each actor process, so the whole Java column would take CI longer than its budget; at the reduced geometry Java runs alone the fleet, pause, kill and outage scenarios and every mixed run, and `--full` runs the rest",
+    why: "a JVM starts for each actor process, so the whole Java column would take CI longer than its budget; at the reduced geometry Java runs alone the fleet, pause, kill-after-rotation, outage, failover and intent-unwritable scenarios (and joins the mixed runs with a process for every target), and `--full` runs the rest",
   },
 };
 
