@@ -122,10 +122,10 @@ describe("the check fails on generated code that loses its marks", () => {
   });
 
   it("fails on Java's Javadoc introducing its assumptions with other words", () => {
-    const files: string[] = generated.Java.map((path: string) => join(copy, path));
+    const files: string[] = (generated.Java ?? []).map((path: string) => join(copy, path));
     const texts = files.map((file) => readFileSync(file, "utf8"));
     files.forEach((file, i) =>
-      writeFileSync(file, texts[i].replaceAll(ASSUMPTION_LABEL, "Assumption (x-assumption):")),
+      writeFileSync(file, (texts[i] ?? "").replaceAll(ASSUMPTION_LABEL, "Assumption (x-assumption):")),
     );
     try {
       const problems: string[] = marks.checkGeneratedMarks(copy, contract);
@@ -134,7 +134,7 @@ describe("the check fails on generated code that loses its marks", () => {
       );
       expect(problems.some((p) => p.includes('introduces an assumption as "Assumption (x-assumption):"'))).toBe(true);
     } finally {
-      files.forEach((file, i) => writeFileSync(file, texts[i]));
+      files.forEach((file, i) => writeFileSync(file, texts[i] ?? ""));
     }
   });
 

@@ -324,7 +324,7 @@ describe("a target that runs a subset at the reduced geometry", () => {
       for (const scenario of loadScenarios()) {
         const reduced = expand(scenario).filter(alone);
         const full = expand(scenario, { geometry: "full" }).filter(alone);
-        if (subset.scenarios.includes(scenario.name)) expect(reduced.length).toBe(full.length);
+        if (subset.scenarios.includes(scenario.name as string)) expect(reduced.length).toBe(full.length);
         else {
           expect(reduced).toEqual([]);
           if (full.length > 0)
@@ -333,7 +333,7 @@ describe("a target that runs a subset at the reduced geometry", () => {
       }
       // The target still takes part in the mixed runs at the reduced geometry.
       const mixed = loadScenarios().flatMap((scenario) => expand(scenario).filter((run) => run.mix === "mixed"));
-      expect(mixed.filter((run) => run.actorTargets.includes(target)).length).toBeGreaterThan(0);
+      expect(mixed.filter((run) => run.actorTargets.includes(target as Target)).length).toBeGreaterThan(0);
       expect(notRun(loadScenarios(), Object.keys(TARGETS), "full").some((entry) => entry.why === subset.why)).toBe(
         false,
       );
