@@ -41,5 +41,5 @@ describe("a consumer project written from the READMEs (consumer-dx)", () => {
     // vitest colours its summary when the environment forces colour (turbo does): read it without.
     expect(stripVTControlCharacters(tested.output)).toMatch(/Tests\s+5 passed \(5\)/);
     expect(tested.status).toBe(0);
-  }, 300_000);
+  }, 420_000);
 });

@@ -63,7 +63,9 @@ export function consumerProject(kind: string, options: ConsumerOptions): string 
 }
 
 /** Runs a command in `dir`; output is stdout then stderr. */
-export function run(dir: string, command: string, args: string[], timeoutMs = 60_000) {
+export function run(dir: string, command: string, args: string[], timeoutMs = 180_000) {
   const result = spawnSync(command, args, { cwd: dir, encoding: "utf8", timeout: timeoutMs });
-  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+  // A command killed at the timeout has no status and may have printed nothing: say so.
+  const stopped = result.error ? `\n${command} ${args.join(" ")}: ${result.error.message}` : "";
+  return { status: result.status, output: `${result.stdout}${result.stderr}${stopped}` };
 }
