@@ -117,7 +117,7 @@ class TestAFullDisk:
             assert time.monotonic() - started < 2.0
             assert caught.value.code == "STORAGE_FAILED"
             assert str(caught.value) == (
-                "STORAGE_FAILED: the refresh intent could not be written (IO_FAILED: cannot write the token file "
+                "STORAGE_FAILED: the refresh intent could not be written (cannot write the token file "
                 f"{path} (ENOSPC)), so the refresh was not sent; the stored tokens are unchanged and the next call "
                 "tries again"
             )

@@ -434,7 +434,7 @@ class FailingWrites:
 
 
 NO_INTENT_MESSAGE = (
-    "STORAGE_FAILED: the refresh intent could not be written (OSError: [Errno 28] No space left on device), so the "
+    "STORAGE_FAILED: the refresh intent could not be written ([Errno 28] No space left on device), so the "
     "refresh was not sent; the stored tokens are unchanged and the next call tries again"
 )
 

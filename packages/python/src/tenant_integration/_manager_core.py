@@ -491,7 +491,7 @@ class ManagerCore:
             write_intent(self._storage, self._intent_key, intent, self._log)
         except Exception as e:
             cause = scrubbed(e, self._known(stored.refresh_token))
-            failure = TokenManagerError("STORAGE_FAILED", intent_unwritable(str(cause)), cause=cause)
+            failure = TokenManagerError("STORAGE_FAILED", intent_unwritable(cause), cause=cause)
         else:
             self._own_intent = intent
             return intent

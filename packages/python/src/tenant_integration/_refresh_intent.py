@@ -229,10 +229,16 @@ def write_intent(storage: TokenStorage, key: str, intent: Intent, log: Log) -> N
         raise
 
 
-def intent_unwritable(why: str) -> str:
+def intent_unwritable(cause: BaseException) -> str:
     """The message of a refresh refused because its intent could not be written (D6), the same in every
     kit: ``STORAGE_FAILED: the refresh intent could not be written (<why>), so the refresh was not sent;
-    the stored tokens are unchanged and the next call tries again``."""
+    the stored tokens are unchanged and the next call tries again``, where ``<why>`` is the cause's own
+    message, as every kit words it: without the class name of a scrubbed stand-in or the code of an SDK
+    error (both stay on ``cause``)."""
+    why = str(cause)
+    for label in (getattr(cause, "kind", None), getattr(cause, "code", None)):
+        if isinstance(label, str) and why.startswith(label + ": "):
+            why = why[len(label) + 2 :]
     return (
         f"the refresh intent could not be written ({why}), so the refresh was not sent; the stored tokens are "
         "unchanged and the next call tries again"
