@@ -178,7 +178,9 @@ func (m *Manager) intentSettled(ctx context.Context, pending *intentPending) (bo
 
 // intentUnwritable is the message of a refresh refused because its intent could not be written
 // (D6), the same in every kit: "STORAGE_FAILED: the refresh intent could not be written (<why>), so
-// the refresh was not sent; the stored tokens are unchanged and the next call tries again".
+// the refresh was not sent; the stored tokens are unchanged and the next call tries again". In Go
+// <why> is the cause's Error(), its code and chain included as Go's errors print them (the other kits
+// quote the cause's message alone; the cause stays reachable by errors.As in every kit).
 func intentUnwritable(why string) string {
 	return "the refresh intent could not be written (" + why + "), so the refresh was not sent; the stored tokens are unchanged and the next call tries again"
 }

@@ -241,6 +241,7 @@ type failingWrites struct {
 	inner   *MemoryStorage
 	mu      sync.Mutex
 	failing map[string]bool
+	err     error // what a failing write returns; a plain "no space left on device" when nil
 }
 
 func (s *failingWrites) Get(ctx context.Context, key string) (string, bool, error) {
@@ -251,6 +252,9 @@ func (s *failingWrites) Set(ctx context.Context, key, value string) error {
 	s.mu.Lock()
 	fails := s.failing[key]
 	s.mu.Unlock()
+	if fails && s.err != nil {
+		return s.err
+	}
 	if fails {
 		return errors.New("no space left on device")
 	}
@@ -293,6 +297,26 @@ func TestAnUnwritableIntentFailsTheRefreshWithStorageFailedAndNothingIsSent(t *t
 	storage.fail()
 	if _, err := m.AccessToken(context.Background()); err != nil || tn.refreshes.Load() != 1 {
 		t.Fatalf("the next call did not refresh: %v, %d refreshes", err, tn.refreshes.Load())
+	}
+}
+
+func TestAnUnwritableIntentsMessageQuotesAKitErrorOnceWithItsCodeAsGoErrorsPrint(t *testing.T) {
+	tn := newTenant(t)
+	full := &Error{Code: CodeIOFailed, Message: "cannot write the token file /data/tokens.json (ENOSPC)",
+		Err: errors.New("write /data/tokens.json: no space left on device")}
+	storage := &failingWrites{inner: NewMemoryStorage(), err: full}
+	m, c := newManager(t, tn, nil, WithStorage(storage), WithLock(&ProcessLock{}))
+	signIn(t, m)
+	storage.fail(m.intentKey)
+	c.Advance(16 * time.Minute)
+	_, err := m.AccessToken(context.Background())
+	want := "STORAGE_FAILED: the refresh intent could not be written (IO_FAILED: cannot write the token file /data/tokens.json (ENOSPC): write /data/tokens.json: no space left on device), so the refresh was not sent; the stored tokens are unchanged and the next call tries again"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	var cause *Error
+	if !errors.As(errors.Unwrap(err), &cause) || cause.Code != CodeIOFailed {
+		t.Fatalf("the cause lost its code: %v", errors.Unwrap(err))
 	}
 }
 
