@@ -37,6 +37,7 @@ export type SessionLogEvent =
   | "intent-expired"
   | "intent-unwritable"
   | "intent-unreadable"
+  | "intent-beat-failed"
   | "refresh-started"
   | "tokens-changed"
   | "refresh-retry"
@@ -119,7 +120,7 @@ function lines(): LogLines<SessionLogEvent, Fields> {
     "intent-expired": says(
       "warn",
       (f) =>
-        `The refresh by ${holder(f)} with this refresh token was not stored while this process watched it for intentWaitMs (${String(f["intentWaitMs"])} ms) with the storage answering; presenting the token (if that refresh had reached the tenant, the tenant ends the session)`,
+        `The refresh by ${holder(f)} with this refresh token was not stored, nor its intent rewritten by a live holder, while this process watched it for intentWaitMs (${String(f["intentWaitMs"])} ms) with the storage answering; presenting the token (if that refresh had reached the tenant, the tenant ends the session)`,
     ),
     "intent-unwritable": says(
       "warn",
@@ -130,6 +131,11 @@ function lines(): LogLines<SessionLogEvent, Fields> {
       "warn",
       (f) =>
         `The value under ${String(f["key"])} is not a refresh intent record (this kit did not write it); it reads as no intent, and the next refresh intent replaces it`,
+    ),
+    "intent-beat-failed": says(
+      "debug",
+      () =>
+        "The refresh intent could not be rewritten to show this process still waits for its refresh (the storage did not answer); the next beat tries again",
     ),
     "refresh-started": says("info", () => "Refresh started"),
     "tokens-changed": says("info", () => "The stored tokens changed before the refresh left; using them"),

@@ -12,7 +12,7 @@ import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js
 import type { SessionLogger } from "./logger.js";
 import { need, redirectTarget, tenantBase } from "./options.js";
 import { sanitize } from "./redact.js";
-import type { IntentWatch } from "./refresh-intent.js";
+import type { IntentBeat, IntentWatch } from "./refresh-intent.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { ProcessIdentity, TokenStorage } from "./storage/storage.js";
 import type { TokenRecord } from "./token-record.js";
@@ -98,6 +98,8 @@ export interface ManagerState {
    * the storage answers, and ends with a failed read or a pause; the wait is bounded by it.
    */
   intentWatch: IntentWatch | undefined;
+  /** The beats of this process's own intent while it is stored (decision D7; refresh-intent.ts). */
+  intentBeat: IntentBeat | undefined;
 
   /** The tokens in use. */
   current: TokenRecord | undefined;
@@ -195,6 +197,7 @@ export function createManagerState(options: TokenManagerOptions, sessionId?: str
     channel,
     listeners: {},
     intentWatch: undefined,
+    intentBeat: undefined,
     current: undefined,
     rejected: undefined,
     unsaved: undefined,

@@ -198,3 +198,82 @@ describe("no intent, no send (D6)", () => {
     expect(presented).toEqual(["rt_1"]);
   });
 });
+
+describe("a holder that lives says so: intent beats (D7)", () => {
+  it("a waiter keeps waiting past intentWaitMs while the holder rewrites its intent's since, and uses the holder's tokens", async () => {
+    // The tenant answers the holder slowly: the holder runs and beats for three times the wait.
+    const storage = outageStorage();
+    const h = await waiterOn(storage, 400);
+    const token = h.tm.getAccessToken();
+    const stored = JSON.parse((await storage.get(`${PREFIX}intent`)) as string) as { since: number };
+    for (let beat = 1; beat <= 12; beat++) {
+      await sleep(100);
+      await storage.set(`${PREFIX}intent`, JSON.stringify({ ...stored, since: stored.since + beat }));
+    }
+    await holderWrites(h, storage);
+    expect(await token).toBe("at_holder");
+    expect(refreshTimes(h)).toEqual([]);
+  });
+
+  it("the holder rewrites its own intent with a later since while its refresh is at the tenant, and not once it is dropped", async () => {
+    const server = tokenServer();
+    let answer: (response: Response) => void = () => {};
+    const storage = Object.assign(memoryStorage(), { lock: processLock() });
+    const h = setup({ storage, lock: processLock(), intentWaitMs: 400 }, server);
+    await signIn(h.tm);
+    h.clock.advance(900_000);
+    server.queue.push(() => new Promise<Response>((resolve) => (answer = resolve)));
+    const token = h.tm.getAccessToken();
+    await sleep(50);
+    const first = JSON.parse((await storage.get(`${PREFIX}intent`)) as string) as { since: number; holder: string };
+    await sleep(350);
+    const later = JSON.parse((await storage.get(`${PREFIX}intent`)) as string) as { since: number; holder: string };
+    expect(later.holder).toBe(first.holder);
+    expect(later.since).toBeGreaterThan(first.since);
+    answer(
+      new Response(
+        JSON.stringify({ access_token: "at_slow", token_type: "Bearer", expires_in: 900, refresh_token: "rt_slow" }),
+        {
+          status: 200,
+          headers: { "Content-Type": "application/json" },
+        },
+      ),
+    );
+    expect(await token).toBe("at_slow");
+    await sleep(300);
+    expect(await storage.get(`${PREFIX}intent`)).toBeUndefined();
+  });
+
+  it("a beat never overwrites another holder's intent", async () => {
+    const server = tokenServer();
+    let answer: (response: Response) => void = () => {};
+    const storage = Object.assign(memoryStorage(), { lock: processLock() });
+    const h = setup({ storage, lock: processLock(), intentWaitMs: 400 }, server);
+    await signIn(h.tm);
+    h.clock.advance(900_000);
+    server.queue.push(() => new Promise<Response>((resolve) => (answer = resolve)));
+    const token = h.tm.getAccessToken();
+    await sleep(50);
+    const other = JSON.stringify({
+      fingerprint: sha256("rt_1"),
+      holder: "another-holder",
+      since: 1,
+      pid: 7,
+      host: "elsewhere",
+    });
+    await storage.set(`${PREFIX}intent`, other);
+    await sleep(350);
+    expect(await storage.get(`${PREFIX}intent`)).toBe(other);
+    answer(
+      new Response(
+        JSON.stringify({ access_token: "at_slow", token_type: "Bearer", expires_in: 900, refresh_token: "rt_slow" }),
+        {
+          status: 200,
+          headers: { "Content-Type": "application/json" },
+        },
+      ),
+    );
+    expect(await token).toBe("at_slow");
+    expect(await storage.get(`${PREFIX}intent`)).toBe(other);
+  });
+});

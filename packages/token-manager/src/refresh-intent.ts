@@ -89,6 +89,7 @@ export async function writeIntent(state: ManagerState, refreshToken: string): Pr
     return fail("STORAGE_FAILED", intentUnwritable(cause.message), cause);
   }
   state.ownIntent = intent;
+  startBeat(state, intent);
   return intent;
 }
 
@@ -104,11 +105,67 @@ export const intentUnwritable = (why: string): string =>
 export async function dropIntent(state: ManagerState, intent: Pick<Intent, "holder"> | undefined): Promise<void> {
   if (!intent) return;
   if (state.ownIntent === intent) state.ownIntent = undefined;
+  await stopBeat(state, intent);
   try {
     if ((await readIntent(state))?.holder === intent.holder) await state.storage.delete(state.keys.intent);
   } catch {
     // Left behind, it holds the others back for at most intentWaitMs.
   }
+}
+
+/** The longest pause between two beats of an intent (D7); a quarter of `intentWaitMs` when that is shorter. */
+export const BEAT_MS = 1_000;
+
+/** This process's beats of its own intent (D7): the timer, and the beat under way, if any. */
+export interface IntentBeat {
+  readonly holder: string;
+  readonly timer: ReturnType<typeof setInterval>;
+  running: Promise<void> | undefined;
+}
+
+/**
+ * Starts the beats of `intent` (D7): every {@link BEAT_MS} (a quarter of `intentWaitMs` when shorter)
+ * until the intent is dropped, this process rewrites it with a new `since`, so that a process waiting
+ * for it restarts its watch: a holder that runs is waited for, however slowly the tenant answers. A
+ * timer that does not keep a Node process alive.
+ */
+function startBeat(state: ManagerState, intent: Intent): void {
+  const every = Math.max(1, Math.min(BEAT_MS, Math.floor(state.intentWaitMs / 4)));
+  clearInterval(state.intentBeat?.timer);
+  const timer = setInterval(() => {
+    const current = state.intentBeat;
+    if (current?.timer !== timer || current.running) return;
+    current.running = beat(state, intent).finally(() => {
+      current.running = undefined;
+    });
+  }, every);
+  (timer as { unref?(): void }).unref?.();
+  state.intentBeat = { holder: intent.holder, timer, running: undefined };
+}
+
+/**
+ * One beat (D7): rewrites the stored intent with a new `since` (later than the one stored), only
+ * while it is still this process's own; another holder's intent is never overwritten. A failed beat
+ * is no error: the next one tries again.
+ */
+async function beat(state: ManagerState, intent: Intent): Promise<void> {
+  try {
+    const stored = await readIntent(state);
+    if (stored?.holder !== intent.holder || state.ownIntent?.holder !== intent.holder) return;
+    const since = Math.max(Math.floor(state.now()), stored.since + 1);
+    await state.storage.set(state.keys.intent, JSON.stringify({ ...intent, since }));
+  } catch {
+    state.log?.("intent-beat-failed", {});
+  }
+}
+
+/** Stops the beats of `intent`, after the beat under way: none rewrites the intent once it is dropped. */
+async function stopBeat(state: ManagerState, intent: Pick<Intent, "holder">): Promise<void> {
+  const current = state.intentBeat;
+  if (current?.holder !== intent.holder) return;
+  clearInterval(current.timer);
+  state.intentBeat = undefined;
+  await current.running;
 }
 
 /**
@@ -117,26 +174,31 @@ export async function dropIntent(state: ManagerState, intent: Pick<Intent, "hold
  */
 export const WATCH_GAP_MS = 1_000;
 
-/** This process's watch of one intent (D1): whose, since when it has read it without a break, and when last. */
+/**
+ * This process's watch of one intent (D1): whose, since when it has read it without a break, and
+ * when last; `beat` is the intent's `since` as last read, whose change restarts the watch (D7).
+ */
 export interface IntentWatch {
   readonly holder: string;
   readonly since: number;
+  readonly beat: number;
   last: number;
 }
 
 /**
  * A successful read of the storage found `intent`: the watch of its holder goes on, or a new one
- * starts from zero (another holder, no watch, or the last read more than {@link WATCH_GAP_MS} ago).
- * Returns how long it has been watched without a break, in ms.
+ * starts from zero (another holder, no watch, the last read more than {@link WATCH_GAP_MS} ago, or a
+ * new `since`: the holder beat, so it lives, D7). Returns how long it has been watched without a
+ * break, in ms.
  */
 export function watchIntent(state: ManagerState, intent: Intent): number {
   const now = performance.now();
   const current = state.intentWatch;
-  if (current?.holder === intent.holder && now - current.last <= WATCH_GAP_MS) {
+  if (current?.holder === intent.holder && current.beat === intent.since && now - current.last <= WATCH_GAP_MS) {
     current.last = now;
     return now - current.since;
   }
-  state.intentWatch = { holder: intent.holder, since: now, last: now };
+  state.intentWatch = { holder: intent.holder, since: now, beat: intent.since, last: now };
   return 0;
 }
 

@@ -575,8 +575,12 @@ describe("a storage that fails on write", () => {
       set: async (key, value) => {
         if (down) throw new Error("connection refused");
         await base.set(key, value);
-        // The outage begins while the refresh is in flight (before its intent, nothing is sent: D6).
-        if (downOnceIntentWritten && key.endsWith(":intent")) down = true;
+        // The outage begins while the refresh is in flight (before its intent, nothing is sent: D6),
+        // once: the holder's later rewrites of its intent (its beats, D7) do not start it again.
+        if (downOnceIntentWritten && key.endsWith(":intent")) {
+          downOnceIntentWritten = false;
+          down = true;
+        }
       },
     };
     // A lock whose release waits for the storage to answer (a client's offline queue, a hung server).
