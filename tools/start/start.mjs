@@ -27,7 +27,10 @@ const cliClient = "id=demo-cli,redirect=http://127.0.0.1:53682/callback";
 // The example server app of many users (apps/example-go-server), its port chosen first as the web app's.
 const goServer = join(root, "apps", "example-go-server", "bin", "example-go-server");
 const goServerPort = await freePort(Number(process.env.GO_SERVER_PORT ?? 8090));
-const goServerClient = `id=demo-server,redirect=http://127.0.0.1:${goServerPort}/callback`;
+// The TypeScript and Python example servers (apps/example-ts-server, apps/example-python-server) are
+// run by hand beside it, on their default ports: the same client takes their callbacks too.
+const otherServers = "http://127.0.0.1:8091/callback|http://127.0.0.1:8092/callback";
+const goServerClient = `id=demo-server,redirect=http://127.0.0.1:${goServerPort}/callback|${otherServers}`;
 /** The URL each started service answers on, by key, for the services started after it. */
 const urls = {};
 
@@ -58,7 +61,7 @@ const services = [
     ready: /listening on (\S+)/i,
     note:
       `OAuth client demo, redirect http://localhost:${webPort}/callback or http://127.0.0.1:${webPort}/callback; ` +
-      `demo-cli, redirect http://127.0.0.1:53682/callback; demo-server, redirect http://127.0.0.1:${goServerPort}/callback`,
+      `demo-cli, redirect http://127.0.0.1:53682/callback; demo-server, redirect http://127.0.0.1:${goServerPort}/callback (and 8091, 8092: the TypeScript and Python servers)`,
   },
   {
     name: "Example web app (sign in by clicking)",

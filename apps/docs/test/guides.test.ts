@@ -226,6 +226,16 @@ describe("the guide of a server acting for many users", () => {
     expect(typecheckSnippet("guides", "many-users-broken", broken)).toMatch(/error TS2554/);
   });
 
+  it.each(["example-ts-server", "example-python-server", "example-go-server"])(
+    "links %s, an app of the repository run by the shared Chromium test of the example servers",
+    (app) => {
+      expect(guide).toContain(`(${REPOSITORY}/tree/main/apps/${app})`);
+      expect(existsSync(join(repoRoot, "apps", app, "README.md")), app).toBe(true);
+      const test = readFileSync(join(repoRoot, "apps", app, "test", "browser.test.ts"), "utf8");
+      expect(test).toContain("describeServerExample(");
+    },
+  );
+
   it.each([
     ["what the cookie holds", /32 random bytes/],
     ["the cookie's attributes", /`HttpOnly`, `SameSite=Lax`/],

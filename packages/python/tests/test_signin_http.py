@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -92,10 +92,17 @@ def test_wsgi_two_browsers_sign_their_own_users_in_and_a_replay_in_another_brows
     status, headers, body = bob_browser.call(handlers.callback, "GET", ada_callback)
     assert status == 400
     assert headers["referrer-policy"] == "no-referrer"
-    assert b"code" not in body
+    assert body == (
+        b"The sign-in could not be completed (STATE_MISMATCH): the sign-in was started in another browser;"
+        b" start it again."
+    )
+    assert parse_qs(urlsplit(ada_callback).query)["state"][0].encode() not in body
     assert tenant.requests == []
-    status, _, _ = ada_browser.call(handlers.callback, "GET", ada_callback)
+    status, _, body = ada_browser.call(handlers.callback, "GET", ada_callback)
     assert status == 400  # used up by the refused replay: start again
+    assert body == (
+        b"The sign-in could not be completed (NO_PENDING_SIGN_IN): it was already used, or has expired; start it again."
+    )
     status, headers, _ = ada_browser.call(handlers.start, "GET", "https://app.example.org/tenant/start")
     cookie = ada_browser.cookie
     status, headers, _ = ada_browser.call(

@@ -105,7 +105,7 @@ describe("signInHandlers", () => {
     const answer = await handlers.callback(victim.request(link));
     expect(answer.status).toBe(400);
     const text = await answer.text();
-    expect(text).toContain("STATE_MISMATCH");
+    expect(text).toBe("Sign-in failed (STATE_MISMATCH): the sign-in was started in another browser; start it again.");
     expect(text).not.toContain(new URL(link).searchParams.get("state"));
     expect(calls).toHaveLength(0);
     expect(errors).toEqual([expect.objectContaining({ code: "STATE_MISMATCH" })]);
@@ -119,7 +119,9 @@ describe("signInHandlers", () => {
     shared.jar.set("user", "bob"); // another user logged in on this browser meanwhile
     const answer = await handlers.callback(shared.request(tenantRedirect(start.headers.get("location") ?? "", "ada")));
     expect(answer.status).toBe(400);
-    expect(await answer.text()).toContain("STATE_MISMATCH");
+    expect(await answer.text()).toBe(
+      "Sign-in failed (STATE_MISMATCH): the sign-in was started for another session; start it again.",
+    );
     expect(calls).toHaveLength(0);
   });
 

@@ -10,6 +10,7 @@
  */
 import type { Scope } from "@tenant-integration/types";
 import { BINDING_FORM } from "./binding.js";
+import { TokenManagerError } from "./errors.js";
 import { parseUrl } from "./options.js";
 import type { Sessions, SignedIn } from "./sessions.js";
 
@@ -100,6 +101,24 @@ export function bindingFromCookie(request: Request, name: string): string | unde
   return undefined;
 }
 
+/** Why a sign-in was refused, in words for the browser, for the codes a person can act on (Go's `signinhttp` says the same). */
+const REASONS: Readonly<Record<string, string>> = {
+  NO_PENDING_SIGN_IN: "it was already used, or has expired",
+  STATE_EXPIRED: "it expired",
+  INVALID_SESSION_ID: "the user's id cannot name a session",
+};
+
+/**
+ * The reason of a refusal of the kit's: `STATE_MISMATCH`'s own detail ("the sign-in was started in
+ * another browser", "… for another session"), which holds no state, or the words of {@link REASONS}.
+ */
+function reason(error: unknown, code: string): string | undefined {
+  if (!(error instanceof TokenManagerError)) return undefined;
+  if (code === "STATE_MISMATCH" && error.message.startsWith(`${code}: `)) return error.message.slice(code.length + 2);
+  if (code === "AUTHORIZATION_DENIED" && error.error) return `access was not granted (${error.error})`;
+  return REASONS[code];
+}
+
 /** Answers a refusal or failure with a short text holding no token, code, state or binding. */
 function failed(error: unknown, request: Request, options: SignInHandlersOptions): Response {
   try {
@@ -109,12 +128,14 @@ function failed(error: unknown, request: Request, options: SignInHandlersOptions
   }
   const code = (error as { code?: unknown } | undefined)?.code;
   const status = error instanceof Refusal ? error.status : LATER.has(String(code)) ? 503 : 400;
+  const named = typeof code === "string" ? code : "error";
+  const why = reason(error, named);
   const text =
     error instanceof Refusal
       ? error.message
       : status === 503
         ? `Sign-in could not be completed now (${String(code)}); try again.`
-        : `Sign-in failed (${typeof code === "string" ? code : "error"}); start it again.`;
+        : `Sign-in failed (${named})${why ? `: ${why}` : ""}; start it again.`;
   return new Response(text, {
     status,
     headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
@@ -193,7 +214,8 @@ async function callback(sessions: Sessions, options: SignInHandlersOptions, requ
  *   the tokens stored; then `303` to `afterSignIn`.
  * - Errors: `onError`, then `401` (nobody logged in), `503` (`STORAGE_FAILED`, `LOCK_TIMEOUT`,
  *   `TRANSIENT`: it may work later) or `400` (any other refusal), with a short text holding no
- *   token, code, state or binding. Every answer has `Cache-Control: no-store`; the callback's also
+ *   token, code, state or binding: the error's code and, for the refusals a person can act on, why
+ *   in words ("the sign-in was started in another browser"). Every answer has `Cache-Control: no-store`; the callback's also
  *   `Referrer-Policy: no-referrer` (its URL held a code).
  *
  * @example

@@ -14,8 +14,9 @@ apps (Flask, Django, any WSGI server), with no dependency. The Go kit's ``signin
   for the user logged in now; then 303 to ``after_sign_in``.
 - Every answer has ``Cache-Control: no-store``, the callback's also ``Referrer-Policy: no-referrer``.
   Errors: 401 (nobody logged in), 503 for ``STORAGE_FAILED``, ``LOCK_TIMEOUT`` and ``TRANSIENT``
-  (try later), 400 for any other refusal, each a short text holding no token, code, state or binding,
-  after ``on_error``.
+  (try later), 400 for any other refusal, each a short text holding no token, code, state or binding
+  (a refusal of the kit's names its error code and, where a person can act on it, why: "the sign-in
+  was started in another browser"), after ``on_error``.
 
 Example (FastAPI, with Starlette's ``SessionMiddleware`` keeping the app's user):
     >>> handlers = AsgiSignIn(sessions, session_of=lambda scope: scope["session"].get("user_id"))  # doctest: +SKIP
@@ -38,6 +39,7 @@ from urllib.parse import urlsplit
 
 from ._binding import is_binding_cookie
 from .errors import TenantIntegrationError
+from .token_errors import TokenManagerError
 
 if TYPE_CHECKING:
     from ._async.sessions import AsyncSessions
@@ -107,9 +109,33 @@ def cookie_binding(cookie_header: str | None, redirect_uri: str) -> str | None:
     return value if is_binding_cookie(value) else None
 
 
-def _plain(status: int, extra: Iterable[tuple[str, str]] = ()) -> Answer:
+#: Why a sign-in was refused, in words for the browser, for the codes a person can act on (the Go
+#: kit's ``signinhttp`` and the TypeScript kit's ``signInHandlers`` say the same).
+_WHY = {
+    "NO_PENDING_SIGN_IN": "it was already used, or has expired",
+    "STATE_EXPIRED": "it expired",
+    "INVALID_SESSION_ID": "the user's id cannot name a session",
+}
+
+
+def refused_text(error: BaseException) -> str | None:
+    """The 400 answer's text for a refusal of the kit's: its code and why (``STATE_MISMATCH``'s own
+    detail, "the sign-in was started in another browser", which holds no state, or the words of the
+    code); ``None`` for any other error (the plain text)."""
+    if not isinstance(error, TokenManagerError):
+        return None
+    message = str(error)
+    why = _WHY.get(error.code)
+    if error.code == "STATE_MISMATCH" and message.startswith("STATE_MISMATCH: "):
+        why = message.removeprefix("STATE_MISMATCH: ")
+    elif error.code == "AUTHORIZATION_DENIED" and error.error:
+        why = f"access was not granted ({error.error})"
+    return None if why is None else f"The sign-in could not be completed ({error.code}): {why}; start it again."
+
+
+def _plain(status: int, extra: Iterable[tuple[str, str]] = (), text: str | None = None) -> Answer:
     headers = [("content-type", "text/plain; charset=utf-8"), ("cache-control", "no-store"), *extra]
-    return Answer(status, headers, _TEXTS[status].encode())
+    return Answer(status, headers, (text or _TEXTS[status]).encode())
 
 
 def _redirect(location: str, extra: Iterable[tuple[str, str]] = ()) -> Answer:
@@ -162,7 +188,8 @@ class _Options:
         if self.on_error is not None:
             with contextlib.suppress(Exception):  # the hook's failure is its own; the answer stays short
                 self.on_error(error, request)
-        return _plain(refusal(error), extra)
+        status = refusal(error)
+        return _plain(status, extra, refused_text(error) if status == 400 else None)
 
     def callback_url(self, query: str) -> str:
         """The configured redirect URI without its query, with the request's query."""
