@@ -1,6 +1,6 @@
 package io.github.tenantintegration.postgresstorage;
 
-import io.github.tenantintegration.postgresstorage.Statements.PostgresException;
+import io.github.tenantintegration.postgresstorage.Pool.PostgresException;
 import io.github.tenantintegration.tokenmanager.ErrorCode;
 import io.github.tenantintegration.tokenmanager.Held;
 import io.github.tenantintegration.tokenmanager.LockWaitEndedException;
@@ -87,7 +87,7 @@ final class PostgresLock implements WaitingLock {
         PostgresStorage.Options o = storage.options;
         Duration timeout = Duration.ofNanos(Math.max(1_000_000, Math.min(o.commandTimeout().toNanos(), deadline - System.nanoTime())));
         Connection connection =
-                Statements.checkOut(storage.dataSource, timeout, "taking the lock " + name, ErrorCode.LOCK_UNAVAILABLE);
+                Pool.checkOut(storage.dataSource, timeout, "taking the lock " + name, ErrorCode.LOCK_UNAVAILABLE);
         Transaction held = new Transaction(name, connection, o);
         try {
             boolean taken = held.open();
@@ -150,7 +150,7 @@ final class PostgresLock implements WaitingLock {
         }
 
         private List<String[]> step(String sql, List<?> params, Duration timeout) {
-            return Statements.execute(
+            return Pool.execute(
                     connection, sql, params, timeout, "taking the lock " + name, ErrorCode.LOCK_UNAVAILABLE);
         }
 
@@ -258,7 +258,7 @@ final class PostgresLock implements WaitingLock {
         void fail() {
             if (gone) return;
             gone = true;
-            Statements.abort(connection);
+            Pool.abort(connection);
         }
 
         /**
@@ -274,7 +274,7 @@ final class PostgresLock implements WaitingLock {
                 return;
             }
             gone = true;
-            Statements.giveBack(connection);
+            Pool.giveBack(connection);
         }
     }
 }

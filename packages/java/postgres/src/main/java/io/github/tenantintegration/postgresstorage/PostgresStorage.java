@@ -202,7 +202,7 @@ public final class PostgresStorage implements LockingStorage {
         List<Object> all = new ArrayList<>(row.params());
         all.addAll(params);
         String sql = template.replace("{table}", table.quoted());
-        return Statements.run(dataSource, sql, all, options.commandTimeout(), verb + " of " + row.describe(table.text()));
+        return Pool.run(dataSource, sql, all, options.commandTimeout(), verb + " of " + row.describe(table.text()));
     }
 
     /** The first-use check, once it passed; one that failed is made again at the next call. */
@@ -210,13 +210,13 @@ public final class PostgresStorage implements LockingStorage {
         if (checked) return;
         String what = "the check of the table " + table.text();
         Connection connection =
-                Statements.checkOut(dataSource, options.commandTimeout(), what, ErrorCode.COMMAND_FAILED);
+                Pool.checkOut(dataSource, options.commandTimeout(), what, ErrorCode.COMMAND_FAILED);
         StorageException refused;
         try {
             refused = Schema.inspect(connection, table, options.commandTimeout(), what);
-            Statements.giveBack(connection);
+            Pool.giveBack(connection);
         } catch (RuntimeException e) {
-            Statements.dropIfBroken(connection, e);
+            Pool.dropIfBroken(connection, e);
             throw e;
         }
         if (refused != null) throw refused;

@@ -103,7 +103,7 @@ final class Schema {
     static StorageException inspect(Connection connection, Table table, Duration timeout, String what) {
         String t = table.quoted();
         List<String[]> rows =
-                Statements.execute(connection, INSPECTION, List.of(t, t, t), timeout, what, ErrorCode.COMMAND_FAILED);
+                Pool.execute(connection, INSPECTION, List.of(t, t, t), timeout, what, ErrorCode.COMMAND_FAILED);
         return refusal(table, rows.get(0));
     }
 
@@ -152,10 +152,10 @@ final class Schema {
      */
     static boolean ensure(DataSource dataSource, Table table, Duration timeout) {
         String what = "ensureSchema of " + table.text();
-        Connection connection = Statements.checkOut(dataSource, timeout, what, ErrorCode.COMMAND_FAILED);
+        Connection connection = Pool.checkOut(dataSource, timeout, what, ErrorCode.COMMAND_FAILED);
         try {
-            Statements.execute(connection, "BEGIN", List.of(), timeout, what, ErrorCode.COMMAND_FAILED);
-            Statements.execute(
+            Pool.execute(connection, "BEGIN", List.of(), timeout, what, ErrorCode.COMMAND_FAILED);
+            Pool.execute(
                     connection,
                     "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))",
                     List.of("tenant-integration:schema:" + table.quoted()),
@@ -165,13 +165,13 @@ final class Schema {
             StorageException refused = inspect(connection, table, timeout, what);
             if (refused != null && refused.code() != ErrorCode.SCHEMA_MISSING) throw refused;
             if (refused != null)
-                Statements.execute(connection, ddl(table), List.of(), timeout, what, ErrorCode.COMMAND_FAILED);
-            Statements.execute(connection, "COMMIT", List.of(), timeout, what, ErrorCode.COMMAND_FAILED);
-            Statements.giveBack(connection);
+                Pool.execute(connection, ddl(table), List.of(), timeout, what, ErrorCode.COMMAND_FAILED);
+            Pool.execute(connection, "COMMIT", List.of(), timeout, what, ErrorCode.COMMAND_FAILED);
+            Pool.giveBack(connection);
             return refused != null;
         } catch (RuntimeException e) {
             // Nothing is kept: the connection is closed, and the server rolls the transaction back.
-            Statements.abort(connection);
+            Pool.abort(connection);
             throw e;
         }
     }

@@ -19,6 +19,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
+import org.postgresql.PGStatement;
 
 /**
  * A statement on a connection of the application's {@link DataSource}: checked out for it alone within
@@ -26,12 +27,12 @@ import javax.sql.DataSource;
  * driver closes a connection whose server stopped answering), given back as it came, or aborted when
  * it failed at the connection (the pool then replaces it). The error of a statement that failed says
  * which statement on which row and why, by SQLSTATE, the same as the other kits ({@code
- * spec/token-store/README.md}, "The table" and "Statements"; the TypeScript kit's {@code pool.ts},
+ * spec/token-store/README.md}, "The table" and "Pool"; the TypeScript kit's {@code pool.ts},
  * Python's {@code _pool.py}), and never carries a PostgreSQL error's {@code Detail} or {@code Where},
  * which can quote a row (a constraint's "Failing row contains"), and so a token.
  */
-final class Statements {
-    private Statements() {}
+final class Pool {
+    private Pool() {}
 
     /** Runs the bounded checkouts and the network timeouts' aborts; daemon threads, so an exit never waits. */
     static final ExecutorService WORKERS = Executors.newCachedThreadPool(task -> {
@@ -97,6 +98,9 @@ final class Statements {
         try {
             connection.setNetworkTimeout(WORKERS, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));
             try (PreparedStatement statement = connection.prepareStatement(sql)) {
+                // Never a named server-side prepared statement: a pooler in transaction mode (PgBouncer)
+                // may run the next execution on another server connection, which does not know it.
+                if (statement.isWrapperFor(PGStatement.class)) statement.unwrap(PGStatement.class).setPrepareThreshold(0);
                 for (int i = 0; i < params.size(); i++) statement.setObject(i + 1, params.get(i));
                 if (!statement.execute()) return List.of();
                 List<String[]> rows = new ArrayList<>();
