@@ -344,7 +344,8 @@ public final class Actor {
 
         private Storages() {}
 
-        static Storage open(Map<String, Object> spec, Map<String, Object> options, Output out, Map<String, Object> config) {
+        static Storage open(
+                Map<String, Object> spec, Map<String, Object> options, Output out, Map<String, Object> config) {
             String kind = String.valueOf(spec.get("kind"));
             return switch (kind) {
                 case "memory" -> new MemoryStorage();
@@ -395,7 +396,8 @@ public final class Actor {
          * driver's DataSource (pgjdbc's {@code PGSimpleDataSource}, a connection per checkout, a connect
          * timeout so that a server that is down fails a call in time), its "table".
          */
-        private static Storage postgres(Map<String, Object> spec, Map<String, Object> options, Map<String, Object> config) {
+        private static Storage postgres(
+                Map<String, Object> spec, Map<String, Object> options, Map<String, Object> config) {
             URI url = URI.create(String.valueOf(spec.get("url")));
             org.postgresql.ds.PGSimpleDataSource source = new org.postgresql.ds.PGSimpleDataSource();
             source.setUrl("jdbc:postgresql://" + url.getHost() + ":" + url.getPort() + url.getPath());

@@ -22,6 +22,7 @@ public record Keepalives(int idle, int interval, int count) {
      */
     public Keepalives {
         if (idle <= 0 || interval <= 0 || count <= 0)
-            throw new TokenManagerException(ErrorCode.INVALID_OPTIONS, "keepalives: idle, interval and count must be > 0");
+            throw new TokenManagerException(
+                    ErrorCode.INVALID_OPTIONS, "keepalives: idle, interval and count must be > 0");
     }
 }

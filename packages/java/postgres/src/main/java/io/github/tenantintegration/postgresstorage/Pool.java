@@ -48,7 +48,8 @@ final class Pool {
      * @throws StorageException {@code code} (or the SQLSTATE's) saying why, naming {@code what}
      */
     static Connection checkOut(DataSource dataSource, Duration timeout, String what, ErrorCode code) {
-        Future<Connection> future = WORKERS.submit((java.util.concurrent.Callable<Connection>) dataSource::getConnection);
+        Future<Connection> future =
+                WORKERS.submit((java.util.concurrent.Callable<Connection>) dataSource::getConnection);
         Connection connection;
         try {
             connection = future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -100,7 +101,8 @@ final class Pool {
             try (PreparedStatement statement = connection.prepareStatement(sql)) {
                 // Never a named server-side prepared statement: a pooler in transaction mode (PgBouncer)
                 // may run the next execution on another server connection, which does not know it.
-                if (statement.isWrapperFor(PGStatement.class)) statement.unwrap(PGStatement.class).setPrepareThreshold(0);
+                if (statement.isWrapperFor(PGStatement.class))
+                    statement.unwrap(PGStatement.class).setPrepareThreshold(0);
                 for (int i = 0; i < params.size(); i++) statement.setObject(i + 1, params.get(i));
                 if (!statement.execute()) return List.of();
                 List<String[]> rows = new ArrayList<>();
@@ -215,7 +217,9 @@ final class Pool {
             why = "the server cancelled it: statement_timeout, or pg_cancel_backend (" + said + ", 57014)";
         } else if (state.equals("42501")) {
             why = said + " (42501): grant SELECT, INSERT, UPDATE and DELETE on the table";
-        } else if (state.startsWith("08") || state.startsWith("57P0") || error instanceof SQLTransientConnectionException) {
+        } else if (state.startsWith("08")
+                || state.startsWith("57P0")
+                || error instanceof SQLTransientConnectionException) {
             lost = true;
             why = said.toLowerCase(java.util.Locale.ROOT).contains("refused")
                     ? "PostgreSQL could not be reached (connection refused: " + said + ")"

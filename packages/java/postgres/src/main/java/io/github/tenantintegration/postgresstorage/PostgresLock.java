@@ -85,7 +85,8 @@ final class PostgresLock implements WaitingLock {
      */
     private Transaction acquire(String name, long deadline, BooleanSupplier until) {
         PostgresStorage.Options o = storage.options;
-        Duration timeout = Duration.ofNanos(Math.max(1_000_000, Math.min(o.commandTimeout().toNanos(), deadline - System.nanoTime())));
+        Duration timeout = Duration.ofNanos(
+                Math.max(1_000_000, Math.min(o.commandTimeout().toNanos(), deadline - System.nanoTime())));
         Connection connection =
                 Pool.checkOut(storage.dataSource, timeout, "taking the lock " + name, ErrorCode.LOCK_UNAVAILABLE);
         Transaction held = new Transaction(name, connection, o);
@@ -215,8 +216,9 @@ final class PostgresLock implements WaitingLock {
         }
 
         boolean tryLock() {
-            return "t".equals(step("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", List.of(name))
-                    .get(0)[0]);
+            return "t"
+                    .equals(step("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", List.of(name))
+                            .get(0)[0]);
         }
 
         /** The holder of the lock, for the message of a wait that ran out ({@code ""} when unknown). */
@@ -230,7 +232,8 @@ final class PostgresLock implements WaitingLock {
             if (rows.isEmpty()) return "";
             String[] r = rows.get(0);
             StringBuilder text = new StringBuilder(" by the server process " + r[0]);
-            if (!r[1].isEmpty()) text.append(", application_name \"").append(r[1]).append('"');
+            if (!r[1].isEmpty())
+                text.append(", application_name \"").append(r[1]).append('"');
             if (!r[2].isEmpty()) text.append(", client ").append(r[2]);
             if (!r[3].isEmpty()) text.append(", its transaction open since ").append(r[3]);
             return text.toString();

@@ -90,8 +90,9 @@ public final class PostgresStorage implements LockingStorage {
             + " AND NOT (" + KEY + ") ORDER BY expires_at LIMIT 100 FOR UPDATE SKIP LOCKED))"
             + " INSERT INTO {table} AS t (session, origin, client_id, kind, value, expires_at, updated_at)"
             + " VALUES (?, ?, ?, ?, ?, now() + ? * interval '1 millisecond', now())" + UPSERT;
-    private static final String TAKE = "DELETE FROM {table} WHERE " + KEY
-            + " RETURNING value, (expires_at IS NULL OR expires_at > now())";
+
+    private static final String TAKE =
+            "DELETE FROM {table} WHERE " + KEY + " RETURNING value, (expires_at IS NULL OR expires_at > now())";
     private static final String DELETE = "DELETE FROM {table} WHERE " + KEY;
 
     final DataSource dataSource;
@@ -209,8 +210,7 @@ public final class PostgresStorage implements LockingStorage {
     private void checkSchema() {
         if (checked) return;
         String what = "the check of the table " + table.text();
-        Connection connection =
-                Pool.checkOut(dataSource, options.commandTimeout(), what, ErrorCode.COMMAND_FAILED);
+        Connection connection = Pool.checkOut(dataSource, options.commandTimeout(), what, ErrorCode.COMMAND_FAILED);
         StorageException refused;
         try {
             refused = Schema.inspect(connection, table, options.commandTimeout(), what);
@@ -297,7 +297,8 @@ public final class PostgresStorage implements LockingStorage {
     /** Its table, tenant and client, never a value. */
     @Override
     public String toString() {
-        return "PostgresStorage[table " + table.text() + ", " + scope.origin() + ", client \"" + scope.clientId() + "\"]";
+        return "PostgresStorage[table " + table.text() + ", " + scope.origin() + ", client \"" + scope.clientId()
+                + "\"]";
     }
 
     private static TokenManagerException invalid(String option, String why) {

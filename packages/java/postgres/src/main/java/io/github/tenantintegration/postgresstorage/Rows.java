@@ -57,7 +57,9 @@ final class Rows {
                         null);
             }
             String tail = name.substring(prefix.length());
-            if (tail.equals("tokens") || tail.equals("intent") || tail.equals("pending")
+            if (tail.equals("tokens")
+                    || tail.equals("intent")
+                    || tail.equals("pending")
                     || PENDING_BY_STATE.matcher(tail).matches()) {
                 return new Row(origin, clientId, "", tail);
             }

@@ -28,8 +28,7 @@ final class Schema {
     private static final Pattern PART = Pattern.compile("[a-z_][a-z0-9_]{0,47}");
 
     /** The DDL, every kit's, with the table and its own name as placeholders; for the default table exactly {@code schema.sql}. */
-    private static final String DDL =
-            """
+    private static final String DDL = """
             -- The token store of the Tenant Integration SDK, shared by its TypeScript, Python and Go kits:
             -- one row per record of spec/token-store (tokens, a refresh intent, a pending sign-in), keyed by
             -- tenant origin, client id, session id and kind. Version: the table's comment.
@@ -69,10 +68,13 @@ final class Schema {
          */
         static Table parse(String table) {
             List<String> parts = table == null ? List.of() : List.of(table.split("\\.", -1));
-            if (parts.isEmpty() || parts.size() > 2 || !parts.stream().allMatch(p -> PART.matcher(p).matches())) {
+            if (parts.isEmpty()
+                    || parts.size() > 2
+                    || !parts.stream().allMatch(p -> PART.matcher(p).matches())) {
                 throw new TokenManagerException(
                         ErrorCode.INVALID_OPTIONS,
-                        "table: \"" + table + "\" must be \"name\" or \"schema.name\", each of lowercase letters, digits"
+                        "table: \"" + table
+                                + "\" must be \"name\" or \"schema.name\", each of lowercase letters, digits"
                                 + " and _ (at most 48), starting with a letter or _");
             }
             return new Table(table, parts);
@@ -130,7 +132,10 @@ final class Schema {
         }
         if (!found) {
             return new StorageException(
-                    ErrorCode.SCHEMA_MISSING, null, "the table " + table.text() + " does not exist: " + HOW_TO_CREATE, null);
+                    ErrorCode.SCHEMA_MISSING,
+                    null,
+                    "the table " + table.text() + " does not exist: " + HOW_TO_CREATE,
+                    null);
         }
         if (!version.equals(VERSION)) {
             String what = commented ? "its comment is \"" + version + "\"" : "it has no comment";

@@ -31,14 +31,18 @@ class PostgresManagersTest {
             PostgresStorage.ensureSchema(server.dataSource());
             List<TestTenant> tenants = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
-                PostgresStorage storage = PostgresStorage.builder(server.dataSource(), sandbox.url(), sandbox.clients().get(0).id())
+                PostgresStorage storage = PostgresStorage.builder(
+                                server.dataSource(),
+                                sandbox.url(),
+                                sandbox.clients().get(0).id())
                         .build();
                 tenants.add(TestTenant.create(sandbox, builder -> builder.storage(storage), i == 0));
             }
             tenants.get(0).advance(Duration.ofMinutes(16));
             ExecutorService pool = Executors.newFixedThreadPool(5);
             List<Future<String>> calls = new ArrayList<>();
-            for (TestTenant tenant : tenants) calls.add(pool.submit(() -> tenant.manager().accessToken()));
+            for (TestTenant tenant : tenants)
+                calls.add(pool.submit(() -> tenant.manager().accessToken()));
             String first = calls.get(0).get();
             for (Future<String> call : calls) assertEquals(first, call.get());
             pool.shutdown();
@@ -52,7 +56,10 @@ class PostgresManagersTest {
         try (PostgresServer server = PostgresServer.start();
                 Sandbox sandbox = Sandbox.start()) {
             PostgresStorage.ensureSchema(server.dataSource());
-            PostgresStorage storage = PostgresStorage.builder(server.dataSource(), sandbox.url(), sandbox.clients().get(0).id())
+            PostgresStorage storage = PostgresStorage.builder(
+                            server.dataSource(),
+                            sandbox.url(),
+                            sandbox.clients().get(0).id())
                     .commandTimeout(Duration.ofMillis(700))
                     .build();
             TestTenant tenant = TestTenant.create(sandbox, builder -> builder.storage(storage), true);
@@ -78,7 +85,10 @@ class PostgresManagersTest {
         try (PostgresServer server = PostgresServer.start();
                 Sandbox sandbox = Sandbox.start()) {
             PostgresStorage.ensureSchema(server.dataSource());
-            PostgresStorage storage = PostgresStorage.builder(server.dataSource(), sandbox.url(), sandbox.clients().get(0).id())
+            PostgresStorage storage = PostgresStorage.builder(
+                            server.dataSource(),
+                            sandbox.url(),
+                            sandbox.clients().get(0).id())
                     .commandTimeout(Duration.ofSeconds(2))
                     .build();
             TestTenant tenant = TestTenant.create(sandbox, builder -> builder.storage(storage), true);
@@ -101,8 +111,12 @@ class PostgresManagersTest {
             TokenManagerException down = assertThrows(TokenManagerException.class, manager::accessToken);
             assertEquals(ErrorCode.STORAGE_FAILED, down.code(), down.getMessage());
             StorageException cause = assertInstanceOf(StorageException.class, down.getCause(), down.getMessage());
-            assertTrue(cause.code() == ErrorCode.COMMAND_FAILED || cause.code() == ErrorCode.LOCK_UNAVAILABLE, cause.getMessage());
-            assertTrue(cause.getMessage().contains("could not be reached") || cause.getMessage().contains("connection was lost"),
+            assertTrue(
+                    cause.code() == ErrorCode.COMMAND_FAILED || cause.code() == ErrorCode.LOCK_UNAVAILABLE,
+                    cause.getMessage());
+            assertTrue(
+                    cause.getMessage().contains("could not be reached")
+                            || cause.getMessage().contains("connection was lost"),
                     cause.getMessage());
             server.up();
             manager.accessToken();

@@ -50,7 +50,8 @@ final class PostgresServer implements AutoCloseable {
         if (!Files.isDirectory(debian)) return null;
         try (Stream<Path> versions = Files.list(debian)) {
             return versions.filter(p -> p.getFileName().toString().matches("\\d+"))
-                    .sorted(Comparator.comparingInt((Path p) -> Integer.parseInt(p.getFileName().toString()))
+                    .sorted(Comparator.comparingInt(
+                                    (Path p) -> Integer.parseInt(p.getFileName().toString()))
                             .reversed())
                     .map(p -> p.resolve("bin"))
                     .filter(p -> Files.isExecutable(p.resolve("postgres")) && Files.isExecutable(p.resolve("initdb")))
@@ -76,7 +77,16 @@ final class PostgresServer implements AutoCloseable {
         }
         PostgresServer server = new PostgresServer(bin, dir, port, root);
         server.run(
-                "initdb", "-D", dir.resolve("data").toString(), "-A", "trust", "-U", "tenant", "-E", "UTF8", "--locale=C",
+                "initdb",
+                "-D",
+                dir.resolve("data").toString(),
+                "-A",
+                "trust",
+                "-U",
+                "tenant",
+                "-E",
+                "UTF8",
+                "--locale=C",
                 "--no-sync");
         server.up();
         return server;
@@ -84,8 +94,8 @@ final class PostgresServer implements AutoCloseable {
 
     private List<String> as(List<String> command) {
         if (!root) return command;
-        List<String> all = new ArrayList<>(
-                List.of("setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups", "--"));
+        List<String> all =
+                new ArrayList<>(List.of("setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups", "--"));
         all.addAll(command);
         return all;
     }
@@ -101,12 +111,25 @@ final class PostgresServer implements AutoCloseable {
     /** Starts the server (again, on the same port) and waits until it accepts connections. */
     void up() throws Exception {
         List<String> command = List.of(
-                bin.resolve("postgres").toString(), "-D", dir.resolve("data").toString(), "-p", Integer.toString(port),
-                "-k", dir.toString(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "shared_buffers=16MB",
-                "-c", "max_connections=100");
+                bin.resolve("postgres").toString(),
+                "-D",
+                dir.resolve("data").toString(),
+                "-p",
+                Integer.toString(port),
+                "-k",
+                dir.toString(),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "fsync=off",
+                "-c",
+                "shared_buffers=16MB",
+                "-c",
+                "max_connections=100");
         process = new ProcessBuilder(as(command))
                 .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("log").toFile()))
+                .redirectOutput(
+                        ProcessBuilder.Redirect.appendTo(dir.resolve("log").toFile()))
                 .start();
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (true) {

@@ -103,7 +103,8 @@ class PostgresStorageTest {
                 table + "('https://acme.tenant.test', 'urn:app:1', '', '" + pending + "')",
                 storage.where(PREFIX + pending));
         storageError(ErrorCode.UNKNOWN_NAME, () -> storage.get(PREFIX + "lock"));
-        storageError(ErrorCode.UNKNOWN_NAME, () -> storage.get("tenant-integration:https://other.test:urn:app:1:tokens"));
+        storageError(
+                ErrorCode.UNKNOWN_NAME, () -> storage.get("tenant-integration:https://other.test:urn:app:1:tokens"));
         storageError(ErrorCode.UNKNOWN_NAME, () -> storage.get(PREFIX + "42:pending"));
     }
 
@@ -139,7 +140,8 @@ class PostgresStorageTest {
         String bare = "bare_" + TABLES.incrementAndGet();
         server.sql("CREATE TABLE " + bare + " (origin text, client_id text, session text, kind text)");
         server.sql("COMMENT ON TABLE " + bare + " IS 'tenant-integration token store v1'");
-        PostgresStorage wrong = PostgresStorage.builder(data, BASE, CLIENT).table(bare).build();
+        PostgresStorage wrong =
+                PostgresStorage.builder(data, BASE, CLIENT).table(bare).build();
         storageError(ErrorCode.SCHEMA_MISMATCH, () -> wrong.get(PREFIX + "tokens"));
     }
 
@@ -152,8 +154,8 @@ class PostgresStorageTest {
                 .build();
         StorageException e = storageError(ErrorCode.READ_ONLY, () -> storage.get(PREFIX + "tokens"));
         assertTrue(e.getMessage().contains("default_transaction_read_only"), e.getMessage());
-        StorageException lock = storageError(
-                ErrorCode.READ_ONLY, () -> storage.lock().withLock(PREFIX + "lock", held -> "ran"));
+        StorageException lock =
+                storageError(ErrorCode.READ_ONLY, () -> storage.lock().withLock(PREFIX + "lock", held -> "ran"));
         assertTrue(lock.getMessage().contains("coordinate nobody"), lock.getMessage());
     }
 
@@ -227,7 +229,8 @@ class PostgresStorageTest {
             return held.isHeld() ? "held" : "lost";
         }));
         taken.await();
-        StorageException e = storageError(ErrorCode.LOCK_TIMEOUT, () -> waiter.lock().withLock(lock, held -> "no"));
+        StorageException e =
+                storageError(ErrorCode.LOCK_TIMEOUT, () -> waiter.lock().withLock(lock, held -> "no"));
         assertTrue(e.getMessage().contains("by the server process"), e.getMessage());
         assertTrue(e.getMessage().contains("application_name \"java-test\""), e.getMessage());
         // The until check ends a wait at once.
@@ -236,7 +239,10 @@ class PostgresStorageTest {
                 () -> ((WaitingLock) waiter.lock()).withLockUntil(lock, () -> true, held -> "no"));
         // A release wakes the waiter: it gets the lock well within its bound.
         Future<String> second = Executors.newSingleThreadExecutor()
-                .submit(() -> builder.waitTimeout(Duration.ofSeconds(20)).build().lock().withLock(lock, held -> "second"));
+                .submit(() -> builder.waitTimeout(Duration.ofSeconds(20))
+                        .build()
+                        .lock()
+                        .withLock(lock, held -> "second"));
         Thread.sleep(300);
         release.countDown();
         assertEquals("held", holding.get());
@@ -259,7 +265,8 @@ class PostgresStorageTest {
             }
             boolean stillHeld = held.isHeld();
             // The server released it with the connection: another takes it at once.
-            String other = builder.waitTimeout(Duration.ofSeconds(2)).build().lock().withLock(lock, h -> "other");
+            String other =
+                    builder.waitTimeout(Duration.ofSeconds(2)).build().lock().withLock(lock, h -> "other");
             return stillHeld + " " + other;
         });
         assertEquals("false other", after);
@@ -273,17 +280,21 @@ class PostgresStorageTest {
         PostgresStorage storage = fresh().build();
         String table = storage.tableText();
         storage.set(PREFIX + "tokens", "{}");
-        PostgresStorage limited = PostgresStorage.builder(server.dataSource("options=-c%20statement_timeout%3D300"), BASE, CLIENT)
+        PostgresStorage limited = PostgresStorage.builder(
+                        server.dataSource("options=-c%20statement_timeout%3D300"), BASE, CLIENT)
                 .table(table)
                 .build();
         try (Connection blocker = data.getConnection();
                 Statement s = blocker.createStatement()) {
             blocker.setAutoCommit(false);
             s.execute("SELECT * FROM " + table + " FOR UPDATE");
-            StorageException e = storageError(ErrorCode.COMMAND_FAILED, () -> limited.set(PREFIX + "tokens", "{\"x\":1}"));
+            StorageException e =
+                    storageError(ErrorCode.COMMAND_FAILED, () -> limited.set(PREFIX + "tokens", "{\"x\":1}"));
             assertTrue(e.getMessage().contains("statement_timeout"), e.getMessage());
             assertTrue(e.getMessage().contains("57014"), e.getMessage());
-            assertTrue(e.getMessage().contains("INSERT of " + table + " (origin, client_id, session, kind)"), e.getMessage());
+            assertTrue(
+                    e.getMessage().contains("INSERT of " + table + " (origin, client_id, session, kind)"),
+                    e.getMessage());
             blocker.rollback();
         }
         assertEquals(Optional.of("{}"), storage.get(PREFIX + "tokens"));
@@ -303,5 +314,4 @@ class PostgresStorageTest {
         assertTrue(e.getMessage().contains("23514"), e.getMessage());
         assertFalse(storage.toString().contains("SECRET"));
     }
-
 }
