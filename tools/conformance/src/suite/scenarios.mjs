@@ -20,7 +20,7 @@ export const TARGETS = {
   "python-async": ["memory", "file", "redis", "redis-cluster", "postgres"],
   browser: ["web"],
   go: ["memory", "file", "redis", "redis-cluster", "postgres"],
-  java: ["memory", "file", "redis", "redis-cluster"],
+  java: ["memory", "file", "redis", "redis-cluster", "postgres"],
 };
 
 /**

@@ -3,6 +3,7 @@ package io.github.tenantintegration.conformance;
 import io.github.tenantintegration.api.Scope;
 import io.github.tenantintegration.filestorage.FileStorage;
 import io.github.tenantintegration.internal.Json;
+import io.github.tenantintegration.postgresstorage.PostgresStorage;
 import io.github.tenantintegration.redisstorage.RedisStorage;
 import io.github.tenantintegration.tokenmanager.AuthorizationRequest;
 import io.github.tenantintegration.tokenmanager.Event;
@@ -87,7 +88,7 @@ public final class Actor {
         offsetMs.set(number(config.get("clockOffsetMs"), 0));
         Map<String, Object> storageSpec = object(config.get("storage"));
         Map<String, Object> options = object(config.getOrDefault("manager", Map.of()));
-        Storage inner = Storages.open(storageSpec, options, out);
+        Storage inner = Storages.open(storageSpec, options, out, config);
         Lock lock = inner instanceof LockingStorage locking ? locking.lock() : new ProcessLock(lockWait(options));
         if ("none".equals(storageSpec.get("lock"))) lock = new ArmedStorage.Unlocked();
         List<Scope> scopes = new ArrayList<>();
@@ -337,13 +338,14 @@ public final class Actor {
         return "Actor[" + name + ", " + tenant + ", " + config.get("target") + "]";
     }
 
-    /** The storage of a storage spec: memory, a token file, one Redis or a Redis Cluster. */
+    /** The storage of a storage spec: memory, a token file, one Redis, a Redis Cluster or PostgreSQL. */
     static final class Storages {
         private static final java.util.List<AutoCloseable> OPENED = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         private Storages() {}
 
-        static Storage open(Map<String, Object> spec, Map<String, Object> options, Output out) {
+        static Storage open(
+                Map<String, Object> spec, Map<String, Object> options, Output out, Map<String, Object> config) {
             String kind = String.valueOf(spec.get("kind"));
             return switch (kind) {
                 case "memory" -> new MemoryStorage();
@@ -357,6 +359,7 @@ public final class Actor {
                     yield file.build();
                 }
                 case "redis", "redis-cluster" -> redis(kind, spec, options, out);
+                case "postgres" -> postgres(spec, options, config);
                 default -> throw new ActorException("UNSUPPORTED", "the Java kit has no storage of kind " + kind);
             };
         }
@@ -386,6 +389,27 @@ public final class Actor {
             RedisStorage storage = builder.build();
             OPENED.add(storage::close); // the clients are left to the exit: their shutdown waits for quiet periods
             return storage;
+        }
+
+        /**
+         * The PostgreSQL storage of a spec: its "url" ({@code postgres://user@host:port/database}) as the
+         * driver's DataSource (pgjdbc's {@code PGSimpleDataSource}, a connection per checkout, a connect
+         * timeout so that a server that is down fails a call in time), its "table".
+         */
+        private static Storage postgres(
+                Map<String, Object> spec, Map<String, Object> options, Map<String, Object> config) {
+            URI url = URI.create(String.valueOf(spec.get("url")));
+            org.postgresql.ds.PGSimpleDataSource source = new org.postgresql.ds.PGSimpleDataSource();
+            source.setUrl("jdbc:postgresql://" + url.getHost() + ":" + url.getPort() + url.getPath());
+            source.setUser(url.getUserInfo());
+            source.setApplicationName(String.valueOf(config.get("name")));
+            source.setConnectTimeout(5);
+            PostgresStorage.Builder builder = PostgresStorage.builder(
+                            source, (String) config.get("tenant"), (String) config.get("clientId"))
+                    .table(String.valueOf(spec.get("table")));
+            if (options.get("lockWaitMs") instanceof Number wait)
+                builder = builder.waitTimeout(Duration.ofMillis(wait.longValue()));
+            return builder.build();
         }
 
         static void close() {

@@ -2,6 +2,7 @@ package io.github.tenantintegration.conformance;
 
 import io.github.tenantintegration.api.Scope;
 import io.github.tenantintegration.filestorage.FileStorage;
+import io.github.tenantintegration.postgresstorage.PostgresStorage;
 import io.github.tenantintegration.redisstorage.RedisStorage;
 import io.github.tenantintegration.tokenmanager.TokenManager;
 import io.github.tenantintegration.tokenmanager.TokenManagerException;
@@ -12,7 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * {@code --warm}: touches what an actor loads (a manager, its HTTP client, the file and Redis storages,
+ * {@code --warm}: touches what an actor loads (a manager, its HTTP client, the file, Redis and PostgreSQL storages,
  * against nothing that answers), so that the build's run with {@code -XX:ArchiveClassesAtExit} records
  * those classes in the actor's class-data archive.
  */
@@ -46,5 +47,16 @@ final class Warm {
             // Expected: nothing listens.
         }
         RedisClusterClient.create("redis://127.0.0.1:9").setOptions(RedisStorage.clusterClientOptions());
+        try {
+            org.postgresql.ds.PGSimpleDataSource source = new org.postgresql.ds.PGSimpleDataSource();
+            source.setUrl("jdbc:postgresql://127.0.0.1:9/warm");
+            source.setConnectTimeout(1);
+            PostgresStorage.builder(source, "http://127.0.0.1:9", "warm")
+                    .commandTimeout(Duration.ofSeconds(2))
+                    .build()
+                    .get("tenant-integration:http://127.0.0.1:9:warm:tokens");
+        } catch (RuntimeException e) {
+            // Expected: nothing listens.
+        }
     }
 }

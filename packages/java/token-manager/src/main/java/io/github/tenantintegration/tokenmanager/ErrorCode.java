@@ -61,6 +61,14 @@ public enum ErrorCode {
     REPLICATION_TIMEOUT,
     /** The lock's lease ran out while its task ran. */
     LEASE_LOST,
+    /** The PostgreSQL table of the records does not exist: apply its schema, or call {@code ensureSchema}. */
+    SCHEMA_MISSING,
+    /** The PostgreSQL table is not this version's (another application's, or another version): nothing is written. */
+    SCHEMA_MISMATCH,
+    /** The PostgreSQL server takes no writes (a hot standby, or read-only transactions): give the primary. */
+    READ_ONLY,
+    /** A name that is not a record of the tenant and client the PostgreSQL storage was made for. */
+    UNKNOWN_NAME,
     /** The calling thread was interrupted while it waited. */
     ABORTED
 }

@@ -182,6 +182,17 @@ public final class TokenManager {
     }
 
     /**
+     * The tenant origin a manager built with {@code baseUrl} uses in its record names ({@code
+     * tenant-integration:<origin>:<clientId>:…}, {@code spec/token-store/README.md}): checked and
+     * normalized as the builder does. For storages made for one tenant, such as the PostgreSQL one.
+     *
+     * @throws TokenManagerException {@code INVALID_OPTIONS} for a base URL the builder would refuse
+     */
+    public static String tenantOrigin(String baseUrl) {
+        return Origins.tenantOrigin(baseUrl);
+    }
+
+    /**
      * A builder of a manager for the tenant at {@code baseUrl}, the OAuth client {@code clientId} and
      * its registered {@code redirectUri}.
      *

@@ -40,7 +40,10 @@ class SecretsTest {
                 checked.add(type.getSimpleName());
                 assertTrue(
                         Stream.of(type.getDeclaredMethods())
-                                .anyMatch(m -> m.getName().equals("toString") && m.getParameterCount() == 0),
+                                .anyMatch(m -> m.getName().equals("toString")
+                                        && m.getParameterCount() == 0
+                                        // javac's generated toString of a record is final; a written one is not
+                                        && !java.lang.reflect.Modifier.isFinal(m.getModifiers())),
                         type.getName() + " holds a secret and prints every component");
             }
         }
