@@ -51,9 +51,15 @@ export interface RedisLockOptions {
    * of 10 s with backoff, so a live holder is waited for).
    */
   waitTimeoutMs?: number;
-  /** The first pause between two tries while waiting, in milliseconds (default 20); doubles up to `maxRetryDelayMs`, with jitter. */
+  /**
+   * The first pause between two tries while waiting without a subscription to the lock's releases,
+   * in milliseconds (default 20); doubles up to `maxRetryDelayMs`, with jitter.
+   */
   retryDelayMs?: number;
-  /** The longest pause between two tries while waiting, in milliseconds (default 500). */
+  /**
+   * The longest pause between two tries while waiting, in milliseconds (default 500): the pause of
+   * a waiter subscribed to the lock's releases, which a release's message ends at once.
+   */
   maxRetryDelayMs?: number;
   /**
    * How long to wait for the reply to each command, in milliseconds (default 5 000, node-redis's
@@ -293,9 +299,13 @@ async function acquire(
         watch = await watchReleases(client, key, Math.min(commandTimeoutMs, left));
         if (watch) continue;
       }
-      // Full backoff, then jitter in its upper half, so a fleet released together does not retry in
-      // step. A release message ends the pause at once: one SET per waiter per release, one wins.
-      const backoff = Math.min(maxRetryDelayMs, retryDelayMs * 2 ** attempt);
+      // Jitter in the upper half of the pause, so a fleet released together does not retry in step.
+      // A release message ends the pause at once: one SET per waiter per release, one wins. So a
+      // subscribed waiter polls only for a release no message tells of (a lease that ran out, a
+      // denied PUBLISH), every maxRetryDelayMs: polling on the short backoff as well, a fleet's
+      // waiters sent several SETs and reads per wait while the holder refreshed, and on a busy
+      // machine that load slowed every holder (issue 39). Unsubscribed, it polls on the backoff.
+      const backoff = watch ? maxRetryDelayMs : Math.min(maxRetryDelayMs, retryDelayMs * 2 ** attempt);
       const pause = Math.min(deadline - performance.now(), backoff / 2 + (Math.random() * backoff) / 2);
       await (watch ? watch.next(pause) : sleep(pause));
       if (until && (await until())) throw new LockWaitEnded(key);

@@ -10,7 +10,7 @@
  */
 import { createClient } from "redis";
 import { describe, expect, inject, it, onTestFinished } from "vitest";
-import { redisLock } from "../src/index.js";
+import { redisLock, type RedisClientLike } from "../src/index.js";
 import { connect, uniquePrefix } from "./support/helpers.js";
 
 /** A waiter that would poll only once a minute: a message is the only thing that wakes it in time. */
@@ -97,6 +97,38 @@ describe("waking the waiters of a Redis lock", () => {
     await holding;
     expect(await within(waiting, WOKEN_WITHIN_MS)).toEqual({ settled: "resolved", value: undefined });
     expect(order).toEqual(["holder lets go", "waiter ran"]);
+  });
+
+  it("a subscribed waiter leaves the backoff to the message: two SETs while the lock is held, one after the release", async () => {
+    const [holderClient, waiterClient] = await Promise.all([connect(), connect()]);
+    const prefix = uniquePrefix();
+    const sets: string[] = [];
+    // The waiter's client, counting its SETs; its subscriber is the client's own duplicate.
+    const counted: RedisClientLike = {
+      sendCommand(args, options) {
+        if (args[0] === "SET") sets.push(args[1]!);
+        return waiterClient.sendCommand(args, options);
+      },
+      duplicate: () => waiterClient.duplicate(),
+    };
+    const letGo = deferred();
+    const holding = redisLock(holderClient, { prefix })("lock", () => letGo.promise);
+    await new Promise((r) => setTimeout(r, 50));
+    // A backoff from 1 ms doubling to a minute: polling on it, the waiter would send a SET at 1, 2,
+    // 4, 8… ms, seven or more while the lock is held below; subscribed, it sends none of them.
+    const waiting = redisLock(counted, { prefix, retryDelayMs: 1, maxRetryDelayMs: 60_000, waitTimeoutMs: 120_000 })(
+      "lock",
+      async () => "taken",
+    );
+    await subscribed(holderClient, `${prefix}lock:released`);
+    await new Promise((r) => setTimeout(r, 500));
+    letGo.resolve();
+    await holding;
+    expect(await within(waiting, WOKEN_WITHIN_MS)).toEqual({ settled: "resolved", value: "taken" });
+    // Refused before and right after subscribing, taken on the release's message (two, when the
+    // second try already found the lock let go on a very slow machine).
+    expect(sets.length).toBeLessThanOrEqual(3);
+    expect(new Set(sets)).toEqual(new Set([`${prefix}lock`]));
   });
 
   it("opens one subscriber connection per client, keeps it for the next waits, and closes it with the client", async () => {
