@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from "vitest/config";
-import { findRedisServer } from "./test/support/redis-server.mjs";
+import { findRedisServer } from "@tenant-integration/test-support/redis-server";
 
 // The Redis suites need a real redis-server (Debian's `redis-server` package). In CI a missing one
 // fails the run; elsewhere those suites are left out with a warning saying how to get one, and the

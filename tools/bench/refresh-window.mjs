@@ -14,7 +14,7 @@ import { createTokenManager } from "@tenant-integration/token-manager";
 import { fileStorage } from "@tenant-integration/token-manager/node";
 import { redisStorage } from "@tenant-integration/token-store-redis";
 import { createClient } from "redis";
-import { findRedisServer, startRedisServer } from "../../packages/token-store-redis/test/support/redis-server.mjs";
+import { findRedisServer, startRedisServer } from "@tenant-integration/test-support/redis-server";
 
 const CLIENT = "bench-window";
 const REDIRECT = "http://127.0.0.1:53682/callback";

@@ -1,6 +1,7 @@
 /**
- * One call of the tenant client (`client.GET(…)`, `client.raw.POST(…)`): its timeout, openapi-fetch
- * with the client's `fetch` ({@link send}), and the error value of a non-2xx answer.
+ * The calls of the tenant client: its typed methods (`client.GET(…)`, `client.raw.POST(…)`) and
+ * `use`/`eject` bound to the client's state, and one call: its timeout, openapi-fetch with the
+ * client's `fetch` ({@link send}), and the error value of a non-2xx answer.
  */
 import type { FetchLike } from "@tenant-integration/internal";
 import { defaultBodySerializer, type Middleware } from "openapi-fetch";
@@ -8,6 +9,7 @@ import { asFetch, type ClientState } from "./client-state.js";
 import { httpErrorFrom, TenantClientError } from "./errors.js";
 import { keepingBody } from "./middleware/replay.js";
 import { type Call, send } from "./send.js";
+import type { HttpMethod, RawPaths, TypedClient } from "./client-types.js";
 import type { CallTimeout } from "./timeout.js";
 
 /** The per-call options the client reads before openapi-fetch sees the rest. */
@@ -30,9 +32,34 @@ interface FetchResult {
 /** An HTTP method as openapi-fetch's client names its functions. */
 export type Method = "GET" | "PUT" | "POST" | "DELETE" | "OPTIONS" | "HEAD" | "PATCH" | "TRACE";
 
+const METHODS: readonly Method[] = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"];
+
 /** openapi-fetch's function for `method`, untyped: the typed client's types are the caller's. */
 const sender = (state: ClientState, method: Method) =>
   (state.openapi as unknown as Record<Method, (url: string, init?: CallInit) => Promise<FetchResult>>)[method];
+
+/** Registers middleware of the caller: it runs before the client's `fetch`, as every middleware does. */
+export function use(state: ClientState, ...middleware: Middleware[]): void {
+  if (middleware.length > 0) state.callerMiddleware = true;
+  state.openapi.use(...middleware);
+}
+
+/** Unregisters middleware of the caller. */
+export function eject(state: ClientState, ...middleware: Middleware[]): void {
+  state.openapi.eject(...middleware);
+}
+
+/** The typed methods of the client, or of `client.raw`, bound to the state. */
+export function typedClient(state: ClientState, raw: boolean): TypedClient<RawPaths> {
+  const methods: Record<string, unknown> = {
+    request: (method: HttpMethod, url: string, init?: CallInit) =>
+      call(state, method.toUpperCase() as Method, url, init, raw),
+    use: use.bind(null, state),
+    eject: eject.bind(null, state),
+  };
+  for (const method of METHODS) methods[method] = (url: string, init?: CallInit) => call(state, method, url, init, raw);
+  return methods as unknown as TypedClient<RawPaths>;
+}
 
 /**
  * One call: openapi-fetch's `{ data, error, response }`, with `error` the {@link HttpError} of a

@@ -7,7 +7,7 @@
  * | module | what it holds |
  * |---|---|
  * | `client-state.ts` | the state, its options checked |
- * | `call.ts` | one call: its timeout, openapi-fetch, the error value of a non-2xx answer |
+ * | `call.ts` | the typed methods and `use`/`eject`, bound to the state; one call: its timeout, openapi-fetch, the error value of a non-2xx answer |
  * | `send.ts` | the client's `fetch`: what openapi-fetch calls once the caller's middleware has run |
  * | `middleware/bearer.ts` | the token: asked of the strategy, checked, added to API requests |
  * | `middleware/replay.ts` | the body kept for a request that may be sent again |

@@ -1,8 +1,8 @@
 /**
  * The tenant client: `createTenantClient` builds one state object ({@link ClientState}, in
  * `client-state.ts`, which lists the modules) and binds to it the behaviours of the modules beside
- * this one: `call` (one call) and `use`/`eject` (the caller's middleware); `send` is the fetch of its
- * one openapi-fetch client.
+ * this one: `call.ts` (its typed methods, one call, `use`/`eject` for the caller's middleware);
+ * `send` is the fetch of its one openapi-fetch client.
  *
  * @see RFC 6750 §2.1, §3; RFC 9110 §10.2.3, §15; RFC 6749 §6
  */
@@ -10,9 +10,9 @@ import type { FetchLike } from "@tenant-integration/internal";
 import createClient, { type Middleware } from "openapi-fetch";
 import type { AccessTokenSource } from "./access-token-source.js";
 import { apiPrefix } from "./base-url.js";
-import { call, type CallInit, type Method, timeoutOf } from "./call.js";
+import { timeoutOf, typedClient } from "./call.js";
 import { asFetch, bearerState, type ClientState, globalFetch } from "./client-state.js";
-import type { HttpMethod, RawPaths, TenantPaths, TypedClient, WithErrorClasses } from "./client-types.js";
+import type { RawPaths, TenantPaths, TypedClient, WithErrorClasses } from "./client-types.js";
 import { TenantClientError } from "./errors.js";
 import type { ClientLogger } from "./logger.js";
 import type { RetryInfo, RetryPolicy } from "./middleware/retry.js";
@@ -85,8 +85,6 @@ export interface TenantClient extends TypedClient<TenantPaths> {
    */
   use(...middleware: Middleware[]): void;
 }
-
-const METHODS = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"] as const;
 
 /**
  * Creates the typed client of one tenant: one openapi-fetch client over the contract's `paths`,
@@ -164,27 +162,4 @@ export function createClientState(options: TenantClientOptions): ClientState {
     callerMiddleware: middleware.length > 0,
   };
   return state;
-}
-
-/** Registers middleware of the caller: it runs before the client's `fetch`, as every middleware does. */
-export function use(state: ClientState, ...middleware: Middleware[]): void {
-  if (middleware.length > 0) state.callerMiddleware = true;
-  state.openapi.use(...middleware);
-}
-
-/** Unregisters middleware of the caller. */
-export function eject(state: ClientState, ...middleware: Middleware[]): void {
-  state.openapi.eject(...middleware);
-}
-
-/** The typed methods of the client, or of `client.raw`, bound to the state. */
-function typedClient(state: ClientState, raw: boolean): TypedClient<RawPaths> {
-  const methods: Record<string, unknown> = {
-    request: (method: HttpMethod, url: string, init?: CallInit) =>
-      call(state, method.toUpperCase() as Method, url, init, raw),
-    use: use.bind(null, state),
-    eject: eject.bind(null, state),
-  };
-  for (const method of METHODS) methods[method] = (url: string, init?: CallInit) => call(state, method, url, init, raw);
-  return methods as unknown as TypedClient<RawPaths>;
 }

@@ -2,17 +2,18 @@
  * The tenant client's `fetch`: what openapi-fetch calls once every middleware of the caller (the
  * client's, then the call's own) has run, so it sees the final request, and what those middleware's
  * `onResponse` see the answer of, after retries and the refresh-and-retry. Its steps, each the
- * concern of a module of `middleware/`:
+ * concern of a module of `middleware/`, taken once each and in this order:
  *
  * 1. `client.raw` sends nothing outside `/api/v1` of the tenant ({@link PathOutsideApiError});
  * 2. an API request gets the token (`bearer.ts`); others are sent as they are;
  * 3. a request that may be sent again keeps its body (`replay.ts`);
- * 4. it is sent (`attempt.ts`), and a failed fetch becomes a {@link NetworkError} (`network-error.ts`);
+ * 4. it is sent and logged (`attempt.ts`), and a failed fetch becomes a {@link NetworkError} (`network-error.ts`);
  * 5. under a retry policy, a 429, a 5xx or a failed connection is sent again (`attempt.ts`, `retry.ts`);
- * 6. a 401 to a request that carried the token gets the one refresh-and-retry (`unauthorized-retry.ts`).
+ * 6. the last answer is settled: a 401 to a request that carried the token gets the one
+ *    refresh-and-retry (`unauthorized-retry.ts`).
  *
- * The common case (an API request, the token already accepted, a 2xx or an error not worth a retry)
- * takes one synchronous step before the fetch and one after it.
+ * The common case (an API request, the token already accepted, a 2xx) takes one synchronous step
+ * before the fetch and one after it.
  */
 import { inScope } from "./base-url.js";
 import type { ClientState, Fetch } from "./client-state.js";
@@ -34,78 +35,65 @@ export interface Call extends KeptBody {
 /**
  * Sends `request` (of `call`, when the call brought more than a path) and resolves its last answer;
  * rejects with a {@link NetworkError} when it got none, and with what the token source throws.
+ *
+ * Steps 1 to 3 are taken here, each once: the scope, the token (asked only for an API request) and
+ * the body (kept only for a request that may be sent again: one that carries the token, or one the
+ * retry policy may repeat). Either may have to wait; the request leaves once both are known.
  */
 export function send(state: ClientState, call: Call | undefined, request: Request): Promise<Response> {
   const scoped = inScope(request.url, state.prefix);
   if (call?.raw && !scoped) return Promise.reject(new PathOutsideApiError(request.url));
-  const fetch = call?.fetch ?? state.fetch;
-  if (!scoped) return start(state, call, fetch, request, undefined);
-  const token = currentToken(state.bearer, state.log, request);
-  return typeof token === "string"
-    ? start(state, call, fetch, authorize(request, token), token)
-    : token.then((value) => start(state, call, fetch, authorize(request, value), value));
+  const token = scoped ? currentToken(state.bearer, state.log, request) : undefined;
+  const mayReplay = scoped || state.retry?.mayRetry(request) === true;
+  const body = replayBody(request, call, mayReplay, state.log);
+  return firstAttempt(state, call?.fetch ?? state.fetch, request, token, body);
 }
 
-/** Keeps the body a replay may need (reading a copy only when it must), then sends the first attempt. */
-function start(
+/**
+ * Sends the request once, with its token, when the token and the body are known (at once in the
+ * common case); its answer or failure goes to {@link firstOutcome}.
+ */
+function firstAttempt(
   state: ClientState,
-  call: Call | undefined,
   fetch: Fetch,
   request: Request,
-  token: string | undefined,
+  token: string | undefined | Promise<string>,
+  body: ReplayBody | Promise<ReplayBody>,
 ): Promise<Response> {
-  const mayReplay = token !== undefined || state.retry?.mayRetry(request) === true;
-  const body = replayBody(request, call, mayReplay, state.log);
-  return body instanceof Promise
-    ? body.then((kept: ReplayBody) => firstAttempt(state, { fetch, request, token, body: kept }))
-    : firstAttempt(state, { fetch, request, token, body });
-}
-
-/** Sends the exchange's request once; its answer or failure goes to {@link answered} or {@link failed}. */
-function firstAttempt(state: ClientState, exchange: Exchange): Promise<Response> {
+  if (typeof token === "object" || body instanceof Promise)
+    return Promise.all([token, body]).then(([value, kept]) => firstAttempt(state, fetch, request, value, kept));
+  const exchange: Exchange = { fetch, request: token === undefined ? request : authorize(request, token), token, body };
   const started = state.log ? performance.now() : 0;
   let sent: Promise<Response>;
   try {
-    sent = exchange.fetch(exchange.request);
+    sent = fetch(exchange.request);
   } catch (cause) {
     sent = Promise.reject(cause);
   }
   return sent.then(
-    (response) => answered(state, exchange, response, started),
-    (cause: unknown) => failed(state, exchange, cause, started),
+    (response) => firstOutcome(state, exchange, response, started),
+    // the client's own errors (a token source's TenantClientError in a user's fetch) pass as they are
+    (cause: unknown) =>
+      cause instanceof TenantClientError
+        ? Promise.reject(cause)
+        : firstOutcome(state, exchange, networkError(exchange.request, cause), started),
   );
 }
 
-/** The first answer: returned as it is (the common case, synchronously), or retried and settled. */
-function answered(
+/**
+ * What the first attempt came to, logged: a 2xx, or any answer to a request without the token,
+ * returned as it is (the common case, synchronously); else retried when worth it (steps 5) and
+ * settled (step 6).
+ */
+function firstOutcome(
   state: ClientState,
   exchange: Exchange,
-  response: Response,
+  first: Outcome,
   started: number,
 ): Response | Promise<Response> {
-  const { log, retry, tokensSent } = state;
-  const { request, token } = exchange;
-  if (log) logOutcome(log, request, response, 1, started);
-  const retryNow = exchange.body !== undefined && retry?.worthRetrying(request, response) === true;
-  if (retryNow || (response.status === 401 && token !== undefined)) return further(state, exchange, response, retryNow);
-  if (!response.ok && token !== undefined) tokensSent.set(response, [token]);
-  return response;
-}
-
-/** A first attempt that got no answer: a {@link NetworkError}, unless a retry gets one. */
-function failed(state: ClientState, exchange: Exchange, cause: unknown, started: number): Promise<Response> {
-  // the client's own errors (a token source's TenantClientError in a user's fetch) pass as they are
-  if (cause instanceof TenantClientError) return Promise.reject(cause);
-  const { log, retry } = state;
-  const failure = networkError(exchange.request, cause);
-  if (log) logOutcome(log, exchange.request, failure, 1, started);
-  if (exchange.body === undefined || retry?.worthRetrying(exchange.request, failure) !== true)
-    return Promise.reject(failure);
-  return further(state, exchange, failure, true);
-}
-
-/** Retries `first` when `retryNow`, then settles the last outcome (the refresh-and-retry of a 401). */
-async function further(state: ClientState, exchange: Exchange, first: Outcome, retryNow: boolean): Promise<Response> {
-  const [outcome, attempt] = retryNow ? await retryAttempts(state, exchange, first) : [first, 1];
-  return settle(state, exchange, outcome, attempt);
+  if (state.log) logOutcome(state.log, exchange.request, first, 1, started);
+  const retryNow = exchange.body !== undefined && state.retry?.worthRetrying(exchange.request, first) === true;
+  if (!retryNow && first instanceof Response && (first.ok || exchange.token === undefined)) return first;
+  const last = retryNow ? retryAttempts(state, exchange, first) : ([first, 1] as const);
+  return Promise.resolve(last).then(([outcome, attempt]) => settle(state, exchange, outcome, attempt));
 }

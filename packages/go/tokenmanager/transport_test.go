@@ -1,8 +1,8 @@
 package tokenmanager
 
 // The bearer layer (Transport): which requests get the token and which token, the Accept header,
-// the 401 replay and what a caller gets when no token can be had. The per-call cost is
-// BenchmarkTransportBearer here and the stack's in ../transport/bench_test.go.
+// the 401 replay and what a caller gets when no token can be had. Its per-call cost, alone and in
+// the stack, is measured in ../transport/bench_test.go (BenchmarkTransportBearer, BenchmarkTransportKit).
 
 import (
 	"context"
@@ -125,23 +125,6 @@ func TestTheTransportSendsTheCurrentTokenAfterARefresh(t *testing.T) {
 	}
 	if tn.refreshes.Load() != 1 {
 		t.Fatalf("%d refreshes, want 1", tn.refreshes.Load())
-	}
-}
-
-// BenchmarkTransportBearer is the bearer layer alone over a RoundTripper that answers at once: the
-// per-call cost of Transport (origin check, AccessToken, the clone with the header). Rerun:
-//
-//	go test ./tokenmanager -run '^$' -bench BenchmarkTransport -benchmem
-func BenchmarkTransportBearer(b *testing.B) {
-	rt := signedInAt(b, "https://acme.tenant.test").Transport(&sent{headers: map[string]string{}})
-	request, _ := http.NewRequest(http.MethodGet, "https://acme.tenant.test/api/v1/auth/user", nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		response, err := rt.RoundTrip(request)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_ = response.Body.Close()
 	}
 }
 

@@ -143,7 +143,7 @@ describe("redisClusterLock", () => {
 
 /** A single redis-server for the one test that moves a value off the cluster. */
 async function startSingle() {
-  const { startRedisServer } = await import("./support/redis-server.mjs");
+  const { startRedisServer } = await import("@tenant-integration/test-support/redis-server");
   const server = await startRedisServer();
   onTestFinished(() => server.stop());
   return server;

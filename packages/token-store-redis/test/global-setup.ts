@@ -4,7 +4,7 @@
  */
 import type {} from "vitest";
 import type { TestProject } from "vitest/node";
-import { startRedisServer } from "./support/redis-server.mjs";
+import { startRedisServer } from "@tenant-integration/test-support/redis-server";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -9,7 +9,7 @@ import { logSessionTo, memoryStorage, TokenManagerError } from "@tenant-integrat
 import { describe, expect, it, onTestFinished } from "vitest";
 import { RedisStorageError, redisStorage } from "../src/index.js";
 import { connect, counting, inProcessSandbox, managerFor, signIn, uniquePrefix } from "./support/helpers.js";
-import { startRedisServer } from "./support/redis-server.mjs";
+import { startRedisServer } from "@tenant-integration/test-support/redis-server";
 
 describe("redisStorage", () => {
   it("stores values as strings under prefix + key, reads them back and deletes them", async () => {

@@ -13,7 +13,7 @@ import { memoryStorage, type TokenManagerError } from "@tenant-integration/token
 import { describe, expect, it, onTestFinished } from "vitest";
 import { redisLock, redisStorage } from "../src/index.js";
 import { inProcessSandbox, managerFor, signIn, uniquePrefix } from "./support/helpers.js";
-import { startRedisServer, type RunningRedis } from "./support/redis-server.mjs";
+import { startRedisServer, type RunningRedis } from "@tenant-integration/test-support/redis-server";
 
 /** The store's default command timeout: what the README documents. */
 const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;

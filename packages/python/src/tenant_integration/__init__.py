@@ -11,8 +11,9 @@ not the token manager, the file lock or asyncio.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Final
+
+from ._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ below loads each name
     from ._retry import RetryPolicy
@@ -123,27 +124,9 @@ def _installed_version() -> str:
         return "0+unknown"
 
 
-def _load(name: str) -> object:
-    """Loads a public name's module on first use and keeps the name here, so later lookups are plain
-    attribute reads."""
-    if name == "__version__":
-        value: object = _installed_version()
-    elif name in _EXPORTS:
-        value = getattr(import_module(_EXPORTS[name], __name__), name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def _names() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 # PEP 562, hidden from type checkers: they read the imports above, so a misspelt name stays an error.
 if not TYPE_CHECKING:
-    __getattr__ = _load
-    __dir__ = _names
+    __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS, computed={"__version__": _installed_version})
 
 
 __all__ = [

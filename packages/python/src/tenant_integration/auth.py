@@ -151,7 +151,10 @@ class _BearerAuth(httpx.Auth):
     requires_request_body = True
     _source: object
 
-    def __init__(self, origin: str, logger: logging.Logger | RedactingLogger | None) -> None:
+    def __init__(self, source: object, origin: str, logger: logging.Logger | RedactingLogger | None) -> None:
+        if not callable(getattr(source, "get_access_token", None)):
+            raise InvalidOptionsError("auth", "the token source needs a get_access_token() method")
+        self._source = source
         self.origin = tenant_origin(origin, "origin")
         self._last_token: str | None = None
         url = httpx.URL(self.origin)
@@ -255,13 +258,9 @@ class TokenAuth(_BearerAuth):
         origin: str,
         logger: logging.Logger | RedactingLogger | None = None,
     ) -> None:
-        get = getattr(source, "get_access_token", None)
-        if not callable(get):
-            raise InvalidOptionsError("auth", "the token source needs a get_access_token() method")
-        if inspect.iscoroutinefunction(get):
+        if inspect.iscoroutinefunction(getattr(source, "get_access_token", None)):
             raise InvalidOptionsError("auth", "get_access_token() is async: use AsyncTokenAuth (or AsyncClient)")
-        super().__init__(origin, logger)
-        self._source = source
+        super().__init__(source, origin, logger)
 
     def _refreshed(self, rejected: str) -> object:
         """``on_unauthorized(rejected)``, then the source's token (blocking: a refresh may run)."""
@@ -346,11 +345,7 @@ class AsyncTokenAuth(_BearerAuth):
         origin: str,
         logger: logging.Logger | RedactingLogger | None = None,
     ) -> None:
-        get = getattr(source, "get_access_token", None)
-        if not callable(get):
-            raise InvalidOptionsError("auth", "the token source needs a get_access_token() method")
-        super().__init__(origin, logger)
-        self._source = source
+        super().__init__(source, origin, logger)
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         """Refuses: an async token source needs :class:`httpx.AsyncClient` (use :class:`TokenAuth` with a

@@ -36,13 +36,13 @@ import math
 import posixpath
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from importlib import import_module
 from typing import TYPE_CHECKING, Any, Final, Self, cast
 from urllib.parse import unquote, urlsplit
 
 import httpx
 
 from ._base_url import tenant_origin
+from ._lazy_exports import lazy_exports
 from ._log import CLIENT_LOGGER_NAME, RedactingLogger
 from ._retry import IDEMPOTENT_METHODS, RetryPolicy, is_retryable_status, retry_policy
 from ._tls import shared_context
@@ -377,20 +377,6 @@ _CLIENTS: Final[dict[str, str]] = {
 }
 
 
-def _load(name: str) -> object:
-    if name not in _CLIENTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    client = getattr(import_module(_CLIENTS[name], __package__), name)
-    client.__module__ = __name__  # documented, printed and pickled under the module users import it from
-    globals()[name] = client
-    return client
-
-
-def _names() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 # PEP 562, hidden from type checkers: they read the imports above, so a misspelt name stays an error.
 if not TYPE_CHECKING:
-    __getattr__ = _load
-    __dir__ = _names
+    __getattr__, __dir__ = lazy_exports(globals(), _CLIENTS, rehome=True)

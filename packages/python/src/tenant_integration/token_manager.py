@@ -29,10 +29,10 @@ them (``_sync/token_manager.py``, by ``scripts/unasync.py``); the decisions they
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Final
 
 from ._events import EventName, SessionInfo, SignedOut
+from ._lazy_exports import lazy_exports
 from ._sign_in import AuthorizationRequest, SignedIn, SignIn
 
 if TYPE_CHECKING:  # what type checkers see; at run time, __getattr__ below loads each manager on first use
@@ -64,23 +64,9 @@ _MANAGERS: Final[dict[str, str]] = {
 }
 
 
-def _load(name: str) -> object:
-    if name not in _MANAGERS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    manager = getattr(import_module(_MANAGERS[name], __package__), name)
-    manager.__module__ = __name__  # documented, printed and pickled under the module users import it from
-    globals()[name] = manager
-    return manager
-
-
-def _names() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 # PEP 562, hidden from type checkers: they read the imports above.
 if not TYPE_CHECKING:
-    __getattr__ = _load
-    __dir__ = _names
+    __getattr__, __dir__ = lazy_exports(globals(), _MANAGERS, rehome=True)
 
 # Documented, printed and pickled under the module users import them from.
 for _exported in (AuthorizationRequest, SessionInfo, SignedIn, SignIn, SignedOut):

@@ -7,58 +7,13 @@
  * this package, so a dependency back would be a cycle in the workspace graph. turbo.json of this
  * package makes its test tasks depend on `@tenant-integration/sandbox#build` instead.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { type Child, startJsonLines, startReady } from "@tenant-integration/test-support/processes";
 
 const SANDBOX_CLI = fileURLToPath(new URL("../../../sandbox/dist/cli.js", import.meta.url));
 const WORKER = fileURLToPath(new URL("./file-worker.mjs", import.meta.url));
 
-/** One line of JSON from a child process. */
-export type Message = Record<string, unknown>;
-
-/** A child process that speaks one JSON object per line. */
-export interface Child {
-  readonly process: ChildProcess;
-  /** The next line it prints (rejects if it exits first). */
-  next(): Promise<Message>;
-  /** Writes one command line to its stdin. */
-  send(command: Message): void;
-  /** Resolves when it has exited. */
-  readonly exited: Promise<void>;
-}
-
-function child(args: string[]): Child {
-  const proc = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "pipe"] });
-  const queue: Message[] = [];
-  const waiting: ((m: Message | Error) => void)[] = [];
-  let stderr = "";
-  proc.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  createInterface({ input: proc.stdout! }).on("line", (line) => {
-    const message = JSON.parse(line) as Message;
-    const waiter = waiting.shift();
-    if (waiter) waiter(message);
-    else queue.push(message);
-  });
-  const exited = new Promise<void>((resolve) =>
-    proc.once("exit", () => {
-      for (const waiter of waiting.splice(0)) waiter(new Error(`process exited: ${stderr}`));
-      resolve();
-    }),
-  );
-  return {
-    process: proc,
-    next: () => {
-      const message = queue.shift();
-      if (message) return Promise.resolve(message);
-      if (proc.exitCode !== null || proc.signalCode !== null)
-        return Promise.reject(new Error(`process exited: ${stderr}`));
-      return new Promise((resolve, reject) => waiting.push((m) => (m instanceof Error ? reject(m) : resolve(m))));
-    },
-    send: (command) => proc.stdin!.write(`${JSON.stringify(command)}\n`),
-    exited,
-  };
-}
+export type { Child, Message } from "@tenant-integration/test-support/processes";
 
 /** Past the access token's 15 minutes. */
 const LATER_SECONDS = 901;
@@ -87,7 +42,7 @@ export async function startSandboxProcess(
   { autoApprove = true } = {},
 ): Promise<SandboxProcess> {
   const approve = autoApprove ? ["--auto-approve"] : [];
-  const proc = child([
+  const proc = startJsonLines([
     SANDBOX_CLI,
     "--port",
     "0",
@@ -145,26 +100,12 @@ export async function startWorker(
 ): Promise<Child> {
   const args = [WORKER, url, file, clientId, redirectUri];
   if (storageOptions) args.push(JSON.stringify(storageOptions));
-  const worker = child(args);
-  const ready = await worker.next();
-  if (!ready["ready"]) throw new Error(`worker not ready: ${JSON.stringify(ready)}`);
-  return worker;
+  return startReady(args);
 }
 
 /** A Node script of the test's own, run with `args`, that prints one JSON object per line. */
 export function startScript(script: string, ...args: string[]): Child {
-  return child([script, ...args]);
+  return startJsonLines([script, ...args]);
 }
 
-/** Sends `command` to every worker at once (the barrier: all are ready and waiting on stdin) and collects their answers. */
-export async function together(workers: readonly Child[], command: Message): Promise<Message[]> {
-  const answers = workers.map((w) => w.next());
-  for (const w of workers) w.send(command);
-  return Promise.all(answers);
-}
-
-/** Kills the processes (SIGKILL) and waits until they are gone. */
-export async function stopAll(children: readonly Child[]): Promise<void> {
-  for (const c of children) c.process.kill("SIGKILL");
-  await Promise.all(children.map((c) => c.exited));
-}
+export { stopAll, together } from "@tenant-integration/test-support/processes";

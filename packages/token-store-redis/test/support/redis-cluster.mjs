@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "@tenant-integration/prism-testing";
-import { startRedisServer } from "./redis-server.mjs";
+import { startRedisServer } from "@tenant-integration/test-support/redis-server";
 
 /** `redis-cli` (next to REDIS_SERVER_PATH's directory when set, else on PATH). */
 function redisCli() {

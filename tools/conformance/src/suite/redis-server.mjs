@@ -1,29 +1,11 @@
-// redis-server on a free loopback port, for the runs on `redis` storage and the nodes of a cluster,
-// with the redis steps (restart, hang, down, back) of a run that has a server of its own.
-import { execFile, spawn, spawnSync } from "node:child_process";
-import { createServer } from "node:net";
+// redis-server on a free loopback port (started by @tenant-integration/test-support, as the Redis
+// store's tests start it), for the runs on `redis` storage and the nodes of a cluster, with the redis
+// steps (restart, hang, down, back) of a run that has a server of its own.
+import { execFile } from "node:child_process";
 import { join } from "node:path";
+import { findRedisServer, freePort, spawnRedisServer } from "@tenant-integration/test-support/redis-server";
 
-/** A free TCP port on the loopback interface. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The redis-server to run (REDIS_SERVER_PATH, else the one on PATH) and its version, or undefined. */
-export function findRedisServer() {
-  const command = process.env.REDIS_SERVER_PATH || "redis-server";
-  const probe = spawnSync(command, ["--version"], { encoding: "utf8" });
-  return probe.status === 0
-    ? { command, version: probe.stdout.trim().match(/v=(\S+)/)?.[1] ?? probe.stdout.trim() }
-    : undefined;
-}
+export { findRedisServer, freePort, spawnRedisServer };
 
 /** The redis-cli beside the redis-server `command` (or the one on PATH). */
 export const redisCliOf = (command) => (command.includes("/") ? join(command, "..", "redis-cli") : "redis-cli");
@@ -56,37 +38,6 @@ export function setDefaultUserKeys(cli, port, rules) {
           : resolve(),
     );
   });
-}
-
-/**
- * Spawns `command args` (a redis-server) and resolves with the child and a promise of its exit once
- * it logs "Ready to accept connections"; rejects, with its log, when it exits first or is not ready
- * within 15 s (it is then killed). `what` names it in those errors.
- */
-export async function spawnRedisServer(command, args, what) {
-  const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  let log = "";
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${what} did not start within 15 s:\n${log}`));
-    }, 15_000);
-    const read = (chunk) => {
-      log += chunk;
-      if (log.includes("Ready to accept connections")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on("data", read);
-    child.stderr.on("data", read);
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${what} exited (${code}):\n${log}`));
-    });
-  });
-  return { child, exited };
 }
 
 /**

@@ -11,8 +11,9 @@ imports the storage protocol (:mod:`.base`), which runs this file, and a manager
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Final
+
+from .._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ below loads each name
     from .base import Lock, TokenStorage
@@ -46,24 +47,9 @@ _EXPORTS: Final[dict[str, str]] = {
 }
 
 
-def _load(name: str) -> object:
-    """Loads a public name's module on first use and keeps the name here, so later lookups are plain
-    attribute reads."""
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_EXPORTS[name], __name__), name)
-    globals()[name] = value
-    return value
-
-
-def _names() -> list[str]:
-    return sorted({*globals(), *__all__})
-
-
 # PEP 562, hidden from type checkers: they read the imports above, so a misspelt name stays an error.
 if not TYPE_CHECKING:
-    __getattr__ = _load
-    __dir__ = _names
+    __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 
 __all__ = [
