@@ -160,6 +160,7 @@ export async function fileStorageFigures() {
     const storage = fileStorage(windowFile);
     const timed = {
       lock: storage.lock,
+      refreshIntents: storage.refreshIntents,
       get: storage.get,
       delete: storage.delete,
       async set(key, value) {

@@ -40,6 +40,11 @@ const FEATURES = [
     "sessions.js",
     ["token-manager/src/sessions.ts", "token-manager/src/session-id.ts", "token-manager/src/binding.ts"],
   ],
+  [
+    "refresh intents beside a lock of one's own: refreshIntents (what fileStorage, redisStorage and postgresStorage bring with their locks)",
+    "own-lock.js",
+    ["token-manager/src/refresh-intent.ts"],
+  ],
 ];
 
 /** How the rows were measured, for BENCHMARKS.md. */
@@ -72,10 +77,6 @@ const SHARES = [
   [
     "token manager: the refresh protocol (one refresh under a lock, retries, tokens whose write failed)",
     /token-manager\/src\/(refresh|lock|running-time)\.ts/,
-  ],
-  [
-    "token manager: refresh intents (processes sharing a storage; idle in a browser)",
-    /token-manager\/src\/refresh-intent\.ts/,
   ],
   ["token manager: tabs (sign-ins and sign-outs told across tabs, rotation markers)", /token-manager\/src\/tabs\.ts/],
   [

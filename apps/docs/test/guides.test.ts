@@ -184,6 +184,8 @@ describe("the more-than-one-process guide", () => {
     const [example] = codeBlocks(guide, "ts");
     expect(example).toContain("lock");
     expect(example).toContain(": TokenStorage");
+    // The manager refuses a lock that processes share without the refresh intents beside it.
+    expect(example).toMatch(/^\s+refreshIntents,/m);
     expect(typecheckSnippet("guides", "own-storage-and-lock", example!)).toBe("");
   });
 });

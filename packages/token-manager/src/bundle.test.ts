@@ -70,3 +70,21 @@ describe("a browser app of one session per storage", () => {
     expect(server).toEqual(expect.arrayContaining(["session-id.ts", "binding.ts", "sessions.ts"]));
   });
 });
+
+describe("a browser app whose storage has no lock that processes share", () => {
+  const options = `{ baseUrl: "https://acme.tenant.test", clientId: "c", redirectUri: "https://app.test/cb", scopes: ["profile:read"] }`;
+
+  it("ships none of the refresh intents (the storages with such a lock import them, as does an app giving its own lock)", async () => {
+    const app = await modulesOf(
+      `import { createTokenManager, webStorage } from "./index.ts";
+       export const tm = createTokenManager({ ...${options}, storage: webStorage(localStorage) });`,
+    );
+    expect(app).toContain("refresh.ts");
+    expect(app).not.toContain("refresh-intent.ts");
+    const ownLock = await modulesOf(
+      `import { createTokenManager, refreshIntents } from "./index.ts";
+       export const tm = createTokenManager({ ...${options}, lock: (name, task) => task(), refreshIntents });`,
+    );
+    expect(ownLock).toContain("refresh-intent.ts");
+  });
+});

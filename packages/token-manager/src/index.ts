@@ -52,5 +52,6 @@ export {
 export type { ParsedTokenResponse } from "./token-response.js";
 export type { HeldLock, Lock, LockManagerLike, LockWaitOptions } from "./lock.js";
 export type { ProcessIdentity, TokenStorage } from "./storage/storage.js";
+export { refreshIntents, type RefreshIntents } from "./refresh-intent.js";
 export { memoryStorage } from "./storage/memory.js";
 export { webStorage, type WebStorageLike } from "./storage/web.js";

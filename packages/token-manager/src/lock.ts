@@ -22,6 +22,12 @@ export interface HeldLock {
 }
 
 /**
+ * Thrown inside the lock when it was found no longer held right before a refresh would leave (its
+ * holder was paused and another took it over): nothing was sent; the manager takes the lock again.
+ */
+export class LockLost extends Error {}
+
+/**
  * Runs `task` while holding the lock called `name`, and resolves or rejects with its result.
  * Implement it to coordinate through something else (a file lock, a database row). A lock that can
  * tell whether it is still held passes a {@link HeldLock} to the task (the file and Redis locks do);

@@ -12,7 +12,7 @@ import { processLock, webLock, type Lock, type LockManagerLike } from "./lock.js
 import type { SessionLogger } from "./logger.js";
 import { need, redirectTarget, tenantBase } from "./options.js";
 import { sanitize } from "./redact.js";
-import type { IntentBeat, IntentWatch } from "./refresh-intent.js";
+import type { IntentBeat, IntentWatch, RefreshIntents } from "./refresh-intent.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { ProcessIdentity, TokenStorage } from "./storage/storage.js";
 import type { TokenRecord } from "./token-record.js";
@@ -85,10 +85,11 @@ export interface ManagerState {
   /** Web Locks, when they are the refresh lock: the tabs' rotation markers are taken there too. */
   readonly locks: LockManagerLike | undefined;
   /**
-   * Whether refresh intents are written: only where processes share the storage through a lock of
-   * their own (file, Redis, a lock given); tabs coordinate through Web Locks and their rotation markers.
+   * The refresh intents, handed over with a lock that processes share (file, Redis, PostgreSQL, a lock
+   * given with them); `undefined` otherwise: tabs coordinate through Web Locks and their rotation
+   * markers, and an app that never imports such a storage never bundles them (refresh-intent.ts).
    */
-  readonly intents: boolean;
+  readonly intents: RefreshIntents | undefined;
   readonly identity: ProcessIdentity | undefined;
   /** The tabs' channel, with a storage the tabs share (one with a `tabStorage`). */
   readonly channel: BroadcastChannel | undefined;
@@ -120,6 +121,13 @@ export interface ManagerState {
   /** Bumped by sign-in and sign-out, so that a refresh begun before cannot resurrect or overwrite tokens. */
   generation: number;
 }
+
+/**
+ * Why a lock that processes share is refused without the refresh intents: a holder paused after its
+ * refresh left would make another process present the rotated-away token.
+ */
+const NO_INTENTS =
+  'lock: a lock of your own needs refreshIntents (from "@tenant-integration/token-manager") beside it, on the storage or as an option';
 
 /** The in-process refresh lock, shared by the managers of this realm that have no other. */
 let sharedLock: Lock | undefined;
@@ -162,6 +170,8 @@ export function createManagerState(options: TokenManagerOptions, sessionId?: str
   // The lock option wins, then the storage's own lock (file, Redis). With either, no Web Locks:
   // neither the refresh lock nor the rotation markers.
   const ownLock = options.lock ?? storage.lock;
+  const intents = ownLock && (options.refreshIntents ?? storage.refreshIntents);
+  need(!ownLock || intents, NO_INTENTS);
   const locks = ownLock ? undefined : (globalThis as { navigator?: { locks?: LockManagerLike } }).navigator?.locks;
   const keys = scopeKeys(new URL(base).origin, clientId, sessionId);
   // With a storage the tabs share, the tabs tell each other of sign-ins and sign-outs. Only then: an
@@ -192,7 +202,7 @@ export function createManagerState(options: TokenManagerOptions, sessionId?: str
     keys,
     lock: ownLock ?? (locks ? webLock(locks, options.lockTimeoutMs) : (sharedLock ??= processLock())),
     locks,
-    intents: ownLock !== undefined,
+    intents: intents || undefined,
     identity: storage.processIdentity,
     channel,
     listeners: {},

@@ -10,6 +10,10 @@ import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
 import { failure } from "./test-support/failure.js";
 import { BASE, CLIENT_ID, bodyOf, type Setup, setup, signIn, tokenServer } from "./test-support/harness.js";
+import { refreshIntents } from "./refresh-intent.js";
+import { createSessionManager, createSessions } from "./sessions.js";
+import { createTokenManager } from "./token-manager.js";
+import type { TokenManagerOptions } from "./types.js";
 
 const PREFIX = `tenant-integration:${BASE}:${CLIENT_ID}:`;
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
@@ -39,7 +43,7 @@ function refreshTimes(h: Setup): number[] {
  * in the storage: a holder on another host (never known to have exited), whose intent is `ageMs` old.
  */
 async function waiterOn(storage: TokenStorage, intentWaitMs: number, ageMs = 0) {
-  const h = setup({ storage, lock: processLock(), intentWaitMs });
+  const h = setup({ storage, lock: processLock(), refreshIntents, intentWaitMs });
   await signIn(h.tm);
   h.calls.length = 0;
   h.clock.advance(900_000);
@@ -161,7 +165,7 @@ describe("no intent, no send (D6)", () => {
   it("a refresh whose intent cannot be written fails with STORAGE_FAILED saying so and why, sends nothing, keeps the stored tokens, and the next call tries again", async () => {
     const failing = new Set(["intent"]);
     const storage = faultyWrites(failing);
-    const h = setup({ storage, lock: processLock() });
+    const h = setup({ storage, lock: processLock(), refreshIntents });
     await signIn(h.tm);
     h.clock.advance(900_000);
     const error = (await h.tm.getAccessToken().catch((e: unknown) => e)) as Error & { code: string };
@@ -181,14 +185,14 @@ describe("no intent, no send (D6)", () => {
     const failing = new Set<string>();
     const storage = faultyWrites(failing);
     const server = tokenServer();
-    const first = setup({ storage, lock: processLock() }, server);
+    const first = setup({ storage, lock: processLock(), refreshIntents }, server);
     await signIn(first.tm);
     failing.add("intent").add("tokens");
     first.clock.advance(900_000);
     await expect(first.tm.getAccessToken()).rejects.toThrow(failure("STORAGE_FAILED"));
     // The first process gives up (or dies); the storage answers again; another process calls.
     failing.clear();
-    const second = setup({ storage, lock: processLock() }, server);
+    const second = setup({ storage, lock: processLock(), refreshIntents }, server);
     second.clock.advance(900_000);
     expect(await second.tm.getAccessToken()).toBe("at_2");
     const presented = [...first.calls, ...second.calls]
@@ -219,7 +223,7 @@ describe("a holder that lives says so: intent beats (D7)", () => {
     const server = tokenServer();
     let answer: (response: Response) => void = () => {};
     const storage = Object.assign(memoryStorage(), { lock: processLock() });
-    const h = setup({ storage, lock: processLock(), intentWaitMs: 400 }, server);
+    const h = setup({ storage, lock: processLock(), refreshIntents, intentWaitMs: 400 }, server);
     await signIn(h.tm);
     h.clock.advance(900_000);
     server.queue.push(() => new Promise<Response>((resolve) => (answer = resolve)));
@@ -248,7 +252,7 @@ describe("a holder that lives says so: intent beats (D7)", () => {
     const server = tokenServer();
     let answer: (response: Response) => void = () => {};
     const storage = Object.assign(memoryStorage(), { lock: processLock() });
-    const h = setup({ storage, lock: processLock(), intentWaitMs: 400 }, server);
+    const h = setup({ storage, lock: processLock(), refreshIntents, intentWaitMs: 400 }, server);
     await signIn(h.tm);
     h.clock.advance(900_000);
     server.queue.push(() => new Promise<Response>((resolve) => (answer = resolve)));
@@ -275,5 +279,64 @@ describe("a holder that lives says so: intent beats (D7)", () => {
     );
     expect(await token).toBe("at_slow");
     expect(await storage.get(`${PREFIX}intent`)).toBe(other);
+  });
+});
+
+describe("a lock that processes share brings the refresh intents (imported by the storages that have one)", () => {
+  const options = {
+    baseUrl: BASE,
+    clientId: CLIENT_ID,
+    redirectUri: "https://app.test/cb",
+    scopes: ["profile:read"],
+  } as const;
+  const refusal =
+    'INVALID_OPTIONS: lock: a lock of your own needs refreshIntents (from "@tenant-integration/token-manager") beside it, on the storage or as an option';
+  /** How many refresh intents one refresh writes, the storage of memory given `carried` (a lock, the intents), the manager `more`. */
+  async function intentsWritten(
+    carried: Partial<TokenStorage>,
+    more: Partial<TokenManagerOptions> = {},
+  ): Promise<number> {
+    const written: string[] = [];
+    const inner = memoryStorage();
+    const set = (key: string, value: string) => (key.endsWith(":intent") && written.push(value), inner.set(key, value));
+    const h = setup({ ...more, storage: { ...inner, set, ...carried } });
+    await signIn(h.tm);
+    h.clock.advance(900_000);
+    expect(await h.tm.getAccessToken()).toBe("at_2");
+    return written.length;
+  }
+
+  it("refuses a lock option without them, at creation, saying how to give them (createTokenManager, createSessionManager, createSessions)", () => {
+    const lock = processLock();
+    expect(() => createTokenManager({ ...options, lock })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: refusal }),
+    );
+    expect(() => createSessionManager({ ...options, lock, sessionId: "42" })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: refusal }),
+    );
+    expect(() => createSessions({ ...options, lock })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: refusal }),
+    );
+  });
+
+  it("refuses a storage of your own that carries a lock without them", () => {
+    const storage: TokenStorage = { ...memoryStorage(), lock: processLock() };
+    expect(() => createTokenManager({ ...options, storage })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: refusal }),
+    );
+    expect(() => createSessions({ ...options, storage })).toThrow(
+      expect.objectContaining({ code: "INVALID_OPTIONS", message: refusal }),
+    );
+  });
+
+  it("writes an intent before each refresh with them on the storage beside its lock, or as the option beside the lock option", async () => {
+    expect(await intentsWritten({ lock: processLock(), refreshIntents })).toBe(1);
+    expect(await intentsWritten({}, { lock: processLock(), refreshIntents })).toBe(1);
+  });
+
+  it("writes none without a lock that processes share (one process, or tabs on Web Locks): given alone, they are unused", async () => {
+    expect(await intentsWritten({})).toBe(0);
+    expect(await intentsWritten({ refreshIntents })).toBe(0);
+    expect(await intentsWritten({}, { refreshIntents })).toBe(0);
   });
 });

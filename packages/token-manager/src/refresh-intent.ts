@@ -6,11 +6,14 @@
  * where known, the holder's pid and host. A process about to present the same token waits for it,
  * outside the lock, until it has itself watched it for `intentWaitMs` with the storage answering
  * (decision D1): an outage of the storage ends a watch, so it never counts as waiting. Written only
- * where processes share the storage through a lock of their own. The same module as the Python kit's
+ * where processes share the storage through a lock of their own, which hands the manager
+ * {@link refreshIntents} (`fileStorage`, `redisStorage`, `postgresStorage` import this module; an app
+ * on `webStorage` or `memoryStorage` never bundles it). The same module as the Python kit's
  * `_refresh_intent.py`.
  */
 import { isString } from "./encoding.js";
 import { fail } from "./errors.js";
+import { type HeldLock, LockLost } from "./lock.js";
 import { known, type ManagerState, store, whereIs } from "./manager-state.js";
 import { sanitize } from "./redact.js";
 import { sleep } from "./running-time.js";
@@ -276,3 +279,109 @@ export async function awaitIntent(state: ManagerState, { intent, recordId }: Int
     if (watchIntent(state, current) >= state.intentWaitMs) return;
   }
 }
+
+/**
+ * The steps of the refresh protocol that only a storage shared by processes needs, as the manager
+ * runs them (see {@link refreshIntents}, the one implementation). An app passes the object on and
+ * never calls its methods: they take the manager's internal state.
+ */
+export interface RefreshIntents {
+  /** Step 2, under the lock: rejects when another refresh's live intent names `stored`'s refresh token, to be waited for outside the lock. */
+  check(state: ManagerState, stored: TokenRecord): Promise<void>;
+  /** Outside the lock: when `error` is the rejection of `check`, waits for that intent and resolves `true`; else `false`. */
+  waitOut(state: ManagerState, error: unknown): Promise<boolean>;
+  /**
+   * Steps 3 and 4, before the refresh leaves: rejects with `LockLost` when `held` is no longer this
+   * process's own, then stores this process's intent (no intent, no send: D6).
+   */
+  write(state: ManagerState, refreshToken: string, held?: HeldLock): Promise<Intent>;
+  /**
+   * Step 5, right before each attempt leaves: `true` when the stored record is still `stored` and the
+   * lock still this process's own; `false` (the intent dropped) when another process stored tokens
+   * meanwhile; rejects with `LockLost` (the intent dropped) when the lock is gone.
+   */
+  stillOurs(state: ManagerState, stored: TokenRecord, intent: Intent | undefined, held?: HeldLock): Promise<boolean>;
+  /** Step 7: deletes the intent if it is still `intent`. */
+  drop(state: ManagerState, intent: Pick<Intent, "holder"> | undefined): Promise<void>;
+  /** A call failed with `error`: a storage that could not be read or locked ends the watch (D1). */
+  failed(state: ManagerState, error: unknown): void;
+}
+
+/**
+ * Step 2 under the lock: throws {@link IntentPending} when another refresh's live intent names
+ * `stored`'s refresh token (see {@link blockingIntent}); the lock is then released and the intent
+ * waited for outside it ({@link waitOut}).
+ */
+async function checkIntent(state: ManagerState, stored: TokenRecord): Promise<void> {
+  const intent = await blockingIntent(state, stored);
+  if (intent) throw new IntentPending(intent, stored.id);
+}
+
+/** Outside the lock: when `error` is an {@link IntentPending}, waits for its intent ({@link awaitIntent}) and resolves `true`. */
+async function waitOut(state: ManagerState, error: unknown): Promise<boolean> {
+  if (!(error instanceof IntentPending)) return false;
+  await awaitIntent(state, error);
+  return true;
+}
+
+/**
+ * Steps 3 and 4: the lock still this process's own, checked before the intent is written too (a holder
+ * whose lock was taken over while it was paused must not replace the new holder's intent), then
+ * {@link writeIntent}.
+ *
+ * @throws {@link LockLost} when the lock is gone; a `TokenManagerError` `STORAGE_FAILED` when the intent cannot be written
+ */
+async function claim(state: ManagerState, refreshToken: string, held?: HeldLock): Promise<Intent> {
+  if (held && !(await held.isHeld())) throw new LockLost();
+  return writeIntent(state, refreshToken);
+}
+
+/**
+ * Step 5, right before each attempt of the refresh leaves: the stored record is still `stored` (else
+ * another process stored tokens meanwhile: `false`, decide again with them) and the lock still this
+ * process's own (else {@link LockLost}). Either way the intent is dropped first.
+ */
+async function stillOurs(
+  state: ManagerState,
+  stored: TokenRecord,
+  intent: Intent | undefined,
+  held?: HeldLock,
+): Promise<boolean> {
+  if ((await loadRecord(state))?.id !== stored.id) {
+    await dropIntent(state, intent);
+    state.log?.("tokens-changed", {});
+    return false;
+  }
+  if (held && !(await held.isHeld())) {
+    await dropIntent(state, intent);
+    throw new LockLost();
+  }
+  return true;
+}
+
+/**
+ * The refresh intents, as a storage whose lock processes share hands them to the manager
+ * (`TokenStorage.refreshIntents`, or the `refreshIntents` option beside a `lock` of your own): the
+ * steps of the refresh protocol that only such a storage needs (spec/token-store/README.md, "Paused
+ * processes", steps 2, 4 and 7). A manager with such a lock and without them is refused
+ * (`INVALID_OPTIONS`): it would refresh without them, and a paused holder could make another process
+ * present a rotated-away token.
+ *
+ * @example
+ * ```ts
+ * import { refreshIntents, type TokenStorage } from "@tenant-integration/token-manager";
+ * const storage: TokenStorage = { ...myStorage, lock: myLock, refreshIntents };
+ * ```
+ * @see RFC 9700 §4.14.2
+ */
+export const refreshIntents: RefreshIntents = {
+  check: checkIntent,
+  waitOut,
+  write: claim,
+  stillOurs,
+  drop: dropIntent,
+  failed: (state, error) => {
+    // A storage that could not be read or locked ends the watch of another refresh's intent (D1).
+    if (isStorageFailure(error)) endWatch(state);
+  },
+};

@@ -8,19 +8,10 @@
  * @see RFC 6749 §6; RFC 9700 §4.14.2 (refresh token rotation)
  */
 import { fail, type OAuthResponseError, SessionEndedError, TokenManagerError, TransientError } from "./errors.js";
-import type { HeldLock } from "./lock.js";
+import { type HeldLock, LockLost } from "./lock.js";
 import { emit, known, type ManagerState } from "./manager-state.js";
 import { sanitize } from "./redact.js";
-import {
-  awaitIntent,
-  blockingIntent,
-  dropIntent,
-  endWatch,
-  type Intent,
-  IntentPending,
-  isStorageFailure,
-  writeIntent,
-} from "./refresh-intent.js";
+import type { Intent } from "./refresh-intent.js";
 import { sleep } from "./running-time.js";
 import { clear, commit, fresh, loadRecord } from "./session.js";
 import { announce, markRotatedAway, notRotatedAway } from "./tabs.js";
@@ -38,9 +29,6 @@ const UNSAVED_RETRY_MS = 1000;
 const MAX_RETRY_DELAY_MS = 10_000;
 /** How many times the lock is taken again after it was found lost before a refresh left. */
 const LOCK_TRIES = 3;
-
-/** Thrown inside the lock when it was found no longer held right before a refresh would leave: nothing was sent; the lock is taken again. */
-class LockLost extends Error {}
 
 /** What a refresh that sent nothing it could use returns: decide again from what storage holds now. */
 interface DecideAgain {
@@ -105,8 +93,7 @@ async function obtainShared(state: ManagerState): Promise<string> {
     state.log?.("lock-wait", {});
     const held = unsaved && current === unsaved && fresh(state, unsaved) ? unsaved : undefined;
     const run = (state.intents && !unsaved ? readFirst(state) : underLock(state)).catch((e: unknown) => {
-      // A storage that could not be read or locked ends the watch of another refresh's intent (D1).
-      if (isStorageFailure(e)) endWatch(state);
+      state.intents?.failed(state, e);
       throw e;
     });
     state.inflight = (held ? servingUnsaved(state, run, held) : run).finally(() => (state.inflight = undefined));
@@ -165,10 +152,8 @@ function underLock(state: ManagerState): Promise<string> {
         state.current = found;
         return found.access_token;
       }
-      if (e instanceof IntentPending) {
-        await awaitIntent(state, e);
-        return attempt(tries);
-      }
+      // Another refresh's intent, found under the lock: waited for outside it.
+      if (await state.intents?.waitOut(state, e)) return attempt(tries);
       if (!(e instanceof LockLost)) throw e;
       state.log?.("lock-lost", { tries });
       if (tries >= LOCK_TRIES) throw new TransientError(undefined, 0);
@@ -208,9 +193,8 @@ async function obtain(state: ManagerState, held?: HeldLock): Promise<string> {
       state.current = stored;
       return stored.access_token;
     }
-    const intent = state.intents ? await blockingIntent(state, stored) : undefined;
-    // Released, and waited for outside the lock (see underLock).
-    if (intent) throw new IntentPending(intent, stored.id);
+    // Rejects on another refresh's live intent: released, and waited for outside the lock (see underLock).
+    await state.intents?.check(state, stored);
     if (await notRotatedAway(state, stored)) {
       const outcome = await refresh(state, stored, again, held);
       if (typeof outcome === "string") return outcome;
@@ -258,7 +242,7 @@ async function readUnderLock(state: ManagerState): Promise<TokenRecord | undefin
     }
   }
   // Written (or superseded): this process's intent on the old token has done its job.
-  if (!state.unsaved) await dropIntent(state, state.ownIntent);
+  if (!state.unsaved) await state.intents?.drop(state, state.ownIntent);
   return stored;
 }
 
@@ -277,27 +261,22 @@ async function refresh(
   held?: HeldLock,
 ): Promise<string | DecideAgain> {
   const generation = state.generation;
-  let intent: Intent | undefined;
-  if (state.intents) {
-    // Checked before the intent is written too: a holder whose lock was taken over while it was
-    // paused must not replace the new holder's intent.
-    if (held && !(await held.isHeld())) throw new LockLost();
-    // No intent, no send (D6): an unwritable intent rejects here with STORAGE_FAILED, nothing sent.
-    intent = await writeIntent(state, stored.refresh_token);
-  }
+  // With a storage that processes share, steps 3 and 4: the lock still ours (else LockLost), then the
+  // intent (no intent, no send, D6: an unwritable one rejects with STORAGE_FAILED). Nothing sent then.
+  const intent = await state.intents?.write(state, stored.refresh_token, held);
   state.log?.("refresh-started", {});
   let tokens: TokenRecord | DecideAgain;
   try {
     tokens = await sendRefresh(state, stored, intent, again, held);
   } catch (e) {
     if (e instanceof LockLost) throw e;
-    await dropIntent(state, intent);
+    await state.intents?.drop(state, intent);
     if (e instanceof TransientError && !mayRetry(e)) state.log?.("refresh-not-retried", { status: e.status });
     return refused(state, e, stored, again, generation);
   }
   if (!("access_token" in tokens)) return tokens;
   if (generation !== state.generation) {
-    await dropIntent(state, intent);
+    await state.intents?.drop(state, intent);
     fail("NOT_SIGNED_IN");
   }
   await markRotatedAway(state, stored);
@@ -305,7 +284,7 @@ async function refresh(
   if (info) {
     // Stored: the intent has done its job. Kept while the write fails, so that the others do
     // not present the old token while this process writes the new one again.
-    await dropIntent(state, intent);
+    await state.intents?.drop(state, intent);
     state.log?.("refresh-finished", { expiresAt: info.expiresAt });
     emit(state, "tokens-refreshed", info);
   } else {
@@ -330,17 +309,8 @@ async function sendRefresh(
   const { attempts, baseDelayMs } = state.retry;
   for (let attempt = 1; ; attempt++) {
     try {
-      if (state.intents) {
-        if ((await loadRecord(state))?.id !== stored.id) {
-          await dropIntent(state, intent);
-          state.log?.("tokens-changed", {});
-          return { again };
-        }
-        if (held && !(await held.isHeld())) {
-          await dropIntent(state, intent);
-          throw new LockLost();
-        }
-      }
+      // Step 5: storage changed meanwhile is decided again; a lock gone rejects (LockLost), nothing sent.
+      if (state.intents && !(await state.intents.stillOurs(state, stored, intent, held))) return { again };
       const request = refreshTokenGrantRequest(state.clientId, refresh_token);
       return await requestTokens(state, request, known(state, access_token, refresh_token), stored, attempt);
     } catch (e) {

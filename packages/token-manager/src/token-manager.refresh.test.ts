@@ -16,6 +16,7 @@ import {
   tokens,
   type Handler,
 } from "./test-support/harness.js";
+import { refreshIntents } from "./refresh-intent.js";
 
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
 /** How long tokens whose write failed are served before the write is tried again. */
@@ -139,8 +140,8 @@ describe("freshness under skewed clocks (regression: issue 20, a reader a few ms
     const server = tokenServer();
     const storage = memoryStorage();
     const lock = processLock();
-    const a = setup({ storage, lock }, server);
-    const b = setup({ storage, lock }, server);
+    const a = setup({ storage, lock, refreshIntents }, server);
+    const b = setup({ storage, lock, refreshIntents }, server);
     b.clock.advance(-skewMs);
     await signIn(a.tm);
     return { a, b, server };
@@ -346,7 +347,7 @@ describe("a storage that fails on write", () => {
     };
     const lock = <T>(_name: string, task: () => Promise<T>): Promise<T> =>
       lockDown ? Promise.reject(new Error("LOCK_UNAVAILABLE: connection refused")) : task();
-    const h = await signedIn({ storage, lock });
+    const h = await signedIn({ storage, lock, refreshIntents });
     const reported: Error[] = [];
     h.tm.on("storage-failed", ({ error }) => reported.push(error));
     h.clock.advance(900_000);
@@ -378,7 +379,7 @@ describe("a storage that fails on write", () => {
     };
     const lock = <T>(_name: string, task: () => Promise<T>): Promise<T> =>
       down && h.clock.now() > expiry ? Promise.reject(new Error("LOCK_UNAVAILABLE")) : task();
-    const h = await signedIn({ storage, lock });
+    const h = await signedIn({ storage, lock, refreshIntents });
     h.clock.advance(900_000);
     const expiry = h.clock.now() + 900_000;
     down = true;
@@ -403,7 +404,7 @@ describe("a storage that fails on write", () => {
       h.clock.advance(900_000);
       return Promise.reject(new Error("LOCK_TIMEOUT"));
     };
-    const h = await signedIn({ storage, lock });
+    const h = await signedIn({ storage, lock, refreshIntents });
     h.clock.advance(900_000);
     writesFail = true;
     expect(await h.tm.getAccessToken()).toBe("at_2");
@@ -458,14 +459,14 @@ describe("a storage that fails on write", () => {
       set: async (key, value) =>
         failingFor === owner && isTokens(key) ? Promise.reject(new Error("disk full")) : base.set(key, value),
     });
-    const a = setup({ storage: failingStorage("a"), lock }, server);
+    const a = setup({ storage: failingStorage("a"), lock, refreshIntents }, server);
     await signIn(a.tm);
     a.clock.advance(900_000);
     failingFor = "a";
     expect(await a.tm.getAccessToken()).toBe("at_2"); // rt_2 is only in a's memory
     failingFor = undefined;
     // Another manager (another process) signs in again and stores the newer session.
-    const b = setup({ storage: failingStorage("b"), lock }, server);
+    const b = setup({ storage: failingStorage("b"), lock, refreshIntents }, server);
     b.clock.advance(900_001);
     await signIn(b.tm);
     const newer = await stored(base);
@@ -517,7 +518,7 @@ describe("a storage that fails on write", () => {
       },
     };
     const lock = processLock();
-    const a = setup({ storage: aStorage, lock }, server);
+    const a = setup({ storage: aStorage, lock, refreshIntents }, server);
     await signIn(a.tm);
     a.clock.advance(900_000);
     landsButFails = true;
@@ -525,7 +526,7 @@ describe("a storage that fails on write", () => {
     landsButFails = false;
     // b's clock is 10 s behind a's: a's record looks written in b's future, and b refreshes from it
     // (an API refused its access token).
-    const b = setup({ storage: base, lock }, server);
+    const b = setup({ storage: base, lock, refreshIntents }, server);
     b.clock.advance(890_000);
     expect(await b.tm.getAccessToken()).toBe("at_2");
     b.tm.onUnauthorized("at_2");
@@ -589,7 +590,7 @@ describe("a storage that fails on write", () => {
       if (down) await back.promise;
       return result;
     };
-    const h = await signedIn({ storage, lock });
+    const h = await signedIn({ storage, lock, refreshIntents });
     const failed = new Promise((resolve) => h.tm.on("storage-failed", resolve));
     h.clock.advance(900_000);
     downOnceIntentWritten = true;
@@ -790,9 +791,9 @@ describe("several tabs or managers sharing one storage", () => {
     const storage = memoryStorage();
     const lock = processLock();
     const server = tokenServer();
-    const first = setup({ storage, lock }, server);
+    const first = setup({ storage, lock, refreshIntents }, server);
     await signIn(first.tm);
-    const tabs = [first, ...Array.from({ length: 4 }, () => setup({ storage, lock }, server))];
+    const tabs = [first, ...Array.from({ length: 4 }, () => setup({ storage, lock, refreshIntents }, server))];
     for (const tab of tabs) {
       expect(await tab.tm.getAccessToken()).toBe("at_1");
       tab.clock.advance(900_000);
@@ -808,6 +809,7 @@ describe("several tabs or managers sharing one storage", () => {
     const storage: TokenStorage = {
       ...memoryStorage(),
       lock: (name, task) => (names.push(name), shared(name, task)),
+      refreshIntents,
     };
     const server = tokenServer();
     const managers = Array.from({ length: 3 }, () => setup({ storage }, server));
@@ -821,7 +823,11 @@ describe("several tabs or managers sharing one storage", () => {
 
   it("prefer the lock option over the storage's own lock", async () => {
     const used: string[] = [];
-    const storage: TokenStorage = { ...memoryStorage(), lock: (_n, task) => (used.push("storage"), task()) };
+    const storage: TokenStorage = {
+      ...memoryStorage(),
+      lock: (_n, task) => (used.push("storage"), task()),
+      refreshIntents,
+    };
     const h = setup({ storage, lock: (_n, task) => (used.push("option"), task()) });
     await signIn(h.tm);
     h.clock.advance(900_000);
@@ -844,7 +850,7 @@ describe("several tabs or managers sharing one storage", () => {
     };
     const storage = memoryStorage();
     const server = tokenServer();
-    const tabs = Array.from({ length: 3 }, () => setup({ storage, lock: webLock(locks) }, server));
+    const tabs = Array.from({ length: 3 }, () => setup({ storage, lock: webLock(locks), refreshIntents }, server));
     await signIn(tabs[0]!.tm);
     for (const tab of tabs) tab.clock.advance(900_000);
     const results = await Promise.all(tabs.flatMap((tab) => [tab.tm.getAccessToken(), tab.tm.getAccessToken()]));
@@ -882,12 +888,12 @@ describe("several tabs or managers sharing one storage", () => {
         return tokens(`at_${n}`, valid);
       };
     const a = setup(
-      { storage, lock: processLock(), intentWaitMs: 0 },
+      { storage, lock: processLock(), refreshIntents, intentWaitMs: 0 },
       { refreshes: 0, queue: [], handler: handlerOf("a") },
     );
     await signIn(a.tm);
     const b = setup(
-      { storage, lock: processLock(), intentWaitMs: 0 },
+      { storage, lock: processLock(), refreshIntents, intentWaitMs: 0 },
       { refreshes: 0, queue: [], handler: handlerOf("b") },
     );
     a.clock.advance(900_000);

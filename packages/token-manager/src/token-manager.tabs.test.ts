@@ -13,6 +13,7 @@ import type { LockManagerLike } from "./lock.js";
 import { processLock } from "./lock.js";
 import type { TokenStorage } from "./storage/storage.js";
 import { BASE, CLIENT_ID, bodyOf, json, setup, signIn, tokens, type Handler } from "./test-support/harness.js";
+import { refreshIntents } from "./refresh-intent.js";
 
 const PREFIX = `tenant-integration:${BASE}:${CLIENT_ID}:`;
 const TOKENS_KEY = PREFIX + "tokens";
@@ -184,7 +185,7 @@ describe("tabs whose storage lags behind the Web Lock", () => {
   it("takes no marker with a custom lock", async () => {
     const { locks, names } = lockManager();
     vi.stubGlobal("navigator", { locks });
-    const h = setup({ lock: processLock() });
+    const h = setup({ lock: processLock(), refreshIntents });
     await signIn(h.tm);
     h.clock.advance(900_000);
     expect(await h.tm.getAccessToken()).toBe("at_2");

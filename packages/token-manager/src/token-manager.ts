@@ -10,7 +10,7 @@
  * | `pending.ts`, `binding.ts` | pending sign-ins by state; the browser binding of a server's sign-in |
  * | `session-id.ts`, `sessions.ts` | the session id rule; `createSessions`, a server's many sessions |
  * | `refresh.ts` | `getAccessToken` and the refresh protocol (spec/token-store/README.md) |
- * | `refresh-intent.ts` | the refresh intent record |
+ * | `refresh-intent.ts` | the refresh intents (`refreshIntents`), which a storage whose lock processes share hands over |
  * | `token-request.ts` | the requests to the OAuth endpoints and the processing of their answers |
  * | `token-record.ts` | the stored token record and its rules |
  * | `session.ts` | reading and writing the record, `getSession`, `isSignedIn`, `signOut` |

@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { memoryStorage } from "./storage/memory.js";
 import { BASE, CLIENT_ID, setup, signIn, tokenServer } from "./test-support/harness.js";
+import { refreshIntents } from "./refresh-intent.js";
 
 const SCHEMAS = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "spec", "token-store");
 const TOKENS_KEY = `tenant-integration:${BASE}:${CLIENT_ID}:tokens`;
@@ -137,7 +138,7 @@ describe("the token store schemas", () => {
 describe("the records the TypeScript manager writes", () => {
   it("validate: the refresh intent, written before the refresh with a lock of its own, naming the token by the lowercase hex SHA-256 of its UTF-8 bytes", async () => {
     const storage = { ...memoryStorage(), processIdentity: { host: "build-7", pid: 4242, gone: () => false } };
-    const h = setup({ storage, lock: (_name, task) => task() });
+    const h = setup({ storage, lock: (_name, task) => task(), refreshIntents });
     const intents: string[] = [];
     const original = storage.set;
     storage.set = async (key, value) => {

@@ -10,6 +10,7 @@ import type { SessionEndedError, TokenManagerError } from "./errors.js";
 import type { FetchLike } from "./fetch.js";
 import type { Lock } from "./lock.js";
 import type { logSessionTo, SessionLogger } from "./logger.js";
+import type { RefreshIntents } from "./refresh-intent.js";
 import type { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
 
@@ -41,8 +42,19 @@ export interface TokenManagerOptions {
   now?: () => number;
   /** A `crypto.getRandomValues`-shaped random source (default WebCrypto). */
   random?: RandomSource;
-  /** The lock around a refresh (default: the storage's own `lock`, else Web Locks when `navigator.locks` exists, else an in-process lock). */
+  /**
+   * The lock around a refresh (default: the storage's own `lock`, else Web Locks when `navigator.locks`
+   * exists, else an in-process lock). A lock of your own is one that processes share: it needs the
+   * refresh intents, from the storage (`TokenStorage.refreshIntents`) or the `refreshIntents` option,
+   * else `INVALID_OPTIONS`.
+   */
   lock?: Lock;
+  /**
+   * The refresh intents (`import { refreshIntents } from "@tenant-integration/token-manager"`), for a
+   * `lock` of your own beside a storage that does not carry them (see `TokenStorage.refreshIntents`):
+   * a lock that processes share is refused without them (`INVALID_OPTIONS`).
+   */
+  refreshIntents?: RefreshIntents;
   /** The bounded wait for the Web Lock before it is stolen, in milliseconds (default 20 000). */
   lockTimeoutMs?: number;
   /**

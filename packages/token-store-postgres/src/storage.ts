@@ -3,7 +3,7 @@
  *
  * @see RFC 6749 §10.4 (refresh tokens), RFC 9700 §4.14.2 (rotation); spec/token-store/README.md, "PostgreSQL"
  */
-import type { Lock, TokenStorage } from "@tenant-integration/token-manager";
+import { type Lock, type RefreshIntents, refreshIntents, type TokenStorage } from "@tenant-integration/token-manager";
 import { processIdentity } from "@tenant-integration/token-manager/node";
 import { PostgresStorageError } from "./errors.js";
 import { lockOn, lockSettings, type PostgresLockOptions } from "./lock.js";
@@ -55,6 +55,8 @@ export interface PostgresStorageOptions extends PostgresLockOptions {
 export interface PostgresTokenStorage extends TokenStorage {
   /** The advisory lock of {@link postgresLock}, which `createTokenManager` uses unless given its own `lock`. */
   readonly lock: Lock;
+  /** The refresh intents the manager writes beside that lock (the token manager's README, "Paused processes"). */
+  readonly refreshIntents: RefreshIntents;
   /** The table, as given (or the default). */
   readonly table: string;
   /**
@@ -197,6 +199,7 @@ export function postgresStorage(pool: PostgresPoolLike, options: PostgresStorage
 
   return {
     lock,
+    refreshIntents,
     table: table.text,
     processIdentity: processIdentity(),
     where: (name) => describeRow(table.text, rowOf(scope, name)),

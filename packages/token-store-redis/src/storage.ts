@@ -3,7 +3,7 @@
  *
  * @see RFC 6749 §10.4 (refresh tokens), RFC 9700 §4.14.2 (rotation)
  */
-import type { Lock, TokenStorage } from "@tenant-integration/token-manager";
+import { type Lock, type RefreshIntents, refreshIntents, type TokenStorage } from "@tenant-integration/token-manager";
 import { processIdentity } from "@tenant-integration/token-manager/node";
 import {
   DEFAULT_COMMAND_TIMEOUT_MS,
@@ -50,6 +50,8 @@ export interface RedisStorageOptions extends RedisLockOptions {
 export interface RedisTokenStorage extends TokenStorage {
   /** The Redis lock on `prefix + name`, which `createTokenManager` uses unless given its own `lock`. */
   readonly lock: Lock;
+  /** The refresh intents the manager writes beside that lock (the token manager's README, "Paused processes"). */
+  readonly refreshIntents: RefreshIntents;
   /**
    * The Redis key of the manager's `name`, as `redis-cli` shows it (prefix and hash tag included):
    * the key the manager's messages name.
@@ -189,6 +191,7 @@ function storageOn(client: RedisClientLike, options: RedisStorageOptions): Redis
 
   return {
     lock,
+    refreshIntents,
     processIdentity: processIdentity(),
     // The manager names this key in its messages (DECISIONS D3): the one redis-cli shows.
     where: (name) => redisKey(prefix, name),

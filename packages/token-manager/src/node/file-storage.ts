@@ -9,6 +9,7 @@ import { chmod, lstat, mkdir, open, readdir, readFile, readlink, rename, stat, u
 import { basename, dirname, join, resolve } from "node:path";
 import type { HeldLock, Lock, LockWaitOptions } from "../lock.js";
 import { parsePending } from "../pending.js";
+import { type RefreshIntents, refreshIntents } from "../refresh-intent.js";
 import type { TokenStorage } from "../storage/storage.js";
 import { withDirLock, type DirLockOptions } from "./dir-lock.js";
 import { FileStorageError } from "./file-storage-error.js";
@@ -25,9 +26,10 @@ export interface FileStorageOptions {
   lockTimeoutMs?: number;
 }
 
-/** A {@link TokenStorage} with the cross-process lock that `createTokenManager` picks up. */
+/** A {@link TokenStorage} with the cross-process lock that `createTokenManager` picks up, and the refresh intents beside it. */
 export interface FileTokenStorage extends TokenStorage {
   readonly lock: Lock;
+  readonly refreshIntents: RefreshIntents;
 }
 
 const errno = (e: unknown): string | undefined => (e as { code?: string } | undefined)?.code;
@@ -138,6 +140,7 @@ export function fileStorage(path: string, options: FileStorageOptions = {}): Fil
       wait?.sessionId === undefined
         ? locked(state, "refresh", (_file, held) => task(held), wait)
         : locked(state, sessionLockKind(name), (_file, held) => task(held)),
+    refreshIntents,
     processIdentity: processIdentity(),
   };
 }

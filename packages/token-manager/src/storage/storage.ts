@@ -1,4 +1,5 @@
 import type { Lock } from "../lock.js";
+import type { RefreshIntents } from "../refresh-intent.js";
 
 /**
  * Who this process is, and whether another one is gone: what a storage shared by processes gives the
@@ -47,6 +48,21 @@ export interface TokenStorage {
    * @see RFC 9700 §4.14.2 (refresh token rotation)
    */
   readonly lock?: Lock;
+  /**
+   * The refresh intents (see the README, "Paused processes"), which a storage with a `lock` must
+   * carry beside it: `createTokenManager` refuses a lock that processes share without them
+   * (`INVALID_OPTIONS`). `fileStorage`, `redisStorage` and `postgresStorage` carry them; a storage of
+   * your own sets `refreshIntents` (imported from `@tenant-integration/token-manager`). Imported only by
+   * the storages that need them, so a browser app on `webStorage` bundles none of their code.
+   *
+   * @example
+   * ```ts
+   * import { refreshIntents, type TokenStorage } from "@tenant-integration/token-manager";
+   * const storage: TokenStorage = { get, set, delete: remove, lock: databaseLock, refreshIntents };
+   * ```
+   * @see RFC 9700 §4.14.2
+   */
+  readonly refreshIntents?: RefreshIntents;
   /**
    * Set by a storage that every tab of a browser shares (`webStorage(localStorage)` sets
    * `webStorage(sessionStorage)`): a storage of this tab alone. `createTokenManager` keeps the pending

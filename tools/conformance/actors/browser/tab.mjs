@@ -12,7 +12,7 @@
 // authorization and answers `{authorize: url}`; the actor process requests the URL itself and sends
 // `run({cmd: "sign-in", callbackUrl})`, which completes it. The pending sign-in stays in this tab.
 import { createTenantClient } from "@tenant-integration/client";
-import { createTokenManager, logSessionTo, webStorage } from "@tenant-integration/token-manager";
+import { createTokenManager, logSessionTo, refreshIntents, webStorage } from "@tenant-integration/token-manager";
 import { EVENT_MARK } from "./event-mark.mjs";
 
 /** The protocol's log levels, by the kit's level names. */
@@ -64,7 +64,8 @@ function storageOptions(storage) {
     );
   const options = { storage: webStorage(localStorage) };
   // The documented bring-your-own-lock seam: the `lock` option replaces the Web Locks.
-  if (storage.lock === "none") options.lock = noLock;
+  // A lock of one's own is given with the refresh intents (the manager refuses it without them).
+  if (storage.lock === "none") Object.assign(options, { lock: noLock, refreshIntents });
   return options;
 }
 

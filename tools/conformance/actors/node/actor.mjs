@@ -10,7 +10,7 @@
 // Run: node tools/conformance/actors/node/actor.mjs. Never prints a token, code, verifier or state.
 import { createInterface } from "node:readline";
 import { createTenantClient } from "@tenant-integration/client";
-import { createTokenManager, logSessionTo, memoryStorage } from "@tenant-integration/token-manager";
+import { createTokenManager, logSessionTo, memoryStorage, refreshIntents } from "@tenant-integration/token-manager";
 import { fileStorage } from "@tenant-integration/token-manager/node";
 import { postgresStorage } from "@tenant-integration/token-store-postgres";
 import { redisClusterStorage, redisStorage } from "@tenant-integration/token-store-redis";
@@ -290,10 +290,13 @@ async function openStorage({ storage, manager = {} }) {
       ...(lockWaitMs === undefined ? {} : { waitTimeoutMs: lockWaitMs }),
     });
   } else throw new ActorError("UNSUPPORTED", `the Node kit has no storage of kind ${JSON.stringify(storage.kind)}`);
-  const lock = storage.lock === "none" ? noLock : inner.lock;
+  // "lock":"none" gives the storage a lock of one's own that does not lock, with the refresh intents
+  // beside it, as the README says a lock of one's own is given (the manager refuses it without them).
+  if (storage.lock === "none") inner = { ...inner, lock: noLock, refreshIntents };
+  const { lock } = inner;
   state.hasLock = lock !== undefined;
   // The sessions get the storage itself: its lock per session, its pending sign-ins by state.
-  state.sessionsStorage = storage.lock === "none" ? { ...inner, lock: noLock } : inner;
+  state.sessionsStorage = inner;
   return armedStorage(inner, lock);
 }
 
