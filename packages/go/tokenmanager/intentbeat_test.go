@@ -89,11 +89,19 @@ func TestTheHolderBeatsWhileTheTenantIsSlowAndNeverOverAnotherHoldersIntent(t *t
 	if beaten.Fingerprint != first.Fingerprint || beaten.Pid != first.Pid || beaten.Host != first.Host {
 		t.Fatalf("a beat changed more than the since: %+v, then %+v", first, beaten)
 	}
-	// Another process took the lock and stored its own intent: no beat may overwrite it.
+	// Another process took the lock and stored its own intent, right before a beat reads it: no beat
+	// may overwrite it.
 	other := intentRecord{Fingerprint: first.Fingerprint, Holder: "the-other-refresh", Since: 1, Pid: 4242, Host: "another-host.invalid"}
-	if err := storage.inner.Set(context.Background(), m.intentKey, marshal(other)); err != nil {
-		t.Fatal(err)
-	}
+	replaced := make(chan struct{})
+	storage.hooks(func(key string) error {
+		if key == m.intentKey {
+			storage.hooks(nil, nil)
+			_ = storage.inner.Set(context.Background(), m.intentKey, marshal(other))
+			close(replaced)
+		}
+		return nil
+	}, nil)
+	<-replaced
 	time.Sleep(300 * time.Millisecond)
 	if after := storedIntent(t, m, storage); after == nil || *after != other {
 		t.Fatalf("a beat overwrote another holder's intent %+v with %+v", other, after)
