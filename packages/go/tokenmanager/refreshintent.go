@@ -38,6 +38,7 @@ func (p *intentPending) Error() string { return "waiting for the refresh by " + 
 // count a storage outage as if the holder had been watched.
 type intentWatch struct {
 	holder        string
+	since         float64   // the intent's since at the last read: a different one is a beat (D7)
 	started, last time.Time // monotonic
 }
 
@@ -88,8 +89,8 @@ func (m *Manager) warnForeignIntent(raw string) {
 }
 
 // watchIntent counts a successful read that found intent (nil: none) in the watch, and returns how
-// long the watch of that intent has lasted: zero when this read starts it (a new holder, or more
-// than watchGap since the last read of it).
+// long the watch of that intent has lasted: zero when this read starts it (a new holder, more than
+// watchGap since the last read of it, or a beat: the same holder with another since, D7).
 func (m *Manager) watchIntent(intent *intentRecord) time.Duration {
 	now := m.monotonic()
 	m.mu.Lock()
@@ -105,8 +106,11 @@ func (m *Manager) watchIntent(intent *intentRecord) time.Duration {
 		}
 		watch = &intentWatch{holder: intent.Holder, started: now}
 		m.watch = watch
+	} else if watch.since != intent.Since {
+		m.log.Debug("the holder of the refresh intent beat: it lives, and the watch restarts", "holder", intent.describe())
+		watch.started = now
 	}
-	watch.last = now
+	watch.since, watch.last = intent.Since, now
 	return now.Sub(watch.started)
 }
 
@@ -210,6 +214,7 @@ func (m *Manager) writeIntent(ctx context.Context, held Held, stored *tokenRecor
 	m.mu.Lock()
 	m.ownIntent = intent
 	m.mu.Unlock()
+	m.startBeats(intent)
 	return intent, nil
 }
 
@@ -223,9 +228,76 @@ func (m *Manager) dropIntent(ctx context.Context, intent *intentRecord) {
 	if m.ownIntent == intent {
 		m.ownIntent = nil
 	}
+	beat := intent.beat
+	intent.beat = nil
 	m.mu.Unlock()
+	if beat != nil {
+		// No beat may land after the delete: it would store the intent again.
+		close(beat.stop)
+		<-beat.done
+	}
 	if current, _, err := m.readIntent(ctx); err == nil && current != nil && current.Holder == intent.Holder {
 		_ = m.storage.Delete(ctx, m.intentKey)
+	}
+}
+
+// intentBeat is the beat of this process's own stored intent (D7; spec/token-store/README.md,
+// "Paused processes"): from the moment the intent is stored until it is deleted, the holder rewrites
+// it every min(1 s, intent wait / 4) with a new since, so that a waiter, whose watch restarts at each
+// beat, waits for a holder that lives however slowly the tenant answers. The beats go on while the
+// request is in flight, during retry pauses and while unsaved tokens are written again.
+type intentBeat struct {
+	stop chan struct{} // closed by dropIntent
+	done chan struct{} // closed when the last beat has finished
+}
+
+// beatInterval is how often a holder rewrites its intent: min(1 s, intent wait / 4).
+func (m *Manager) beatInterval() time.Duration { return min(time.Second, m.o.intentWait/4) }
+
+// startBeats starts the beats of intent, just stored by this process.
+func (m *Manager) startBeats(intent *intentRecord) {
+	beat := &intentBeat{stop: make(chan struct{}), done: make(chan struct{})}
+	m.mu.Lock()
+	intent.beat = beat
+	m.mu.Unlock()
+	go m.beatIntent(intent, beat)
+}
+
+// beatIntent beats intent every beatInterval (on the monotonic clock) until dropIntent stops it.
+func (m *Manager) beatIntent(intent *intentRecord, beat *intentBeat) {
+	defer close(beat.done)
+	ticker := time.NewTicker(m.beatInterval())
+	defer ticker.Stop()
+	for {
+		select {
+		case <-beat.stop:
+			return
+		case <-ticker.C:
+			m.beatOnce(intent)
+		}
+	}
+}
+
+// beatOnce rewrites intent with a new since (max(now, the stored since + 1), every other field
+// unchanged) if the stored intent is still ours: read, compare the holder, write, as the delete of
+// an own intent does. Another holder's intent is never overwritten. A beat that fails or finds
+// another holder is no error: the next one tries again. Its reads are not watches of an intent.
+func (m *Manager) beatOnce(intent *intentRecord) {
+	ctx := context.Background()
+	raw, present, err := m.storage.Get(ctx, m.intentKey)
+	if err != nil {
+		m.log.Debug("the refresh intent could not be read for its beat; the next beat tries again", "error", err)
+		return
+	}
+	current := parseIntent(raw, present)
+	if current == nil || current.Holder != intent.Holder {
+		m.log.Debug("the stored refresh intent is no longer this process's; it is not beaten")
+		return
+	}
+	next := intentRecord{Fingerprint: intent.Fingerprint, Holder: intent.Holder,
+		Since: max(math.Round(m.nowMs()), current.Since+1), Pid: intent.Pid, Host: intent.Host}
+	if err := m.storage.Set(ctx, m.intentKey, marshal(next)); err != nil {
+		m.log.Debug("the beat of the refresh intent could not be written; the next beat tries again", "error", err)
 	}
 }
 
@@ -237,6 +309,8 @@ type intentRecord struct {
 	Since       float64 `json:"since"`
 	Pid         int     `json:"pid,omitempty"`
 	Host        string  `json:"host,omitempty"`
+
+	beat *intentBeat // this process's beats of its own intent, until dropIntent (guarded by mu)
 }
 
 func parseIntent(raw string, present bool) *intentRecord {

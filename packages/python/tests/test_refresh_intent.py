@@ -288,8 +288,8 @@ def test_a_watch_goes_on_with_reads_at_most_watch_gap_apart_and_starts_anew_afte
     assert going_on is first
     assert going_on.watched() == WATCH_GAP
     late = 11.0 + 2 * WATCH_GAP
-    assert watch_intent(first, intent(), now=late) == Watch("h", late, late)
-    assert watch_intent(first, intent("other"), now=11.5) == Watch("other", 11.5, 11.5)
+    assert watch_intent(first, intent(), now=late) == Watch("h", late, late, 0)
+    assert watch_intent(first, intent("other"), now=11.5) == Watch("other", 11.5, 11.5, 0)
 
 
 def test_an_intent_is_given_up_only_once_watched_for_intent_wait_never_by_its_age() -> None:
@@ -497,3 +497,110 @@ def test_the_intent_and_then_the_tokens_unwritable_another_process_never_present
     make(tenant, clock, FileStorage(tmp_path / "tokens.json")).get_access_token()
     presented = [sent.body["refresh_token"] for sent in tenant.grants("refresh_token")]
     assert len(presented) == len(set(presented)) == 1
+
+
+# Intent beats (D7; spec/token-store/README.md, "Paused processes"): a holder that runs rewrites its
+# intent with a new since every min(1 s, intent_wait / 4) until it deletes it, never over another
+# holder's intent; a waiter's watch restarts at each beat.
+
+
+def test_a_beat_of_the_holder_restarts_the_waiters_watch() -> None:
+    def ask(watch: Watch, beaten: Intent) -> bool:
+        return must_wait_for(
+            beaten,
+            TokenRecord("at", "rt", "Bearer", 900, None, 0, "r", "s", 0),
+            own=None,
+            watch=watch,
+            now_ms=0,
+            intent_wait=1.0,
+            log=logging.getLogger("test"),
+        )
+
+    first = watch_intent(None, intent(), now=10.0)
+    beaten = Intent(intent().fingerprint, "h", 1, 1, "elsewhere")  # the same holder, a new since
+    watch = watch_intent(first, beaten, now=10.5)
+    assert watch.watched() == 0
+    # 1.2 s after the first read, 0.7 s after the beat: still waited for.
+    assert ask(watch_intent(watch, beaten, now=11.2), beaten) is True
+    assert ask(watch_intent(watch, beaten, now=11.5), beaten) is False
+
+
+class CountingStorage(FileStorage):
+    """A token file that counts the writes of the intent; ``after_intent_write`` runs after each (in the
+    writer's thread, so nothing else of the writer's comes in between)."""
+
+    intent_writes = 0
+    after_intent_write: Callable[[], None] | None = None
+
+    def set(self, key: str, value: str) -> None:
+        super().set(key, value)
+        if key == INTENT:
+            self.intent_writes += 1
+            if self.after_intent_write is not None:
+                self.after_intent_write()
+
+
+def held_refresh(
+    tenant: FakeTenant, clock: Clock, storage: FileStorage
+) -> tuple[threading.Thread, list[str], threading.Event]:
+    """A refresh (intent_wait 0.2 s: a beat every 50 ms) whose request the tenant holds until
+    ``tenant.hold`` is set; returns once the request reached the tenant."""
+    manager = signed_in(tenant, clock, storage, intent_wait=0.2)
+    clock.advance(LIFETIME + 1)
+    release = tenant.hold = threading.Event()
+    outcome: list[str] = []
+    worker = threading.Thread(target=lambda: outcome.append(manager.get_access_token()))
+    worker.start()
+    assert tenant.held.wait(timeout=10)
+    return worker, outcome, release
+
+
+def test_the_holder_beats_while_the_tenant_is_slow_and_never_over_another_holders_intent(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    storage = CountingStorage(tmp_path / "tokens.json")
+    worker, outcome, release = held_refresh(tenant, clock, storage)
+    try:
+        first = Intent.parse(storage.get(INTENT))
+        time.sleep(0.3)  # six beats
+        beaten = Intent.parse(storage.get(INTENT))
+        assert first is not None
+        assert beaten is not None
+        assert beaten.since > first.since
+        assert (beaten.fingerprint, beaten.holder, beaten.pid, beaten.host) == (
+            first.fingerprint,
+            first.holder,
+            first.pid,
+            first.host,
+        )
+        # Right after a beat, another process took the lock and stored its own intent: no beat may
+        # overwrite it.
+        other = Intent(first.fingerprint, "the-other-refresh", 1, 4242, "another-host.invalid").serialize()
+        replaced = threading.Event()
+
+        def replace() -> None:
+            storage.after_intent_write = None
+            FileStorage.set(storage, INTENT, other)
+            replaced.set()
+
+        storage.after_intent_write = replace
+        assert replaced.wait(timeout=5)
+        time.sleep(0.3)
+        assert storage.get(INTENT) == other
+    finally:
+        release.set()
+        worker.join(timeout=30)
+    assert len(outcome) == 1
+
+
+def test_beats_stop_when_the_intent_is_deleted(tenant: FakeTenant, clock: Clock, tmp_path: Path) -> None:
+    storage = CountingStorage(tmp_path / "tokens.json")
+    worker, outcome, release = held_refresh(tenant, clock, storage)
+    release.set()
+    worker.join(timeout=30)
+    assert len(outcome) == 1
+    assert storage.get(INTENT) is None
+    writes = storage.intent_writes
+    time.sleep(0.3)  # six beat intervals
+    assert storage.get(INTENT) is None
+    assert storage.intent_writes == writes

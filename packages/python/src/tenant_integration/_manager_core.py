@@ -28,8 +28,11 @@ from ._lock import LockLost, choose_lock, still_held, takes_until, wait_ended
 from ._names import ScopeNames
 from ._refresh_intent import (
     Intent,
+    IntentBeat,
     IntentPending,
     Watch,
+    beat_intent,
+    beat_interval,
     drop_intent,
     intent_unwritable,
     is_storage_failure,
@@ -117,6 +120,8 @@ class ManagerCore:
         self._intent_wait = _positive_number("intent_wait", intent_wait, zero=True)
         # The intent this manager stored and has not cleared yet (its refresh's tokens are not stored yet).
         self._own_intent: Intent | None = None
+        # The beats of that intent (D7), until it is dropped.
+        self._intent_beat: IntentBeat | None = None
         # This process's watch of another process's live intent (D1): it goes on while the storage
         # answers, and ends with a failed read or a pause; the wait for the intent is bounded by it.
         self._intent_watch: Watch | None = None
@@ -494,6 +499,7 @@ class ManagerCore:
             failure = TokenManagerError("STORAGE_FAILED", intent_unwritable(cause), cause=cause)
         else:
             self._own_intent = intent
+            self._start_beats(intent)
             return intent
         raise failure  # outside the handler: the storage's error is no implicit context
 
@@ -516,12 +522,25 @@ class ManagerCore:
             raise LockLost
         return stored
 
+    def _start_beats(self, intent: Intent) -> None:
+        """Starts the beats of ``intent``, just stored by this process (D7)."""
+        if self._intent_beat is not None:
+            self._intent_beat.stop()
+        self._intent_beat = IntentBeat(
+            lambda: beat_intent(self._storage, self._intent_key, intent, self._now_ms(), self._log),
+            beat_interval(self._intent_wait),
+        )
+
     def _drop_intent(self, intent: Intent | None) -> None:
-        """Step 7: deletes this process's intent once its refresh is settled. Blocking."""
+        """Step 7: deletes this process's intent once its refresh is settled, after its last beat (no
+        beat may store it again). Blocking."""
         if intent is None:
             return
         if self._own_intent is intent:
             self._own_intent = None
+            beats, self._intent_beat = self._intent_beat, None
+            if beats is not None:
+                beats.stop()
         drop_intent(self._storage, self._intent_key, intent)
 
 

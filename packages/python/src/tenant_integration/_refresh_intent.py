@@ -20,7 +20,9 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ._process_identity import is_gone, this_host
@@ -33,8 +35,11 @@ __all__ = [
     "INTENT_POLL",
     "WATCH_GAP",
     "Intent",
+    "IntentBeat",
     "IntentPending",
     "Watch",
+    "beat_intent",
+    "beat_interval",
     "drop_intent",
     "fingerprint",
     "intent_unwritable",
@@ -57,11 +62,13 @@ WATCH_GAP = 1.0
 @dataclass
 class Watch:
     """This process's watch of one intent (D1): whose, since when it has read it without a break, and
-    when last (monotonic seconds)."""
+    when last (monotonic seconds); ``beat`` is the intent's own ``since`` as last read, whose change
+    (the holder beat, D7) restarts the watch."""
 
     holder: str
     since: float
     last: float
+    beat: int | float | None = None
 
     def watched(self) -> float:
         """How long the intent has been watched without a break, in seconds."""
@@ -70,12 +77,19 @@ class Watch:
 
 def watch_intent(current: Watch | None, intent: Intent, now: float | None = None) -> Watch:
     """A successful read of the storage found ``intent``: the watch of its holder goes on, or a new one
-    starts from zero (another holder, no watch, or the last read more than :data:`WATCH_GAP` ago)."""
+    starts from zero (another holder, no watch, the last read more than :data:`WATCH_GAP` ago, or a
+    beat: the same holder with another ``since``, D7). ``since`` is only compared with the one read
+    before, never with a clock."""
     now = time.monotonic() if now is None else now
-    if current is not None and current.holder == intent.holder and now - current.last <= WATCH_GAP:
+    if (
+        current is not None
+        and current.holder == intent.holder
+        and current.beat == intent.since
+        and now - current.last <= WATCH_GAP
+    ):
         current.last = now
         return current
-    return Watch(intent.holder, now, now)
+    return Watch(intent.holder, now, now, intent.since)
 
 
 def is_storage_failure(error: BaseException) -> bool:
@@ -252,3 +266,50 @@ def drop_intent(storage: TokenStorage, key: str, intent: Intent) -> None:
         current = Intent.parse(storage.get(key))
         if current is not None and current.holder == intent.holder:
             storage.delete(key)
+
+
+def beat_interval(intent_wait: float) -> float:
+    """How often a holder rewrites its intent (D7): every second, or a quarter of ``intent_wait`` when
+    that is shorter (seconds)."""
+    return min(1.0, intent_wait / 4)
+
+
+def beat_intent(storage: TokenStorage, key: str, intent: Intent, now_ms: float, log: Log) -> None:
+    """One beat (D7): rewrites the stored intent with a new ``since`` (``max(now_ms, stored since +
+    1)``, every other field unchanged) only while it is still ``intent``'s holder's: read, compare the
+    holder, write, as :func:`drop_intent` does. Another holder's intent is never overwritten; a beat
+    that fails or finds another holder is no error (a debug line; the next beat tries again).
+    Blocking."""
+    try:
+        current = Intent.parse(storage.get(key))
+        if current is None or current.holder != intent.holder:
+            log.debug("The stored refresh intent is no longer this process's; it is not beaten")
+            return
+        since = max(round(now_ms), current.since + 1)
+        storage.set(key, Intent(intent.fingerprint, intent.holder, since, intent.pid, intent.host).serialize())
+    except Exception as e:  # a failed beat is no error: the next one tries again
+        log.debug("The beat of the refresh intent failed (%s); the next beat tries again", type(e).__name__)
+
+
+class IntentBeat:
+    """This process's beats of its own stored intent (D7; ``spec/token-store/README.md``, "Paused
+    processes"): from the moment the intent is stored until it is deleted, a daemon thread rewrites it
+    every :func:`beat_interval` (monotonic) with a new ``since``, so that a waiter, whose watch restarts
+    at each beat, waits for a holder that runs however slowly the tenant answers. The beats go on while
+    the request is in flight, during retry pauses and while unsaved tokens are written again; one
+    thread serves the sync and the async manager alike (the storage calls are blocking)."""
+
+    def __init__(self, beat: Callable[[], None], interval: float) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(beat, interval), name="intent-beat", daemon=True)
+        self._thread.start()
+
+    def _run(self, beat: Callable[[], None], interval: float) -> None:
+        while not self._stop.wait(interval):
+            beat()
+
+    def stop(self) -> None:
+        """Stops the beats, after the one under way: none rewrites the intent once it is deleted."""
+        self._stop.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join()

@@ -51,15 +51,6 @@ export const KNOWN_FAILURES = [
     mix: "python",
     why: "on redis-cluster the Python sync kit alone sometimes loses the session (a call ends NOT_SIGNED_IN as the primary comes back, then another process presents the rotated-away token; seen in 2 of about 25 runs, issue 36), not run at the reduced geometry until it is fixed",
   },
-  // Decision D7 (intent beats) is in the TypeScript kit; these kits get it next (issue 36).
-  ...["go", "python", "python-async"].flatMap((mix) =>
-    ["redis", "redis-cluster"].map((storage) => ({
-      scenario: "refresh-slower-than-intent-wait",
-      storage,
-      mix,
-      why: `the ${mix} kit does not beat its refresh intent yet (decision D7): a holder whose Redis lease lapsed as its request left loses the session when the tenant answers after the others' intentWaitMs (issue 36)`,
-    })),
-  ),
 ];
 
 /** Whether `run` (its scenario, storage and mix) is left out at `geometry` for a known failure. */

@@ -3,6 +3,7 @@ package io.github.tenantintegration.tokenmanager;
 import io.github.tenantintegration.internal.ProcessIdentity;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,20 +33,27 @@ final class Intents {
     /** This process's watch of another process's intent (D1); guarded by the manager's {@code mu}. */
     static final class Watch {
         private String holder;
+        private long since; // the intent's since at the last read: another one is a beat (D7)
         private long started;
         private long lastRead;
 
-        /** A successful read found {@code intent} (or none, when null) at {@code now} (nanoTime). */
+        /**
+         * A successful read found {@code intent} (or none, when null) at {@code now} (nanoTime). The
+         * watch restarts for another holder, after a break, or when the same holder shows another
+         * {@code since}: it beat, so it lives (D7).
+         */
         void saw(IntentRecord intent, long now) {
             if (intent == null) {
                 holder = null;
                 return;
             }
-            boolean continues = intent.holder().equals(holder) && now - lastRead <= BREAK_NANOS;
+            boolean continues =
+                    intent.holder().equals(holder) && intent.since() == since && now - lastRead <= BREAK_NANOS;
             if (!continues) {
                 holder = intent.holder();
                 started = now;
             }
+            since = intent.since();
             lastRead = now;
         }
 
@@ -249,24 +257,33 @@ final class Intents {
             String why = cause instanceof TokenManagerException own ? own.reason() : String.valueOf(cause.getMessage());
             throw new TokenManagerException(ErrorCode.STORAGE_FAILED, unwritable(why), cause);
         }
+        Beat beat = new Beat(m, intent);
         m.mu.lock();
         try {
             m.ownIntent = intent;
+            m.ownBeat = beat;
         } finally {
             m.mu.unlock();
         }
+        beat.start();
         return intent;
     }
 
     /** Deletes the stored intent if it is still ours. A failure leaves it behind, for the others to watch out. */
     static void drop(TokenManager m, IntentRecord intent) {
         if (intent == null) return;
+        Beat beat = null;
         m.mu.lock();
         try {
-            if (m.ownIntent == intent) m.ownIntent = null;
+            if (m.ownIntent == intent) {
+                m.ownIntent = null;
+                beat = m.ownBeat;
+                m.ownBeat = null;
+            }
         } finally {
             m.mu.unlock();
         }
+        if (beat != null) beat.stop(); // after its last beat: none may store the intent again
         try {
             Optional<IntentRecord> stored = m.storage.get(m.intentKey).flatMap(IntentRecord::parse);
             if (stored.isPresent() && stored.get().holder().equals(intent.holder())) m.storage.delete(m.intentKey);
@@ -274,6 +291,83 @@ final class Intents {
             m.log(
                     System.Logger.Level.WARNING,
                     "the refresh intent could not be deleted; the others watch it for the intent wait");
+        }
+    }
+
+    /** How often a holder rewrites its intent (D7): every second, or a quarter of the intent wait when shorter. */
+    static long beatMillis(TokenManager m) {
+        return Math.max(1, Math.min(1000, m.intentWait.toMillis() / 4));
+    }
+
+    /**
+     * The beats of this process's own stored intent (D7; {@code spec/token-store/README.md}, "Paused
+     * processes"): from the moment the intent is stored until it is deleted, a daemon thread rewrites
+     * it every {@link #beatMillis} (monotonic) with a new {@code since}, so that a waiter, whose watch
+     * restarts at each beat, waits for a holder that runs however slowly the tenant answers. The beats
+     * go on while the request is in flight, during retry pauses and while unsaved tokens are written
+     * again.
+     */
+    static final class Beat {
+        private final CountDownLatch stopped = new CountDownLatch(1);
+        private final Thread thread;
+
+        Beat(TokenManager m, IntentRecord intent) {
+            long every = beatMillis(m);
+            thread = new Thread(
+                    () -> {
+                        try {
+                            while (!stopped.await(every, TimeUnit.MILLISECONDS)) beatOnce(m, intent);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    },
+                    "tenant-integration-intent-beat");
+            thread.setDaemon(true);
+        }
+
+        void start() {
+            thread.start();
+        }
+
+        /** Stops the beats, after the one under way. */
+        void stop() {
+            stopped.countDown();
+            if (Thread.currentThread() == thread) return;
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    thread.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * One beat (D7): rewrites the stored intent with a new {@code since} ({@code max(now, stored since +
+     * 1)}, every other field unchanged) only while it is still {@code intent}'s holder's: read, compare
+     * the holder, write, as {@link #drop} does. Another holder's intent is never overwritten; a beat
+     * that fails or finds another holder is no error (the next one tries again).
+     */
+    static void beatOnce(TokenManager m, IntentRecord intent) {
+        try {
+            Optional<IntentRecord> current = m.storage.get(m.intentKey).flatMap(IntentRecord::parse);
+            if (current.isEmpty() || !current.get().holder().equals(intent.holder())) {
+                m.log(
+                        System.Logger.Level.DEBUG,
+                        "the stored refresh intent is no longer this process's; it is not beaten");
+                return;
+            }
+            long since = Math.max(Math.round(m.nowMs()), current.get().since() + 1);
+            m.storage.set(
+                    m.intentKey,
+                    new IntentRecord(intent.fingerprint(), intent.holder(), since, intent.pid(), intent.host())
+                            .serialize());
+        } catch (RuntimeException e) {
+            m.log(System.Logger.Level.DEBUG, "the beat of the refresh intent failed; the next beat tries again");
         }
     }
 

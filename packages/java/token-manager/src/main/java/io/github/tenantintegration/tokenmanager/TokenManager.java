@@ -105,6 +105,7 @@ public final class TokenManager {
     int generation;
     CompletableFuture<String> flight;
     IntentRecord ownIntent;
+    Intents.Beat ownBeat; // the beats of ownIntent (D7), until it is dropped
     TokenManagerException writeFailure;
     final Intents.Watch watch = new Intents.Watch();
     boolean warnedForeignIntent;
