@@ -133,3 +133,14 @@ func TestBeatsStopWhenTheIntentIsDeleted(t *testing.T) {
 		t.Fatalf("after the intent was deleted, %d beats wrote it again (%+v)", writes, intent)
 	}
 }
+
+func TestAnIntentWaitOfNanosecondsBeatsEveryMillisecondAndNeverPanics(t *testing.T) {
+	m := &Manager{settings: &settings{o: options{intentWait: 3 * time.Nanosecond}}}
+	if got := m.beatInterval(); got != time.Millisecond {
+		t.Fatalf("beat interval %v for an intent wait of 3 ns, want 1ms", got)
+	}
+	m.o.intentWait = time.Minute
+	if got := m.beatInterval(); got != time.Second {
+		t.Fatalf("beat interval %v for an intent wait of 1 min, want 1s", got)
+	}
+}

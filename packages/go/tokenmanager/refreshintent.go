@@ -251,8 +251,12 @@ type intentBeat struct {
 	done chan struct{} // closed when the last beat has finished
 }
 
-// beatInterval is how often a holder rewrites its intent: min(1 s, intent wait / 4).
-func (m *Manager) beatInterval() time.Duration { return min(time.Second, m.o.intentWait/4) }
+// beatInterval is how often a holder rewrites its intent: min(1 s, intent wait / 4), and at least
+// 1 ms (as the TypeScript kit's), so that an intent wait of a few nanoseconds never makes a ticker
+// of zero, which would panic.
+func (m *Manager) beatInterval() time.Duration {
+	return max(time.Millisecond, min(time.Second, m.o.intentWait/4))
+}
 
 // startBeats starts the beats of intent, just stored by this process.
 func (m *Manager) startBeats(intent *intentRecord) {
