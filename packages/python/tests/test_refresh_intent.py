@@ -26,7 +26,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # n
 
 from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, FakeTenant
 from tenant_integration import AsyncTokenManager, TokenManager
-from tenant_integration._refresh_intent import WATCH_GAP, Intent, Watch, must_wait_for, watch_intent
+from tenant_integration._refresh_intent import WATCH_GAP, Intent, Watch, beat_interval, must_wait_for, watch_intent
 from tenant_integration._token_record import TokenRecord
 from tenant_integration.storage.file import FileStorage
 from tenant_integration.token_errors import TokenManagerError, TransientError
@@ -604,3 +604,10 @@ def test_beats_stop_when_the_intent_is_deleted(tenant: FakeTenant, clock: Clock,
     time.sleep(0.3)  # six beat intervals
     assert storage.get(INTENT) is None
     assert storage.intent_writes == writes
+
+
+def test_a_holder_beats_every_second_or_a_quarter_of_a_shorter_intent_wait_and_at_most_every_millisecond() -> None:
+    """Decision D7: the beat interval of every kit, so that a tiny intent wait never makes a busy loop."""
+    assert beat_interval(60.0) == 1.0
+    assert beat_interval(2.0) == 0.5
+    assert beat_interval(0.000001) == 0.001

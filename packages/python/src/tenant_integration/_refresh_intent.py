@@ -270,8 +270,8 @@ def drop_intent(storage: TokenStorage, key: str, intent: Intent) -> None:
 
 def beat_interval(intent_wait: float) -> float:
     """How often a holder rewrites its intent (D7): every second, or a quarter of ``intent_wait`` when
-    that is shorter (seconds)."""
-    return min(1.0, intent_wait / 4)
+    that is shorter, and at least every millisecond, as every kit (seconds)."""
+    return max(0.001, min(1.0, intent_wait / 4))
 
 
 def beat_intent(storage: TokenStorage, key: str, intent: Intent, now_ms: float, log: Log) -> None:
