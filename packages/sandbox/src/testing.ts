@@ -13,6 +13,7 @@ import { createTenantClient, type TenantClient, type TenantClientOptions } from 
 import {
   createTokenManager,
   type Lock,
+  refreshIntents,
   type SessionInfo,
   type TokenManager,
   type TokenManagerOptions,
@@ -181,8 +182,9 @@ export async function createTestTenant(options: TestTenantOptions = {}): Promise
   const fetch = options.fetch === undefined ? sandbox.fetch : options.fetch(sandbox.fetch);
   const managerOptions = options.tokenManager ?? {};
   const tokenManager = createTokenManager({
-    // Tenants of one test run do not wait on each other's refreshes, unless told to share a lock.
-    ...(managerOptions.storage?.lock === undefined && { lock: tenantLock() }),
+    // Tenants of one test run do not wait on each other's refreshes, unless told to share a lock. A
+    // lock of one's own comes with the refresh intents (the manager refuses it without them).
+    ...(managerOptions.storage?.lock === undefined && { lock: tenantLock(), refreshIntents }),
     ...managerOptions,
     baseUrl,
     clientId,
