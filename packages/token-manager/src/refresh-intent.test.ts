@@ -9,7 +9,7 @@ import { processLock } from "./lock.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
 import { failure } from "./test-support/failure.js";
-import { BASE, CLIENT_ID, bodyOf, type Setup, setup, signIn, tokenServer } from "./test-support/harness.js";
+import { BASE, CLIENT_ID, bodyOf, type Setup, setup, signIn, tokenServer, tokens } from "./test-support/harness.js";
 import { refreshIntents } from "./refresh-intent.js";
 import { createSessionManager, createSessions } from "./sessions.js";
 import { createTokenManager } from "./token-manager.js";
@@ -203,6 +203,23 @@ describe("no intent, no send (D6)", () => {
   });
 });
 
+/**
+ * A manager with intents (intentWaitMs 400, so a beat every 100 ms) whose refresh the tenant holds
+ * until `answer` is called; 50 ms after the call, so that its intent is stored.
+ */
+async function slowRefresh() {
+  const server = tokenServer();
+  let answer: (response: Response) => void = () => {};
+  const storage = Object.assign(memoryStorage(), { lock: processLock() });
+  const h = setup({ storage, lock: processLock(), refreshIntents, intentWaitMs: 400 }, server);
+  await signIn(h.tm);
+  h.clock.advance(900_000);
+  server.queue.push(() => new Promise<Response>((resolve) => (answer = resolve)));
+  const token = h.tm.getAccessToken();
+  await sleep(50);
+  return { storage, token, answer: (response: Response) => answer(response) };
+}
+
 describe("a holder that lives says so: intent beats (D7)", () => {
   it("a waiter keeps waiting past intentWaitMs while the holder rewrites its intent's since, and uses the holder's tokens", async () => {
     // The tenant answers the holder slowly: the holder runs and beats for three times the wait.
@@ -220,44 +237,20 @@ describe("a holder that lives says so: intent beats (D7)", () => {
   });
 
   it("the holder rewrites its own intent with a later since while its refresh is at the tenant, and not once it is dropped", async () => {
-    const server = tokenServer();
-    let answer: (response: Response) => void = () => {};
-    const storage = Object.assign(memoryStorage(), { lock: processLock() });
-    const h = setup({ storage, lock: processLock(), refreshIntents, intentWaitMs: 400 }, server);
-    await signIn(h.tm);
-    h.clock.advance(900_000);
-    server.queue.push(() => new Promise<Response>((resolve) => (answer = resolve)));
-    const token = h.tm.getAccessToken();
-    await sleep(50);
+    const { storage, token, answer } = await slowRefresh();
     const first = JSON.parse((await storage.get(`${PREFIX}intent`)) as string) as { since: number; holder: string };
     await sleep(350);
     const later = JSON.parse((await storage.get(`${PREFIX}intent`)) as string) as { since: number; holder: string };
     expect(later.holder).toBe(first.holder);
     expect(later.since).toBeGreaterThan(first.since);
-    answer(
-      new Response(
-        JSON.stringify({ access_token: "at_slow", token_type: "Bearer", expires_in: 900, refresh_token: "rt_slow" }),
-        {
-          status: 200,
-          headers: { "Content-Type": "application/json" },
-        },
-      ),
-    );
+    answer(tokens("at_slow", "rt_slow"));
     expect(await token).toBe("at_slow");
     await sleep(300);
     expect(await storage.get(`${PREFIX}intent`)).toBeUndefined();
   });
 
   it("a beat never overwrites another holder's intent", async () => {
-    const server = tokenServer();
-    let answer: (response: Response) => void = () => {};
-    const storage = Object.assign(memoryStorage(), { lock: processLock() });
-    const h = setup({ storage, lock: processLock(), refreshIntents, intentWaitMs: 400 }, server);
-    await signIn(h.tm);
-    h.clock.advance(900_000);
-    server.queue.push(() => new Promise<Response>((resolve) => (answer = resolve)));
-    const token = h.tm.getAccessToken();
-    await sleep(50);
+    const { storage, token, answer } = await slowRefresh();
     const other = JSON.stringify({
       fingerprint: sha256("rt_1"),
       holder: "another-holder",
@@ -268,15 +261,7 @@ describe("a holder that lives says so: intent beats (D7)", () => {
     await storage.set(`${PREFIX}intent`, other);
     await sleep(350);
     expect(await storage.get(`${PREFIX}intent`)).toBe(other);
-    answer(
-      new Response(
-        JSON.stringify({ access_token: "at_slow", token_type: "Bearer", expires_in: 900, refresh_token: "rt_slow" }),
-        {
-          status: 200,
-          headers: { "Content-Type": "application/json" },
-        },
-      ),
-    );
+    answer(tokens("at_slow", "rt_slow"));
     expect(await token).toBe("at_slow");
     expect(await storage.get(`${PREFIX}intent`)).toBe(other);
   });
