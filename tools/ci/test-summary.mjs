@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// Sums the closing lines of every test run in a `pnpm test` log: vitest ("Tests  3 failed | 97 passed
-// (100)"), pytest ("2 failed, 120 passed, 1 skipped in 41.20s"), Schemathesis ("528 generated,
-// 528 passed" under its "Test cases:" heading) and Go (packages/go/scripts/test.mjs's "go test: 131
-// passed, 0 failed, 2 skipped (11 packages)"; or, where `go test -v` or `go test -json` ran
-// directly, its per-test results, counted at the leaves), prints one line per turbo task (so a
-// reader sees, say, that the client's suite ran on Node 24 too) and one line for the whole
-// repository: "Total: N passed, N failed".
+// Sums the closing lines of every test run in a `pnpm test` log: vitest ("Tests  3 failed | 97
+// passed (100)"), pytest ("2 failed, 120 passed, 1 skipped in 41.20s"), Schemathesis ("528
+// generated, 528 passed" under its "Test cases:" heading) and Go (packages/go/scripts/test.mjs's
+// "go test: 131 passed, 0 failed, 2 skipped (11 packages)"; or, where `go test -v` or `go test
+// -json` ran directly, its per-test results, counted at the leaves), prints one line per turbo task
+// (so a reader sees, say, that the client's suite ran on Node 24 too) and one line for the whole
+// repository: "Total: N passed, N failed", last. When tests failed, it names them before that line,
+// task by task (vitest's "FAIL  file > test", pytest's "FAILED file::test", Go's "--- FAIL:
+// TestName"), so the last lines of a CI log say which tests failed even when the log itself is cut.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
@@ -18,7 +20,10 @@ export function summarize(text) {
   const perTask = [];
   const runs = [];
   const goTests = new GoTests();
+  const failedTests = new Set();
   for (const line of log.split("\n")) {
+    const failure = failedTest(line);
+    if (failure) failedTests.add(failure);
     const tests =
       /^(?:(\S+):\s+)?\s*Tests\s+(.*)\(\d+\)\s*$/.exec(line) ??
       schemathesisSummary(line) ??
@@ -39,8 +44,24 @@ export function summarize(text) {
   return [
     `${perTask.length} test runs`,
     ...perTask.sort(),
+    ...(failedTests.size ? ["Failed tests:", ...[...failedTests].sort().map((name) => `  ${name}`)] : []),
     `Total: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`,
   ];
+}
+
+/**
+ * A failed test named by its runner, behind turbo's task prefix, as "task  name": vitest's
+ * " FAIL  test/x.test.ts > suite > test", pytest's "FAILED tests/test_x.py::test_y - why" (the why
+ * left out) and Go's "--- FAIL: TestName (0.01s)". A vitest file that failed as a whole ("FAIL
+ * file [ file ]") is named too.
+ */
+function failedTest(line) {
+  const match =
+    /^(?:(\S+):\s+)?\s*FAIL\s+(\S.*?)\s*$/.exec(line) ??
+    /^(?:(\S+):\s+)?\s*FAILED\s+(\S+?)(?: - .*)?\s*$/.exec(line) ??
+    /^(?:(\S+):\s+)?\s*--- FAIL: (\S+) \(/.exec(line);
+  if (!match) return null;
+  return `${(match[1] ?? "(no task prefix)").padEnd(48)} ${match[2]}`;
 }
 
 /**

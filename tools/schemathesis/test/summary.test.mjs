@@ -50,3 +50,29 @@ describe("run.mjs's reading of a Schemathesis run", () => {
     ).toEqual({ generated: 203, failures: 2 });
   });
 });
+
+describe("the CI test summary's list of failed tests", () => {
+  it("names every failed test just before the total, task by task, from vitest's, pytest's and Go's own lines", () => {
+    const pg = "@tenant-integration/token-store-postgres:test:node24";
+    const log = [
+      `${pg}:  FAIL  test/faults.test.ts > PostgreSQL faults > a hot standby given as the primary`,
+      `${pg}:        Tests  1 failed | 87 passed (88)`,
+      "@tenant-integration/python:test: FAILED tests/test_loopback.py::test_visit - TimeoutError: no visit",
+      "@tenant-integration/python:test: 1 failed, 835 passed in 300.10s",
+      "@tenant-integration/go:test:     --- FAIL: TestBeat (0.20s)",
+      "@tenant-integration/go:test: go test: 207 passed, 1 failed, 0 skipped (30 packages)",
+    ].join("\n");
+    const lines = summarize(log);
+    expect(lines.slice(lines.indexOf("Failed tests:"), -1)).toEqual([
+      "Failed tests:",
+      `  ${"@tenant-integration/go:test".padEnd(48)} TestBeat`,
+      `  ${"@tenant-integration/python:test".padEnd(48)} tests/test_loopback.py::test_visit`,
+      `  ${pg.padEnd(48)} test/faults.test.ts > PostgreSQL faults > a hot standby given as the primary`,
+    ]);
+  });
+
+  it("adds nothing when every test passed", () => {
+    const lines = summarize("@tenant-integration/client:test:       Tests  97 passed (97)");
+    expect(lines).not.toContain("Failed tests:");
+  });
+});
