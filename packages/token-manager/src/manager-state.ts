@@ -16,7 +16,7 @@ import type { IntentBeat, IntentWatch, RefreshIntents } from "./refresh-intent.j
 import { memoryStorage } from "./storage/memory.js";
 import type { ProcessIdentity, TokenStorage } from "./storage/storage.js";
 import type { TokenRecord } from "./token-record.js";
-import type { Listener, TokenManagerEvents, TokenManagerOptions } from "./types.js";
+import type { TokenManagerEvents, TokenManagerOptions } from "./types.js";
 
 /** Tokens, codes and verifiers to scrub from errors; `undefined` where there is none (skipped). */
 export type Secrets = (string | undefined)[];
@@ -256,35 +256,4 @@ export async function store<T>(state: ManagerState, op: () => Promise<T>, ...sec
   } catch (e) {
     return fail("STORAGE_FAILED", "", sanitize(e, known(state, ...secrets)));
   }
-}
-
-/** Fires `event` to its listeners; a listener's failure is its own. */
-export function emit<E extends keyof TokenManagerEvents>(
-  state: ManagerState,
-  event: E,
-  payload?: TokenManagerEvents[E],
-): void {
-  for (const listener of [...(state.listeners[event] ?? [])] as Listener<E>[]) {
-    try {
-      listener(payload as TokenManagerEvents[E]);
-    } catch {
-      // A listener's failure is its own: the manager's state is already settled.
-    }
-  }
-}
-
-/** Subscribes to an event; returns the unsubscribe function. */
-export function on<E extends keyof TokenManagerEvents>(
-  state: ManagerState,
-  event: E,
-  listener: Listener<E>,
-): () => void {
-  const listeners = (state.listeners[event] ??= new Set());
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-/** Unsubscribes a listener. */
-export function off<E extends keyof TokenManagerEvents>(state: ManagerState, event: E, listener: Listener<E>): void {
-  state.listeners[event]?.delete(listener);
 }

@@ -8,8 +8,9 @@
  * @see RFC 6749 §6; RFC 9700 §4.14.2 (refresh token rotation)
  */
 import { fail, type OAuthResponseError, SessionEndedError, TokenManagerError, TransientError } from "./errors.js";
+import { emit } from "./events.js";
 import { type HeldLock, LockLost } from "./lock.js";
-import { emit, known, type ManagerState } from "./manager-state.js";
+import { known, type ManagerState } from "./manager-state.js";
 import { sanitize } from "./redact.js";
 import type { Intent } from "./refresh-intent.js";
 import { sleep } from "./running-time.js";

@@ -6,7 +6,8 @@
  * @see RFC 7009 §2.1, §2.2
  */
 import type { TokenManagerError } from "./errors.js";
-import { emit, known, type ManagerState } from "./manager-state.js";
+import { emit } from "./events.js";
+import { known, type ManagerState } from "./manager-state.js";
 import { getAccessToken } from "./refresh.js";
 import { clear, signOut } from "./session.js";
 import { announce } from "./tabs.js";

@@ -6,7 +6,8 @@
  * @see RFC 6749 §1.5 (the refresh token outlives the access token), §5.1
  */
 import { fail, TokenManagerError } from "./errors.js";
-import { emit, known, type ManagerState, store, whereIs } from "./manager-state.js";
+import { emit } from "./events.js";
+import { known, type ManagerState, store, whereIs } from "./manager-state.js";
 import { sanitize } from "./redact.js";
 import { announce } from "./tabs.js";
 import { isFresh, parseRecord, serializeRecord, sessionInfo, type TokenRecord } from "./token-record.js";

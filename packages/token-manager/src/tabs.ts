@@ -5,7 +5,8 @@
  * unlike `localStorage`, which may lag behind in a tab).
  */
 import { type OAuthErrorFields, SessionEndedError } from "./errors.js";
-import { emit, type ManagerState } from "./manager-state.js";
+import { emit } from "./events.js";
+import type { ManagerState } from "./manager-state.js";
 import type { TokenRecord } from "./token-record.js";
 import type { SessionInfo } from "./types.js";
 

@@ -5,7 +5,8 @@
  *
  * | module | what it holds |
  * |---|---|
- * | `manager-state.ts` | the state, the option checks, events |
+ * | `manager-state.ts` | the state, the option checks |
+ * | `events.ts` | `on`, `off` and the events the modules emit |
  * | `sign-in.ts` | `beginAuthorization`, `completeAuthorization`, and the steps of a server's sign-in |
  * | `pending.ts`, `binding.ts` | pending sign-ins by state; the browser binding of a server's sign-in |
  * | `session-id.ts`, `sessions.ts` | the session id rule; `createSessions`, a server's many sessions |
@@ -19,7 +20,8 @@
  *
  * @see RFC 6749 §4.1, §5.1, §5.2, §6, §10.12; RFC 7636; RFC 7009 §2.1; OAuth 2.0 Security BCP (RFC 9700)
  */
-import { createManagerState, type ManagerState, off, on } from "./manager-state.js";
+import { off, on } from "./events.js";
+import { createManagerState, type ManagerState } from "./manager-state.js";
 import { getAccessToken } from "./refresh.js";
 import { revoke } from "./revoke.js";
 import { getSession, isSignedIn, onUnauthorized, signOut } from "./session.js";

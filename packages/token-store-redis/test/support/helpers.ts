@@ -4,7 +4,8 @@
  */
 import { createClient } from "redis";
 import { createSandbox } from "@tenant-integration/sandbox";
-import { createTokenManager, type TokenManagerOptions, type TokenStorage } from "@tenant-integration/token-manager";
+import { signedInKit } from "@tenant-integration/test-support/signed-in";
+import { createTokenManager } from "@tenant-integration/token-manager";
 import { inject, onTestFinished } from "vitest";
 import type { RedisClientLike } from "../../src/index.js";
 
@@ -33,41 +34,5 @@ export function counting(client: RedisClientLike): RedisClientLike & { readonly 
   };
 }
 
-const REDIRECT = "http://127.0.0.1:53682/callback";
-const CLIENT = "fleet-demo";
-
-/** An in-process sandbox (auto-approve) and a fetch that sends to it. */
-export function inProcessSandbox() {
-  const sandbox = createSandbox({ clients: [{ id: CLIENT, redirectUris: [REDIRECT] }], autoApprove: true });
-  const fetch = async (input: string | URL | Request, init?: RequestInit) => sandbox.fetch(new Request(input, init));
-  return { sandbox, fetch };
-}
-
-/** A token manager for the in-process sandbox, on `storage`, with a clock the test can move. */
-export function managerFor(
-  storage: TokenStorage,
-  sandbox: ReturnType<typeof inProcessSandbox>,
-  clock = { offsetMs: 0 },
-  more: Partial<TokenManagerOptions> = {},
-) {
-  return createTokenManager({
-    ...more,
-    baseUrl: "http://127.0.0.1:4020",
-    clientId: CLIENT,
-    redirectUri: REDIRECT,
-    scopes: ["profile:read"],
-    storage,
-    fetch: sandbox.fetch,
-    now: () => Date.now() + clock.offsetMs,
-  });
-}
-
-/** Signs `tm` in: the sandbox approves at once, so its 302 carries the code. */
-export async function signIn(
-  tm: ReturnType<typeof managerFor>,
-  sandbox: ReturnType<typeof inProcessSandbox>,
-): Promise<void> {
-  const { url } = await tm.beginAuthorization();
-  const approved = await sandbox.fetch(url, { redirect: "manual" });
-  await tm.completeAuthorization(approved.headers.get("location") ?? "");
-}
+/** An in-process sandbox, and token managers signed in against it (`signIn`). */
+export const { inProcessSandbox, managerFor, signIn } = signedInKit({ createSandbox, createTokenManager });

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.github.tenantintegration.tenanttest.Fleets;
 import io.github.tenantintegration.tenanttest.Sandbox;
 import io.github.tenantintegration.tenanttest.TestTenant;
 import io.github.tenantintegration.tokenmanager.ErrorCode;
@@ -15,9 +16,6 @@ import io.github.tenantintegration.tokenmanager.TokenManagerException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -60,16 +58,7 @@ class PostgresManagersTest {
             PostgresStorage storage = storage(table).build();
             tenants.add(TestTenant.create(sandbox, builder -> builder.storage(storage), i == 0));
         }
-        tenants.get(0).advance(Duration.ofMinutes(16));
-        ExecutorService pool = Executors.newFixedThreadPool(5);
-        List<Future<String>> calls = new ArrayList<>();
-        for (TestTenant tenant : tenants)
-            calls.add(pool.submit(() -> tenant.manager().accessToken()));
-        String first = calls.get(0).get();
-        for (Future<String> call : calls) assertEquals(first, call.get());
-        pool.shutdown();
-        assertEquals(1, tenants.get(0).refreshCount());
-        assertTrue(tenants.get(0).ledger().noTokenPresentedTwice());
+        Fleets.oneRefreshAfterExpiry(tenants);
     }
 
     @Test

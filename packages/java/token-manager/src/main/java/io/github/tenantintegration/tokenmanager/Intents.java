@@ -294,6 +294,34 @@ final class Intents {
         }
     }
 
+    /**
+     * Step 5, right before each attempt of a refresh leaves: the stored record is still {@code stored}
+     * (else another process stored tokens meanwhile: false, decide again with them), and the lock still
+     * this process's own (else {@link LockLost}). Either way the intent is dropped first. As the
+     * TypeScript kit's {@code stillOurs}.
+     */
+    static boolean stillOurs(TokenManager m, Held held, TokenRecord stored, IntentRecord intent) {
+        if (stored != m.unsaved) {
+            TokenRecord latest;
+            try {
+                latest = Sessions.load(m);
+            } catch (TokenManagerException e) {
+                drop(m, intent);
+                throw e;
+            }
+            if (latest == null || !latest.id.equals(stored.id)) {
+                drop(m, intent);
+                m.log(System.Logger.Level.DEBUG, "the stored tokens changed before the refresh left; using them");
+                return false;
+            }
+        }
+        if (!held.isHeld()) {
+            drop(m, intent);
+            throw new LockLost();
+        }
+        return true;
+    }
+
     /** How often a holder rewrites its intent (D7): every second, or a quarter of the intent wait when shorter. */
     static long beatMillis(TokenManager m) {
         return Math.max(1, Math.min(1000, m.intentWait.toMillis() / 4));

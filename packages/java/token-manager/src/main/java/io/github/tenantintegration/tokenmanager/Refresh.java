@@ -1,10 +1,8 @@
 package io.github.tenantintegration.tokenmanager;
 
 import io.github.tenantintegration.api.RefreshTokenGrantRequest;
-import io.github.tenantintegration.internal.Json;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -19,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>a live intent of another process naming the same refresh token is waited for outside the
  *       lock ({@link Intents});
  *   <li>check the lock is still held; 4. write the intent; 5. the last checks right before the
- *       request leaves ({@link #checkBeforeSending});
+ *       request leaves ({@link Intents#stillOurs});
  *   <li value="6">send, retrying only a request that never left or was answered 429 or 503
  *       ({@link #refresh});
  *   <li>write the tokens; not written: keep them in memory and the intent, and write them again a
@@ -313,32 +311,6 @@ final class Refresh {
         }
     }
 
-    /**
-     * Step 5: right before a refresh request leaves, the stored record is still the one read (else true:
-     * decide again), and the lock still ours (else {@link Intents.LockLost}).
-     */
-    private static boolean changedBeforeSending(TokenManager m, Held held, TokenRecord stored, IntentRecord intent) {
-        if (stored != m.unsaved) {
-            TokenRecord latest;
-            try {
-                latest = Sessions.load(m);
-            } catch (TokenManagerException e) {
-                Intents.drop(m, intent);
-                throw e;
-            }
-            if (latest == null || !latest.id.equals(stored.id)) {
-                Intents.drop(m, intent);
-                m.log(System.Logger.Level.DEBUG, "the stored tokens changed before the refresh left; using them");
-                return true;
-            }
-        }
-        if (!held.isHeld()) {
-            Intents.drop(m, intent);
-            throw new Intents.LockLost();
-        }
-        return false;
-    }
-
     /** Steps 3 to 7: the intent, the last checks, the request (with its retries) and the write. */
     static String refresh(TokenManager m, Held held, TokenRecord stored, boolean again) {
         int generation;
@@ -354,10 +326,9 @@ final class Refresh {
         List<String> secrets = List.of(stored.accessToken, stored.refreshToken);
         TokenRecord record;
         for (int attempt = 1; ; attempt++) {
-            if (m.intents && changedBeforeSending(m, held, stored, intent)) return obtain(m, held, again);
+            if (m.intents && !Intents.stillOurs(m, held, stored, intent)) return obtain(m, held, again);
             try {
-                String text = TokenHttp.post(m, "/oauth/token", body, "application/json", secrets, attempt);
-                record = record(m, text, stored);
+                record = TokenHttp.requestTokens(m, body, secrets, stored, attempt);
                 break;
             } catch (TransientException e) {
                 Duration delay = retryWait(m, e, attempt);
@@ -479,27 +450,6 @@ final class Refresh {
                 "delay_ms",
                 delay.toMillis());
         return delay;
-    }
-
-    /** The record of a token response; {@code origin} is the record a refresh started from (null for a sign-in). */
-    static TokenRecord record(TokenManager m, String text, TokenRecord origin) {
-        Map<String, Object> members = Json.parseObject(text)
-                .orElseThrow(() -> new TokenManagerException(
-                        ErrorCode.INVALID_RESPONSE, "the token response is not a JSON object"));
-        TokenRecord.Fields f = TokenRecord.fields(members, origin == null ? null : origin.refreshToken);
-        String id = States.random();
-        String session = origin == null ? id : origin.session;
-        long seq = origin == null ? 0 : origin.seq + 1;
-        return new TokenRecord(
-                f.accessToken(),
-                f.refreshToken(),
-                f.tokenType(),
-                f.expiresIn(),
-                f.scope(),
-                Math.round(m.nowMs()),
-                id,
-                session,
-                seq);
     }
 
     /**

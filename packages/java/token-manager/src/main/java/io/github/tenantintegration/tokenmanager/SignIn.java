@@ -90,8 +90,7 @@ final class SignIn {
             m.mu.unlock();
         }
         String body = new AuthorizationCodeGrantRequest(m.clientId, m.redirectUri, code, pending.verifier()).toJson();
-        String text = TokenHttp.post(m, "/oauth/token", body, "application/json", List.of(code, pending.verifier()), 1);
-        TokenRecord record = Refresh.record(m, text, null);
+        TokenRecord record = TokenHttp.requestTokens(m, body, List.of(code, pending.verifier()), null, 1);
         SessionInfo info = Sessions.commit(m, record);
         m.log(System.Logger.Level.DEBUG, "signed in", "expires_at", info.expiresAt());
         m.emit(new Event(Event.Kind.SIGNED_IN, info, false, null));

@@ -39,6 +39,44 @@ final class TokenHttp {
 
     private TokenHttp() {}
 
+    /**
+     * Sends a token request ({@code POST /oauth/token}) and processes its answer into a new token record
+     * ({@link #processTokenResponse}); {@code origin} is the record a refresh starts from (null for the
+     * code exchange).
+     */
+    static TokenRecord requestTokens(
+            TokenManager m, String body, List<String> secrets, TokenRecord origin, int attempt) {
+        String text = post(m, "/oauth/token", body, "application/json", secrets, attempt);
+        return processTokenResponse(m, text, origin);
+    }
+
+    /**
+     * A token response as a new token record (RFC 6749 §5.1): expiry counts from the local receive
+     * time, and a refresh that did not rotate keeps the refresh token it was made with. {@code origin}
+     * is the record a refresh started from (null for a sign-in).
+     *
+     * @throws TokenManagerException {@code INVALID_RESPONSE} when the text is not a token response
+     */
+    static TokenRecord processTokenResponse(TokenManager m, String text, TokenRecord origin) {
+        Map<String, Object> members = Json.parseObject(text)
+                .orElseThrow(() -> new TokenManagerException(
+                        ErrorCode.INVALID_RESPONSE, "the token response is not a JSON object"));
+        TokenRecord.Fields f = TokenRecord.fields(members, origin == null ? null : origin.refreshToken);
+        String id = States.random();
+        String session = origin == null ? id : origin.session;
+        long seq = origin == null ? 0 : origin.seq + 1;
+        return new TokenRecord(
+                f.accessToken(),
+                f.refreshToken(),
+                f.tokenType(),
+                f.expiresIn(),
+                f.scope(),
+                Math.round(m.nowMs()),
+                id,
+                session,
+                seq);
+    }
+
     /** An answer: its status, body text and {@code Retry-After}. */
     record Answer(int status, String text, Optional<String> retryAfter) {
         @Override

@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.github.tenantintegration.internal.Json;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -48,6 +49,15 @@ final class FakeTenant implements AutoCloseable {
     volatile String accessToken;
     volatile String refreshToken;
     volatile long tokenDelayMs;
+
+    /** A fake tenant for one test, as a field: {@code @AutoClose} stops it when the test ends. */
+    static FakeTenant start() {
+        try {
+            return new FakeTenant();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
 
     FakeTenant() throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);

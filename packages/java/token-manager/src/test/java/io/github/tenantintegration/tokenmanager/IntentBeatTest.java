@@ -9,8 +9,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,18 +18,10 @@ import org.junit.jupiter.api.Test;
  * intent; a waiter's watch restarts at each beat.
  */
 class IntentBeatTest {
-    private FakeTenant tenant;
+    @AutoClose
+    private final FakeTenant tenant = FakeTenant.start();
+
     private final TestClock clock = new TestClock();
-
-    @BeforeEach
-    void start() throws Exception {
-        tenant = new FakeTenant();
-    }
-
-    @AfterEach
-    void stop() {
-        tenant.close();
-    }
 
     @Test
     void aBeatOfTheHolderRestartsTheWaitersWatch() {

@@ -7,27 +7,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.github.tenantintegration.internal.ProcessIdentity;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /** When a process gives up on another's refresh intent: the lead's decision D1 (issue 36). */
 class IntentWaitTest {
     private static final Duration WAIT = Duration.ofMillis(800);
 
-    private FakeTenant tenant;
+    @AutoClose
+    private final FakeTenant tenant = FakeTenant.start();
+
     private final TestClock clock = new TestClock();
     private final SharedMemory storage = new SharedMemory();
-
-    @BeforeEach
-    void start() throws Exception {
-        tenant = new FakeTenant();
-    }
-
-    @AfterEach
-    void stop() {
-        tenant.close();
-    }
 
     /** A signed-in manager whose access token has expired, and a live holder's intent on its refresh token. */
     private TokenManager expiredWithIntent(long since, long pid) {

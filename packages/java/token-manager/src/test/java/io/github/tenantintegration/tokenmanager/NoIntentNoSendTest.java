@@ -9,8 +9,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,19 +21,11 @@ class NoIntentNoSendTest {
             + " (SET %s failed (test)), so the refresh was not sent; the stored tokens are unchanged and the next"
             + " call tries again";
 
-    private FakeTenant tenant;
+    @AutoClose
+    private final FakeTenant tenant = FakeTenant.start();
+
     private final TestClock clock = new TestClock();
     private final SharedMemory storage = new SharedMemory();
-
-    @BeforeEach
-    void start() throws Exception {
-        tenant = new FakeTenant();
-    }
-
-    @AfterEach
-    void stop() {
-        tenant.close();
-    }
 
     private TokenManager manager() {
         return tenant.manager().clock(clock).storage(storage).build();

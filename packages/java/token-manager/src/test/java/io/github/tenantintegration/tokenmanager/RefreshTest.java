@@ -16,24 +16,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 class RefreshTest {
-    private FakeTenant tenant;
+    @AutoClose
+    private final FakeTenant tenant = FakeTenant.start();
+
     private final TestClock clock = new TestClock();
     private final List<Event> events = new CopyOnWriteArrayList<>();
-
-    @BeforeEach
-    void start() throws Exception {
-        tenant = new FakeTenant();
-    }
-
-    @AfterEach
-    void stop() {
-        tenant.close();
-    }
 
     private TokenManager.Builder manager() {
         return tenant.manager().clock(clock).retryDelay(Duration.ofMillis(10)).onChange(events::add);

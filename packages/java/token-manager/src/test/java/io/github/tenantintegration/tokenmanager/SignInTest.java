@@ -10,22 +10,12 @@ import io.github.tenantintegration.internal.Json;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 class SignInTest {
-    private FakeTenant tenant;
-
-    @BeforeEach
-    void start() throws Exception {
-        tenant = new FakeTenant();
-    }
-
-    @AfterEach
-    void stop() {
-        tenant.close();
-    }
+    @AutoClose
+    private final FakeTenant tenant = FakeTenant.start();
 
     private static String param(AuthorizationRequest request, String name) {
         for (String pair : request.url().getRawQuery().split("&"))

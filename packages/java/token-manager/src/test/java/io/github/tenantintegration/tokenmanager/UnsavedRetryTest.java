@@ -7,8 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,18 +15,10 @@ import org.junit.jupiter.api.Test;
  * they land: the other processes, honouring its intent, wait for exactly this write (issue 36, D1).
  */
 class UnsavedRetryTest {
-    private FakeTenant tenant;
+    @AutoClose
+    private final FakeTenant tenant = FakeTenant.start();
+
     private final TestClock clock = new TestClock();
-
-    @BeforeEach
-    void start() throws Exception {
-        tenant = new FakeTenant();
-    }
-
-    @AfterEach
-    void stop() {
-        tenant.close();
-    }
 
     /**
      * A storage shared with other processes whose lock's release waits, while the storage is down,
