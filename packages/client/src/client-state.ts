@@ -34,7 +34,8 @@ export type Fetch = (request: Request) => Promise<Response>;
  * The token the client adds to API requests: the strategy, and the last token it gave that the
  * client checked. A resolved promise cannot change its value, so while the strategy keeps returning
  * the promise last seen resolved (`staticToken`, the token manager while its token stays fresh), the
- * token is added without awaiting or checking it again: the fast path of every call.
+ * token is added without awaiting or checking it again, and with the header value made when it was
+ * checked: the fast path of every call.
  */
 export interface BearerState {
   readonly auth: AccessTokenSource;
@@ -42,6 +43,12 @@ export interface BearerState {
   seen: unknown;
   /** What it resolved to, checked against RFC 6750's `b64token`. */
   token: string | undefined;
+  /**
+   * `Bearer <token>`, made once per checked token. fetch checks a header value character by
+   * character, and a string joined anew for each call would first be copied into one piece: for a
+   * token of 800 characters (a JWT) that copy costs about a quarter of adding the header.
+   */
+  header: string | undefined;
 }
 
 /** What every concern reads: the tenant client's state has it, and so does each middleware factory's. */
@@ -97,7 +104,12 @@ export function sendState(options: Partial<Omit<SendState, "tokensSent" | "beare
 }
 
 /** A strategy with no token seen yet. */
-export const bearerState = (auth: AccessTokenSource): BearerState => ({ auth, seen: undefined, token: undefined });
+export const bearerState = (auth: AccessTokenSource): BearerState => ({
+  auth,
+  seen: undefined,
+  token: undefined,
+  header: undefined,
+});
 
 /** Wraps `fetch` so that it is called as a plain function, with a `Request` (a browser's fetch refuses another `this`). */
 export const asFetch =

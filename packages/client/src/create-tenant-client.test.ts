@@ -1,5 +1,5 @@
 import { inspect } from "node:util";
-import { describe, expect, expectTypeOf, it } from "vitest";
+import { describe, expect, expectTypeOf, it, vi } from "vitest";
 import { staticToken } from "./access-token-source.js";
 import { createTenantClient } from "./create-tenant-client.js";
 import {
@@ -379,6 +379,22 @@ describe("createTenantClient options", () => {
     await c.GET("/api/v1/auth/user");
     await c.GET("/api/v1/auth/user");
     expect(fetch.calls.map((x) => x.headers.get("authorization"))).toEqual(["Bearer at_1", "Bearer at_2"]);
+  });
+
+  it("sends each call the token its own getAccessToken() gave, when two calls' tokens arrive in the other order", async () => {
+    const resolvers: ((token: string) => void)[] = [];
+    const auth = { getAccessToken: () => new Promise<string>((resolve) => resolvers.push(resolve)) };
+    const fetch = fakeFetch(json(200, {}));
+    const c = createTenantClient({ baseUrl, auth, fetch });
+    const first = c.GET("/api/v1/auth/user", { headers: { "x-call": "first" } });
+    const second = c.GET("/api/v1/auth/user", { headers: { "x-call": "second" } });
+    await vi.waitFor(() => expect(resolvers).toHaveLength(2));
+    // the second call's token is checked first, then the first call's, before either request leaves
+    resolvers[1]!("at_second");
+    resolvers[0]!("at_first");
+    await Promise.all([first, second]);
+    const sent = Object.fromEntries(fetch.calls.map((x) => [x.headers.get("x-call"), x.headers.get("authorization")]));
+    expect(sent).toEqual({ first: "Bearer at_first", second: "Bearer at_second" });
   });
 
   it("refuses an empty staticToken with INVALID_OPTIONS", () => {

@@ -62,7 +62,12 @@ function firstAttempt(
 ): Promise<Response> {
   if (typeof token === "object" || body instanceof Promise)
     return Promise.all([token, body]).then(([value, kept]) => firstAttempt(state, fetch, request, value, kept));
-  const exchange: Exchange = { fetch, request: token === undefined ? request : authorize(request, token), token, body };
+  const exchange: Exchange = {
+    fetch,
+    request: token === undefined ? request : authorize(request, state.bearer, token),
+    token,
+    body,
+  };
   const started = state.log ? performance.now() : 0;
   let sent: Promise<Response>;
   try {

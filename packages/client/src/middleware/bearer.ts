@@ -33,6 +33,7 @@ export function acceptToken(bearer: BearerState, pending: unknown, value: unknow
     throw new TenantClientError("INVALID_TOKEN", "Invalid token");
   bearer.seen = pending;
   bearer.token = value;
+  bearer.header = `Bearer ${value}`;
   return value;
 }
 
@@ -54,13 +55,15 @@ export async function freshToken(bearer: BearerState): Promise<string> {
 }
 
 /**
- * `request` with `Authorization: Bearer <token>`. A request that carries the token must not follow a
- * redirect (RFC 6750 §5.2): the tenant client creates API requests in "manual" mode already; one in
- * "follow" mode (replaced by a middleware, or on a plain client) is copied in "manual" mode first.
+ * `request` with `Authorization: Bearer <token>`: the header value made when the token was checked,
+ * while it is the current one (every call but one whose token was overtaken by a newer one). A
+ * request that carries the token must not follow a redirect (RFC 6750 §5.2): the tenant client
+ * creates API requests in "manual" mode already; one in "follow" mode (replaced by a middleware, or
+ * on a plain client) is copied in "manual" mode first.
  */
-export function authorize(request: Request, token: string): Request {
+export function authorize(request: Request, bearer: BearerState, token: string): Request {
   const sent = request.redirect === "follow" ? new Request(request, { redirect: "manual" }) : request;
-  sent.headers.set("authorization", `Bearer ${token}`);
+  sent.headers.set("authorization", token === bearer.token ? bearer.header! : `Bearer ${token}`);
   return sent;
 }
 
@@ -72,12 +75,14 @@ function addToken(
 ): Request | undefined | Promise<Request> {
   if (!inScope(request.url, prefix)) return undefined;
   const token = currentToken(bearer, undefined, request);
-  return typeof token === "string" ? replaced(request, token) : token.then((value) => authorize(request, value));
+  return typeof token === "string"
+    ? replaced(request, bearer, token)
+    : token.then((value) => authorize(request, bearer, value));
 }
 
 /** The request to hand back to openapi-fetch: a new one, or `undefined` when the header went on the same one. */
-function replaced(request: Request, token: string): Request | undefined {
-  const sent = authorize(request, token);
+function replaced(request: Request, bearer: BearerState, token: string): Request | undefined {
+  const sent = authorize(request, bearer, token);
   return sent === request ? undefined : sent;
 }
 
