@@ -527,13 +527,14 @@ class ManagerCore:
         if self._intent_beat is not None:
             self._intent_beat.stop()
         self._intent_beat = IntentBeat(
-            lambda: beat_intent(self._storage, self._intent_key, intent, self._now_ms(), self._log),
+            lambda beats: beat_intent(self._storage, self._intent_key, intent, self._now_ms(), self._log, beats),
             beat_interval(self._intent_wait),
         )
 
     def _drop_intent(self, intent: Intent | None) -> None:
-        """Step 7: deletes this process's intent once its refresh is settled, after its last beat (no
-        beat may store it again). Blocking."""
+        """Step 7: deletes this process's intent once its refresh is settled, its beats stopped first (a
+        beat's read under way is not waited for: its storage command may hang, and it writes nothing once
+        it answers; a beat's write under way is). Blocking."""
         if intent is None:
             return
         if self._own_intent is intent:
