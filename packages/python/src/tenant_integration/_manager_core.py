@@ -124,6 +124,8 @@ class ManagerCore:
         self._intent_beat: IntentBeat | None = None
         # Closed (close/aclose): no beat starts, no write of unsaved tokens is retried in the background.
         self._closed = False
+        # Whether a background try of the write of unsaved tokens is armed (one at a time).
+        self._retry_armed = False
         # This process's watch of another process's live intent (D1): it goes on while the storage
         # answers, and ends with a failed read or a pause; the wait for the intent is bounded by it.
         self._intent_watch: Watch | None = None

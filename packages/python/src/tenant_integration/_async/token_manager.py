@@ -376,15 +376,22 @@ class AsyncTokenManager(ManagerCore):
         """After a failed write of fresh tokens on a shared storage, tries it again in a second even if no
         call comes: the storage may have come back with the old record (Redis restarted from its
         append-only file), and the others, honouring this process's intent, wait for exactly this write.
-        Not once the manager is closed."""
-        if not self._intents or self._closed:
+        Tried again every second until the tokens are stored, superseded or stale: a try may join a pass
+        that was under way (the one whose write failed, still releasing its lock) and get its token
+        without writing. One try at a time is armed; none once the manager is closed."""
+        if not self._intents or self._closed or self._retry_armed:
             return
+        self._retry_armed = True
 
         async def retry() -> None:
-            unsaved = self._unsaved
-            if not self._closed and unsaved is not None and self._current is unsaved and self._fresh(unsaved):
-                with contextlib.suppress(Exception):
-                    await self.get_access_token()
+            self._retry_armed = False
+            unsaved = self._held_unsaved()
+            if self._closed or unsaved is None:
+                return
+            with contextlib.suppress(Exception):
+                await self.get_access_token()
+            if self._held_unsaved() is unsaved:
+                self._retry_write_later()
 
         AsyncBackend.call_later(UNSAVED_RETRY_MS / 1000 + 0.01, retry)
 
