@@ -293,7 +293,8 @@ def beat_intent(
         if current is None or current.holder != intent.holder:
             log.debug("The stored refresh intent is no longer this process's; it is not beaten")
             return
-        record = Intent(intent.fingerprint, intent.holder, max(round(now_ms), current.since + 1), intent.pid, intent.host)
+        since = max(round(now_ms), current.since + 1)
+        record = Intent(intent.fingerprint, intent.holder, since, intent.pid, intent.host)
         if beats is None:
             storage.set(key, record.serialize())
         elif not beats.write(lambda: storage.set(key, record.serialize())):
