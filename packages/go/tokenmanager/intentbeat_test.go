@@ -144,3 +144,87 @@ func TestAnIntentWaitOfNanosecondsBeatsEveryMillisecondAndNeverPanics(t *testing
 		t.Fatalf("beat interval %v for an intent wait of 1 min, want 1s", got)
 	}
 }
+
+func TestTheEndOfARefreshNeverWaitsForABeatWhoseStorageReadHangs(t *testing.T) {
+	m, storage, release, done := slowRefresh(t)
+	hung, unhang := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(unhang) }) })
+	var hanging sync.Once
+	storage.hooks(func(key string) error {
+		if key != m.intentKey {
+			return nil
+		}
+		first := false
+		hanging.Do(func() { first = true })
+		if first { // the next beat's read: the node stopped answering
+			close(hung)
+			select {
+			case <-unhang:
+			case <-time.After(10 * time.Second):
+			}
+		}
+		return nil
+	}, nil)
+	<-hung
+	release()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the refresh waited for a beat whose storage read hangs, want it to end without it")
+	}
+	writes := 0
+	storage.hooks(nil, func(key string) {
+		if key == m.intentKey {
+			writes++
+		}
+	})
+	once.Do(func() { close(unhang) })
+	time.Sleep(300 * time.Millisecond) // the abandoned beat's read answers
+	storage.hooks(nil, nil)
+	if intent := storedIntent(t, m, storage); intent != nil || writes != 0 {
+		t.Fatalf("the abandoned beat wrote the deleted intent again (%d writes, %+v)", writes, intent)
+	}
+}
+
+func TestAClosedOrSignedOutManagerStopsBeatingAndLeavesItsIntentToTheWaitersWatch(t *testing.T) {
+	for _, end := range []string{"Close", "SignOut"} {
+		t.Run(end, func(t *testing.T) {
+			m, storage, release, done := slowRefresh(t)
+			var mu sync.Mutex
+			writes := 0
+			storage.hooks(nil, func(key string) {
+				if key == m.intentKey {
+					mu.Lock()
+					writes++
+					mu.Unlock()
+				}
+			})
+			count := func() int { mu.Lock(); defer mu.Unlock(); return writes }
+			for deadline := time.Now().Add(10 * time.Second); count() < 2 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if count() < 2 {
+				t.Fatal("the holder did not beat")
+			}
+			if end == "Close" {
+				if err := m.Close(); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := m.SignOut(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			before, left := count(), storedIntent(t, m, storage)
+			time.Sleep(300 * time.Millisecond) // six beat intervals
+			if after := count(); after != before || left == nil {
+				t.Fatalf("after %s the holder beat %d times more (intent left: %+v), want none and the intent left for the waiters' watch", end, after-before, left)
+			}
+			storage.hooks(nil, nil)
+			release()
+			<-done
+		})
+	}
+}

@@ -49,6 +49,7 @@ type Manager struct {
 	writeFailure    *Error
 	retryWriteAfter float64
 	rewriting       bool // a retry of the unsaved tokens' write is scheduled (retryWriteLater)
+	closed          bool // Close was called: no beat starts, no write is retried in the background
 }
 
 // settings are what every manager of one tenant and client shares: the configuration, the options,

@@ -508,8 +508,8 @@ func (m *Manager) retryWriteLater() {
 		return
 	}
 	m.mu.Lock()
-	scheduled := m.rewriting
-	m.rewriting = true
+	scheduled := m.rewriting || m.closed
+	m.rewriting = m.rewriting || !m.closed
 	m.mu.Unlock()
 	if scheduled {
 		return
@@ -524,7 +524,11 @@ func (m *Manager) retryWriteLater() {
 func (m *Manager) retryWrite() {
 	m.mu.Lock()
 	m.rewriting = false
+	closed := m.closed
 	m.mu.Unlock()
+	if closed {
+		return
+	}
 	for range 2 {
 		held := m.heldUnsaved()
 		if held == nil {

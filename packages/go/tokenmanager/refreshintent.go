@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/tenant-integration/sdk/packages/go/internal/procid"
@@ -231,11 +232,7 @@ func (m *Manager) dropIntent(ctx context.Context, intent *intentRecord) {
 	beat := intent.beat
 	intent.beat = nil
 	m.mu.Unlock()
-	if beat != nil {
-		// No beat may land after the delete: it would store the intent again.
-		close(beat.stop)
-		<-beat.done
-	}
+	beat.halt()
 	if current, _, err := m.readIntent(ctx); err == nil && current != nil && current.Holder == intent.Holder {
 		_ = m.storage.Delete(ctx, m.intentKey)
 	}
@@ -247,8 +244,31 @@ func (m *Manager) dropIntent(ctx context.Context, intent *intentRecord) {
 // beat, waits for a holder that lives however slowly the tenant answers. The beats go on while the
 // request is in flight, during retry pauses and while unsaved tokens are written again.
 type intentBeat struct {
-	stop chan struct{} // closed by dropIntent
-	done chan struct{} // closed when the last beat has finished
+	stop   chan struct{}      // closed by halt
+	ctx    context.Context    // a beat's read: cancelled by halt, so that no read is waited for
+	cancel context.CancelFunc //
+	once   sync.Once          //
+	// writing is held while a beat's write is sent; halted is set under it: once halt returns, no
+	// beat's write is under way or will be sent.
+	writing sync.Mutex
+	halted  bool
+}
+
+// halt stops the beats without waiting for a beat's read under way (its storage command may hang
+// for the storage's whole command timeout: a Redis node that stopped answering; its context is
+// cancelled, and it writes nothing once it answers). A beat's write under way is waited for, so that
+// none lands after the intent's delete. A nil beat is none.
+func (b *intentBeat) halt() {
+	if b == nil {
+		return
+	}
+	b.once.Do(func() {
+		close(b.stop)
+		b.cancel()
+	})
+	b.writing.Lock()
+	b.halted = true
+	b.writing.Unlock()
 }
 
 // beatInterval is how often a holder rewrites its intent: min(1 s, intent wait / 4), and at least
@@ -260,16 +280,24 @@ func (m *Manager) beatInterval() time.Duration {
 
 // startBeats starts the beats of intent, just stored by this process.
 func (m *Manager) startBeats(intent *intentRecord) {
-	beat := &intentBeat{stop: make(chan struct{}), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	beat := &intentBeat{stop: make(chan struct{}), ctx: ctx, cancel: cancel}
 	m.mu.Lock()
-	intent.beat = beat
+	closed := m.closed
+	if !closed {
+		intent.beat = beat
+	}
 	m.mu.Unlock()
+	if closed {
+		cancel()
+		return
+	}
 	go m.beatIntent(intent, beat)
 }
 
-// beatIntent beats intent every beatInterval (on the monotonic clock) until dropIntent stops it.
+// beatIntent beats intent every beatInterval (on the monotonic clock) until halted (the intent
+// dropped, the manager closed or signed out).
 func (m *Manager) beatIntent(intent *intentRecord, beat *intentBeat) {
-	defer close(beat.done)
 	ticker := time.NewTicker(m.beatInterval())
 	defer ticker.Stop()
 	for {
@@ -277,7 +305,7 @@ func (m *Manager) beatIntent(intent *intentRecord, beat *intentBeat) {
 		case <-beat.stop:
 			return
 		case <-ticker.C:
-			m.beatOnce(intent)
+			m.beatOnce(intent, beat)
 		}
 	}
 }
@@ -286,9 +314,8 @@ func (m *Manager) beatIntent(intent *intentRecord, beat *intentBeat) {
 // unchanged) if the stored intent is still ours: read, compare the holder, write, as the delete of
 // an own intent does. Another holder's intent is never overwritten. A beat that fails or finds
 // another holder is no error: the next one tries again. Its reads are not watches of an intent.
-func (m *Manager) beatOnce(intent *intentRecord) {
-	ctx := context.Background()
-	raw, present, err := m.storage.Get(ctx, m.intentKey)
+func (m *Manager) beatOnce(intent *intentRecord, beat *intentBeat) {
+	raw, present, err := m.storage.Get(beat.ctx, m.intentKey)
 	if err != nil {
 		m.log.Debug("the refresh intent could not be read for its beat; the next beat tries again", "error", err)
 		return
@@ -300,9 +327,27 @@ func (m *Manager) beatOnce(intent *intentRecord) {
 	}
 	next := intentRecord{Fingerprint: intent.Fingerprint, Holder: intent.Holder,
 		Since: max(math.Round(m.nowMs()), current.Since+1), Pid: intent.Pid, Host: intent.Host}
-	if err := m.storage.Set(ctx, m.intentKey, marshal(next)); err != nil {
+	beat.writing.Lock()
+	defer beat.writing.Unlock()
+	if beat.halted {
+		m.log.Debug("the refresh intent was dropped while its beat read it; it is not beaten")
+		return
+	}
+	if err := m.storage.Set(context.Background(), m.intentKey, marshal(next)); err != nil {
 		m.log.Debug("the beat of the refresh intent could not be written; the next beat tries again", "error", err)
 	}
+}
+
+// stopBeats halts the beats of this process's own intent, if any; the intent stays stored (a
+// waiter gives it up once it has watched it for the intent wait without a beat).
+func (m *Manager) stopBeats() {
+	m.mu.Lock()
+	var beat *intentBeat
+	if m.ownIntent != nil {
+		beat, m.ownIntent.beat = m.ownIntent.beat, nil
+	}
+	m.mu.Unlock()
+	beat.halt()
 }
 
 // intentRecord is the refresh under way: which refresh token (a fingerprint), which refresh (holder),

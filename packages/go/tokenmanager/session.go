@@ -114,9 +114,24 @@ func (m *Manager) clear(ctx context.Context) error {
 	m.setCurrent(nil)
 	m.unsaved = nil
 	m.mu.Unlock()
+	// Signed out: this process's intent is beaten no more (a waiter's watch gives it up).
+	m.stopBeats()
 	if err := m.storage.Delete(ctx, m.tokensKey); err != nil {
 		return m.storageFailed(err)
 	}
+	return nil
+}
+
+// Close stops the manager's background work: the beats of its refresh intent (spec/token-store,
+// "Paused processes", step 4) and the retried write of tokens whose write failed. The intent stays
+// stored: another process gives it up once it has watched it for the intent wait without a beat.
+// Close the manager once its calls are done; the HTTP client (WithHTTPClient) and the storage stay
+// the caller's to close. It always returns nil (io.Closer).
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.stopBeats()
 	return nil
 }
 

@@ -606,6 +606,88 @@ def test_beats_stop_when_the_intent_is_deleted(tenant: FakeTenant, clock: Clock,
     assert storage.intent_writes == writes
 
 
+class HangingBeats(CountingStorage):
+    """A token file whose commands from the beat thread hang (a Redis node that stopped answering) once
+    ``hang`` is set: the read is done, then its answer held back until ``unhang`` is set."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.hang = threading.Event()
+        self.hung = threading.Event()
+        self.unhang = threading.Event()
+
+    def get(self, key: str) -> str | None:
+        value = super().get(key)
+        if self.hang.is_set() and threading.current_thread().name == "intent-beat":
+            self.hung.set()
+            self.unhang.wait(timeout=30)
+        return value
+
+
+def test_the_end_of_a_refresh_never_waits_for_a_beat_whose_storage_command_hangs(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path
+) -> None:
+    """A hung storage command bounds a call by the storage's own command timeout, never by a beat's:
+    the intent is deleted while a beat's read still hangs, and that beat, once answered with the
+    intent it read before, writes nothing."""
+    storage = HangingBeats(tmp_path / "tokens.json")
+    worker, outcome, release = held_refresh(tenant, clock, storage)
+    try:
+        storage.hang.set()
+        assert storage.hung.wait(timeout=10)
+        release.set()
+        worker.join(timeout=10)
+        assert not worker.is_alive()
+        assert len(outcome) == 1
+        assert storage.get(INTENT) is None
+        writes = storage.intent_writes
+    finally:
+        storage.unhang.set()
+        release.set()
+        worker.join(timeout=30)
+    time.sleep(0.3)  # the abandoned beat's read answers: six beat intervals
+    assert storage.get(INTENT) is None
+    assert storage.intent_writes == writes
+
+
+def held_refresh_of(
+    tenant: FakeTenant, clock: Clock, storage: FileStorage
+) -> tuple[TokenManager, threading.Thread, list[str], threading.Event]:
+    """:func:`held_refresh`, with its manager."""
+    manager = signed_in(tenant, clock, storage, intent_wait=0.2)
+    clock.advance(LIFETIME + 1)
+    release = tenant.hold = threading.Event()
+    outcome: list[str] = []
+    worker = threading.Thread(target=lambda: outcome.append(manager.get_access_token()))
+    worker.start()
+    assert tenant.held.wait(timeout=10)
+    return manager, worker, outcome, release
+
+
+@pytest.mark.parametrize("end", ["close", "sign_out"])
+def test_a_closed_or_signed_out_manager_stops_beating_and_leaves_its_intent_to_the_waiters_watch(
+    tenant: FakeTenant, clock: Clock, tmp_path: Path, end: str
+) -> None:
+    """Closing the manager (or signing out) stops its beats and its background retries: its intent,
+    left in the storage, is given up by a waiter once watched for intent_wait without a beat (D1)."""
+    storage = CountingStorage(tmp_path / "tokens.json")
+    manager, worker, _, release = held_refresh_of(tenant, clock, storage)
+    try:
+        deadline = time.monotonic() + 10
+        while storage.intent_writes < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert storage.intent_writes >= 2  # it beats
+        getattr(manager, end)()
+        writes = storage.intent_writes
+        left = storage.get(INTENT)
+        time.sleep(0.3)  # six beat intervals
+        assert storage.intent_writes == writes
+        assert storage.get(INTENT) == left
+    finally:
+        release.set()
+        worker.join(timeout=30)
+
+
 def test_a_holder_beats_every_second_or_a_quarter_of_a_shorter_intent_wait_and_at_most_every_millisecond() -> None:
     """Decision D7: the beat interval of every kit, so that a tiny intent wait never makes a busy loop."""
     assert beat_interval(60.0) == 1.0

@@ -112,6 +112,8 @@ export interface ManagerState {
   retryWriteAfter: number;
   /** The timer that tries the write of unsaved tokens again (see refresh.ts, `retryWriteLater`). */
   rewriteTimer: ReturnType<typeof setTimeout> | undefined;
+  /** `close()` was called: no beat starts, no write of unsaved tokens is retried in the background. */
+  closed: boolean;
   /** The one `getAccessToken` under way, which every caller meanwhile shares. */
   inflight: Promise<string> | undefined;
   /** The last value found under the intent key that is not an intent record: warned about once. */
@@ -213,6 +215,7 @@ export function createManagerState(options: TokenManagerOptions, sessionId?: str
     unsaved: undefined,
     retryWriteAfter: 0,
     rewriteTimer: undefined,
+    closed: false,
     inflight: undefined,
     foreignIntent: undefined,
     ownIntent: undefined,
@@ -256,4 +259,29 @@ export async function store<T>(state: ManagerState, op: () => Promise<T>, ...sec
   } catch (e) {
     return fail("STORAGE_FAILED", "", sanitize(e, known(state, ...secrets)));
   }
+}
+
+/**
+ * Stops the beats of this process's intent, if any (refresh-intent.ts): the timer cleared, a beat
+ * whose read is under way told to write nothing; resolves once a beat's write under way is done.
+ */
+export function haltBeats(state: ManagerState): Promise<void> | undefined {
+  const current = state.intentBeat;
+  if (!current) return undefined;
+  clearInterval(current.timer);
+  current.stopped = true;
+  state.intentBeat = undefined;
+  return current.writing?.catch(() => undefined);
+}
+
+/**
+ * `close()`: the manager's background work stops — the beats of its refresh intent and the retried
+ * write of unsaved tokens. The intent stays stored: another process gives it up once it has watched
+ * it for `intentWaitMs` without a beat (spec/token-store, "Paused processes").
+ */
+export function closeManager(state: ManagerState): void {
+  state.closed = true;
+  void haltBeats(state);
+  clearTimeout(state.rewriteTimer);
+  state.rewriteTimer = undefined;
 }

@@ -207,18 +207,49 @@ describe("no intent, no send (D6)", () => {
  * A manager with intents (intentWaitMs 400, so a beat every 100 ms) whose refresh the tenant holds
  * until `answer` is called; 50 ms after the call, so that its intent is stored.
  */
-async function slowRefresh() {
+async function slowRefresh(storage = Object.assign(memoryStorage(), { lock: processLock() })) {
   const server = tokenServer();
   let answer: (response: Response) => void = () => {};
-  const storage = Object.assign(memoryStorage(), { lock: processLock() });
   const h = setup({ storage, lock: processLock(), refreshIntents, intentWaitMs: 400 }, server);
   await signIn(h.tm);
   h.clock.advance(900_000);
   server.queue.push(() => new Promise<Response>((resolve) => (answer = resolve)));
   const token = h.tm.getAccessToken();
   await sleep(50);
-  return { storage, token, answer: (response: Response) => answer(response) };
+  return { storage, token, tm: h.tm, answer: (response: Response) => answer(response) };
 }
+
+/**
+ * A storage of memory whose next read of the intent once `hang` is set hangs until `unhang` (the next
+ * beat's: nothing else reads the intent while the refresh is at the tenant), and that counts the
+ * intent's writes.
+ */
+function hangingIntentStorage() {
+  const inner = Object.assign(memoryStorage(), { lock: processLock() });
+  const control = { hang: false, hung: 0, writes: 0, unhang: () => {} };
+  const stalled = new Promise<void>((resolve) => (control.unhang = resolve));
+  const storage = {
+    ...inner,
+    async get(key: string) {
+      if (control.hang && key.endsWith(":intent")) {
+        control.hang = false;
+        control.hung++;
+        const value = await inner.get(key);
+        await stalled;
+        return value;
+      }
+      return inner.get(key);
+    },
+    async set(key: string, value: string) {
+      if (key.endsWith(":intent")) control.writes++;
+      return inner.set(key, value);
+    },
+  };
+  return { storage, control };
+}
+
+const within = <T>(ms: number, promise: Promise<T>) =>
+  Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`not settled within ${ms} ms`)))]);
 
 describe("a holder that lives says so: intent beats (D7)", () => {
   it("a waiter keeps waiting past intentWaitMs while the holder rewrites its intent's since, and uses the holder's tokens", async () => {
@@ -248,6 +279,45 @@ describe("a holder that lives says so: intent beats (D7)", () => {
     await sleep(300);
     expect(await storage.get(`${PREFIX}intent`)).toBeUndefined();
   });
+
+  it("the end of a refresh never waits for a beat whose storage read hangs, and that beat writes nothing", async () => {
+    const { storage, control } = hangingIntentStorage();
+    const { token, answer } = await slowRefresh(storage);
+    control.hang = true;
+    await sleep(250);
+    expect(control.hung).toBeGreaterThan(0);
+    answer(tokens("at_slow", "rt_slow"));
+    try {
+      expect(await within(2_000, token)).toBe("at_slow");
+      const writes = control.writes;
+      control.unhang();
+      await sleep(300);
+      expect(await storage.get(`${PREFIX}intent`)).toBeUndefined();
+      expect(control.writes).toBe(writes);
+    } finally {
+      control.unhang();
+    }
+  });
+
+  it.each(["close", "signOut"] as const)(
+    "a manager %s-d stops beating and leaves its intent to the waiters' watch",
+    async (end) => {
+      const { storage, control } = hangingIntentStorage();
+      const { token, tm, answer } = await slowRefresh(storage);
+      await sleep(250);
+      expect(control.writes).toBeGreaterThan(1);
+      if (end === "close") tm.close();
+      else await tm.signOut();
+      const writes = control.writes;
+      const left = await storage.get(`${PREFIX}intent`);
+      await sleep(350);
+      expect(control.writes).toBe(writes);
+      expect(left).toBeDefined();
+      expect(await storage.get(`${PREFIX}intent`)).toBe(left);
+      answer(tokens("at_slow", "rt_slow"));
+      await token.catch(() => undefined);
+    },
+  );
 
   it("a beat never overwrites another holder's intent", async () => {
     const { storage, token, answer } = await slowRefresh();

@@ -14,7 +14,7 @@
 import { isString } from "./encoding.js";
 import { fail } from "./errors.js";
 import { type HeldLock, LockLost } from "./lock.js";
-import { known, type ManagerState, store, whereIs } from "./manager-state.js";
+import { haltBeats, known, type ManagerState, store, whereIs } from "./manager-state.js";
 import { sanitize } from "./redact.js";
 import { sleep } from "./running-time.js";
 import { loadRecord } from "./session.js";
@@ -119,56 +119,65 @@ export async function dropIntent(state: ManagerState, intent: Pick<Intent, "hold
 /** The longest pause between two beats of an intent (D7); a quarter of `intentWaitMs` when that is shorter. */
 export const BEAT_MS = 1_000;
 
-/** This process's beats of its own intent (D7): the timer, and the beat under way, if any. */
+/**
+ * This process's beats of its own intent (D7): the timer; whether they were stopped; and the beat under
+ * way, if any, with its write once sent (the only part a stop waits for).
+ */
 export interface IntentBeat {
   readonly holder: string;
   readonly timer: ReturnType<typeof setInterval>;
   running: Promise<void> | undefined;
+  stopped: boolean;
+  writing: Promise<void> | undefined;
 }
 
 /**
  * Starts the beats of `intent` (D7): every {@link BEAT_MS} (a quarter of `intentWaitMs` when shorter)
- * until the intent is dropped, this process rewrites it with a new `since`, so that a process waiting
- * for it restarts its watch: a holder that runs is waited for, however slowly the tenant answers. A
- * timer that does not keep a Node process alive.
+ * until the intent is dropped (or the manager closed or signed out), this process rewrites it with a
+ * new `since`, so that a process waiting for it restarts its watch: a holder that runs is waited for,
+ * however slowly the tenant answers. A timer that does not keep a Node process alive.
  */
 function startBeat(state: ManagerState, intent: Intent): void {
+  void haltBeats(state);
+  if (state.closed) return;
   const every = Math.max(1, Math.min(BEAT_MS, Math.floor(state.intentWaitMs / 4)));
-  clearInterval(state.intentBeat?.timer);
   const timer = setInterval(() => {
     const current = state.intentBeat;
     if (current?.timer !== timer || current.running) return;
-    current.running = beat(state, intent).finally(() => {
+    current.running = beat(state, intent, current).finally(() => {
       current.running = undefined;
     });
   }, every);
   (timer as { unref?(): void }).unref?.();
-  state.intentBeat = { holder: intent.holder, timer, running: undefined };
+  state.intentBeat = { holder: intent.holder, timer, running: undefined, stopped: false, writing: undefined };
 }
 
 /**
  * One beat (D7): rewrites the stored intent with a new `since` (later than the one stored), only
  * while it is still this process's own; another holder's intent is never overwritten. A failed beat
- * is no error: the next one tries again.
+ * is no error: the next one tries again. A beat whose read answers after its beats were stopped (the
+ * read hung while the intent was dropped) writes nothing.
  */
-async function beat(state: ManagerState, intent: Intent): Promise<void> {
+async function beat(state: ManagerState, intent: Intent, beats: IntentBeat): Promise<void> {
   try {
     const stored = await readIntent(state);
-    if (stored?.holder !== intent.holder || state.ownIntent?.holder !== intent.holder) return;
+    if (beats.stopped || stored?.holder !== intent.holder || state.ownIntent?.holder !== intent.holder) return;
     const since = Math.max(Math.floor(state.now()), stored.since + 1);
-    await state.storage.set(state.keys.intent, JSON.stringify({ ...intent, since }));
+    beats.writing = state.storage.set(state.keys.intent, JSON.stringify({ ...intent, since }));
+    await beats.writing;
   } catch {
     state.log?.("intent-beat-failed", {});
   }
 }
 
-/** Stops the beats of `intent`, after the beat under way: none rewrites the intent once it is dropped. */
+/**
+ * Stops the beats of `intent` without waiting for a beat's read under way (its storage command may
+ * hang for the storage's whole command timeout: a Redis node that stopped answering); a beat's write
+ * under way is waited for: none rewrites the intent once it is dropped.
+ */
 async function stopBeat(state: ManagerState, intent: Pick<Intent, "holder">): Promise<void> {
-  const current = state.intentBeat;
-  if (current?.holder !== intent.holder) return;
-  clearInterval(current.timer);
-  state.intentBeat = undefined;
-  await current.running;
+  if (state.intentBeat?.holder !== intent.holder) return;
+  await haltBeats(state);
 }
 
 /**

@@ -388,14 +388,14 @@ function reportUnsaved(state: ManagerState, error: TokenManagerError): void {
  * unsaved (fresh, and still this process's own): a retry that joined a call begun before it (whose
  * lock release an outage held up) wrote nothing, and the others wait for this write (D1: they give
  * the intent up only after watching it for intentWaitMs with the storage answering). One timer at a
- * time, which does not keep a Node process alive.
+ * time, which does not keep a Node process alive; none once the manager is closed.
  */
 function retryWriteLater(state: ManagerState): void {
-  if (state.rewriteTimer) return;
+  if (state.rewriteTimer || state.closed) return;
   const timer = setTimeout(async () => {
     state.rewriteTimer = undefined;
     const { unsaved, current } = state;
-    if (!unsaved || current !== unsaved || !fresh(state, unsaved)) return;
+    if (state.closed || !unsaved || current !== unsaved || !fresh(state, unsaved)) return;
     await getAccessToken(state).catch(() => {});
     if (state.unsaved === unsaved && state.current === unsaved) retryWriteLater(state);
   }, UNSAVED_RETRY_MS + 10);

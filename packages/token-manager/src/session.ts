@@ -7,7 +7,7 @@
  */
 import { fail, TokenManagerError } from "./errors.js";
 import { emit } from "./events.js";
-import { known, type ManagerState, store, whereIs } from "./manager-state.js";
+import { haltBeats, known, type ManagerState, store, whereIs } from "./manager-state.js";
 import { sanitize } from "./redact.js";
 import { announce } from "./tabs.js";
 import { isFresh, parseRecord, serializeRecord, sessionInfo, type TokenRecord } from "./token-record.js";
@@ -81,6 +81,8 @@ export function clear(state: ManagerState): Promise<void> {
 
 /** Clears the tokens at the user's request, and fires `signed-out` here and in the other tabs. */
 export async function signOut(state: ManagerState, revoked = false): Promise<void> {
+  // Signed out: this process's intent is beaten no more (a waiter's watch gives it up).
+  void haltBeats(state);
   await clear(state);
   announce(state, { event: "signed-out", revoked });
 }

@@ -21,7 +21,7 @@
  * @see RFC 6749 §4.1, §5.1, §5.2, §6, §10.12; RFC 7636; RFC 7009 §2.1; OAuth 2.0 Security BCP (RFC 9700)
  */
 import { off, on } from "./events.js";
-import { createManagerState, type ManagerState } from "./manager-state.js";
+import { closeManager, createManagerState, type ManagerState } from "./manager-state.js";
 import { getAccessToken } from "./refresh.js";
 import { revoke } from "./revoke.js";
 import { getSession, isSignedIn, onUnauthorized, signOut } from "./session.js";
@@ -70,5 +70,6 @@ export function managerOf(state: ManagerState): TokenManager {
     getSession: getSession.bind(null, state),
     on: (event, listener) => on(state, event, listener),
     off: (event, listener) => off(state, event, listener),
+    close: () => closeManager(state),
   };
 }

@@ -221,6 +221,14 @@ export interface TokenManager {
    */
   signOut(): Promise<void>;
   /**
+   * Stops the manager's background work: the beats of its refresh intent (which say to other
+   * processes that its refresh is under way) and the retried write of tokens whose write failed.
+   * The intent stays stored: the others give it up once they have watched it for `intentWaitMs`
+   * without a beat. Call it once the manager's calls are done; it sends nothing and keeps the tokens.
+   * `signOut()` stops the beats too.
+   */
+  close(): void;
+  /**
    * Whether there is a session: tokens in the storage (or, after a failed write, in this process),
    * whether or not the access token has expired (the refresh token carries the session). Sends no
    * request: a session the tenant has ended meanwhile still counts until a refresh is refused.

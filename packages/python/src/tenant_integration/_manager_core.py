@@ -120,8 +120,12 @@ class ManagerCore:
         self._intent_wait = _positive_number("intent_wait", intent_wait, zero=True)
         # The intent this manager stored and has not cleared yet (its refresh's tokens are not stored yet).
         self._own_intent: Intent | None = None
-        # The beats of that intent (D7), until it is dropped.
+        # The beats of that intent (D7), until it is dropped, or the manager closed or signed out.
         self._intent_beat: IntentBeat | None = None
+        # Closed (close/aclose): no beat starts, no write of unsaved tokens is retried in the background.
+        self._closed = False
+        # Whether a background try of the write of unsaved tokens is armed (one at a time).
+        self._retry_armed = False
         # This process's watch of another process's live intent (D1): it goes on while the storage
         # answers, and ends with a failed read or a pause; the wait for the intent is bounded by it.
         self._intent_watch: Watch | None = None
@@ -523,25 +527,39 @@ class ManagerCore:
         return stored
 
     def _start_beats(self, intent: Intent) -> None:
-        """Starts the beats of ``intent``, just stored by this process (D7)."""
-        if self._intent_beat is not None:
-            self._intent_beat.stop()
+        """Starts the beats of ``intent``, just stored by this process (D7); none once closed."""
+        self._stop_beats()
+        if self._closed:
+            return
         self._intent_beat = IntentBeat(
-            lambda: beat_intent(self._storage, self._intent_key, intent, self._now_ms(), self._log),
+            lambda beats: beat_intent(self._storage, self._intent_key, intent, self._now_ms(), self._log, beats),
             beat_interval(self._intent_wait),
         )
 
     def _drop_intent(self, intent: Intent | None) -> None:
-        """Step 7: deletes this process's intent once its refresh is settled, after its last beat (no
-        beat may store it again). Blocking."""
+        """Step 7: deletes this process's intent once its refresh is settled, its beats stopped first (a
+        beat's read under way is not waited for: its storage command may hang, and it writes nothing once
+        it answers; a beat's write under way is). Blocking."""
         if intent is None:
             return
         if self._own_intent is intent:
             self._own_intent = None
-            beats, self._intent_beat = self._intent_beat, None
-            if beats is not None:
-                beats.stop()
+            self._stop_beats()
         drop_intent(self._storage, self._intent_key, intent)
+
+    def _stop_beats(self) -> None:
+        """Stops the beats of this process's intent, if any (it stays stored: dropped at the end of its
+        refresh, or, after a close or a sign-out, given up by a waiter's watch, D1)."""
+        beats, self._intent_beat = self._intent_beat, None
+        if beats is not None:
+            beats.stop()
+
+    def _close_background(self) -> None:
+        """Closing: the beats stop, none starts, and no write of unsaved tokens is retried in the
+        background; the intent stays stored, and a waiter gives it up once it has watched it for
+        ``intent_wait`` without a beat (D1, D7)."""
+        self._closed = True
+        self._stop_beats()
 
 
 class StoredFresh:

@@ -274,19 +274,31 @@ def beat_interval(intent_wait: float) -> float:
     return max(0.001, min(1.0, intent_wait / 4))
 
 
-def beat_intent(storage: TokenStorage, key: str, intent: Intent, now_ms: float, log: Log) -> None:
+def beat_intent(
+    storage: TokenStorage,
+    key: str,
+    intent: Intent,
+    now_ms: float,
+    log: Log,
+    beats: IntentBeat | None = None,
+) -> None:
     """One beat (D7): rewrites the stored intent with a new ``since`` (``max(now_ms, stored since +
     1)``, every other field unchanged) only while it is still ``intent``'s holder's: read, compare the
     holder, write, as :func:`drop_intent` does. Another holder's intent is never overwritten; a beat
-    that fails or finds another holder is no error (a debug line; the next beat tries again).
-    Blocking."""
+    that fails or finds another holder is no error (a debug line; the next beat tries again). The write
+    goes through ``beats`` (:meth:`IntentBeat.write`): none is sent once they are stopped, so a beat
+    whose read answers after its intent was dropped (the read hung) writes nothing. Blocking."""
     try:
         current = Intent.parse(storage.get(key))
         if current is None or current.holder != intent.holder:
             log.debug("The stored refresh intent is no longer this process's; it is not beaten")
             return
         since = max(round(now_ms), current.since + 1)
-        storage.set(key, Intent(intent.fingerprint, intent.holder, since, intent.pid, intent.host).serialize())
+        record = Intent(intent.fingerprint, intent.holder, since, intent.pid, intent.host)
+        if beats is None:
+            storage.set(key, record.serialize())
+        elif not beats.write(lambda: storage.set(key, record.serialize())):
+            log.debug("The refresh intent was dropped while its beat read it; it is not beaten")
     except Exception as e:  # a failed beat is no error: the next one tries again
         log.debug("The beat of the refresh intent failed (%s); the next beat tries again", type(e).__name__)
 
@@ -297,19 +309,34 @@ class IntentBeat:
     every :func:`beat_interval` (monotonic) with a new ``since``, so that a waiter, whose watch restarts
     at each beat, waits for a holder that runs however slowly the tenant answers. The beats go on while
     the request is in flight, during retry pauses and while unsaved tokens are written again; one
-    thread serves the sync and the async manager alike (the storage calls are blocking)."""
+    thread serves the sync and the async manager alike (the storage calls are blocking). ``beat`` is
+    given this object, whose :meth:`write` its write goes through."""
 
-    def __init__(self, beat: Callable[[], None], interval: float) -> None:
+    def __init__(self, beat: Callable[[IntentBeat], None], interval: float) -> None:
         self._stop = threading.Event()
+        # Held while a beat's write is sent: stop() waits for that write alone, never for a read.
+        self._writing = threading.Lock()
         self._thread = threading.Thread(target=self._run, args=(beat, interval), name="intent-beat", daemon=True)
         self._thread.start()
 
-    def _run(self, beat: Callable[[], None], interval: float) -> None:
+    def _run(self, beat: Callable[[IntentBeat], None], interval: float) -> None:
         while not self._stop.wait(interval):
-            beat()
+            beat(self)
+
+    def write(self, send: Callable[[], None]) -> bool:
+        """Sends a beat's write (``send``) unless the beats are stopped; whether it was sent."""
+        with self._writing:
+            if self._stop.is_set():
+                return False
+            send()
+            return True
 
     def stop(self) -> None:
-        """Stops the beats, after the one under way: none rewrites the intent once it is deleted."""
+        """Stops the beats: once it returns, no beat's write is under way or will be sent. A beat whose
+        read is under way is not waited for (its storage command may hang for the storage's whole
+        command timeout: a Redis node that stopped answering); it writes nothing once the read answers.
+        A write under way is waited for, within the storage's command timeout."""
         self._stop.set()
         if self._thread is not threading.current_thread():
-            self._thread.join()
+            with self._writing:
+                pass

@@ -44,20 +44,7 @@ const WHY_NOT = {
  * not yet explained, each with why: listed as not run with the reason, never dropped in silence, and
  * still run by `pnpm conformance --full` (where they show the failure). Remove an entry with its fix.
  */
-export const KNOWN_FAILURES = [
-  {
-    scenario: "redis-outage-past-intent-wait",
-    storage: "redis-cluster",
-    mix: "python",
-    why: "on redis-cluster the Python sync kit alone sometimes loses the session (a call ends NOT_SIGNED_IN as the primary comes back, then another process presents the rotated-away token; seen in 2 of about 25 runs, issue 36), not run at the reduced geometry until it is fixed",
-  },
-  {
-    scenario: "redis-outage-past-intent-wait",
-    storage: "redis-cluster",
-    mix: "python-async",
-    why: "on redis-cluster with the cluster hung, the Python asyncio kit once left a call unanswered past the 30 s bound (a fresh-clone CI run at load 20-66, after intent beats landed: a call that drops its intent waits for a beat under way, whose command waits out the hung node; unconfirmed, issue 36), not run at the reduced geometry until it is understood",
-  },
-];
+export const KNOWN_FAILURES = [];
 
 /** Whether `run` (its scenario, storage and mix) is left out at `geometry` for a known failure. */
 function knownFailure(run, geometry) {

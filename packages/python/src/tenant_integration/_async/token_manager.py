@@ -375,15 +375,23 @@ class AsyncTokenManager(ManagerCore):
     def _retry_write_later(self) -> None:
         """After a failed write of fresh tokens on a shared storage, tries it again in a second even if no
         call comes: the storage may have come back with the old record (Redis restarted from its
-        append-only file), and the others, honouring this process's intent, wait for exactly this write."""
-        if not self._intents:
+        append-only file), and the others, honouring this process's intent, wait for exactly this write.
+        Tried again every second until the tokens are stored, superseded or stale: a try may join a pass
+        that was under way (the one whose write failed, still releasing its lock) and get its token
+        without writing. One try at a time is armed; none once the manager is closed."""
+        if not self._intents or self._closed or self._retry_armed:
             return
+        self._retry_armed = True
 
         async def retry() -> None:
-            unsaved = self._unsaved
-            if unsaved is not None and self._current is unsaved and self._fresh(unsaved):
-                with contextlib.suppress(Exception):
-                    await self.get_access_token()
+            self._retry_armed = False
+            unsaved = self._held_unsaved()
+            if self._closed or unsaved is None:
+                return
+            with contextlib.suppress(Exception):
+                await self.get_access_token()
+            if self._held_unsaved() is unsaved:
+                self._retry_write_later()
 
         AsyncBackend.call_later(UNSAVED_RETRY_MS / 1000 + 0.01, retry)
 
@@ -551,6 +559,8 @@ class AsyncTokenManager(ManagerCore):
     async def _clear(self) -> None:
         self._next_generation()
         self._current = self._unsaved = None
+        # Signed out: this process's intent is beaten no more (a waiter's watch gives it up, D1).
+        self._stop_beats()
         failure: TokenManagerError | None = None
         try:
             await AsyncBackend.run_blocking(self._storage.delete, self._tokens_key)
@@ -631,7 +641,10 @@ class AsyncTokenManager(ManagerCore):
 
     async def aclose(self) -> None:
         """Closes the HTTP connections (and the ``transport`` given); a manager of an
-        :class:`AsyncSessions` leaves the shared ones to it."""
+        :class:`AsyncSessions` leaves the shared ones to it. Its background work stops: the beats of
+        its refresh intent (left stored: another process gives it up once it has watched it for
+        ``intent_wait`` without a beat) and the retried write of tokens whose write failed."""
+        self._close_background()
         if self._owns_http:
             await self._http.aclose()
 

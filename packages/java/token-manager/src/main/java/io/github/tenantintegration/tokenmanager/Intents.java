@@ -258,14 +258,16 @@ final class Intents {
             throw new TokenManagerException(ErrorCode.STORAGE_FAILED, unwritable(why), cause);
         }
         Beat beat = new Beat(m, intent);
+        boolean closed;
         m.mu.lock();
         try {
             m.ownIntent = intent;
-            m.ownBeat = beat;
+            closed = m.closed;
+            if (!closed) m.ownBeat = beat;
         } finally {
             m.mu.unlock();
         }
-        beat.start();
+        if (!closed) beat.start();
         return intent;
     }
 
@@ -283,7 +285,7 @@ final class Intents {
         } finally {
             m.mu.unlock();
         }
-        if (beat != null) beat.stop(); // after its last beat: none may store the intent again
+        if (beat != null) beat.stop(); // no beat's write lands after the delete below
         try {
             Optional<IntentRecord> stored = m.storage.get(m.intentKey).flatMap(IntentRecord::parse);
             if (stored.isPresent() && stored.get().holder().equals(intent.holder())) m.storage.delete(m.intentKey);
@@ -322,6 +324,22 @@ final class Intents {
         return true;
     }
 
+    /**
+     * Stops the beats of this process's own intent, if any (closed or signed out); the intent stays
+     * stored, and a waiter gives it up once it has watched it for the intent wait without a beat.
+     */
+    static void stopBeats(TokenManager m) {
+        Beat beat;
+        m.mu.lock();
+        try {
+            beat = m.ownBeat;
+            m.ownBeat = null;
+        } finally {
+            m.mu.unlock();
+        }
+        if (beat != null) beat.stop();
+    }
+
     /** How often a holder rewrites its intent (D7): every second, or a quarter of the intent wait when shorter. */
     static long beatMillis(TokenManager m) {
         return Math.max(1, Math.min(1000, m.intentWait.toMillis() / 4));
@@ -338,13 +356,17 @@ final class Intents {
     static final class Beat {
         private final CountDownLatch stopped = new CountDownLatch(1);
         private final Thread thread;
+        // Held while a beat's write is sent; halted is set under it: once stop returns, no beat's
+        // write is under way or will be sent.
+        private final Object writing = new Object();
+        private boolean halted;
 
         Beat(TokenManager m, IntentRecord intent) {
             long every = beatMillis(m);
             thread = new Thread(
                     () -> {
                         try {
-                            while (!stopped.await(every, TimeUnit.MILLISECONDS)) beatOnce(m, intent);
+                            while (!stopped.await(every, TimeUnit.MILLISECONDS)) beatOnce(m, intent, this);
                         } catch (InterruptedException e) {
                             Thread.currentThread().interrupt();
                         }
@@ -357,20 +379,25 @@ final class Intents {
             thread.start();
         }
 
-        /** Stops the beats, after the one under way. */
+        /**
+         * Stops the beats without waiting for a beat's read under way (its storage command may hang for
+         * the storage's whole command timeout: a Redis node that stopped answering); that beat writes
+         * nothing once its read answers. A beat's write under way is waited for.
+         */
         void stop() {
             stopped.countDown();
-            if (Thread.currentThread() == thread) return;
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    thread.join();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
+            synchronized (writing) {
+                halted = true;
             }
-            if (interrupted) Thread.currentThread().interrupt();
+        }
+
+        /** Sends a beat's write unless the beats are stopped; whether it was sent. */
+        boolean write(Runnable send) {
+            synchronized (writing) {
+                if (halted) return false;
+                send.run();
+                return true;
+            }
         }
     }
 
@@ -378,9 +405,10 @@ final class Intents {
      * One beat (D7): rewrites the stored intent with a new {@code since} ({@code max(now, stored since +
      * 1)}, every other field unchanged) only while it is still {@code intent}'s holder's: read, compare
      * the holder, write, as {@link #drop} does. Another holder's intent is never overwritten; a beat
-     * that fails or finds another holder is no error (the next one tries again).
+     * that fails or finds another holder is no error (the next one tries again). The write goes
+     * through {@code beat}: none once the beats are stopped.
      */
-    static void beatOnce(TokenManager m, IntentRecord intent) {
+    static void beatOnce(TokenManager m, IntentRecord intent, Beat beat) {
         try {
             Optional<IntentRecord> current = m.storage.get(m.intentKey).flatMap(IntentRecord::parse);
             if (current.isEmpty() || !current.get().holder().equals(intent.holder())) {
@@ -390,10 +418,13 @@ final class Intents {
                 return;
             }
             long since = Math.max(Math.round(m.nowMs()), current.get().since() + 1);
-            m.storage.set(
-                    m.intentKey,
-                    new IntentRecord(intent.fingerprint(), intent.holder(), since, intent.pid(), intent.host())
-                            .serialize());
+            String record = new IntentRecord(intent.fingerprint(), intent.holder(), since, intent.pid(), intent.host())
+                    .serialize();
+            if (!beat.write(() -> m.storage.set(m.intentKey, record))) {
+                m.log(
+                        System.Logger.Level.DEBUG,
+                        "the refresh intent was dropped while its beat read it; it is not beaten");
+            }
         } catch (RuntimeException e) {
             m.log(System.Logger.Level.DEBUG, "the beat of the refresh intent failed; the next beat tries again");
         }

@@ -485,7 +485,7 @@ final class Refresh {
         if (!m.intents) return;
         m.mu.lock();
         try {
-            if (m.rewriting) return;
+            if (m.rewriting || m.closed) return;
             m.rewriting = true;
         } finally {
             m.mu.unlock();
@@ -504,6 +504,7 @@ final class Refresh {
         m.mu.lock();
         try {
             m.rewriting = false;
+            if (m.closed) return;
         } finally {
             m.mu.unlock();
         }

@@ -109,6 +109,8 @@ final class Sessions {
         } finally {
             m.mu.unlock();
         }
+        // Signed out: this process's intent is beaten no more (a waiter's watch gives it up).
+        Intents.stopBeats(m);
         try {
             m.storage.delete(m.tokensKey);
         } catch (RuntimeException e) {

@@ -54,7 +54,7 @@ import java.util.function.Supplier;
  * HttpClient client = manager.httpClient(); // Authorization: Bearer …, one refresh after a 401
  * }</pre>
  */
-public final class TokenManager {
+public final class TokenManager implements AutoCloseable {
     /** After a failed write of new tokens, how long they are served from memory before the write is tried again. */
     static final long UNSAVED_RETRY_MS = 1000;
 
@@ -111,6 +111,8 @@ public final class TokenManager {
     boolean warnedForeignIntent;
     /** A retry of the unsaved tokens' write is scheduled ({@link Refresh#retryWriteLater}). */
     boolean rewriting;
+    /** {@link #close()} was called: no beat starts, no write is retried in the background. */
+    boolean closed;
 
     private TokenManager(Builder b) {
         origin = Origins.tenantOrigin(b.baseUrl);
@@ -354,6 +356,24 @@ public final class TokenManager {
     public void signOut() {
         Sessions.clear(this);
         emit(Event.of(Event.Kind.SIGNED_OUT));
+    }
+
+    /**
+     * Stops the manager's background work: the beats of its refresh intent ({@code spec/token-store},
+     * "Paused processes", step 4) and the retried write of tokens whose write failed. The intent stays
+     * stored: another process gives it up once it has watched it for the intent wait without a beat.
+     * Close the manager once its calls are done (try-with-resources); the storage and the HTTP client
+     * given to it stay the caller's to close.
+     */
+    @Override
+    public void close() {
+        mu.lock();
+        try {
+            closed = true;
+        } finally {
+            mu.unlock();
+        }
+        Intents.stopBeats(this);
     }
 
     /** {@link #signOut()} on the manager's executor. */

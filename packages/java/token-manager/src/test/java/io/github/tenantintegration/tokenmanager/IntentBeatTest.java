@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AutoClose;
@@ -105,5 +106,80 @@ class IntentBeatTest {
         Thread.sleep(300); // six beat intervals
         assertNull(storedIntent(storage));
         assertEquals(0, writes.get());
+    }
+
+    @Test
+    void theEndOfARefreshNeverWaitsForABeatWhoseStorageReadHangs() throws Exception {
+        SharedMemory storage = new SharedMemory();
+        TokenManager manager = expired(storage);
+        tenant.tokenDelayMs = 500;
+        CompletableFuture<String> call = CompletableFuture.supplyAsync(manager::accessToken);
+        while (storedIntent(storage) == null) Thread.sleep(5);
+        String intentKey = storage.key("intent");
+        CountDownLatch hung = new CountDownLatch(1);
+        CountDownLatch unhang = new CountDownLatch(1);
+        storage.failGet = key -> {
+            // The next beat's read: the Redis node stopped answering.
+            if (key.equals(intentKey)
+                    && Thread.currentThread().getName().equals("tenant-integration-intent-beat")
+                    && hung.getCount() == 1) {
+                hung.countDown();
+                try {
+                    unhang.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return false;
+        };
+        try {
+            assertTrue(hung.await(10, TimeUnit.SECONDS));
+            assertNotNull(call.get(5, TimeUnit.SECONDS), "the refresh waited for a beat whose storage read hangs");
+            assertNull(storedIntent(storage));
+        } finally {
+            unhang.countDown();
+        }
+        AtomicInteger writes = new AtomicInteger();
+        storage.failSet = key -> {
+            if (key.equals(intentKey)) writes.incrementAndGet();
+            return false;
+        };
+        Thread.sleep(300); // the abandoned beat's read answers
+        assertNull(storedIntent(storage));
+        assertEquals(0, writes.get());
+    }
+
+    @Test
+    void aClosedManagerStopsBeatingAndLeavesItsIntentToTheWaitersWatch() throws Exception {
+        stopsBeatingAfter("close");
+    }
+
+    @Test
+    void aSignedOutManagerStopsBeatingAndLeavesItsIntentToTheWaitersWatch() throws Exception {
+        stopsBeatingAfter("signOut");
+    }
+
+    private void stopsBeatingAfter(String end) throws Exception {
+        SharedMemory storage = new SharedMemory();
+        TokenManager manager = expired(storage);
+        tenant.tokenDelayMs = 1500;
+        String intentKey = storage.key("intent");
+        AtomicInteger writes = new AtomicInteger();
+        storage.failSet = key -> {
+            if (key.equals(intentKey)) writes.incrementAndGet();
+            return false;
+        };
+        CompletableFuture<String> call = CompletableFuture.supplyAsync(manager::accessToken);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (writes.get() < 2 && System.nanoTime() < deadline) Thread.sleep(5);
+        assertTrue(writes.get() >= 2, "the holder did not beat");
+        if (end.equals("close")) manager.close();
+        else manager.signOut();
+        int before = writes.get();
+        String left = storage.data.get(intentKey);
+        Thread.sleep(300); // six beat intervals
+        assertEquals(before, writes.get(), "the holder beat after " + end);
+        assertNotNull(left, "the intent is left for the waiters' watch");
+        call.handle((token, error) -> null).get(10, TimeUnit.SECONDS);
     }
 }
