@@ -39,7 +39,8 @@ public final class Keys {
         String rest = name.substring(NAMESPACE.length());
         Matcher pending = PENDING_BY_STATE.matcher(rest);
         if (pending.find() && pending.start() > 0) {
-            return prefix + NAMESPACE + "{" + rest.substring(0, pending.start()) + "}" + rest.substring(pending.start());
+            return prefix + NAMESPACE + "{" + rest.substring(0, pending.start()) + "}"
+                    + rest.substring(pending.start());
         }
         int last = rest.lastIndexOf(':');
         if (last <= 0 || !KINDS.contains(rest.substring(last + 1))) return prefix + name;

@@ -2,11 +2,11 @@ package io.github.tenantintegration.redisstorage;
 
 import io.github.tenantintegration.internal.Redact;
 import io.github.tenantintegration.tokenmanager.ErrorCode;
-import io.github.tenantintegration.tokenmanager.Lock;
 import io.github.tenantintegration.tokenmanager.ExpiringStorage;
+import io.github.tenantintegration.tokenmanager.Lock;
 import io.github.tenantintegration.tokenmanager.LockingStorage;
-import io.github.tenantintegration.tokenmanager.TakingStorage;
 import io.github.tenantintegration.tokenmanager.StorageException;
+import io.github.tenantintegration.tokenmanager.TakingStorage;
 import io.github.tenantintegration.tokenmanager.TokenManagerException;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -373,14 +373,11 @@ public final class RedisStorage implements LockingStorage, ExpiringStorage, Taki
         try {
             return Optional.ofNullable(write("GETDEL", key, commands -> commands.getdel(key), null));
         } catch (StorageException e) {
-            if (e.getMessage() == null || !e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("unknown command"))
-                throw e;
+            if (e.getMessage() == null
+                    || !e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("unknown command")) throw e;
         }
-        return Optional.ofNullable(write(
-                "EVAL",
-                key,
-                commands -> commands.<String>eval(TAKE_SCRIPT, ScriptOutputType.VALUE, key),
-                null));
+        return Optional.ofNullable(
+                write("EVAL", key, commands -> commands.<String>eval(TAKE_SCRIPT, ScriptOutputType.VALUE, key), null));
     }
 
     /** {@code GETDEL} for a Redis before 6.2. */

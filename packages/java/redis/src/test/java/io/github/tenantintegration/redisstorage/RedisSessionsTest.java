@@ -34,9 +34,12 @@ class RedisSessionsTest {
             for (int i = 0; i < 3; i++) {
                 RedisClient client = server.client();
                 clients.add(client);
-                RedisStorage storage = RedisStorage.builder(client).prefix("srv:").build();
+                RedisStorage storage =
+                        RedisStorage.builder(client).prefix("srv:").build();
                 processes.add(Sessions.builder(TokenManager.builder(
-                                        sandbox.url(), registered.id(), registered.redirectUris().get(0))
+                                        sandbox.url(),
+                                        registered.id(),
+                                        registered.redirectUris().get(0))
                                 .scopes(Scope.PROFILE_READ)
                                 .clock(sandbox.clock())
                                 .storage(storage))
@@ -48,8 +51,10 @@ class RedisSessionsTest {
             for (String id : ids) started.add(processes.get(0).beginSignIn(id, null));
             for (int i = ids.size() - 1; i >= 0; i--) {
                 Sessions.Started s = started.get(i);
-                processes.get(1).completeSignIn(
-                        new Sessions.Callback(TestTenant.approve(s.request().url()), s.binding(), s.sessionId()));
+                processes
+                        .get(1)
+                        .completeSignIn(new Sessions.Callback(
+                                TestTenant.approve(s.request().url()), s.binding(), s.sessionId()));
             }
             RedisCommands<String, String> redis = clients.get(0).connect().sync();
             String scope = sandbox.url() + ":" + registered.id();

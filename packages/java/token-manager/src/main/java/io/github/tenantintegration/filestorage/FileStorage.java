@@ -2,12 +2,12 @@ package io.github.tenantintegration.filestorage;
 
 import io.github.tenantintegration.internal.Json;
 import io.github.tenantintegration.tokenmanager.ErrorCode;
+import io.github.tenantintegration.tokenmanager.ExpiringStorage;
 import io.github.tenantintegration.tokenmanager.Held;
 import io.github.tenantintegration.tokenmanager.Lock;
-import io.github.tenantintegration.tokenmanager.ExpiringStorage;
 import io.github.tenantintegration.tokenmanager.SessionLockingStorage;
-import io.github.tenantintegration.tokenmanager.TakingStorage;
 import io.github.tenantintegration.tokenmanager.StorageException;
+import io.github.tenantintegration.tokenmanager.TakingStorage;
 import io.github.tenantintegration.tokenmanager.TokenManagerException;
 import io.github.tenantintegration.tokenmanager.WaitingLock;
 import java.io.IOException;
@@ -441,10 +441,11 @@ public final class FileStorage implements SessionLockingStorage, ExpiringStorage
     /** Drops the pending sign-ins by state whose {@code expiresAt} passed, or that are no record. */
     private static boolean dropExpiredPending(Map<String, String> data) {
         long now = System.currentTimeMillis();
-        return data.entrySet().removeIf(entry -> PENDING_BY_STATE.matcher(entry.getKey()).find()
-                && Json.parseObject(entry.getValue())
-                        .map(m -> !(m.get("expiresAt") instanceof Number at) || at.doubleValue() <= now)
-                        .orElse(true));
+        return data.entrySet()
+                .removeIf(entry -> PENDING_BY_STATE.matcher(entry.getKey()).find()
+                        && Json.parseObject(entry.getValue())
+                                .map(m -> !(m.get("expiresAt") instanceof Number at) || at.doubleValue() <= now)
+                                .orElse(true));
     }
 
     /** Removes {@code key}; writes nothing when it is absent. */

@@ -55,7 +55,9 @@ final class BearerHttpClient extends HttpClient {
 
     /** The request is for the tenant's origin (so the token may go with it). */
     boolean forTenant(URI uri) {
-        return uri != null && uri.getHost() != null && Origins.normalTarget(uri, false).equals(origin);
+        return uri != null
+                && uri.getHost() != null
+                && Origins.normalTarget(uri, false).equals(origin);
     }
 
     /** The request with this token, and {@code Accept: application/json} unless it has an Accept. */

@@ -24,8 +24,8 @@ record PendingRecord(String state, String verifier, long expiresAt, String sessi
         if (members.isEmpty()) return Optional.empty();
         Map<String, Object> m = members.get();
         for (String name : m.keySet()) {
-            if (!Set.of("state", "verifier", "expiresAt", "sessionId", "browser").contains(name))
-                return Optional.empty();
+            if (!Set.of("state", "verifier", "expiresAt", "sessionId", "browser")
+                    .contains(name)) return Optional.empty();
         }
         Object session = m.get("sessionId");
         Object browser = m.get("browser");
@@ -36,7 +36,8 @@ record PendingRecord(String state, String verifier, long expiresAt, String sessi
                 && m.get("expiresAt") instanceof Number expiresAt
                 && integral(expiresAt)
                 && (session == null || session instanceof String s && SessionId.isValid(s))
-                && (browser == null || browser instanceof String b && BROWSER.matcher(b).matches())) {
+                && (browser == null
+                        || browser instanceof String b && BROWSER.matcher(b).matches())) {
             return Optional.of(
                     new PendingRecord(state, verifier, expiresAt.longValue(), (String) session, (String) browser));
         }

@@ -40,17 +40,15 @@ public final class SessionId {
         if (id.isEmpty()) return "it is empty";
         int[] points = id.codePoints().toArray();
         for (int i = 0; i < points.length; i++) {
-            if (!allowed(points[i])) return "\"" + escaped(points[i]) + "\" at character " + (i + 1) + " is not allowed";
+            if (!allowed(points[i]))
+                return "\"" + escaped(points[i]) + "\" at character " + (i + 1) + " is not allowed";
         }
         if (points.length > MAX_LENGTH) return "it is " + points.length + " characters long";
         return null;
     }
 
     static boolean allowed(int c) {
-        return (c >= 'A' && c <= 'Z')
-                || (c >= 'a' && c <= 'z')
-                || (c >= '0' && c <= '9')
-                || "-._~@+=|".indexOf(c) >= 0;
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || "-._~@+=|".indexOf(c) >= 0;
     }
 
     /** The id's first 16 characters, with {@code ...} when it has more, each escaped. */
@@ -65,7 +63,8 @@ public final class SessionId {
 
     /** A character as a message shows it: outside {@code !}..{@code ~}, and a quote or backslash, as its code point in hex. */
     private static String escaped(int c) {
-        if (c < '!' || c > '~' || c == '"' || c == '\\') return "\\u{" + Integer.toHexString(c).toUpperCase() + "}";
+        if (c < '!' || c > '~' || c == '"' || c == '\\')
+            return "\\u{" + Integer.toHexString(c).toUpperCase() + "}";
         return new String(Character.toChars(c));
     }
 }

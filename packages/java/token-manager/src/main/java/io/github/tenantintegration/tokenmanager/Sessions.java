@@ -157,8 +157,11 @@ public final class Sessions {
             TokenManager m = oldest.next().getValue();
             if (droppable(m)) {
                 oldest.remove();
-                m.log(System.Logger.Level.DEBUG, "the session's manager is dropped from memory (the storage keeps"
-                        + " its records)", "why", "least recently used past the cache's bound");
+                m.log(
+                        System.Logger.Level.DEBUG,
+                        "the session's manager is dropped from memory (the storage keeps" + " its records)",
+                        "why",
+                        "least recently used past the cache's bound");
             }
         }
     }
@@ -181,8 +184,11 @@ public final class Sessions {
                 else if (!droppable(m)) next = Math.min(next, TimeUnit.SECONDS.toNanos(1));
                 else {
                     all.remove();
-                    m.log(System.Logger.Level.DEBUG, "the session's manager is dropped from memory (the storage"
-                            + " keeps its records)", "why", "idle");
+                    m.log(
+                            System.Logger.Level.DEBUG,
+                            "the session's manager is dropped from memory (the storage" + " keeps its records)",
+                            "why",
+                            "idle");
                 }
             }
             sweep = cached.isEmpty()

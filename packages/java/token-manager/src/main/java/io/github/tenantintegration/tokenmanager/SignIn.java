@@ -86,7 +86,8 @@ final class SignIn {
         List<String> states = params.getOrDefault("state", List.of());
         if (states.isEmpty() || states.get(0).isEmpty())
             throw new TokenManagerException(ErrorCode.STATE_MISSING, "the callback has no state");
-        if (states.size() > 1) throw new TokenManagerException(ErrorCode.INVALID_CALLBACK, "the callback repeats state");
+        if (states.size() > 1)
+            throw new TokenManagerException(ErrorCode.INVALID_CALLBACK, "the callback repeats state");
         String state = states.get(0);
         String code = first(params, "code");
         Optional<PendingRecord> taken;
@@ -140,7 +141,13 @@ final class SignIn {
         String error = Redact.text(denied.get().error(), secrets);
         String message = "the tenant answered " + error
                 + (description == null || description.isEmpty() ? "" : " (" + description + ")");
-        throw new OAuthException(ErrorCode.AUTHORIZATION_DENIED, message, 0, error, description, denied.get().uri());
+        throw new OAuthException(
+                ErrorCode.AUTHORIZATION_DENIED,
+                message,
+                0,
+                error,
+                description,
+                denied.get().uri());
     }
 
     /** Step 10: the code exchanged (JSON, with the verifier), the tokens stored under {@code m}'s scope. */

@@ -235,7 +235,8 @@ public final class SignInHandlers {
     }
 
     /** Calls onError, then answers {@code status} with what failed and, for the kit's errors, why in words. */
-    private Response fail(Request request, Map<String, String> headers, int status, String what, TokenManagerException e) {
+    private Response fail(
+            Request request, Map<String, String> headers, int status, String what, TokenManagerException e) {
         if (e != null) {
             try {
                 onError.accept(request, e);
@@ -253,8 +254,8 @@ public final class SignInHandlers {
             case STATE_MISMATCH -> e.reason() + "; start it again";
             case NO_PENDING_SIGN_IN -> "it was already used, or has expired; start it again";
             case STATE_EXPIRED -> "it expired; start it again";
-            case AUTHORIZATION_DENIED -> "access was not granted ("
-                    + (e instanceof OAuthException oauth ? oauth.error() : "denied") + ")";
+            case AUTHORIZATION_DENIED ->
+                "access was not granted (" + (e instanceof OAuthException oauth ? oauth.error() : "denied") + ")";
             case INVALID_SESSION_ID -> "the user's id cannot name a session";
             case STORAGE_FAILED, LOCK_TIMEOUT, TRANSIENT -> "try again in a moment";
             default -> e.reason();

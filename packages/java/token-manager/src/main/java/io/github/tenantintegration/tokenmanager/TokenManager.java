@@ -17,8 +17,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -76,6 +76,7 @@ public final class TokenManager implements AutoCloseable {
     final String sessionId;
     /** The pending sign-ins, by state. */
     final Pending pending;
+
     final Lock lock;
     /** Whether processes share the storage through a lock: refresh intents are written and read. */
     final boolean intents;
@@ -175,7 +176,8 @@ public final class TokenManager implements AutoCloseable {
         logger = b.logger != null ? b.logger : System.getLogger(TokenManager.class.getName());
         listeners = List.copyOf(b.listeners);
         executor = b.executor != null ? b.executor : DEFAULT_EXECUTOR;
-        String prefix = "tenant-integration:" + origin + ":" + clientId + ":" + (sessionId == null ? "" : sessionId + ":");
+        String prefix =
+                "tenant-integration:" + origin + ":" + clientId + ":" + (sessionId == null ? "" : sessionId + ":");
         tokensKey = prefix + "tokens";
         intentKey = prefix + "intent";
         lockName = prefix + "lock";

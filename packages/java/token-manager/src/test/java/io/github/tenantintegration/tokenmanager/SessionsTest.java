@@ -2,7 +2,6 @@ package io.github.tenantintegration.tokenmanager;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -53,7 +52,8 @@ class SessionsTest {
     }
 
     private String tokensOf(String id) {
-        return storage.get("tenant-integration:" + tenant.url() + ":demo:" + id + ":tokens").orElse(null);
+        return storage.get("tenant-integration:" + tenant.url() + ":demo:" + id + ":tokens")
+                .orElse(null);
     }
 
     @Test
@@ -74,7 +74,9 @@ class SessionsTest {
         assertThrows(TokenManagerException.class, () -> sessions.accessToken("carol"));
         // The session's client sends that session's token (the fake knows the latest one: ada's).
         HttpResponse<String> me = sessions.httpClient("ada@example.org")
-                .send(HttpRequest.newBuilder(URI.create(tenant.url() + "/api/v1/auth/user")).build(),
+                .send(
+                        HttpRequest.newBuilder(URI.create(tenant.url() + "/api/v1/auth/user"))
+                                .build(),
                         HttpResponse.BodyHandlers.ofString());
         assertEquals(200, me.statusCode());
         assertEquals(
@@ -134,7 +136,9 @@ class SessionsTest {
         String url = single.redirectUri() + "?code=code_abcdefghij&state=" + state(own);
         assertEquals(
                 ErrorCode.STATE_MISMATCH,
-                assertThrows(TokenManagerException.class, () -> sessions.completeSignIn(new Sessions.Callback(url, null, null)))
+                assertThrows(
+                                TokenManagerException.class,
+                                () -> sessions.completeSignIn(new Sessions.Callback(url, null, null)))
                         .code());
         assertEquals(0, tenant.requests("/oauth/token").size());
     }
@@ -146,14 +150,19 @@ class SessionsTest {
                 () -> sessions.beginSignIn("{42}", null),
                 () -> sessions.httpClient(""),
                 () -> sessions.signOut("a b"),
-                () -> sessions.completeSignIn(new Sessions.Callback("http://127.0.0.1:53682/callback?state=x", null, "a/b")))) {
-            assertEquals(ErrorCode.INVALID_SESSION_ID, assertThrows(TokenManagerException.class, call::run).code());
+                () -> sessions.completeSignIn(
+                        new Sessions.Callback("http://127.0.0.1:53682/callback?state=x", null, "a/b")))) {
+            assertEquals(
+                    ErrorCode.INVALID_SESSION_ID,
+                    assertThrows(TokenManagerException.class, call::run).code());
         }
         assertTrue(storage.toString().equals("MemoryStorage[]"));
         assertEquals(
                 ErrorCode.INVALID_OPTIONS,
-                assertThrows(TokenManagerException.class, () -> Sessions.builder(tenant.manager().sessionId("42"))
-                                .build())
+                assertThrows(
+                                TokenManagerException.class,
+                                () -> Sessions.builder(tenant.manager().sessionId("42"))
+                                        .build())
                         .code());
     }
 
@@ -177,9 +186,11 @@ class SessionsTest {
     @Test
     void sessionsOfOneTokenFileHaveLocksOfTheirOwn() throws Exception {
         Path file = dir.resolve("tokens.json");
-        FileStorage shared = FileStorage.builder(file).lockTimeout(Duration.ofMillis(300)).build();
+        FileStorage shared =
+                FileStorage.builder(file).lockTimeout(Duration.ofMillis(300)).build();
         TestClock clock = new TestClock();
-        Sessions onFile = Sessions.builder(tenant.manager().clock(clock).storage(shared)).build();
+        Sessions onFile =
+                Sessions.builder(tenant.manager().clock(clock).storage(shared)).build();
         for (String id : List.of("42", "43")) {
             Sessions.Started started = onFile.beginSignIn(id, null);
             onFile.completeSignIn(new Sessions.Callback(
@@ -199,7 +210,10 @@ class SessionsTest {
                         + io.github.tenantintegration.internal.ProcessIdentity.host()
                         + "\",\"id\":\"0123456789abcdef0123456789abcdef\",\"since\":1}");
         clock.advance(Duration.ofMinutes(16));
-        assertEquals(ErrorCode.LOCK_TIMEOUT, assertThrows(TokenManagerException.class, () -> onFile.accessToken("42")).code());
+        assertEquals(
+                ErrorCode.LOCK_TIMEOUT,
+                assertThrows(TokenManagerException.class, () -> onFile.accessToken("42"))
+                        .code());
         assertEquals("at_access_3_abcdefgh", onFile.accessToken("43"));
         assertEquals(1, tenant.refreshes());
     }

@@ -90,7 +90,8 @@ class SignInHandlersTest {
         // Without any cookie, and as another logged-in user: refused too.
         SignInHandlers.Response again = begin("mallory", null);
         assertEquals(400, back("victim", queryBack(again), cookieOf(again)).status());
-        assertEquals(400, back("mallory", queryBack(begin("mallory", null)), null).status());
+        assertEquals(
+                400, back("mallory", queryBack(begin("mallory", null)), null).status());
         assertTrue(tenant.requests("/oauth/token").isEmpty());
         assertFalse(answer.body().contains("state="));
     }
@@ -104,17 +105,34 @@ class SignInHandlersTest {
         assertEquals(303, back("ada", queryBack(tab1), cookieOf(tab1)).status());
         SignInHandlers.Response replay = back("ada", queryBack(tab1), cookieOf(tab1));
         assertEquals(400, replay.status());
-        assertEquals("the sign-in could not be completed: it was already used, or has expired; start it again", replay.body());
+        assertEquals(
+                "the sign-in could not be completed: it was already used, or has expired; start it again",
+                replay.body());
     }
 
     @Test
     void methodsPathsAndLoginsAreChecked() {
-        assertEquals(405, handlers.start(SignInHandlers.Request.of("PUT", "/connect", null, null, "ada")).status());
-        assertEquals("GET, POST", handlers.start(SignInHandlers.Request.of("PUT", "/connect", null, null, "ada")).header("Allow"));
-        assertEquals(303, handlers.start(SignInHandlers.Request.of("POST", "/connect", null, null, "ada")).status());
+        assertEquals(
+                405,
+                handlers.start(SignInHandlers.Request.of("PUT", "/connect", null, null, "ada"))
+                        .status());
+        assertEquals(
+                "GET, POST",
+                handlers.start(SignInHandlers.Request.of("PUT", "/connect", null, null, "ada"))
+                        .header("Allow"));
+        assertEquals(
+                303,
+                handlers.start(SignInHandlers.Request.of("POST", "/connect", null, null, "ada"))
+                        .status());
         assertEquals(401, begin(null, null).status());
-        assertEquals(405, handlers.callback(SignInHandlers.Request.of("POST", "/callback", "", null, "ada")).status());
-        assertEquals(404, handlers.callback(SignInHandlers.Request.of("GET", "/elsewhere", "", null, "ada")).status());
+        assertEquals(
+                405,
+                handlers.callback(SignInHandlers.Request.of("POST", "/callback", "", null, "ada"))
+                        .status());
+        assertEquals(
+                404,
+                handlers.callback(SignInHandlers.Request.of("GET", "/elsewhere", "", null, "ada"))
+                        .status());
         SignInHandlers.Response started = begin("ada", null);
         assertEquals(401, back(null, queryBack(started), cookieOf(started)).status());
         assertEquals(400, begin("a:b", null).status());
@@ -122,7 +140,8 @@ class SignInHandlersTest {
         SignInHandlers any = SignInHandlers.builder(sessions).anySession(true).build();
         assertEquals(
                 303,
-                any.callback(SignInHandlers.Request.of("GET", "/callback", queryBack(started), List.of(cookieOf(started)), null))
+                any.callback(SignInHandlers.Request.of(
+                                "GET", "/callback", queryBack(started), List.of(cookieOf(started)), null))
                         .status());
         assertTrue(sessions.isSignedIn("ada"));
     }
@@ -134,7 +153,8 @@ class SignInHandlersTest {
         assertNull(started.header("Set-Cookie"));
         assertEquals(
                 400,
-                handlers.callback(new SignInHandlers.Request("GET", "/callback", queryBack(started), List.of(), "ada", "other"))
+                handlers.callback(new SignInHandlers.Request(
+                                "GET", "/callback", queryBack(started), List.of(), "ada", "other"))
                         .status());
         SignInHandlers.Response again = handlers.start(
                 new SignInHandlers.Request("GET", "/connect", null, List.of(), "ada", "app-session-7f3a9c2e"));
@@ -148,17 +168,22 @@ class SignInHandlersTest {
     @Test
     void theCookieIsTheSharedOne() throws Exception {
         for (JsonNode v : SessionIdTest.VECTORS.get("bindingCookieValues")) {
-            assertEquals(v.get("valid").asBoolean(), SignInHandlers.bindingCookie(v.get("value").asText()));
+            assertEquals(
+                    v.get("valid").asBoolean(),
+                    SignInHandlers.bindingCookie(v.get("value").asText()));
         }
         for (JsonNode c : SessionIdTest.VECTORS.get("cookies")) {
-            Sessions s = Sessions.builder(TokenManager.builder(tenant.url(), "demo", c.get("redirectUri").asText())
+            Sessions s = Sessions.builder(TokenManager.builder(
+                                    tenant.url(), "demo", c.get("redirectUri").asText())
                             .scopes(io.github.tenantintegration.api.Scope.PROFILE_READ)
-                            .pendingLifetime(Duration.ofMillis(c.get("pendingLifetimeMs").asLong())))
+                            .pendingLifetime(
+                                    Duration.ofMillis(c.get("pendingLifetimeMs").asLong())))
                     .build();
             String set = SignInHandlers.builder(s).build().setCookie("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8");
             String expected = c.get("name").asText() + "=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8; Path="
                     + c.get("path").asText() + "; Max-Age=" + c.get("maxAge").asLong() + "; HttpOnly"
-                    + (c.get("secure").asBoolean() ? "; Secure" : "") + "; SameSite=" + c.get("sameSite").asText();
+                    + (c.get("secure").asBoolean() ? "; Secure" : "") + "; SameSite="
+                    + c.get("sameSite").asText();
             assertEquals(expected, set);
         }
     }
