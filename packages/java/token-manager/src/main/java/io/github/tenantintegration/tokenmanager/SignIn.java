@@ -161,8 +161,7 @@ final class SignIn {
         PendingRecord pending = checked.pending();
         String body = new AuthorizationCodeGrantRequest(m.clientId, m.redirectUri, checked.code(), pending.verifier())
                 .toJson();
-        TokenRecord record =
-                TokenHttp.requestTokens(m, body, List.of(checked.code(), pending.verifier()), null, 1);
+        TokenRecord record = TokenHttp.requestTokens(m, body, List.of(checked.code(), pending.verifier()), null, 1);
         SessionInfo info = Session.commit(m, record);
         m.log(System.Logger.Level.DEBUG, "signed in", "expires_at", info.expiresAt());
         m.emit(new Event(Event.Kind.SIGNED_IN, info, false, null));
