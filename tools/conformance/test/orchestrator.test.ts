@@ -14,6 +14,7 @@ import {
   REDUCED_SUBSETS,
   loadScenario,
   loadScenarios,
+  mixTargets,
   notRun,
   openSuite,
   plan,
@@ -338,6 +339,30 @@ describe("a target that runs a subset at the reduced geometry", () => {
         false,
       );
     }
+  });
+});
+
+describe("the targets of a mixed fleet", () => {
+  it("are all there when it has a process for each, and rotate by run when it has fewer", () => {
+    const mix = ["node", "python", "python-async", "go", "java"];
+    expect(mixTargets(mix, 5, 3)).toEqual(mix);
+    expect(mixTargets(mix, 7, 3)).toEqual([...mix, "node", "python"]);
+    expect(mixTargets(mix, 3, 3)).toEqual(["go", "java", "node"]);
+    const mixed = loadScenarios().flatMap((scenario) => expand(scenario).filter((run) => run.mix === "mixed"));
+    // Every target, Java (last in TARGETS' order) included, joins most storages' small mixed fleets.
+    for (const storage of ["file", "redis", "postgres"]) {
+      const small = mixed.filter((run) => run.storage === storage && run.actorTargets.length < 5);
+      const java = small.filter((run) => run.actorTargets.includes("java"));
+      expect(java.length).toBeGreaterThanOrEqual(small.length / 3);
+    }
+    // The same run has the same targets, whatever else is planned.
+    expect(mixed.map((run) => run.actorTargets)).toEqual(
+      loadScenarios().flatMap((scenario) =>
+        expand(scenario)
+          .filter((run) => run.mix === "mixed")
+          .map((run) => run.actorTargets),
+      ),
+    );
   });
 });
 

@@ -57,6 +57,8 @@ export declare function expand(
   options?: { geometry?: "reduced" | "full"; targets?: string[] },
 ): Run[];
 export declare const TARGETS: Readonly<Record<Target, readonly Storage[]>>;
+/** The target of each of a run's processes: the mix in turn from `offset` (0 when every target has a process). */
+export declare function mixTargets<T extends string>(mix: readonly T[], actors: number, offset: number): T[];
 /** The features beyond the refresh protocol, and the targets whose actor declares each. */
 export declare const FEATURES: Readonly<Record<"sessions", readonly Target[]>>;
 /** A scenario's targets left out because their actor lacks a feature it needs. */

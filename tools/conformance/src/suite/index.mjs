@@ -4,6 +4,7 @@ export {
   loadScenario,
   loadScenarios,
   expand,
+  mixTargets,
   notRun,
   TARGETS,
   FEATURES,

@@ -58,8 +58,8 @@ function knownFailure(run, geometry) {
  * Targets whose every actor process is too slow to start for the whole column to fit `pnpm test`'s
  * time (a JVM per process): at the reduced geometry such a target runs alone only the scenarios
  * named here; its other runs alone are listed as not run, with why, and run by `pnpm conformance
- * --full`. A mixed fleet takes one process per target in TARGETS' order while it has processes, so a
- * target late in that order joins only the mixed runs with a process for every target.
+ * --full`. Every target still joins every mixed run with a process for every target, and the
+ * mixed runs with fewer processes in turn ({@link mixTargets}).
  */
 export const REDUCED_SUBSETS = {
   java: {
@@ -415,6 +415,39 @@ function combinations(params) {
 }
 
 /**
+ * The target of each of a run's `actors` processes: the mix's targets in turn, from the `offset`-th
+ * (TARGETS' order). A fleet with a process for every target has every target (the first ones twice
+ * when it has more processes than targets); a smaller one has `actors` consecutive targets, which
+ * rotate by run ({@link rotation}), so that a target late in TARGETS' order (Java) joins the small
+ * mixed fleets too, not only the ones with a process for every target.
+ *
+ * @param {string[]} mix
+ * @param {number} actors
+ * @param {number} offset
+ */
+export function mixTargets(mix, actors, offset) {
+  const start = actors >= mix.length ? 0 : offset % mix.length;
+  return Array.from({ length: actors }, (_, i) => mix[(start + i) % mix.length]);
+}
+
+/**
+ * Where a mixed run's targets start: the FNV-1a hash (32 bits) of the scenario's name, plus
+ * `actors` for each mixed run of the scenario before it (its storages, then parameters, in the
+ * file's order). Deterministic: the same run always has the same targets, whatever runs a command
+ * line keeps; spread over the scenarios, so that each target joins about `actors / targets` of the
+ * small mixed runs.
+ *
+ * @param {string} name the scenario's name
+ * @param {number} index the run's index among the scenario's mixed runs
+ * @param {number} actors the run's processes
+ */
+export function rotation(name, index, actors) {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(name, "utf8")) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return hash + index * actors;
+}
+
+/**
  * The runs of a scenario: one per storage, actor mix and parameter combination.
  *
  * @param {object} scenario
@@ -426,6 +459,7 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
     Object.entries({ ...DEFAULT_TIMING, ...scenario.timing }).map(([name, value]) => [name, at(value, geometry)]),
   );
   const actors = at(scenario.actors, geometry);
+  let mixed = 0; // the scenario's mixed runs so far, for the rotation of mixTargets
   for (const storage of scenario.storages) {
     const able = Object.keys(TARGETS).filter(
       (target) => TARGETS[target].includes(storage) && declares(target, scenario),
@@ -438,8 +472,11 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
       } else if (able.includes(entry)) mixes.push([entry]);
     }
     for (const mix of mixes) {
-      if (!mix.every((target) => targets.includes(target))) continue;
+      const present = mix.every((target) => targets.includes(target));
       for (const params of combinations(scenario.parameters ?? {})) {
+        // Counted before any run is left out, so that a run's targets never depend on the others.
+        const offset = mix.length > 1 ? rotation(scenario.name, mixed++, actors) : 0;
+        if (!present) continue;
         const label = Object.entries(params)
           .map(([k, v]) => `${k}=${v}`)
           .join(",");
@@ -452,7 +489,7 @@ export function expand(scenario, { geometry = "reduced", targets = Object.keys(T
           summary: scenario.summary,
           storage,
           mix: mix.length > 1 ? "mixed" : mix[0],
-          actorTargets: Array.from({ length: actors }, (_, i) => mix[i % mix.length]),
+          actorTargets: mixTargets(mix, actors, offset),
           sessions: scenario.sessions === undefined ? 0 : at(scenario.sessions, geometry),
           params,
           geometry,

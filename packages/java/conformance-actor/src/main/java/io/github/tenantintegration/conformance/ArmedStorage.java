@@ -1,10 +1,13 @@
 package io.github.tenantintegration.conformance;
 
+import io.github.tenantintegration.tokenmanager.ExpiringStorage;
 import io.github.tenantintegration.tokenmanager.Held;
 import io.github.tenantintegration.tokenmanager.Lock;
 import io.github.tenantintegration.tokenmanager.LockingStorage;
 import io.github.tenantintegration.tokenmanager.Storage;
+import io.github.tenantintegration.tokenmanager.TakingStorage;
 import io.github.tenantintegration.tokenmanager.WaitingLock;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -15,7 +18,7 @@ import java.util.function.BooleanSupplier;
  * tokens of an answered refresh are written. Its {@link #lock()} is the bring-your-own-lock seam:
  * the storage's own lock, counted, or one that does not lock ({@code "lock": "none"}).
  */
-final class ArmedStorage implements LockingStorage {
+final class ArmedStorage implements LockingStorage, ExpiringStorage, TakingStorage {
     private final Storage inner;
     private final ArmedLock lock;
     private final Fault fault;
@@ -50,6 +53,22 @@ final class ArmedStorage implements LockingStorage {
     @Override
     public void delete(String key) {
         inner.delete(key);
+    }
+
+    /** A pending sign-in, with its lifetime where the real storage keeps one. */
+    @Override
+    public void setExpiring(String key, String value, Duration lifetime) {
+        if (inner instanceof ExpiringStorage expiring) expiring.setExpiring(key, value, lifetime);
+        else inner.set(key, value);
+    }
+
+    /** A pending sign-in taken once, atomically where the real storage can (its get then delete otherwise). */
+    @Override
+    public Optional<String> take(String key) {
+        if (inner instanceof TakingStorage taking) return taking.take(key);
+        Optional<String> value = inner.get(key);
+        if (value.isPresent()) inner.delete(key);
+        return value;
     }
 
     @Override

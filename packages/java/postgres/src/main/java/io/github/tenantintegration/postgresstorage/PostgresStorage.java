@@ -4,9 +4,11 @@ import io.github.tenantintegration.postgresstorage.Rows.Row;
 import io.github.tenantintegration.postgresstorage.Rows.Scope;
 import io.github.tenantintegration.postgresstorage.Schema.Table;
 import io.github.tenantintegration.tokenmanager.ErrorCode;
+import io.github.tenantintegration.tokenmanager.ExpiringStorage;
 import io.github.tenantintegration.tokenmanager.Lock;
 import io.github.tenantintegration.tokenmanager.LockingStorage;
 import io.github.tenantintegration.tokenmanager.StorageException;
+import io.github.tenantintegration.tokenmanager.TakingStorage;
 import io.github.tenantintegration.tokenmanager.TokenManager;
 import io.github.tenantintegration.tokenmanager.TokenManagerException;
 import java.lang.reflect.Method;
@@ -56,7 +58,7 @@ import javax.sql.DataSource;
  * Detail}, which can quote a row). The token manager reports each as {@code STORAGE_FAILED} with it as
  * the cause. Immutable and thread-safe.
  */
-public final class PostgresStorage implements LockingStorage {
+public final class PostgresStorage implements LockingStorage, ExpiringStorage, TakingStorage {
     /** The bound of each statement's checkout, and again of its answer (the other kits' 5 s). */
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(5);
 
@@ -257,6 +259,7 @@ public final class PostgresStorage implements LockingStorage {
      * @throws TokenManagerException {@code INVALID_OPTIONS} for a lifetime under a millisecond
      * @throws StorageException as {@link #get}
      */
+    @Override
     public void setExpiring(String name, String value, Duration lifetime) {
         Objects.requireNonNull(value, "value");
         if (lifetime == null || lifetime.toMillis() < 1) throw invalid("lifetime", "must be at least 1 ms");
@@ -274,6 +277,7 @@ public final class PostgresStorage implements LockingStorage {
      *
      * @throws StorageException as {@link #get}
      */
+    @Override
     public Optional<String> take(String name) {
         List<String[]> rows = statement(name, "DELETE", TAKE, List.of());
         return rows.isEmpty() || !"t".equals(rows.get(0)[1]) ? Optional.empty() : Optional.of(rows.get(0)[0]);

@@ -2,13 +2,17 @@ package io.github.tenantintegration.redisstorage;
 
 import io.github.tenantintegration.internal.Redact;
 import io.github.tenantintegration.tokenmanager.ErrorCode;
+import io.github.tenantintegration.tokenmanager.ExpiringStorage;
 import io.github.tenantintegration.tokenmanager.Lock;
 import io.github.tenantintegration.tokenmanager.LockingStorage;
 import io.github.tenantintegration.tokenmanager.StorageException;
+import io.github.tenantintegration.tokenmanager.TakingStorage;
 import io.github.tenantintegration.tokenmanager.TokenManagerException;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -66,7 +70,7 @@ import java.util.function.Supplier;
  * while the lock is taken. Messages name keys and commands, never a value. Immutable and thread-safe;
  * {@link #close()} closes its connection (not the client).
  */
-public final class RedisStorage implements LockingStorage, AutoCloseable {
+public final class RedisStorage implements LockingStorage, ExpiringStorage, TakingStorage, AutoCloseable {
     /** The defaults, the other kits'. */
     public static final Duration DEFAULT_LEASE = Duration.ofSeconds(10);
 
@@ -339,6 +343,46 @@ public final class RedisStorage implements LockingStorage, AutoCloseable {
                     ErrorCode.UNEXPECTED_REPLY, key, "SET of " + key + " was not acknowledged with OK", null);
         }
     }
+
+    /**
+     * Stores {@code value} under {@code name} for {@code lifetime} ({@code SET … PX}; with replicas, then
+     * {@code WAIT}): a pending sign-in, dropped by Redis once its lifetime passed.
+     *
+     * @throws StorageException {@code COMMAND_FAILED}, {@code UNEXPECTED_REPLY}, {@code REPLICATION_TIMEOUT}
+     */
+    @Override
+    public void setExpiring(String name, String value, Duration lifetime) {
+        String key = key(name);
+        long ms = Math.max(1, lifetime.toMillis());
+        String reply = write("SET", key, commands -> commands.set(key, value, SetArgs.Builder.px(ms)), value);
+        if (!"OK".equals(reply)) {
+            throw new StorageException(
+                    ErrorCode.UNEXPECTED_REPLY, key, "SET of " + key + " was not acknowledged with OK", null);
+        }
+    }
+
+    /**
+     * Reads and deletes {@code name} in one step ({@code GETDEL}, Redis 6.2; on an older server a script
+     * of {@code GET} and {@code DEL}): of concurrent takes, in any processes, at most one gets the value.
+     *
+     * @throws StorageException {@code COMMAND_FAILED}
+     */
+    @Override
+    public Optional<String> take(String name) {
+        String key = key(name);
+        try {
+            return Optional.ofNullable(write("GETDEL", key, commands -> commands.getdel(key), null));
+        } catch (StorageException e) {
+            if (e.getMessage() == null
+                    || !e.getMessage().toLowerCase(java.util.Locale.ROOT).contains("unknown command")) throw e;
+        }
+        return Optional.ofNullable(
+                write("EVAL", key, commands -> commands.<String>eval(TAKE_SCRIPT, ScriptOutputType.VALUE, key), null));
+    }
+
+    /** {@code GETDEL} for a Redis before 6.2. */
+    private static final String TAKE_SCRIPT =
+            "local v = redis.call('GET', KEYS[1]) redis.call('DEL', KEYS[1]) return v";
 
     /**
      * Removes {@code name} ({@code DEL}; with replicas, then {@code WAIT}).

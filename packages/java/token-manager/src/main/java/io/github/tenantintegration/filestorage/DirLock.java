@@ -392,6 +392,22 @@ final class DirLock {
      */
     static <T> T hold(
             Path lock, Path file, Duration stale, Duration timeout, BooleanSupplier until, Lock.Task<T> task) {
+        return hold(lock, file, stale, timeout, until, true, task);
+    }
+
+    /**
+     * {@link #hold} that, with {@code watched} false, polls the lock alone (10–50 ms, with jitter)
+     * without a file system watch: a session's refresh lock, whose waiters are at most the processes
+     * (a watch per waiter of every session would use up the system's inotify instances).
+     */
+    static <T> T hold(
+            Path lock,
+            Path file,
+            Duration stale,
+            Duration timeout,
+            BooleanSupplier until,
+            boolean watched,
+            Lock.Task<T> task) {
         long deadline = System.nanoTime() + timeout.toNanos();
         ReentrantLock local = LOCAL.computeIfAbsent(lock, path -> new ReentrantLock());
         try {
@@ -437,7 +453,7 @@ final class DirLock {
                 }
                 if (mayTakeOver(mtime, readOwner(lock), stale) && removeStale(lock, stale)) continue;
                 if (System.nanoTime() - deadline > 0) throw timedOut(lock, timeout);
-                if (!watching) {
+                if (!watching && watched) {
                     // Watched from the first wait on; the lock is tried once more, as it may have been
                     // released before the watch began.
                     watch = LockWatch.start(lock, file);

@@ -2,10 +2,12 @@ package io.github.tenantintegration.filestorage;
 
 import io.github.tenantintegration.internal.Json;
 import io.github.tenantintegration.tokenmanager.ErrorCode;
+import io.github.tenantintegration.tokenmanager.ExpiringStorage;
 import io.github.tenantintegration.tokenmanager.Held;
 import io.github.tenantintegration.tokenmanager.Lock;
-import io.github.tenantintegration.tokenmanager.LockingStorage;
+import io.github.tenantintegration.tokenmanager.SessionLockingStorage;
 import io.github.tenantintegration.tokenmanager.StorageException;
+import io.github.tenantintegration.tokenmanager.TakingStorage;
 import io.github.tenantintegration.tokenmanager.TokenManagerException;
 import io.github.tenantintegration.tokenmanager.WaitingLock;
 import java.io.IOException;
@@ -20,6 +22,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -59,9 +63,10 @@ import java.util.stream.Stream;
  *
  * @see <a href="https://www.rfc-editor.org/rfc/rfc8252">RFC 8252</a>, RFC 6749 §10.3, RFC 9700 §4.14.2
  */
-public final class FileStorage implements LockingStorage {
+public final class FileStorage implements SessionLockingStorage, ExpiringStorage, TakingStorage {
     private static final int MAX_LINKS = 40;
     private static final Pattern LEFTOVER = Pattern.compile("^[0-9a-f]{12}\\.tmp$");
+    private static final Pattern PENDING_BY_STATE = Pattern.compile(":pending:[0-9a-f]{32}$");
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Path path;
@@ -115,6 +120,49 @@ public final class FileStorage implements LockingStorage {
     @Override
     public Lock lock() {
         return new RefreshLock();
+    }
+
+    /**
+     * The refresh lock of each session of a token file shared by many sessions ({@link
+     * io.github.tenantintegration.tokenmanager.Sessions}, a manager with a session id): the lock
+     * directory {@code <file>.<h>.refresh.lock}, {@code <h>} the first 16 lowercase hex digits of the
+     * SHA-256 of the session's lock name, as in the other kits ({@code spec/token-store/README.md},
+     * "Locks"), so that one session's refresh never waits for another's. It is polled alone: no {@code
+     * until} check (each would read the whole file, shared by every session) and no file system watch.
+     */
+    @Override
+    public Lock sessionLock() {
+        return new SessionLock();
+    }
+
+    /** {@code <h>} of a session's lock directory. */
+    static String sessionLockHash(String lockName) {
+        try {
+            byte[] sum = MessageDigest.getInstance("SHA-256").digest(lockName.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(sum, 0, 8);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is in every JDK", e);
+        }
+    }
+
+    /** The refresh lock directory of the session whose lock is {@code lockName} (for tests and tools). */
+    public Path sessionLockDirectory(String lockName) {
+        Path file = target();
+        return file.resolveSibling(file.getFileName() + "." + sessionLockHash(lockName) + ".refresh.lock");
+    }
+
+    private final class SessionLock implements Lock {
+        @Override
+        public <T> T withLock(String name, Task<T> task) {
+            Path file = target();
+            try {
+                makeDirectories(file.getParent());
+            } catch (IOException e) {
+                throw ioFailed(file, "cannot create the directory of the token file", e);
+            }
+            Path lock = file.resolveSibling(file.getFileName() + "." + sessionLockHash(name) + ".refresh.lock");
+            return DirLock.hold(lock, file, staleAfter, lockTimeout, null, false, task);
+        }
     }
 
     private final class RefreshLock implements WaitingLock {
@@ -328,7 +376,8 @@ public final class FileStorage implements LockingStorage {
                     if (aside.code() != ErrorCode.FILE_CORRUPT) throw aside;
                 }
             }
-            if (change.test(data)) writeDurably(file, data);
+            boolean dropped = dropExpiredPending(data);
+            if (change.test(data) || dropped) writeDurably(file, data);
             // After the write, not before: a refresh's write is the crash window, kept short.
             removeLeftovers(file);
             return null;
@@ -365,6 +414,38 @@ public final class FileStorage implements LockingStorage {
             data.put(key, value);
             return true;
         });
+    }
+
+    /**
+     * Stores {@code value} under {@code key} (a pending sign-in, {@code …:pending:<key>}): the file keeps
+     * no lifetime, so its {@code expiresAt} decides: every write drops the pending sign-ins expired by
+     * this clock, or that are no record ({@code spec/token-store/README.md}, "Pending sign-ins by state").
+     */
+    @Override
+    public void setExpiring(String key, String value, Duration lifetime) {
+        set(key, value);
+    }
+
+    /** Reads and removes {@code key} under the file's write lock: of concurrent takes, one gets it. */
+    @Override
+    public Optional<String> take(String key) {
+        @SuppressWarnings("unchecked")
+        Optional<String>[] taken = new Optional[] {Optional.empty()};
+        update(data -> {
+            taken[0] = Optional.ofNullable(data.remove(key));
+            return taken[0].isPresent();
+        });
+        return taken[0];
+    }
+
+    /** Drops the pending sign-ins by state whose {@code expiresAt} passed, or that are no record. */
+    private static boolean dropExpiredPending(Map<String, String> data) {
+        long now = System.currentTimeMillis();
+        return data.entrySet()
+                .removeIf(entry -> PENDING_BY_STATE.matcher(entry.getKey()).find()
+                        && Json.parseObject(entry.getValue())
+                                .map(m -> !(m.get("expiresAt") instanceof Number at) || at.doubleValue() <= now)
+                                .orElse(true));
     }
 
     /** Removes {@code key}; writes nothing when it is absent. */

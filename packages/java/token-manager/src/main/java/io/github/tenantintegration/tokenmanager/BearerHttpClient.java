@@ -24,23 +24,40 @@ import javax.net.ssl.SSLParameters;
  * {@code ofInputStream} is). Closing it does not close the base client.
  */
 final class BearerHttpClient extends HttpClient {
-    private final TokenManager manager;
+    /** Where each request finds its manager: one manager, or a {@link Sessions}' session. */
+    interface Source {
+        /** The manager of the request, in use until {@link #leave}. */
+        TokenManager enter();
+
+        /** The request is done with {@code manager}. */
+        default void leave(TokenManager manager) {}
+    }
+
+    private final Source source;
+    private final String origin;
     private final HttpClient base;
 
     BearerHttpClient(TokenManager manager, HttpClient base) {
+        this(() -> manager, manager.origin, base);
+    }
+
+    BearerHttpClient(Source source, String origin, HttpClient base) {
         if (base == null) throw TokenManager.invalid("base", "must not be null");
         if (base.followRedirects() != Redirect.NEVER) {
             throw TokenManager.invalid(
                     "base",
                     "a bearer token must never follow a redirect: build the client with followRedirects(NEVER)");
         }
-        this.manager = manager;
+        this.source = source;
+        this.origin = origin;
         this.base = base;
     }
 
     /** The request is for the tenant's origin (so the token may go with it). */
     boolean forTenant(URI uri) {
-        return manager.isForTenant(uri);
+        return uri != null
+                && uri.getHost() != null
+                && Origins.normalTarget(uri, false).equals(origin);
     }
 
     /** The request with this token, and {@code Accept: application/json} unless it has an Accept. */
@@ -56,6 +73,16 @@ final class BearerHttpClient extends HttpClient {
     public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
             throws IOException, InterruptedException {
         if (!forTenant(request.uri())) return base.send(request, handler);
+        TokenManager manager = source.enter();
+        try {
+            return send(manager, request, handler);
+        } finally {
+            source.leave(manager);
+        }
+    }
+
+    private <T> HttpResponse<T> send(TokenManager manager, HttpRequest request, HttpResponse.BodyHandler<T> handler)
+            throws IOException, InterruptedException {
         String token = manager.accessToken();
         HttpResponse<T> response = base.send(withToken(request, token), handler);
         if (response.statusCode() != 401) return response;
@@ -79,6 +106,22 @@ final class BearerHttpClient extends HttpClient {
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(
             HttpRequest request, HttpResponse.BodyHandler<T> handler, HttpResponse.PushPromiseHandler<T> push) {
         if (!forTenant(request.uri())) return base.sendAsync(request, handler, push);
+        TokenManager manager = source.enter();
+        CompletableFuture<HttpResponse<T>> sent;
+        try {
+            sent = sendAsync(manager, request, handler, push);
+        } catch (RuntimeException e) {
+            source.leave(manager);
+            throw e;
+        }
+        return sent.whenComplete((response, error) -> source.leave(manager));
+    }
+
+    private <T> CompletableFuture<HttpResponse<T>> sendAsync(
+            TokenManager manager,
+            HttpRequest request,
+            HttpResponse.BodyHandler<T> handler,
+            HttpResponse.PushPromiseHandler<T> push) {
         return manager.accessTokenAsync()
                 .thenCompose(token -> base.sendAsync(withToken(request, token), handler, push)
                         .thenCompose(response -> {
@@ -140,6 +183,6 @@ final class BearerHttpClient extends HttpClient {
     /** The tenant it adds the token for, never a token. */
     @Override
     public String toString() {
-        return "BearerHttpClient[" + manager.origin + "]";
+        return "BearerHttpClient[" + origin + "]";
     }
 }

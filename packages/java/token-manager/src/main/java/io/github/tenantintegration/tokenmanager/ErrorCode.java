@@ -9,6 +9,11 @@ public enum ErrorCode {
     INVALID_OPTIONS,
     /** A PKCE verifier is not 43–128 characters of {@code A-Z a-z 0-9 - . _ ~} (RFC 7636 §4.1). */
     INVALID_VERIFIER,
+    /**
+     * A session id that does not follow the rule of {@code spec/token-store} (1 to 128 characters from
+     * {@code A-Z a-z 0-9 - . _ ~ @ + = |}); nothing was read or written.
+     */
+    INVALID_SESSION_ID,
     /** {@code completeAuthorization} found no pending sign-in (never begun, used, cleared). */
     NO_PENDING_SIGN_IN,
     /** The callback has no {@code state}; nothing was sent. */

@@ -115,7 +115,7 @@ final class Intents {
             raw = m.storage.get(m.intentKey);
         } catch (RuntimeException e) {
             endWatch(m);
-            throw Sessions.storageFailed(m, e);
+            throw Session.storageFailed(m, e);
         }
         Optional<IntentRecord> intent = raw.flatMap(IntentRecord::parse);
         m.mu.lock();
@@ -198,7 +198,7 @@ final class Intents {
                         .orElse(null);
             } catch (RuntimeException e) {
                 endWatch(m);
-                throw Sessions.storageFailed(m, e);
+                throw Session.storageFailed(m, e);
             }
             Optional<IntentRecord> intent = read(m);
             if (latest == null || !latest.id.equals(pending.recordId)) return;
@@ -306,7 +306,7 @@ final class Intents {
         if (stored != m.unsaved) {
             TokenRecord latest;
             try {
-                latest = Sessions.load(m);
+                latest = Session.load(m);
             } catch (TokenManagerException e) {
                 drop(m, intent);
                 throw e;

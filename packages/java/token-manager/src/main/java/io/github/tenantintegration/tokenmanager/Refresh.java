@@ -106,7 +106,7 @@ final class Refresh {
      */
     private static String serveUnsaved(TokenManager m, TokenManagerException error, TokenRecord held) {
         if (m.current != held || m.unsaved != held || !m.fresh(held)) throw error;
-        TokenManagerException failure = Sessions.storageFailed(m, error);
+        TokenManagerException failure = Session.storageFailed(m, error);
         m.retryWriteAfter = m.nowMs() + TokenManager.UNSAVED_RETRY_MS;
         m.log(
                 System.Logger.Level.WARNING,
@@ -154,7 +154,7 @@ final class Refresh {
                     || m.unsaved != null
                     || !m.fresh(stored)
                     || stored.accessToken.equals(m.rejected)) return null;
-            Sessions.setCurrent(m, stored);
+            Session.setCurrent(m, stored);
             return stored;
         } finally {
             m.mu.unlock();
@@ -198,13 +198,13 @@ final class Refresh {
                 // The lock's own failure (the task reports the storage's as STORAGE_FAILED already). A
                 // storage that could not be locked ends the watch of another refresh's intent (D1).
                 Intents.endWatch(m);
-                throw e.code() == ErrorCode.LOCK_TIMEOUT ? e : Sessions.storageFailed(m, e);
+                throw e.code() == ErrorCode.LOCK_TIMEOUT ? e : Session.storageFailed(m, e);
             } catch (TokenManagerException e) {
                 if (Intents.isStorageFailure(e)) Intents.endWatch(m);
                 throw e;
             } catch (RuntimeException e) {
                 Intents.endWatch(m);
-                throw Sessions.storageFailed(m, e);
+                throw Session.storageFailed(m, e);
             }
         }
     }
@@ -220,7 +220,7 @@ final class Refresh {
         if (unsaved != null) {
             stored = writeUnsavedAgain(m, unsaved);
         } else {
-            stored = Sessions.load(m);
+            stored = Session.load(m);
         }
         if (stored == null)
             throw new TokenManagerException(ErrorCode.NOT_SIGNED_IN, "there are no tokens; sign in first");
@@ -242,7 +242,7 @@ final class Refresh {
         }
         m.mu.lock();
         try {
-            Sessions.setCurrent(m, stored);
+            Session.setCurrent(m, stored);
         } finally {
             m.mu.unlock();
         }
@@ -256,7 +256,7 @@ final class Refresh {
     private static TokenRecord writeUnsavedAgain(TokenManager m, TokenRecord unsaved) {
         TokenRecord loaded;
         try {
-            loaded = Sessions.load(m);
+            loaded = Session.load(m);
         } catch (TokenManagerException e) {
             loaded = null;
         }
@@ -389,7 +389,7 @@ final class Refresh {
         if (!again) {
             TokenRecord latest = null;
             try {
-                latest = Sessions.load(m);
+                latest = Session.load(m);
             } catch (TokenManagerException e) {
                 if (e.code() != ErrorCode.NOT_SIGNED_IN) throw e;
             }
@@ -406,7 +406,7 @@ final class Refresh {
         if (same) {
             m.log(System.Logger.Level.WARNING, "session ended (invalid_grant)");
             try {
-                Sessions.clear(m);
+                Session.clear(m);
             } catch (TokenManagerException e) {
                 m.log(
                         System.Logger.Level.WARNING,
@@ -458,7 +458,7 @@ final class Refresh {
      */
     static SessionInfo commitOrReport(TokenManager m, TokenRecord record) {
         try {
-            return Sessions.commit(m, record);
+            return Session.commit(m, record);
         } catch (TokenManagerException e) {
             m.mu.lock();
             try {

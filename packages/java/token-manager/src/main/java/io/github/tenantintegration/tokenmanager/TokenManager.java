@@ -18,6 +18,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -71,6 +72,11 @@ public final class TokenManager implements AutoCloseable {
     final List<Scope> scopes;
     final Storage storage;
     final Storage pendingStorage;
+    /** The session id (spec/token-store, "Sessions"), or null for the one session of the storage. */
+    final String sessionId;
+    /** The pending sign-ins, by state. */
+    final Pending pending;
+
     final Lock lock;
     /** Whether processes share the storage through a lock: refresh intents are written and read. */
     final boolean intents;
@@ -87,7 +93,6 @@ public final class TokenManager implements AutoCloseable {
     final List<Consumer<Event>> listeners;
     final Executor executor;
     final String tokensKey;
-    final String pendingKey;
     final String intentKey;
     final String lockName;
 
@@ -113,6 +118,10 @@ public final class TokenManager implements AutoCloseable {
     boolean rewriting;
     /** {@link #close()} was called: no beat starts, no write is retried in the background. */
     boolean closed;
+    /** Calls of a {@link Sessions} under way on this manager: it is not dropped while any is. */
+    final AtomicInteger inUse = new AtomicInteger();
+    /** When a {@link Sessions} last handed this manager out ({@link System#nanoTime()}). */
+    volatile long lastUsed = System.nanoTime();
 
     private TokenManager(Builder b) {
         origin = Origins.tenantOrigin(b.baseUrl);
@@ -150,12 +159,15 @@ public final class TokenManager implements AutoCloseable {
         clock = b.clock;
         storage = b.storage != null ? b.storage : new MemoryStorage();
         pendingStorage = b.pendingStorage != null ? b.pendingStorage : storage;
-        // The lock option wins, then the storage's own lock, then the process's. Intents only where
-        // processes share the storage through a lock.
+        sessionId = b.sessionId;
+        // The lock option wins, then the storage's own lock (a session's own one where the storage
+        // has it), then the process's. Intents only where processes share the storage through a lock.
         Lock chosen = b.lock;
+        if (chosen == null && sessionId != null && storage instanceof SessionLockingStorage per)
+            chosen = per.sessionLock();
         if (chosen == null && storage instanceof LockingStorage locking) chosen = locking.lock();
         intents = chosen != null && !(storage instanceof MemoryStorage);
-        lock = chosen != null ? chosen : new ProcessLock();
+        lock = chosen != null ? chosen : b.processLock != null ? b.processLock : new ProcessLock();
         if (b.http != null && b.http.followRedirects() != HttpClient.Redirect.NEVER) {
             throw invalid(
                     "httpClient", "token requests must never follow a redirect: build it with followRedirects(NEVER)");
@@ -164,11 +176,12 @@ public final class TokenManager implements AutoCloseable {
         logger = b.logger != null ? b.logger : System.getLogger(TokenManager.class.getName());
         listeners = List.copyOf(b.listeners);
         executor = b.executor != null ? b.executor : DEFAULT_EXECUTOR;
-        String prefix = "tenant-integration:" + origin + ":" + clientId + ":";
+        String prefix =
+                "tenant-integration:" + origin + ":" + clientId + ":" + (sessionId == null ? "" : sessionId + ":");
         tokensKey = prefix + "tokens";
-        pendingKey = prefix + "pending";
         intentKey = prefix + "intent";
         lockName = prefix + "lock";
+        pending = new Pending(pendingStorage, logger, origin, clientId);
     }
 
     /** The client the manager makes when given none: HTTP/1.1, redirects never followed. */
@@ -211,14 +224,15 @@ public final class TokenManager implements AutoCloseable {
     // ---- sign-in -----------------------------------------------------------------------------
 
     /**
-     * Makes a PKCE pair and a state, stores them as the one pending sign-in (replacing an earlier one)
-     * and returns the authorize URL to send the browser to, asking for the builder's scopes.
+     * Makes a PKCE pair and a state, stores them as a pending sign-in found by its state (any number
+     * may be pending: two tabs, a double click; {@code spec/token-store/README.md}, "Pending sign-ins by
+     * state") and returns the authorize URL to send the browser to, asking for the builder's scopes.
      *
      * @throws TokenManagerException {@code STORAGE_FAILED}
      * @see <a href="https://www.rfc-editor.org/rfc/rfc6749#section-4.1.1">RFC 6749 §4.1.1</a>, RFC 7636 §4.3
      */
     public AuthorizationRequest beginAuthorization() {
-        return SignIn.begin(this, scopes);
+        return SignIn.begin(this, scopes, sessionId, null);
     }
 
     /**
@@ -228,7 +242,7 @@ public final class TokenManager implements AutoCloseable {
      */
     public AuthorizationRequest beginAuthorization(Collection<Scope> scopes) {
         if (scopes == null || scopes.isEmpty()) throw invalid("scopes", "give at least one scope");
-        return SignIn.begin(this, List.copyOf(scopes));
+        return SignIn.begin(this, List.copyOf(scopes), sessionId, null);
     }
 
     /** {@link #beginAuthorization()} on the manager's executor. */
@@ -315,7 +329,7 @@ public final class TokenManager implements AutoCloseable {
      * @throws TokenManagerException {@code STORAGE_FAILED}
      */
     public Optional<SessionInfo> session() {
-        return Sessions.info(this);
+        return Session.info(this);
     }
 
     /** Whether the storage holds tokens (perhaps expired: a refresh may still work). */
@@ -337,7 +351,7 @@ public final class TokenManager implements AutoCloseable {
      * @throws TokenManagerException {@code OAUTH_ERROR}, {@code TRANSIENT}, {@code STORAGE_FAILED}
      */
     public void revoke() {
-        Sessions.revoke(this);
+        Session.revoke(this);
     }
 
     /** {@link #revoke()} on the manager's executor. */
@@ -354,7 +368,7 @@ public final class TokenManager implements AutoCloseable {
      * @throws TokenManagerException {@code STORAGE_FAILED}
      */
     public void signOut() {
-        Sessions.clear(this);
+        Session.clear(this);
         emit(Event.of(Event.Kind.SIGNED_OUT));
     }
 
@@ -437,6 +451,11 @@ public final class TokenManager implements AutoCloseable {
         return scopes;
     }
 
+    /** The session id the manager was built with ({@link Builder#sessionId}), if any. */
+    public Optional<String> sessionId() {
+        return Optional.ofNullable(sessionId);
+    }
+
     /** The tenant and the client, never a token. */
     @Override
     public String toString() {
@@ -491,6 +510,9 @@ public final class TokenManager implements AutoCloseable {
         StringBuilder text = new StringBuilder(message);
         for (int i = 0; i + 1 < pairs.length; i += 2)
             text.append(' ').append(pairs[i]).append('=').append(pairs[i + 1]);
+        // The id may be personal data (an e-mail address): at debug level only, on every event there.
+        if (sessionId != null && level.getSeverity() <= System.Logger.Level.DEBUG.getSeverity())
+            text.append(" session_id=").append(sessionId);
         logger.log(level, Redact.scrub(text.toString(), known(List.of())));
     }
 
@@ -525,7 +547,9 @@ public final class TokenManager implements AutoCloseable {
         private List<Scope> scopes = List.of();
         private Storage storage;
         private Storage pendingStorage;
+        private String sessionId;
         private Lock lock;
+        private ProcessLock processLock; // the in-process lock when no other is chosen: one per Sessions
         private Clock clock = Clock.systemUTC();
         private HttpClient http;
         private System.Logger logger;
@@ -549,7 +573,9 @@ public final class TokenManager implements AutoCloseable {
             b.scopes = scopes;
             b.storage = storage;
             b.pendingStorage = pendingStorage;
+            b.sessionId = sessionId;
             b.lock = lock;
+            b.processLock = processLock;
             b.clock = clock;
             b.http = http;
             b.logger = logger;
@@ -595,7 +621,49 @@ public final class TokenManager implements AutoCloseable {
             return with(b -> b.storage = storage);
         }
 
-        /** Where the pending sign-in lives (default: the storage). */
+        /**
+         * The session this manager keeps (its user's id, a connection row's id): its records are named
+         * {@code tenant-integration:<origin>:<clientId>:<sessionId>:…} (on Redis one hash slot per
+         * session), with a refresh lock of its own, so many sessions share one storage ({@code
+         * spec/token-store/README.md}, "Sessions"). Without one the manager keeps the one session of the
+         * storage, as before. A server acting for many users uses {@link Sessions}, which names the
+         * session on every call.
+         *
+         * @throws TokenManagerException {@code INVALID_SESSION_ID} for an id outside the rule ({@link
+         *     SessionId#check})
+         */
+        public Builder sessionId(String sessionId) {
+            SessionId.check(sessionId);
+            return with(b -> b.sessionId = sessionId);
+        }
+
+        /** The builder without a session id, for {@link Sessions}. */
+        Builder withoutSession() {
+            return with(b -> b.sessionId = null);
+        }
+
+        /** The builder whose managers share {@code lock} when they choose no other. */
+        Builder sharingProcessLock(ProcessLock lock) {
+            return with(b -> b.processLock = lock);
+        }
+
+        boolean hasSessionId() {
+            return sessionId != null;
+        }
+
+        Storage storageOrNull() {
+            return storage;
+        }
+
+        Lock lockOrNull() {
+            return lock;
+        }
+
+        HttpClient httpOrNull() {
+            return http;
+        }
+
+        /** Where the pending sign-ins live (default: the storage). */
         public Builder pendingStorage(Storage storage) {
             given(storage, "pendingStorage");
             return with(b -> b.pendingStorage = storage);

@@ -36,7 +36,9 @@ class SecretsTest {
         PkcePair pair = PkcePair.generate(64);
         List<Object> values = List.of(
                 pair,
-                new PendingRecord(secret, pair.verifier(), 1),
+                new PendingRecord(secret, pair.verifier(), 1, "42", Binding.hash(secret)),
+                new Sessions.Started(null, "42", secret),
+                new Sessions.Callback("https://app.example/cb?state=" + secret, secret, "42"),
                 new TokenRecord(secret, secret, "Bearer", 900, null, 1, "a".repeat(43), "a".repeat(43), 0),
                 new TokenRecord.Fields(secret, secret, "Bearer", 900, null),
                 new AuthorizationRequest(

@@ -57,22 +57,52 @@ class SignInTest {
     }
 
     @Test
-    void aCallbackWhoseStateDiffersByOneCharacterIsRefusedBeforeAnyRequest() {
+    void aCallbackWhoseStateDiffersByOneCharacterFindsNoSignInAndSendsNothing() {
         TokenManager manager = tenant.manager().build();
         String state = param(manager.beginAuthorization(), "state");
         String other = state.substring(0, 42) + (state.charAt(42) == 'A' ? 'B' : 'A');
         TokenManagerException e = assertThrows(
                 TokenManagerException.class,
                 () -> manager.completeAuthorization(manager.redirectUri() + "?code=c&state=" + other));
-        assertEquals(ErrorCode.STATE_MISMATCH, e.code());
+        // Found by its state (spec/token-store, "Pending sign-ins by state"): another state finds none.
+        assertEquals(ErrorCode.NO_PENDING_SIGN_IN, e.code());
         assertTrue(tenant.requests("/oauth/token").isEmpty());
-        // The pending sign-in was single use: the right state now finds none.
+        // The right state still completes it, once.
+        manager.completeAuthorization(manager.redirectUri() + "?code=code_abcdefghij&state=" + state);
         assertEquals(
                 ErrorCode.NO_PENDING_SIGN_IN,
                 assertThrows(
                                 TokenManagerException.class,
                                 () -> manager.completeAuthorization(manager.redirectUri() + "?code=c&state=" + state))
                         .code());
+    }
+
+    @Test
+    void aRecordUnderTheStatesKeyWithAnotherStateIsAMismatch() {
+        MemoryStorage storage = new MemoryStorage();
+        TokenManager manager = tenant.manager().storage(storage).build();
+        String state = param(manager.beginAuthorization(), "state");
+        String name = manager.pending.name(state);
+        String planted = storage.get(name).orElseThrow().replace(state, "B".repeat(43));
+        storage.set(name, planted);
+        assertEquals(
+                ErrorCode.STATE_MISMATCH,
+                assertThrows(
+                                TokenManagerException.class,
+                                () -> manager.completeAuthorization(manager.redirectUri() + "?code=c&state=" + state))
+                        .code());
+        assertTrue(storage.get(name).isEmpty());
+        assertTrue(tenant.requests("/oauth/token").isEmpty());
+    }
+
+    @Test
+    void twoSignInsOfOneManagerBothComplete() {
+        TokenManager manager = tenant.manager().build();
+        String first = param(manager.beginAuthorization(), "state");
+        String second = param(manager.beginAuthorization(), "state");
+        manager.completeAuthorization(manager.redirectUri() + "?code=code_abcdefghij&state=" + second);
+        manager.completeAuthorization(manager.redirectUri() + "?code=code_abcdefghij&state=" + first);
+        assertEquals(2, tenant.requests("/oauth/token").size());
     }
 
     @Test

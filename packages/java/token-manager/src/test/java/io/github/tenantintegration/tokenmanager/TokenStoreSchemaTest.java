@@ -40,8 +40,9 @@ class TokenStoreSchemaTest {
         try (FakeTenant tenant = new FakeTenant()) {
             TokenManager manager =
                     tenant.manager().clock(clock).storage(storage).build();
-            manager.beginAuthorization();
-            String pendingKey = "tenant-integration:" + tenant.url() + ":demo:pending";
+            AuthorizationRequest request = manager.beginAuthorization();
+            String state = request.url().getRawQuery().replaceAll(".*[?&]?state=([^&]*).*", "$1");
+            String pendingKey = "tenant-integration:" + tenant.url() + ":demo:pending:" + Pending.key(state);
             assertEquals(
                     Set.of(),
                     check("pending-record.schema.json", storage.get(pendingKey).orElseThrow()));
