@@ -117,7 +117,7 @@ const services = [
     name: "Example Python server (the same app on AsyncSessions and Starlette)",
     enabled: () =>
       !existsSync(python)
-        ? "the Python venv (.venv) is missing: run `pnpm build` (it needs Python 3.11 or later)"
+        ? "the Python venv (.venv) is missing: run `node tools/python/venv.mjs` (it needs Python 3.11 or later)"
         : !urls.sandbox
           ? "needs the sandbox"
           : true,
