@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `pnpm start`: after `turbo run build`, serves what a newcomer wants to see and prints the URLs:
 // the docs (apps/docs/dist, on a tiny static server in this process), the sandbox tenant (its
-// built bin), the example web app signed in against that sandbox, and the example Go server whose
-// users each connect their own tenant account. Ctrl-C (or SIGTERM) stops every service it started, children
+// built bin), the example web app signed in against that sandbox, and the example servers (Go,
+// TypeScript, Python) whose users each connect their own tenant account. Ctrl-C (or SIGTERM) stops every service it started, children
 // included.
 //
 // To add a service, add an entry to `services`: a child process (command, args, a `ready` pattern
@@ -27,10 +27,17 @@ const cliClient = "id=demo-cli,redirect=http://127.0.0.1:53682/callback";
 // The example server app of many users (apps/example-go-server), its port chosen first as the web app's.
 const goServer = join(root, "apps", "example-go-server", "bin", "example-go-server");
 const goServerPort = await freePort(Number(process.env.GO_SERVER_PORT ?? 8090));
-// The TypeScript and Python example servers (apps/example-ts-server, apps/example-python-server) are
-// run by hand beside it, on their default ports: the same client takes their callbacks too.
-const otherServers = "http://127.0.0.1:8091/callback|http://127.0.0.1:8092/callback";
-const goServerClient = `id=demo-server,redirect=http://127.0.0.1:${goServerPort}/callback|${otherServers}`;
+// The TypeScript and Python example servers (apps/example-ts-server, apps/example-python-server),
+// the same app in each kit, their ports chosen first too: one client takes every server's callback.
+const tsServer = join(root, "apps", "example-ts-server", "dist", "main.js");
+const tsServerPort = await freePort(Number(process.env.TS_SERVER_PORT ?? 8091));
+const pythonServer = join(root, "apps", "example-python-server", "app.py");
+const python = join(root, ".venv", "bin", "python");
+const pythonServerPort = await freePort(Number(process.env.PYTHON_SERVER_PORT ?? 8092));
+const serverCallbacks = [goServerPort, tsServerPort, pythonServerPort].map(
+  (port) => `http://127.0.0.1:${port}/callback`,
+);
+const goServerClient = `id=demo-server,redirect=${serverCallbacks.join("|")}`;
 /** The URL each started service answers on, by key, for the services started after it. */
 const urls = {};
 
@@ -61,7 +68,7 @@ const services = [
     ready: /listening on (\S+)/i,
     note:
       `OAuth client demo, redirect http://localhost:${webPort}/callback or http://127.0.0.1:${webPort}/callback; ` +
-      `demo-cli, redirect http://127.0.0.1:53682/callback; demo-server, redirect http://127.0.0.1:${goServerPort}/callback (and 8091, 8092: the TypeScript and Python servers)`,
+      `demo-cli, redirect http://127.0.0.1:53682/callback; demo-server, redirect ${serverCallbacks.join(" or ")} (the Go, TypeScript and Python servers)`,
   },
   {
     name: "Example web app (sign in by clicking)",
@@ -91,6 +98,35 @@ const services = [
     args: () => [],
     env: (port) => ({ PORT: String(port), TENANT_URL: urls.sandbox, CLIENT_ID: "demo-server" }),
     ready: /listening on (\S+)/i,
+  },
+  {
+    name: "Example TypeScript server (the same app on createSessions and Hono)",
+    enabled: () =>
+      !existsSync(tsServer)
+        ? "apps/example-ts-server/dist/main.js is missing: run `pnpm build`"
+        : !urls.sandbox
+          ? "needs the sandbox"
+          : true,
+    port: tsServerPort,
+    command: process.execPath,
+    args: () => [tsServer],
+    env: (port) => ({ PORT: String(port), TENANT_URL: urls.sandbox, CLIENT_ID: "demo-server" }),
+    ready: /listening on (\S+)/i,
+  },
+  {
+    name: "Example Python server (the same app on AsyncSessions and Starlette)",
+    enabled: () =>
+      !existsSync(python)
+        ? "the Python venv (.venv) is missing: run `node tools/python/venv.mjs` (it needs Python 3.11 or later)"
+        : !urls.sandbox
+          ? "needs the sandbox"
+          : true,
+    port: pythonServerPort,
+    command: python,
+    args: () => [pythonServer],
+    env: (port) => ({ PORT: String(port), TENANT_URL: urls.sandbox, CLIENT_ID: "demo-server" }),
+    // uvicorn says so on its log (stderr).
+    ready: /Uvicorn running on (http:\/\/\S+)/,
   },
 ];
 
@@ -210,12 +246,20 @@ async function startChild(service, port) {
     clearTimeout(timer);
   };
   running.push({ stop });
-  child.stderr.on("data", (chunk) => process.stderr.write(`[${service.name}] ${chunk}`));
+  // uvicorn's INFO lines (its start-up) are left out; anything else a service says there is shown.
+  child.stderr.on("data", (chunk) => {
+    const said = String(chunk)
+      .split("\n")
+      .filter((line) => line.trim() && !/^INFO: /.test(line));
+    if (said.length) process.stderr.write(`[${service.name}] ${said.join("\n")}\n`);
+  });
   const url = await new Promise((resolve, reject) => {
-    child.stdout.on("data", (chunk) => {
+    const onOutput = (chunk) => {
       const match = service.ready.exec(String(chunk));
       if (match) resolve(match[1] ?? `http://${HOST}:${port}`);
-    });
+    };
+    child.stdout.on("data", onOutput);
+    child.stderr.on("data", onOutput);
     child.once("error", reject);
     child.once("exit", (code) => reject(new Error(`exited with code ${code} before it was ready`)));
   });

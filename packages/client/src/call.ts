@@ -32,7 +32,8 @@ interface FetchResult {
 /** An HTTP method as openapi-fetch's client names its functions. */
 export type Method = "GET" | "PUT" | "POST" | "DELETE" | "OPTIONS" | "HEAD" | "PATCH" | "TRACE";
 
-const METHODS: readonly Method[] = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"];
+/** The HTTP methods of openapi-fetch's client (and of the typed client). */
+export const METHODS: readonly Method[] = ["GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE"];
 
 /** openapi-fetch's function for `method`, untyped: the typed client's types are the caller's. */
 const sender = (state: ClientState, method: Method) =>

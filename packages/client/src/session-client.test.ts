@@ -42,15 +42,31 @@ describe("sessionClient", () => {
     ]);
   });
 
-  it("is cached with the session's manager for the same options, and made again once the manager is dropped", () => {
+  it("shares one openapi-fetch client, and its middleware, among the sessions' clients of one options object", async () => {
+    const fetch = fakeFetch(json(200, {}), json(200, {}), json(200, {}));
     const sessions = sessionsOf();
-    const options = { fetch: fakeFetch(json(200, {})) };
-    const ada = sessionClient(sessions, "ada", options);
-    expect(sessionClient(sessions, "ada", options)).toBe(ada);
-    expect(sessionClient(sessions, "bob", options)).not.toBe(ada);
-    expect(sessionClient(sessions, "ada", { ...options })).not.toBe(ada);
-    sessions.drop("ada");
-    expect(sessionClient(sessions, "ada", options)).not.toBe(sessionClient(sessions, "bob", options));
+    const seen: string[] = [];
+    const options = {
+      fetch,
+      middleware: [{ onRequest: ({ request }: { request: Request }) => void seen.push(request.url) }],
+    };
+    await sessionClient(sessions, "ada", options).GET("/api/v1/auth/user");
+    await sessionClient(sessions, "bob", options).GET("/api/v1/auth/user");
+    await sessionClient(sessions, "ada", options).GET("/api/v1/auth/user");
+    expect(seen).toHaveLength(3);
+    expect(fetch.calls.map((c) => c.headers.get("authorization"))).toEqual([
+      "Bearer at_ada_0",
+      "Bearer at_bob_0",
+      "Bearer at_ada_0",
+    ]);
+  });
+
+  it("refuses use and eject, which would reach every session's client", () => {
+    const client = sessionClient(sessionsOf(), "ada", { fetch: fakeFetch() });
+    const middleware = { onRequest: () => undefined };
+    expect(() => client.use(middleware)).toThrow(/every session's client/);
+    expect(() => client.eject(middleware)).toThrow(/every session's client/);
+    expect(() => client.raw.use(middleware)).toThrow(/every session's client/);
   });
 
   it("asks the sessions for the manager at every request, so a client kept past a drop goes on working", async () => {

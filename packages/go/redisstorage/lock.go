@@ -158,7 +158,14 @@ func (l *Lock) acquire(ctx context.Context, key, owner string, until func(contex
 		}
 		// Backoff, then jitter in its upper half, so that a fleet released together does not retry
 		// in step. A release announcement ends the pause at once: one SET per waiter per release.
-		backoff := min(float64(l.o.maxRetryDelay), float64(l.o.retryDelay)*math.Pow(2, float64(min(attempt, 30))))
+		// So a subscribed waiter polls only for a release no announcement tells of (a lease that ran
+		// out, a denied PUBLISH), every maxRetryDelay: polling on the short backoff as well, a
+		// fleet's waiters sent several SETs and reads per wait while the holder refreshed, and that
+		// load slowed every holder (issue 39). Unsubscribed, it polls on the backoff.
+		backoff := float64(l.o.maxRetryDelay)
+		if w == nil {
+			backoff = min(backoff, float64(l.o.retryDelay)*math.Pow(2, float64(min(attempt, 30))))
+		}
 		pause := min(time.Until(deadline), time.Duration(backoff/2+mathrand.Float64()*backoff/2))
 		if err := w.next(ctx, pause); err != nil {
 			return err

@@ -95,8 +95,9 @@ func WithRenewEvery(d time.Duration) Option { return func(o *options) { o.renewE
 // longer than the manager's slowest refresh).
 func WithWaitTimeout(d time.Duration) Option { return func(o *options) { o.waitTimeout = d } }
 
-// WithRetryDelay sets the first and the longest pause between two tries while waiting (default 20
-// ms doubling up to 500 ms, with jitter); a release announcement ends a pause at once.
+// WithRetryDelay sets the first and the longest pause between two tries while waiting without a
+// subscription to the lock's releases (default 20 ms doubling up to 500 ms, with jitter). A waiter
+// subscribed to them tries again when a release is announced, and otherwise only every longest.
 func WithRetryDelay(first, longest time.Duration) Option {
 	return func(o *options) { o.retryDelay, o.maxRetryDelay = first, longest }
 }

@@ -193,6 +193,95 @@ func TestAReleaseIsAnnouncedAndAWaiterSubscribesWhileItWaits(t *testing.T) {
 	}
 }
 
+// countSets is a go-redis hook recording the key of every SET its client sends (the lock's tries).
+type countSets struct {
+	mu   sync.Mutex
+	keys []string
+}
+
+func (*countSets) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *countSets) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if args := cmd.Args(); strings.EqualFold(cmd.Name(), "set") && len(args) > 1 {
+			c.mu.Lock()
+			c.keys = append(c.keys, fmt.Sprint(args[1]))
+			c.mu.Unlock()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (*countSets) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (c *countSets) sent() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.keys...)
+}
+
+func TestASubscribedWaiterLeavesTheBackoffToTheAnnouncementTwoSetsWhileHeldOneAfter(t *testing.T) {
+	s := startRedis(t)
+	client := s.client(t)
+	ctx := context.Background()
+	key := "p:tenant-integration:{x:y}:lock"
+	holder, _ := redisstorage.NewLock(s.client(t), redisstorage.WithPrefix("p:"))
+	counted := s.client(t)
+	sets := &countSets{}
+	counted.AddHook(sets)
+	// A backoff from 1 ms doubling to a minute: polling on it, the waiter would send a SET at 1, 2,
+	// 4, 8… ms, seven or more while the lock is held below; subscribed, it sends none of them.
+	waiter, _ := redisstorage.NewLock(counted, redisstorage.WithPrefix("p:"),
+		redisstorage.WithRetryDelay(time.Millisecond, time.Minute), redisstorage.WithWaitTimeout(2*time.Minute))
+	taken := make(chan struct{})
+	letGo := make(chan struct{})
+	done := make(chan error, 2)
+	go func() {
+		done <- holder.Do(ctx, "tenant-integration:x:y:lock", func(context.Context, tokenmanager.Held) error {
+			close(taken)
+			<-letGo
+			return nil
+		})
+	}()
+	<-taken
+	go func() {
+		done <- waiter.Do(ctx, "tenant-integration:x:y:lock", func(context.Context, tokenmanager.Held) error { return nil })
+	}()
+	for start := time.Now(); client.PubSubNumSub(ctx, redisstorage.ReleasedChannel(key)).Val()[redisstorage.ReleasedChannel(key)] < 1; {
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the waiter never subscribed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	close(letGo)
+	bounded, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-bounded.Done():
+			t.Fatal("the waiter was not woken by the release")
+		}
+	}
+	// Refused before and right after subscribing, taken on the announcement (two, when the second
+	// try already found the lock let go on a very slow machine).
+	got := sets.sent()
+	if len(got) > 3 {
+		t.Fatalf("the waiter sent %d SETs (%v), want at most 3", len(got), got)
+	}
+	for _, k := range got {
+		if k != key {
+			t.Fatalf("a SET of %q, want only %q", k, key)
+		}
+	}
+}
+
 func TestAHeldLockTimesOutTheWaiterWithLockTimeout(t *testing.T) {
 	s := startRedis(t)
 	client := s.client(t)

@@ -14,7 +14,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -124,6 +124,47 @@ def test_wakes_on_a_release_any_kit_announces_a_del_and_a_bare_publish(client: r
     waiter.join(WOKEN_WITHIN)
     assert not waiter.is_alive(), "the waiter was not woken by the release"
     assert outcome == ["taken"]
+
+
+class CountingSets(redis.Redis):
+    """A client that records the key of every ``SET`` it sends (the lock's tries)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sets: list[str] = []
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        if str(args[0]).upper() == "SET":
+            self.sets.append(str(args[1]))
+        return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+
+def test_a_subscribed_waiter_leaves_the_backoff_to_the_message_two_sets_while_held_one_after_the_release(
+    client: redis.Redis, redis_url: str, prefix: str
+) -> None:
+    let_go = threading.Event()
+    holder, _ = in_thread(lambda: RedisLock(client, prefix=prefix)("lock", let_go.wait))
+    until_held(client, f"{prefix}lock")
+    counted = cast(CountingSets, CountingSets.from_url(redis_url, socket_timeout=5))
+    # A backoff from 1 ms doubling to a minute: polling on it, the waiter would send a SET at 1, 2, 4,
+    # 8… ms, seven or more while the lock is held below; subscribed, it sends none of them.
+    waiter, outcome = in_thread(
+        lambda: RedisLock(counted, prefix=prefix, retry_delay=0.001, max_retry_delay=60.0, wait_timeout=120.0)(
+            "lock", lambda: "taken"
+        )
+    )
+    until_subscribed(client, f"{prefix}lock:released")
+    time.sleep(0.5)
+    let_go.set()
+    holder.join(5)
+    waiter.join(WOKEN_WITHIN)
+    counted.close()
+    assert not waiter.is_alive(), "the waiter was not woken by the release"
+    assert outcome == ["taken"]
+    # Refused before and right after subscribing, taken on the release's message (two, when the second
+    # try already found the lock let go on a very slow machine).
+    assert len(counted.sets) <= 3, counted.sets
+    assert set(counted.sets) == {f"{prefix}lock"}
 
 
 def test_polls_when_it_may_not_subscribe_an_acl_without_subscribe_and_publish(client: redis.Redis, prefix: str) -> None:

@@ -10,11 +10,21 @@
 import type { Scope } from "@tenant-integration/types";
 import { bindingHash, checkBinding, createBinding } from "./binding.js";
 import { fail } from "./errors.js";
-import { createManagerState, type ManagerState, scopeKeys, sessionLog } from "./manager-state.js";
+import { off, on } from "./events.js";
+import { closeManager, createManagerState, type ManagerState, scopeKeys, sessionLog } from "./manager-state.js";
 import { need } from "./options.js";
 import { getAccessToken } from "./refresh.js";
+import { revoke } from "./revoke.js";
+import { getSession, isSignedIn, onUnauthorized, signOut } from "./session.js";
 import { checkSessionId } from "./session-id.js";
-import { beginSignIn, callbackUrl, exchange, takeCallback } from "./sign-in.js";
+import {
+  beginAuthorization,
+  beginSignIn,
+  callbackUrl,
+  completeAuthorization,
+  exchange,
+  takeCallback,
+} from "./sign-in.js";
 import { listenToTabs } from "./tabs.js";
 import { managerOf } from "./token-manager.js";
 import type { SessionInfo, TokenManager, TokenManagerOptions } from "./types.js";
@@ -152,13 +162,13 @@ export function createSessionManager({ sessionId, ...options }: SessionManagerOp
   return managerOf(state);
 }
 
-/** A cached session: its manager's state, the methods bound to it, and how it is used. */
+/** A cached session: its manager's state, its manager, and how it is used. */
 interface Entry {
   readonly state: ManagerState;
-  readonly manager: TokenManager;
+  manager: TokenManager;
   /** Calls of the manager under way (other than `getAccessToken`, seen by the state's `inflight`). */
   busy: number;
-  /** When it was last asked for (`Date.now()`). */
+  /** When it was last asked for, or a call of its manager settled (`Date.now()`). */
   lastUsed: number;
 }
 
@@ -252,36 +262,45 @@ function sessionState(s: SessionsState, sessionId: string): ManagerState {
   };
 }
 
-/** Counts `call` of a session's manager as under way until it settles: the manager is not dropped meanwhile. */
-function tracked<A extends unknown[], R>(entry: Entry, call: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  return async (...args) => {
-    entry.busy++;
-    try {
-      return await call(...args);
-    } finally {
-      entry.busy--;
-      entry.lastUsed = Date.now();
-    }
+/** Makes the cached entry of a session: its state, and its manager ({@link sessionManager}). */
+function newEntry(s: SessionsState, sessionId: string): Entry {
+  const entry: Entry = { state: sessionState(s, sessionId), manager: undefined!, busy: 0, lastUsed: Date.now() };
+  entry.manager = sessionManager(entry);
+  return entry;
+}
+
+/**
+ * The manager of a cached session: `managerOf`'s methods, its calls other than `getAccessToken`
+ * (whose refresh under way is the state's `inflight`) counted in `entry.busy` until they settle, so
+ * that the session is not dropped meanwhile. Closures over the entry and nothing else: a server
+ * caches thousands of managers.
+ */
+function sessionManager(entry: Entry): TokenManager {
+  const { state } = entry;
+  return {
+    beginAuthorization: (options) => counted(entry, () => beginAuthorization(state, options)),
+    completeAuthorization: (url) => counted(entry, () => completeAuthorization(state, url)),
+    getAccessToken: () => getAccessToken(state),
+    onUnauthorized: (rejected) => onUnauthorized(state, rejected),
+    revoke: () => counted(entry, () => revoke(state)),
+    signOut: () => counted(entry, () => signOut(state)),
+    isSignedIn: () => counted(entry, () => isSignedIn(state)),
+    getSession: () => counted(entry, () => getSession(state)),
+    on: (event, listener) => on(state, event, listener),
+    off: (event, listener) => off(state, event, listener),
+    close: () => closeManager(state),
   };
 }
 
-/** Makes the cached entry of a session: its state and its manager, whose calls are counted. */
-function newEntry(s: SessionsState, sessionId: string): Entry {
-  const state = sessionState(s, sessionId);
-  const bound = managerOf(state);
-  const entry: Entry = { state, manager: bound, busy: 0, lastUsed: Date.now() };
-  // getAccessToken stays as it is (its resolved promise is what the client reads without awaiting);
-  // its refresh under way is the state's `inflight`.
-  (entry as { manager: TokenManager }).manager = {
-    ...bound,
-    beginAuthorization: tracked(entry, bound.beginAuthorization),
-    completeAuthorization: tracked(entry, bound.completeAuthorization),
-    revoke: tracked(entry, bound.revoke),
-    signOut: tracked(entry, bound.signOut),
-    isSignedIn: tracked(entry, bound.isSignedIn),
-    getSession: tracked(entry, bound.getSession),
-  };
-  return entry;
+/** Runs `call` of a session's manager, counted as under way until it settles: the manager is not dropped meanwhile. */
+async function counted<R>(entry: Entry, call: () => Promise<R>): Promise<R> {
+  entry.busy++;
+  try {
+    return await call();
+  } finally {
+    entry.busy--;
+    entry.lastUsed = Date.now();
+  }
 }
 
 /** The cached entry of a valid session id, made when there is none, and marked the most recently used. */
@@ -370,10 +389,5 @@ async function completeSessionSignIn(
   });
   const sessionId = checked.sessionId ?? fail("STATE_MISMATCH", "the sign-in was started for another session");
   const entry = entryOf(s, sessionId);
-  entry.busy++;
-  try {
-    return { sessionId, ...(await exchange(entry.state, checked)) };
-  } finally {
-    entry.busy--;
-  }
+  return counted(entry, async () => ({ sessionId, ...(await exchange(entry.state, checked)) }));
 }

@@ -25,7 +25,15 @@ const urls: Record<string, string> = {};
 beforeAll(async () => {
   // Port 0 everywhere: the test never collides with a developer's running `pnpm start`.
   child = spawn(process.execPath, [script], {
-    env: { ...process.env, DOCS_PORT: "0", SANDBOX_PORT: "0", WEB_PORT: "0", GO_SERVER_PORT: "0" },
+    env: {
+      ...process.env,
+      DOCS_PORT: "0",
+      SANDBOX_PORT: "0",
+      WEB_PORT: "0",
+      GO_SERVER_PORT: "0",
+      TS_SERVER_PORT: "0",
+      PYTHON_SERVER_PORT: "0",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout!.on("data", (chunk) => (output += chunk));
@@ -45,6 +53,8 @@ beforeAll(async () => {
     sandbox: /✔ Sandbox tenant: (\S+)/,
     web: /✔ Example web app[^:]*: (\S+)/,
     goServer: /✔ Example Go server[^:]*: (\S+)/,
+    tsServer: /✔ Example TypeScript server[^:]*: (\S+)/,
+    pythonServer: /✔ Example Python server[^:]*: (\S+)/,
   })) {
     const match = pattern.exec(output);
     if (match) urls[key] = match[1]!;
@@ -57,11 +67,27 @@ afterAll(() => {
 
 describe("pnpm start", () => {
   it("prints the docs, sandbox and examples' URLs, and each answers", async () => {
-    expect(Object.keys(urls).sort(), output).toEqual(["docs", "goServer", "sandbox", "web"]);
+    expect(Object.keys(urls).sort(), output).toEqual([
+      "docs",
+      "goServer",
+      "pythonServer",
+      "sandbox",
+      "tsServer",
+      "web",
+    ]);
     expect((await fetch(urls.docs!)).status).toBe(200);
     expect(await (await fetch(`${urls.sandbox}/__sandbox/health`)).json()).toEqual({ status: "ok" });
     expect(await (await fetch(urls.web!)).text()).toContain(urls.sandbox);
     expect(await (await fetch(urls.goServer!)).text()).toContain("Example Go server");
+    expect(await (await fetch(urls.tsServer!)).text()).toContain("Example TypeScript server");
+    expect(await (await fetch(urls.pythonServer!)).text()).toContain("Example Python server");
+  });
+
+  it("runs each example server on a port of its own, its callback registered at the sandbox, and prints no warning", () => {
+    const ports = [urls.goServer, urls.tsServer, urls.pythonServer].map((url) => new URL(url!).port);
+    expect(new Set(ports).size).toBe(3);
+    for (const port of ports) expect(output).toContain(`http://127.0.0.1:${port}/callback`);
+    expect(output).not.toMatch(/warn|✖|^- /im);
   });
 
   it("lets a person sign in through the example by clicking", async () => {
@@ -105,5 +131,7 @@ describe("pnpm start", () => {
     await expect(fetch(`${urls.sandbox}/__sandbox/health`)).rejects.toThrow();
     await expect(fetch(urls.web!)).rejects.toThrow();
     await expect(fetch(urls.goServer!)).rejects.toThrow();
+    await expect(fetch(urls.tsServer!)).rejects.toThrow();
+    await expect(fetch(urls.pythonServer!)).rejects.toThrow();
   });
 });

@@ -80,7 +80,10 @@ class RedisLock:
         renew_every: seconds between renewals (default ``lease / 3``); less than ``lease``.
         wait_timeout: seconds to wait for a lock another owner holds, then ``LOCK_TIMEOUT`` (default 45:
             longer than the manager's slowest refresh).
-        retry_delay, max_retry_delay: the first and the longest pause between two tries (0.02, 0.5 s).
+        retry_delay, max_retry_delay: the first and the longest pause between two tries while waiting
+            without a subscription to the lock's releases (0.02, 0.5 s): doubles from the first to the
+            longest, with jitter. A subscribed waiter tries again when a release is announced, and
+            otherwise only every ``max_retry_delay``.
         on_lease_lost: called with a ``LEASE_LOST`` error when a running task's lease was lost (a
             renewal found another owner or none, no renewal succeeded for a whole lease, or the release
             found the key no longer this owner's). The task is not stopped. Default: a warning on the
@@ -262,7 +265,15 @@ class RedisLock:
                         continue
                 # Full backoff, then jitter in its upper half, so a fleet released together does not retry
                 # in step. A release message ends the pause at once: one SET per waiter per release, one wins.
-                backoff = min(self._max_retry_delay, self._retry_delay * 2**attempt)
+                # So a subscribed waiter polls only for a release no message tells of (a lease that ran out,
+                # a denied PUBLISH), every max_retry_delay: polling on the short backoff as well, a fleet's
+                # waiters sent several SETs and reads per wait while the holder refreshed, and that load
+                # slowed every holder (issue 39). Unsubscribed, it polls on the backoff.
+                backoff = (
+                    self._max_retry_delay
+                    if watch is not None
+                    else min(self._max_retry_delay, self._retry_delay * 2**attempt)
+                )
                 pause = min(deadline - time.monotonic(), backoff / 2 + random.random() * backoff / 2)  # noqa: S311 - jitter
                 if watch is not None:
                     watch.next(pause)
