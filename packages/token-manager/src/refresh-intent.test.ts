@@ -4,7 +4,7 @@
 // a pause of this process, ends a watch; the intent's `since` is never used. Each test plays the
 // holder by hand: its intent in the storage, and, where it lives, its tokens written later.
 import { createHash } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { processLock } from "./lock.js";
 import { memoryStorage } from "./storage/memory.js";
 import type { TokenStorage } from "./storage/storage.js";
@@ -269,15 +269,19 @@ describe("a holder that lives says so: intent beats (D7)", () => {
 
   it("the holder rewrites its own intent with a later since while its refresh is at the tenant, and not once it is dropped", async () => {
     const { storage, token, answer } = await slowRefresh();
-    const first = JSON.parse((await storage.get(`${PREFIX}intent`)) as string) as { since: number; holder: string };
-    await sleep(350);
-    const later = JSON.parse((await storage.get(`${PREFIX}intent`)) as string) as { since: number; holder: string };
-    expect(later.holder).toBe(first.holder);
-    expect(later.since).toBeGreaterThan(first.since);
+    // Waited for, not slept on: a loaded machine may run a beat (every 100 ms here) much later.
+    const stored = async () => {
+      const raw = await storage.get(`${PREFIX}intent`);
+      return raw === undefined ? undefined : (JSON.parse(raw) as { since: number; holder: string });
+    };
+    const first = await vi.waitUntil(stored, { timeout: 2_000 });
+    await expect.poll(async () => (await stored())?.since, { timeout: 2_000 }).toBeGreaterThan(first.since);
+    expect((await stored())?.holder).toBe(first.holder);
     answer(tokens("at_slow", "rt_slow"));
     expect(await token).toBe("at_slow");
-    await sleep(300);
-    expect(await storage.get(`${PREFIX}intent`)).toBeUndefined();
+    await expect.poll(stored, { timeout: 2_000 }).toBeUndefined();
+    await sleep(300); // three beat intervals: none writes it again
+    expect(await stored()).toBeUndefined();
   });
 
   it("the end of a refresh never waits for a beat whose storage read hangs, and that beat writes nothing", async () => {
