@@ -272,7 +272,7 @@ describe("a holder that lives says so: intent beats (D7)", () => {
     // Waited for, not slept on: a loaded machine may run a beat (every 100 ms here) much later.
     const stored = async () => {
       const raw = await storage.get(`${PREFIX}intent`);
-      return raw === undefined ? undefined : (JSON.parse(raw) as { since: number; holder: string });
+      return raw == null ? undefined : (JSON.parse(raw) as { since: number; holder: string });
     };
     const first = await vi.waitUntil(stored, { timeout: 2_000 });
     await expect.poll(async () => (await stored())?.since, { timeout: 2_000 }).toBeGreaterThan(first.since);
