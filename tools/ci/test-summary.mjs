@@ -32,7 +32,10 @@ export function summarize(text) {
     if (tests) runs.push(tests);
     else goTests.read(line);
   }
-  runs.push(...goTests.runs());
+  // A task whose closing line is scripts/test.mjs's already counts its tests; the "--- FAIL" lines it
+  // echoes for a failed test would count that test twice.
+  const summed = new Set(runs.filter((run) => / \(go test\)$/.test(run[2])).map((run) => run[1]));
+  runs.push(...goTests.runs().filter((run) => !summed.has(run[1])));
   for (const tests of runs) {
     perTask.push(`  ${(tests[1] ?? "(no task prefix)").padEnd(48)} ${tests[2].trim()}`);
     for (const [, count, kind] of tests[2].matchAll(/(\d+) (passed|failed|skipped|todo)/g)) {
@@ -60,7 +63,9 @@ function failedTest(line) {
     /^(?:(\S+):\s+)?\s*FAIL\s+(\S.*?)\s*$/.exec(line) ??
     /^(?:(\S+):\s+)?\s*FAILED\s+(\S+?)(?: - .*)?\s*$/.exec(line) ??
     /^(?:(\S+):\s+)?\s*--- FAIL: (\S+) \(/.exec(line);
-  if (!match) return null;
+  // Go's package lines ("FAIL\t<package>\t79.9s", scripts/test.mjs's "FAIL <package> (35 tests, …)")
+  // repeat a failed test named by its own "--- FAIL" line: they name no test.
+  if (!match || /^\S+\s+(?:[\d.]+s|\(\d+ tests\b)/.test(match[2])) return null;
   return `${(match[1] ?? "(no task prefix)").padEnd(48)} ${match[2]}`;
 }
 

@@ -48,3 +48,17 @@ describe("the CI test summary of Go tests", () => {
     expect(lines.at(-1)).toBe("Total: 99 passed, 1 failed");
   });
 });
+
+describe("the CI test summary of a failed Go run", () => {
+  it("counts a failed test once: scripts/test.mjs's closing line, not again from the --- FAIL line it echoes", () => {
+    const task = "@tenant-integration/go:test:";
+    const log = [
+      `${task} --- FAIL: TestAClusterThatIsDownIsStorageFailedSayingSo (30.52s)`,
+      `${task} FAIL\tgithub.com/tenant-integration/sdk/packages/go/redisstorage\t79.913s`,
+      `${task} go test: 211 passed, 1 failed, 0 skipped (12 packages)`,
+    ].join("\n");
+    const lines = summarize(log);
+    expect(lines[0]).toBe("1 test runs");
+    expect(lines.at(-1)).toBe("Total: 211 passed, 1 failed");
+  });
+});

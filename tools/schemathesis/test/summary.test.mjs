@@ -52,7 +52,7 @@ describe("run.mjs's reading of a Schemathesis run", () => {
 });
 
 describe("the CI test summary's list of failed tests", () => {
-  it("names every failed test just before the total, task by task, from vitest's, pytest's and Go's own lines", () => {
+  it("names every failed test just before the total, task by task, from vitest's, pytest's and Go's own lines, not Go's package lines", () => {
     const pg = "@tenant-integration/token-store-postgres:test:node24";
     const log = [
       `${pg}:  FAIL  test/faults.test.ts > PostgreSQL faults > a hot standby given as the primary`,
@@ -60,6 +60,9 @@ describe("the CI test summary's list of failed tests", () => {
       "@tenant-integration/python:test: FAILED tests/test_loopback.py::test_visit - TimeoutError: no visit",
       "@tenant-integration/python:test: 1 failed, 835 passed in 300.10s",
       "@tenant-integration/go:test:     --- FAIL: TestBeat (0.20s)",
+      "@tenant-integration/go:test: FAIL",
+      "@tenant-integration/go:test: FAIL\tgithub.com/tenant-integration/sdk/packages/go/redisstorage\t79.913s",
+      "@tenant-integration/go:test: FAIL github.com/tenant-integration/sdk/packages/go/redisstorage (35 tests, 79.914s)",
       "@tenant-integration/go:test: go test: 207 passed, 1 failed, 0 skipped (30 packages)",
     ].join("\n");
     const lines = summarize(log);
