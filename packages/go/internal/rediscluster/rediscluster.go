@@ -6,6 +6,8 @@
 package rediscluster
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -43,7 +45,7 @@ type Cluster struct {
 	dir     string
 	timeout time.Duration
 	addrs   []string
-	procs   map[string]*exec.Cmd
+	procs   map[string]*node
 	args    map[string][]string
 	buses   map[string]int
 }
@@ -74,7 +76,7 @@ func Start(options Options) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Version: strings.TrimSpace(string(version)), server: server, cli: cli, dir: dir,
-		timeout: options.NodeTimeout, procs: map[string]*exec.Cmd{}, args: map[string][]string{}, buses: map[string]int{}}
+		timeout: options.NodeTimeout, procs: map[string]*node{}, args: map[string][]string{}, buses: map[string]int{}}
 	for range options.Primaries * (1 + options.Replicas) {
 		if _, err := c.AddNode(); err != nil {
 			c.Stop()
@@ -103,54 +105,95 @@ func (c *Cluster) Addrs() []string { return append([]string(nil), c.addrs...) }
 func (c *Cluster) BusPort(addr string) int { return c.buses[addr] }
 
 // AddNode starts one more cluster-enabled node, not joined to the cluster (CLUSTER MEET it), and
-// returns its address once it answers.
+// returns its address once it answers. Its ports are free when chosen but may be taken by another
+// process before redis-server binds them: a node that exits at once is started again on new ports.
 func (c *Cluster) AddNode() (string, error) {
-	port, err := freePort()
-	if err != nil {
-		return "", err
+	var err error
+	for range 5 {
+		var port, bus int
+		if port, bus, err = pickPorts(); err != nil {
+			return "", err
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		c.args[addr] = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
+			"--cluster-node-timeout", strconv.FormatInt(c.timeout.Milliseconds(), 10),
+			"--cluster-config-file", filepath.Join(c.dir, fmt.Sprintf("nodes-%d.conf", port)), "--dir", c.dir}
+		if err = c.Restart(addr); errors.Is(err, errExited) {
+			delete(c.args, addr)
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		c.buses[addr] = bus
+		c.addrs = append(c.addrs, addr)
+		return addr, nil
 	}
-	bus, err := freePort()
-	if err != nil {
-		return "", err
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	c.args[addr] = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
-		"--cluster-node-timeout", strconv.FormatInt(c.timeout.Milliseconds(), 10),
-		"--cluster-config-file", filepath.Join(c.dir, fmt.Sprintf("nodes-%d.conf", port)), "--dir", c.dir}
-	c.buses[addr] = bus
-	c.addrs = append(c.addrs, addr)
-	return addr, c.Restart(addr)
+	return "", err
+}
+
+// errExited is Restart's error when redis-server exited before it answered (its port taken, most
+// often).
+var errExited = errors.New("exited before it answered")
+
+// node is one started redis-server: exited is closed once its process has been waited for (by the
+// one goroutine that waits for it, so Kill and Stop never wait twice); output holds what it printed.
+type node struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	output bytes.Buffer
 }
 
 // Restart starts the node at addr again (after Kill) on its port with its cluster config file: it
-// rejoins the cluster (a killed primary whose replica was promoted comes back as its replica).
+// rejoins the cluster (a killed primary whose replica was promoted comes back as its replica). It
+// fails at once, with what redis-server printed, when the server exits before it answers.
 func (c *Cluster) Restart(addr string) error {
-	cmd := exec.Command(c.server, c.args[addr]...)
-	if err := cmd.Start(); err != nil {
+	n := &node{cmd: exec.Command(c.server, c.args[addr]...), exited: make(chan struct{})}
+	n.cmd.Stdout, n.cmd.Stderr = &n.output, &n.output
+	if err := n.cmd.Start(); err != nil {
 		return err
 	}
-	c.procs[addr] = cmd
+	go func() { _ = n.cmd.Wait(); close(n.exited) }()
+	c.procs[addr] = n
+	exited := false
 	answers := func() bool {
-		pong, _ := c.CLI(addr, "PING")
+		select {
+		case <-n.exited:
+			exited = true
+			return true
+		default:
+		}
+		pong, _ := c.cliWithin(2*time.Second, addr, "PING")
 		return pong == "PONG"
 	}
-	if err := c.waitUntil(30*time.Second, answers); err != nil {
+	err := c.waitUntil(30*time.Second, answers)
+	if exited {
+		delete(c.procs, addr)
+		return fmt.Errorf("redis-server at %s: %w: %s", addr, errExited, lastLine(n.output.String()))
+	}
+	if err != nil {
 		return fmt.Errorf("redis-server at %s: %w", addr, err)
 	}
 	return nil
 }
 
+// lastLine is the last non-empty line of a server's output (why it exited).
+func lastLine(output string) string {
+	lines := strings.Split(strings.TrimSpace(output), "\n")
+	return lines[len(lines)-1]
+}
+
 // Kill kills the node at addr with SIGKILL (no shutdown, no last write) and waits until it is gone.
 func (c *Cluster) Kill(addr string) error {
-	cmd, ok := c.procs[addr]
+	n, ok := c.procs[addr]
 	if !ok {
 		return fmt.Errorf("no node runs at %s", addr)
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := n.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		return err
 	}
-	_ = cmd.Wait()
+	<-n.exited
 	delete(c.procs, addr)
 	return nil
 }
@@ -164,10 +207,10 @@ func (c *Cluster) Running(addr string) bool {
 // Stop stops every node (a node a test stopped with SIGSTOP is resumed first) and removes the
 // cluster's directory.
 func (c *Cluster) Stop() {
-	for addr, cmd := range c.procs {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+	for addr, n := range c.procs {
+		_ = n.cmd.Process.Signal(syscall.SIGCONT)
+		_ = n.cmd.Process.Kill()
+		<-n.exited
 		delete(c.procs, addr)
 	}
 	_ = os.RemoveAll(c.dir)
@@ -235,13 +278,22 @@ func listsAsPrimary(nodes, id string) bool {
 	return false
 }
 
-// CLI runs redis-cli with args against the node at addr and returns its output, trimmed.
+// CLI runs redis-cli with args against the node at addr and returns its output, trimmed. A
+// redis-cli that has not finished within a minute is killed (an error).
 func (c *Cluster) CLI(addr string, args ...string) (string, error) {
+	return c.cliWithin(time.Minute, addr, args...)
+}
+
+// cliWithin is CLI killing redis-cli after bound: whatever listens at addr may not be a Redis that
+// answers (a port another process took).
+func (c *Cluster) cliWithin(bound time.Duration, addr string, args ...string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", err
 	}
-	out, err := exec.Command(c.cli, append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, c.cli, append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("redis-cli %s: %w: %s", strings.Join(args, " "), err, out)
 	}
@@ -272,6 +324,23 @@ func (c *Cluster) waitUntil(bound time.Duration, check func() bool) error {
 		}
 	}
 	return nil
+}
+
+// pickPorts chooses a node's ports (a test replaces it to hand out a taken port).
+var pickPorts = twoFreePorts
+
+// twoFreePorts is a client port and a bus port, free when asked and different from each other.
+func twoFreePorts() (int, int, error) {
+	port, err := freePort()
+	if err != nil {
+		return 0, 0, err
+	}
+	for {
+		bus, err := freePort()
+		if err != nil || bus != port {
+			return port, bus, err
+		}
+	}
 }
 
 func freePort() (int, error) {
