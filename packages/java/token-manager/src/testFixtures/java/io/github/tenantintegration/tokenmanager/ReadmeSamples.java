@@ -15,8 +15,8 @@ import javax.tools.ToolProvider;
 
 /**
  * The Java samples of packages/java/README.md, compiled against the kit as it is (with the test's class
- * path, every warning an error): what the modules' README sample tests share, through this module's
- * test-jar.
+ * path, every warning an error): what the modules' README sample tests share, a test fixture
+ * (src/testFixtures) compiled with their tests.
  */
 public final class ReadmeSamples {
     private ReadmeSamples() {}

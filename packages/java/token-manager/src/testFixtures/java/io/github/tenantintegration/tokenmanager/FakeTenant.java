@@ -23,8 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * An in-process tenant for unit tests: answers {@code /oauth/token} with rotating tokens (or with the
  * answers queued by a test), {@code /oauth/revoke} with 200 and {@code /api/v1/auth/user} for the current
- * access token; records every request. Public for the adapters' tests (the spring module's), which
- * reach it through this module's test-jar.
+ * access token; records every request. A test fixture (src/testFixtures), compiled with the tests of
+ * every module that adds it, so public for the adapters' tests (the spring module's).
  */
 public final class FakeTenant implements AutoCloseable {
     /** A request as received. */
