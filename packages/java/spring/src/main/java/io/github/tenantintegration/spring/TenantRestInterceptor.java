@@ -33,8 +33,9 @@ import org.springframework.http.client.ClientHttpResponse;
  *
  * <p>Spring buffers the body of a request that passes through an interceptor, so every body can be sent
  * twice. A redirect the request factory follows is not seen by the interceptor and would carry the
- * header: give the client a request factory that does not follow redirects (the JDK's {@code
- * HttpClient} does not by default) so that the token never follows one. Calls block while a refresh
+ * header: give the client a request factory that does not follow redirects ({@code
+ * JdkClientHttpRequestFactory}; not {@code RestTemplate}'s default, {@code HttpURLConnection}, which
+ * follows a GET's) so that the token never follows one. Calls block while a refresh
  * runs. A manager's failure (not signed in, the session ended, the storage failed) is thrown as the
  * {@link TokenManagerException}, its code and message; after a 401 it leaves the 401 to the caller.
  */
