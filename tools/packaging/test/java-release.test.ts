@@ -4,7 +4,7 @@
 // same file layout (a reactor of a parent POM, a published module and one that skips the deploy), and
 // with a stand-in for Central's maven-metadata.xml.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -111,5 +111,33 @@ describe("java-release.mjs: does this push release the Java SDK, and as what?", 
       stdio: ["ignore", "pipe", "ignore"],
     });
     expect(out).toBe("changed=true\nversion=0.1.0\ngroup=io.github.tenant-integration\n");
+  });
+});
+
+describe("what the Java reactor publishes (packages/java, as it is)", () => {
+  const root = join(import.meta.dirname, "..", "..", "..");
+  const javaDir = join(root, "packages", "java");
+  const poms = readdirSync(javaDir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(javaDir, entry.name, "pom.xml")))
+    .map((entry) => ({ module: entry.name, pom: readFileSync(join(javaDir, entry.name, "pom.xml"), "utf8") }));
+
+  it("is the parent POM and the modules users depend on, never the generator or the conformance actor", () => {
+    expect(coordinates(root).artifacts.sort()).toEqual(
+      [
+        "tenant-integration-parent",
+        "tenant-integration-api",
+        "tenant-integration-token-manager",
+        "tenant-integration-testing",
+        "tenant-integration-redis",
+        "tenant-integration-postgres",
+        "tenant-integration-okhttp",
+        "tenant-integration-spring",
+      ].sort(),
+    );
+  });
+
+  it("holds no test classes: no module builds a test-jar (mvn deploy publishes every attached artifact)", () => {
+    const testJars = poms.filter(({ pom }) => /<goal>test-jar<\/goal>|<type>test-jar<\/type>/.test(pom));
+    expect(testJars.map(({ module }) => module)).toEqual([]);
   });
 });

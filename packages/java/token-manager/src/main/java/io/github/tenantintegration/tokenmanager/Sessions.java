@@ -1,6 +1,7 @@
 package io.github.tenantintegration.tokenmanager;
 
 import io.github.tenantintegration.api.Scope;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.Collection;
@@ -226,6 +227,17 @@ public final class Sessions {
     /** The tenant's origin, normalized. */
     public String baseUrl() {
         return signIns.origin;
+    }
+
+    /**
+     * Whether a request to {@code uri} may carry a session's token: it is on the tenant's origin (the
+     * same scheme, host and port), as {@link TokenManager#isForTenant}. For adapters of other HTTP
+     * clients, which ask before they resolve whose session a request is for (RFC 6750 §5.3).
+     */
+    public boolean isForTenant(URI uri) {
+        return uri != null
+                && uri.getHost() != null
+                && Origins.normalTarget(uri, false).equals(signIns.origin);
     }
 
     /**

@@ -11,8 +11,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * What the storages' tests of token managers sharing one storage assert, written once: this module's
- * test-jar, a test dependency of the Redis and PostgreSQL modules (never published with the kit).
+ * What the storages' tests of token managers sharing one storage assert, written once: a test fixture
+ * (src/testFixtures) compiled with the tests of the Redis and PostgreSQL modules, never published.
  */
 public final class Fleets {
     private Fleets() {}

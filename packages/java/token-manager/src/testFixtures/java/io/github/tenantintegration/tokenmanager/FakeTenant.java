@@ -16,18 +16,21 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An in-process tenant for unit tests: answers {@code /oauth/token} with rotating tokens (or with the
  * answers queued by a test), {@code /oauth/revoke} with 200 and {@code /api/v1/auth/user} for the current
- * access token; records every request.
+ * access token; records every request. A test fixture (src/testFixtures), compiled with the tests of
+ * every module that adds it, so public for the adapters' tests (the spring module's).
  */
-final class FakeTenant implements AutoCloseable {
+public final class FakeTenant implements AutoCloseable {
     /** A request as received. */
-    record Request(String method, String path, Map<String, List<String>> headers, String body) {
-        String header(String name) {
+    public record Request(String method, String path, Map<String, List<String>> headers, String body) {
+        /** The first value of header {@code name} (any case), or null. */
+        public String header(String name) {
             for (Map.Entry<String, List<String>> e : headers.entrySet()) {
                 if (e.getKey().equalsIgnoreCase(name)) return e.getValue().get(0);
             }
@@ -46,12 +49,16 @@ final class FakeTenant implements AutoCloseable {
     final List<Request> requests = Collections.synchronizedList(new ArrayList<>());
     final Deque<Answer> answers = new ConcurrentLinkedDeque<>();
     final AtomicInteger issued = new AtomicInteger();
-    volatile String accessToken;
+    /** The access token the API accepts; a test that sets another makes the tenant refuse the current one. */
+    public volatile String accessToken;
+
     volatile String refreshToken;
     volatile long tokenDelayMs;
+    /** While set and not counted down, the token endpoint holds every request (a refresh in flight). */
+    public volatile CountDownLatch tokenGate;
 
     /** A fake tenant for one test, as a field: {@code @AutoClose} stops it when the test ends. */
-    static FakeTenant start() {
+    public static FakeTenant start() {
         try {
             return new FakeTenant();
         } catch (IOException e) {
@@ -70,19 +77,20 @@ final class FakeTenant implements AutoCloseable {
         server.start();
     }
 
-    String url() {
+    /** The tenant's base URL, {@code http://127.0.0.1:<port>}. */
+    public String url() {
         return "http://127.0.0.1:" + server.getAddress().getPort();
     }
 
     /** The requests to {@code path}. */
-    List<Request> requests(String path) {
+    public List<Request> requests(String path) {
         synchronized (requests) {
             return requests.stream().filter(r -> r.path().equals(path)).toList();
         }
     }
 
     /** How many refresh grants reached the token endpoint. */
-    long refreshes() {
+    public long refreshes() {
         return requests("/oauth/token").stream()
                 .filter(r -> r.body().contains("\"grant_type\":\"refresh_token\""))
                 .count();
@@ -108,6 +116,7 @@ final class FakeTenant implements AutoCloseable {
     }
 
     private void token(HttpExchange exchange) throws IOException {
+        awaitGate();
         Answer queued = answers.poll();
         if (queued != null) {
             write(exchange, queued);
@@ -123,6 +132,16 @@ final class FakeTenant implements AutoCloseable {
         tokens.put("token_type", "Bearer");
         tokens.put("expires_in", 900);
         write(exchange, Answer.of(200, Json.write(tokens)));
+    }
+
+    private void awaitGate() {
+        CountDownLatch gate = tokenGate;
+        if (gate == null) return;
+        try {
+            gate.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void sleep(long ms) {
@@ -148,22 +167,36 @@ final class FakeTenant implements AutoCloseable {
     }
 
     /** A builder of a manager on this tenant. */
-    TokenManager.Builder manager() {
+    public TokenManager.Builder manager() {
         return TokenManager.builder(url(), "demo", "http://127.0.0.1:53682/callback")
                 .scopes(io.github.tenantintegration.api.Scope.PROFILE_READ);
     }
 
     /** Signs {@code manager} in: the authorize step played here (the fake issues a code for any state). */
-    static SessionInfo signIn(TokenManager manager) {
-        AuthorizationRequest request = manager.beginAuthorization();
-        String query = request.url().getRawQuery();
+    public static SessionInfo signIn(TokenManager manager) {
+        return manager.completeAuthorization(callback(manager.redirectUri(), manager.beginAuthorization()));
+    }
+
+    /** Signs session {@code sessionId} of {@code sessions} in, as its user's browser would. */
+    public static SessionInfo signIn(Sessions sessions, String sessionId) {
+        Sessions.Started started = sessions.beginSignIn(sessionId, null);
+        String url = callback(sessions.redirectUri(), started.request());
+        return sessions.completeSignIn(new Sessions.Callback(url, started.binding(), sessionId))
+                .info();
+    }
+
+    /** The callback the tenant would send for {@code request}: a code, and the request's state. */
+    private static String callback(String redirectUri, AuthorizationRequest request) {
         String state = null;
-        for (String pair : query.split("&")) if (pair.startsWith("state=")) state = pair.substring(6);
-        return manager.completeAuthorization(manager.redirectUri() + "?code=code_abcdefghij&state=" + state);
+        for (String pair : request.url().getRawQuery().split("&"))
+            if (pair.startsWith("state=")) state = pair.substring(6);
+        return redirectUri + "?code=code_abcdefghij&state=" + state;
     }
 
     @Override
     public void close() {
+        CountDownLatch gate = tokenGate;
+        if (gate != null) gate.countDown();
         server.stop(0);
     }
 }

@@ -11,8 +11,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * The check each module's SecretsTest makes of its own classes, written once (this module's test-jar,
- * a test dependency of the storage modules): a record prints every component, so a record holding a
+ * The check each module's SecretsTest makes of its own classes, written once (a test fixture,
+ * src/testFixtures, compiled with the storage modules' tests): a record prints every component, so a record holding a
  * secret must write its own {@code toString}.
  */
 public final class SecretRecords {
