@@ -62,8 +62,8 @@ function knownFailure(run, geometry) {
  * mixed runs with fewer processes in turn ({@link mixTargets}).
  */
 export const REDUCED_SUBSETS = {
-  // many-sessions and many-sessions-file stay out: alone they took 92–136 s a run here (50 sessions,
-  // 5 JVMs) and do not hold yet (tools/conformance/actors/java/README.md); Java joins their mixed runs.
+  // many-sessions and many-sessions-file stay out: alone they took 34–136 s a run here (50 sessions,
+  // 5 JVMs; tools/conformance/actors/java/README.md); Java joins their mixed runs.
   java: {
     scenarios: [
       "fleet-after-expiry",
