@@ -60,6 +60,7 @@ public final class Actor {
             .connectTimeout(Duration.ofSeconds(10))
             .build();
     private final TokenManager manager;
+    private final ActorSessions sessions; // the sessions feature (ActorSessions), on the same storage
 
     /** The manager's clock: the wall clock plus the actor's offset, which {@code clock} moves. */
     private final class OffsetClock extends Clock {
@@ -96,19 +97,27 @@ public final class Actor {
             scopes.add(Scope.find((String) scope)
                     .orElseThrow(() -> new IllegalArgumentException("not a scope: " + scope)));
         }
-        TokenManager.Builder builder = TokenManager.builder(
+        // What the manager and the sessions share: the tenant, the clock, the log, the events, the timings.
+        TokenManager.Builder common = TokenManager.builder(
                         tenant, (String) config.get("clientId"), (String) config.get("redirectUri"))
                 .scopes(scopes)
-                .storage(new ArmedStorage(inner, lock, fault))
                 .clock(new OffsetClock())
-                .httpClient(new ActorHttpClient(http, name, fault))
                 .logger(out.logger("tokenmanager"))
                 .onChange(this::event);
         if (options.get("requestTimeoutMs") instanceof Number ms)
-            builder = builder.requestTimeout(Duration.ofMillis(ms.longValue()));
+            common = common.requestTimeout(Duration.ofMillis(ms.longValue()));
         if (options.get("intentWaitMs") instanceof Number ms)
-            builder = builder.intentWait(Duration.ofMillis(ms.longValue()));
-        this.manager = builder.build();
+            common = common.intentWait(Duration.ofMillis(ms.longValue()));
+        this.manager = common.storage(new ArmedStorage(inner, lock, fault))
+                .httpClient(new ActorHttpClient(http, name, fault))
+                .build();
+        // The sessions get the storage itself (its lock per session, its pending sign-ins by state);
+        // "lock": "none" gives them the lock that does not lock, memory the process lock. No fault is
+        // armed on them.
+        TokenManager.Builder sessionManagers = common.storage(inner).httpClient(new ActorHttpClient(http, name, null));
+        if ("none".equals(storageSpec.get("lock")) || inner instanceof MemoryStorage)
+            sessionManagers = sessionManagers.lock(lock);
+        this.sessions = new ActorSessions(sessionManagers, http, name, tenant, refreshes);
     }
 
     static Duration lockWait(Map<String, Object> options) {
@@ -190,9 +199,12 @@ public final class Actor {
     private void run(Map<String, Object> command) {
         Object id = command.get("id");
         try {
+            List<ActorSessions.Named> list = ActorSessions.sessionsOf(command);
             Map<String, Object> result = switch ((String) command.get("cmd")) {
-                case "sign-in" -> signIn();
-                case "call" -> call();
+                case "sign-in" -> list == null ? signIn() : sessions.signIn(list);
+                case "call" -> list == null ? call() : sessions.call(list);
+                case "refuse-ids" -> sessions.refuseIds(command);
+                case "replay-callback" -> sessions.replayCallback(command);
                 case "clock" -> {
                     if (!(command.get("offsetMs") instanceof Number offset))
                         throw new ActorException("UNEXPECTED", "clock: offsetMs must be a number");
@@ -272,6 +284,11 @@ public final class Actor {
             Warm.run();
             System.exit(0);
         }
+        // Idle connections to the tenant are let go before the sandbox's (Node's 5 s keep-alive) would
+        // close them: a token request sent on a connection the server is closing is reset, and a refresh
+        // that may have reached the tenant is never sent again (TRANSIENT), as a server's pool would
+        // avoid (the Go actor's IdleConnTimeout). Read once, when the first HttpClient is made.
+        System.setProperty("jdk.httpclient.keepalive.timeout", "3");
         Output out = new Output();
         Map<String, Object> config =
                 Json.parseObject(System.getenv("CONFORMANCE_ACTOR")).orElse(null);
@@ -301,10 +318,9 @@ public final class Actor {
                 "java",
                 "runtime",
                 "java " + System.getProperty("java.version"),
-                // No feature beyond one session yet (PROTOCOL.md, "Start"): the Java kit has no
-                // many-sessions object (issue 39), so scenarios with `sessions` list it as not run.
+                // A server's many sessions (PROTOCOL.md, "Sessions"): the kit's Sessions (ActorSessions).
                 "features",
-                List.of()));
+                List.of("sessions")));
         ExecutorService threads = Executors.newCachedThreadPool(task -> {
             Thread thread = new Thread(task, "actor-command");
             thread.setDaemon(true);

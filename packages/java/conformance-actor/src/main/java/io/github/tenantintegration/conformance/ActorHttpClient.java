@@ -21,6 +21,7 @@ import javax.net.ssl.SSLParameters;
  * The HttpClient the manager is given (its {@code httpClient} option, a seam an application has too):
  * names the actor on every request ({@code Sandbox-Actor}); a refresh passes the point {@code sending}
  * as it leaves and {@code in-flight} once the tenant has answered, before the manager reads the answer.
+ * The sessions' client has no fault (null): a fault is armed on the actor's manager only.
  */
 final class ActorHttpClient extends HttpClient {
     static final String ACTOR_HEADER = "Sandbox-Actor";
@@ -93,7 +94,7 @@ final class ActorHttpClient extends HttpClient {
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(
             HttpRequest request, HttpResponse.BodyHandler<T> handler, HttpResponse.PushPromiseHandler<T> push) {
-        if (!isRefresh(request)) return base.sendAsync(named(request), handler, push);
+        if (fault == null || !isRefresh(request)) return base.sendAsync(named(request), handler, push);
         fault.sending();
         return base.sendAsync(named(request), handler, push).thenApplyAsync(response -> {
             fault.reach("in-flight");

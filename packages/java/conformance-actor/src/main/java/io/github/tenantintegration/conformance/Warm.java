@@ -4,6 +4,7 @@ import io.github.tenantintegration.api.Scope;
 import io.github.tenantintegration.filestorage.FileStorage;
 import io.github.tenantintegration.postgresstorage.PostgresStorage;
 import io.github.tenantintegration.redisstorage.RedisStorage;
+import io.github.tenantintegration.tokenmanager.Sessions;
 import io.github.tenantintegration.tokenmanager.TokenManager;
 import io.github.tenantintegration.tokenmanager.TokenManagerException;
 import io.lettuce.core.RedisClient;
@@ -14,7 +15,7 @@ import java.time.Duration;
 
 /**
  * {@code --warm}: touches what an actor loads (a manager, its HTTP client, the file, Redis and PostgreSQL storages,
- * against nothing that answers), so that the build's run with {@code -XX:ArchiveClassesAtExit} records
+ * the sessions, against nothing that answers), so that the build's run with {@code -XX:ArchiveClassesAtExit} records
  * those classes in the actor's class-data archive.
  */
 final class Warm {
@@ -32,6 +33,12 @@ final class Warm {
         } catch (TokenManagerException e) {
             // Expected: nothing answers.
         }
+        Sessions sessions = Sessions.builder(
+                        TokenManager.builder("http://127.0.0.1:9", "warm", "http://127.0.0.1:53682/callback")
+                                .scopes(Scope.PROFILE_READ))
+                .build();
+        sessions.isSignedIn("warm");
+        sessions.beginSignIn("warm", null);
         try {
             Path dir = Files.createTempDirectory("tenant-integration-warm");
             FileStorage.of(dir.resolve("tokens.json")).set("k", "v");

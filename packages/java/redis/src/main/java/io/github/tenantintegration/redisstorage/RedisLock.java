@@ -168,10 +168,15 @@ final class RedisLock implements WaitingLock {
                     if (subscription != null) continue;
                 }
                 // Backoff, then jitter in its upper half, so that a fleet released together does not retry in
-                // step. An announcement ends the pause at once: one SET per waiter per release.
-                double backoff = Math.min(
-                        storage.options.maxRetryDelay().toNanos(),
-                        storage.options.retryDelay().toNanos() * Math.pow(2, Math.min(attempt, 30)));
+                // step. An announcement ends the pause at once: one SET per waiter per release. So a subscribed
+                // waiter polls only for a release no announcement tells of (a lease that ran out, a denied
+                // PUBLISH), every longest pause: polling on the short backoff as well, a fleet's waiters sent
+                // several SETs per wait while the holder refreshed, and that load slowed every holder (issue
+                // 39; the other kits alike). Unsubscribed, it polls on the backoff.
+                double backoff = storage.options.maxRetryDelay().toNanos();
+                if (subscription == null)
+                    backoff = Math.min(
+                            backoff, storage.options.retryDelay().toNanos() * Math.pow(2, Math.min(attempt, 30)));
                 long pause = Math.min(
                         deadline - System.nanoTime(), (long) (backoff / 2 + RANDOM.nextDouble() * backoff / 2));
                 Subscription.next(subscription, Math.max(0, pause));

@@ -12,6 +12,8 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.event.command.CommandStartedEvent;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
@@ -103,6 +105,58 @@ class RedisStorageTest {
             assertTrue(announced.await(5, TimeUnit.SECONDS));
             assertEquals("one:tenant-integration:{https://acme.tenant.test:demo}:lock:released=", messages.get(0));
             listener.close();
+        }
+    }
+
+    @Test
+    void aSubscribedWaiterLeavesTheBackoffToTheAnnouncementTwoSetsWhileHeldOneAfter() throws Exception {
+        String key = "eight:tenant-integration:{https://acme.tenant.test:demo}:lock";
+        String channel = key + ":released";
+        // The waiter's own client, recording every SET it sends (the lock's tries).
+        RedisClient counted = server.client();
+        List<String> sets = new CopyOnWriteArrayList<>();
+        counted.addListener(new CommandListener() {
+            @Override
+            public void commandStarted(CommandStartedEvent event) {
+                if (event.getCommand().getType().toString().equals("SET"))
+                    sets.add(event.getCommand().getArgs().toCommandString());
+            }
+        });
+        // A backoff from 1 ms doubling to a minute: polling on it, the waiter would send a SET at 1, 2, 4,
+        // 8… ms, seven or more while the lock is held below; subscribed, it sends none of them.
+        try (RedisStorage holder = RedisStorage.builder(client).prefix("eight:").build();
+                RedisStorage waiter = RedisStorage.builder(counted)
+                        .prefix("eight:")
+                        .retryDelay(Duration.ofMillis(1), Duration.ofMinutes(1))
+                        .waitTimeout(Duration.ofMinutes(2))
+                        .build()) {
+            CountDownLatch taken = new CountDownLatch(1);
+            CountDownLatch letGo = new CountDownLatch(1);
+            Thread holding = new Thread(() -> holder.lock().withLock(LOCK, held -> {
+                taken.countDown();
+                await(letGo);
+                return null;
+            }));
+            holding.start();
+            assertTrue(taken.await(10, TimeUnit.SECONDS));
+            AtomicInteger ran = new AtomicInteger();
+            Thread waiting = new Thread(() -> waiter.lock().withLock(LOCK, held -> ran.incrementAndGet()));
+            waiting.start();
+            for (long start = System.nanoTime(); redis.pubsubNumsub(channel).getOrDefault(channel, 0L) < 1; ) {
+                assertTrue(System.nanoTime() - start < Duration.ofSeconds(10).toNanos(), "the waiter never subscribed");
+                sleep(5);
+            }
+            sleep(500);
+            letGo.countDown();
+            holding.join(30_000);
+            waiting.join(30_000);
+            assertEquals(1, ran.get(), "the waiter was not woken by the release");
+            // Refused before and right after subscribing, taken on the announcement (two, when the second
+            // try already found the lock let go on a very slow machine).
+            assertTrue(sets.size() <= 3, "the waiter sent " + sets.size() + " SETs, want at most 3: " + sets);
+            for (String set : sets) assertTrue(set.contains(key), set);
+        } finally {
+            counted.shutdown(Duration.ZERO, Duration.ofSeconds(2));
         }
     }
 
@@ -235,6 +289,14 @@ class RedisStorageTest {
                         .lease(Duration.ofSeconds(1))
                         .renewEvery(Duration.ofSeconds(2))
                         .build());
+    }
+
+    static void await(CountDownLatch latch) {
+        try {
+            assertTrue(latch.await(60, TimeUnit.SECONDS));
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     static void sleep(long ms) {

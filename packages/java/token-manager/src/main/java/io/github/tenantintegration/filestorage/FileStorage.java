@@ -30,6 +30,7 @@ import java.time.Instant;
 import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -50,7 +51,10 @@ import java.util.stream.Stream;
  *       processes waiting for another's refresh use its tokens as soon as they are written.
  *   <li>Writes that lose nothing: each {@code set} and {@code delete} reads, changes and writes the
  *       file under {@code <file>.write.lock}; a write goes to {@code <file>.<12 hex>.tmp}, is forced to
- *       disk, renamed over the file, and the directory is forced.
+ *       disk, renamed over the file, and the directory is forced. The changes other threads make
+ *       while a rewrite runs are applied together by the next one ({@link Writes}), each call
+ *       returning once its change is durable: a server's many sessions on one file do not queue
+ *       behind each other's forced writes.
  *   <li>Modes: missing directories are made 0700, the file 0600; a file others may read is tightened
  *       to 0600 with a warning ({@code FILE_UNSAFE} when it cannot be).
  *   <li>Faults: an empty, corrupt or foreign file is moved aside to {@code
@@ -73,6 +77,7 @@ public final class FileStorage implements SessionLockingStorage, ExpiringStorage
     private final Duration staleAfter;
     private final Duration lockTimeout;
     private final System.Logger logger;
+    private final Writes writes = new Writes(this::rewrite); // the changes waiting for a rewrite
 
     private FileStorage(Builder b) {
         String given = b.path.toString();
@@ -364,7 +369,13 @@ public final class FileStorage implements SessionLockingStorage, ExpiringStorage
         }
     }
 
+    /** Applies {@code change} and writes the file when it changed anything, batched with other threads' ({@link Writes}). */
     private void update(Predicate<Map<String, String>> change) {
+        writes.update(change);
+    }
+
+    /** Applies a batch of changes under the write lock and writes the file once; then each is durable. */
+    private void rewrite(List<Writes.Change> batch) {
         locked("write", null, (held, file) -> {
             Optional<String> text = readText(file);
             Map<String, String> data = new LinkedHashMap<>();
@@ -376,12 +387,15 @@ public final class FileStorage implements SessionLockingStorage, ExpiringStorage
                     if (aside.code() != ErrorCode.FILE_CORRUPT) throw aside;
                 }
             }
+            boolean changed = false;
+            for (Writes.Change change : batch) changed |= change.apply().test(data);
             boolean dropped = dropExpiredPending(data);
-            if (change.test(data) || dropped) writeDurably(file, data);
+            if (changed || dropped) writeDurably(file, data);
             // After the write, not before: a refresh's write is the crash window, kept short.
             removeLeftovers(file);
             return null;
         });
+        for (Writes.Change change : batch) change.done().complete(null);
     }
 
     /**
