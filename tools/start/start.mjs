@@ -2,13 +2,13 @@
 // `pnpm start`: after `turbo run build`, serves what a newcomer wants to see and prints the URLs:
 // the docs (apps/docs/dist, on a tiny static server in this process), the sandbox tenant (its
 // built bin), the example web app signed in against that sandbox, and the example servers (Go,
-// TypeScript, Python) whose users each connect their own tenant account. Ctrl-C (or SIGTERM) stops every service it started, children
+// TypeScript, Python, Java) whose users each connect their own tenant account. Ctrl-C (or SIGTERM) stops every service it started, children
 // included.
 //
 // To add a service, add an entry to `services`: a child process (command, args, a `ready` pattern
-// on its output, an `env` of its own) or an in-process server (`start()`), with the port it prefers.
+// on its output, an `env` and a `cwd` of its own) or an in-process server (`start()`), with the port it prefers.
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { dirname, extname, join, normalize, sep } from "node:path";
@@ -34,7 +34,11 @@ const tsServerPort = await freePort(Number(process.env.TS_SERVER_PORT ?? 8091));
 const pythonServer = join(root, "apps", "example-python-server", "app.py");
 const python = join(root, ".venv", "bin", "python");
 const pythonServerPort = await freePort(Number(process.env.PYTHON_SERVER_PORT ?? 8092));
-const serverCallbacks = [goServerPort, tsServerPort, pythonServerPort].map(
+// The Java example server (apps/example-java-server): the java command its build wrote, run in its directory.
+const javaServerDir = join(root, "apps", "example-java-server");
+const javaServerCommand = join(javaServerDir, "target", "command.json");
+const javaServerPort = await freePort(Number(process.env.JAVA_SERVER_PORT ?? 8093));
+const serverCallbacks = [goServerPort, tsServerPort, pythonServerPort, javaServerPort].map(
   (port) => `http://127.0.0.1:${port}/callback`,
 );
 const goServerClient = `id=demo-server,redirect=${serverCallbacks.join("|")}`;
@@ -68,7 +72,7 @@ const services = [
     ready: /listening on (\S+)/i,
     note:
       `OAuth client demo, redirect http://localhost:${webPort}/callback or http://127.0.0.1:${webPort}/callback; ` +
-      `demo-cli, redirect http://127.0.0.1:53682/callback; demo-server, redirect ${serverCallbacks.join(" or ")} (the Go, TypeScript and Python servers)`,
+      `demo-cli, redirect http://127.0.0.1:53682/callback; demo-server, redirect ${serverCallbacks.join(" or ")} (the Go, TypeScript, Python and Java servers)`,
   },
   {
     name: "Example web app (sign in by clicking)",
@@ -127,6 +131,21 @@ const services = [
     env: (port) => ({ PORT: String(port), TENANT_URL: urls.sandbox, CLIENT_ID: "demo-server" }),
     // uvicorn says so on its log (stderr).
     ready: /Uvicorn running on (http:\/\/\S+)/,
+  },
+  {
+    name: "Example Java server (the same app on Sessions and the JDK's HttpServer)",
+    enabled: () =>
+      !existsSync(javaServerCommand)
+        ? "apps/example-java-server/target is missing: run `pnpm build` (it needs a JDK)"
+        : !urls.sandbox
+          ? "needs the sandbox"
+          : true,
+    port: javaServerPort,
+    command: () => JSON.parse(readFileSync(javaServerCommand, "utf8"))[0],
+    args: () => JSON.parse(readFileSync(javaServerCommand, "utf8")).slice(1),
+    cwd: javaServerDir,
+    env: (port) => ({ PORT: String(port), TENANT_URL: urls.sandbox, CLIENT_ID: "demo-server" }),
+    ready: /listening on (\S+)/i,
   },
 ];
 
@@ -225,8 +244,9 @@ process.on("SIGHUP", () => void stopAll(0));
 
 /** Starts a child in its own process group, so stopping it stops its children too. */
 async function startChild(service, port) {
-  const child = spawn(service.command, service.args(port), {
-    cwd: root,
+  const command = typeof service.command === "function" ? service.command() : service.command;
+  const child = spawn(command, service.args(port), {
+    cwd: service.cwd ?? root,
     env: { ...process.env, ...service.env?.(port) },
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],

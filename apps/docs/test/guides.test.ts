@@ -228,7 +228,7 @@ describe("the guide of a server acting for many users", () => {
     expect(typecheckSnippet("guides", "many-users-broken", broken)).toMatch(/error TS2554/);
   });
 
-  it.each(["example-ts-server", "example-python-server", "example-go-server"])(
+  it.each(["example-ts-server", "example-python-server", "example-go-server", "example-java-server"])(
     "links %s, an app of the repository run by the shared Chromium test of the example servers",
     (app) => {
       expect(guide).toContain(`(${REPOSITORY}/tree/main/apps/${app})`);

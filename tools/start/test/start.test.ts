@@ -1,4 +1,4 @@
-// `pnpm start` as a newcomer runs it (after the build): it prints the four URLs, each answers, a
+// `pnpm start` as a newcomer runs it (after the build): it prints the URLs, each answers, a
 // person can sign in through the example by clicking through the sandbox's consent page, and
 // Ctrl-C stops everything it started.
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
@@ -33,6 +33,7 @@ beforeAll(async () => {
       GO_SERVER_PORT: "0",
       TS_SERVER_PORT: "0",
       PYTHON_SERVER_PORT: "0",
+      JAVA_SERVER_PORT: "0",
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -55,6 +56,7 @@ beforeAll(async () => {
     goServer: /✔ Example Go server[^:]*: (\S+)/,
     tsServer: /✔ Example TypeScript server[^:]*: (\S+)/,
     pythonServer: /✔ Example Python server[^:]*: (\S+)/,
+    javaServer: /✔ Example Java server[^:]*: (\S+)/,
   })) {
     const match = pattern.exec(output);
     if (match) urls[key] = match[1]!;
@@ -70,6 +72,7 @@ describe("pnpm start", () => {
     expect(Object.keys(urls).sort(), output).toEqual([
       "docs",
       "goServer",
+      "javaServer",
       "pythonServer",
       "sandbox",
       "tsServer",
@@ -81,11 +84,12 @@ describe("pnpm start", () => {
     expect(await (await fetch(urls.goServer!)).text()).toContain("Example Go server");
     expect(await (await fetch(urls.tsServer!)).text()).toContain("Example TypeScript server");
     expect(await (await fetch(urls.pythonServer!)).text()).toContain("Example Python server");
+    expect(await (await fetch(urls.javaServer!)).text()).toContain("Example Java server");
   });
 
   it("runs each example server on a port of its own, its callback registered at the sandbox, and prints no warning", () => {
-    const ports = [urls.goServer, urls.tsServer, urls.pythonServer].map((url) => new URL(url!).port);
-    expect(new Set(ports).size).toBe(3);
+    const ports = [urls.goServer, urls.tsServer, urls.pythonServer, urls.javaServer].map((url) => new URL(url!).port);
+    expect(new Set(ports).size).toBe(4);
     for (const port of ports) expect(output).toContain(`http://127.0.0.1:${port}/callback`);
     expect(output).not.toMatch(/warn|✖|^- /im);
   });
@@ -133,5 +137,6 @@ describe("pnpm start", () => {
     await expect(fetch(urls.goServer!)).rejects.toThrow();
     await expect(fetch(urls.tsServer!)).rejects.toThrow();
     await expect(fetch(urls.pythonServer!)).rejects.toThrow();
+    await expect(fetch(urls.javaServer!)).rejects.toThrow();
   });
 });

@@ -66,20 +66,11 @@ final class PostgresServer implements AutoCloseable {
             assumeTrue(bin != null, "PostgreSQL is not installed (apt-get install -y postgresql)");
         if (bin == null) throw new IllegalStateException("in CI PostgreSQL must be installed");
         boolean root = "root".equals(System.getProperty("user.name"));
-        Path dir = Files.createTempDirectory("tenant-postgres-");
-        if (root) {
-            UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
-            Files.setOwner(dir, users.lookupPrincipalByName("postgres"));
-        }
-        int port;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
-        PostgresServer server = new PostgresServer(bin, dir, port, root);
+        PostgresServer server = new PostgresServer(bin, newDirectory(root), freePort(), root);
         server.run(
                 "initdb",
                 "-D",
-                dir.resolve("data").toString(),
+                server.dir.resolve("data").toString(),
                 "-A",
                 "trust",
                 "-U",
@@ -90,6 +81,51 @@ final class PostgresServer implements AutoCloseable {
                 "--no-sync");
         server.up();
         return server;
+    }
+
+    /** A new temporary directory, owned by the {@code postgres} user when this process is root. */
+    private static Path newDirectory(boolean root) throws IOException {
+        Path dir = Files.createTempDirectory("tenant-postgres-");
+        if (root) {
+            UserPrincipalLookupService users = dir.getFileSystem().getUserPrincipalLookupService();
+            Files.setOwner(dir, users.lookupPrincipalByName("postgres"));
+        }
+        return dir;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    /**
+     * A hot standby of this server ({@code pg_basebackup -R -X stream}, as {@code tools/postgres}'s
+     * {@code standby()}) on a port of its own: it streams the primary's writes and refuses its own
+     * (SQLSTATE 25006); {@code pg_is_in_recovery()} is true there. Closed by its own {@link #close}.
+     */
+    PostgresServer standby() throws Exception {
+        PostgresServer standby = new PostgresServer(bin, newDirectory(root), freePort(), root);
+        try {
+            run(
+                    "pg_basebackup",
+                    "-D",
+                    standby.dir.resolve("data").toString(),
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    Integer.toString(port),
+                    "-U",
+                    "tenant",
+                    "-R",
+                    "-X",
+                    "stream");
+            standby.up();
+            return standby;
+        } catch (Exception e) {
+            standby.close();
+            throw e;
+        }
     }
 
     private List<String> as(List<String> command) {
