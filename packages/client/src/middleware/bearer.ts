@@ -48,6 +48,33 @@ export function currentToken(bearer: BearerState, log: Log | undefined, request:
   return Promise.resolve(pending).then((value) => acceptToken(bearer, pending, value));
 }
 
+/** A request on its way (the tenant client's exchange while it is prepared) and the token it carries. */
+export interface Carrier {
+  request: Request;
+  token: string | undefined;
+}
+
+/**
+ * Gives `outgoing` the current token: its request authorized ({@link authorize}) and the token
+ * recorded, at once when the strategy returns the promise last seen resolved (the fast path of every
+ * call), else once the strategy's answer is checked, when the returned promise resolves. What the
+ * strategy throws passes on unchanged.
+ *
+ * @see RFC 6750 §2.1 (the Authorization request header field)
+ */
+export function giveToken(bearer: BearerState, log: Log | undefined, outgoing: Carrier): Promise<void> | undefined {
+  const token = currentToken(bearer, log, outgoing.request);
+  if (typeof token !== "string") return token.then((value) => carry(outgoing, bearer, value));
+  carry(outgoing, bearer, token);
+  return undefined;
+}
+
+/** `outgoing` with `token`: its request authorized, the token recorded. */
+function carry(outgoing: Carrier, bearer: BearerState, token: string): void {
+  outgoing.request = authorize(outgoing.request, bearer, token);
+  outgoing.token = token;
+}
+
 /** A new token from the strategy, checked, after `onUnauthorized`. */
 export async function freshToken(bearer: BearerState): Promise<string> {
   const pending = bearer.auth.getAccessToken();
