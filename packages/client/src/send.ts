@@ -17,10 +17,10 @@
  */
 import { inScope } from "./base-url.js";
 import type { ClientState, Fetch } from "./client-state.js";
-import { PathOutsideApiError } from "./errors.js";
+import { PathOutsideApiError, TenantClientError } from "./errors.js";
 import { logOutcome, type Outcome, retryAttempts } from "./middleware/attempt.js";
 import { giveToken } from "./middleware/bearer.js";
-import { failedSend } from "./middleware/network-error.js";
+import { networkError } from "./middleware/network-error.js";
 import { type Exchange, type KeptBody, type ReplayBody, replayBody } from "./middleware/replay.js";
 import { settle } from "./middleware/unauthorized-retry.js";
 
@@ -68,9 +68,14 @@ function firstAttempt(state: ClientState, exchange: Outgoing, body: ReplayBody):
   } catch (cause) {
     sent = Promise.reject(cause);
   }
-  const outcome = (first: Outcome) => firstOutcome(state, exchange, first, started);
-  // the client's own errors (a token source's TenantClientError in a user's fetch) pass as they are
-  return sent.then(outcome, (cause: unknown) => outcome(failedSend(request, cause)));
+  return sent.then(
+    (response) => firstOutcome(state, exchange, response, started),
+    // the client's own errors (a token source's TenantClientError in a user's fetch) pass as they are
+    (cause: unknown) =>
+      cause instanceof TenantClientError
+        ? Promise.reject(cause)
+        : firstOutcome(state, exchange, networkError(request, cause), started),
+  );
 }
 
 /**

@@ -15,16 +15,6 @@ export function networkError(request: Request, cause: unknown): NetworkError {
   return timedOut ? new TimeoutError(request, cause) : new NetworkError(request, cause);
 }
 
-/**
- * What a send of `request` that failed with `cause` came to: its {@link networkError}. The client's
- * own errors (a token source's {@link TenantClientError} thrown in a user's fetch) are thrown as
- * they are.
- */
-export function failedSend(request: Request, cause: unknown): NetworkError {
-  if (cause instanceof TenantClientError) throw cause;
-  return networkError(request, cause);
-}
-
 /** `onError` of {@link networkErrorMiddleware}: the client's own errors pass as they are. */
 function typedFailure({ request, error }: { request: Request; error: unknown }): Error {
   return error instanceof TenantClientError ? error : networkError(request, error);
