@@ -6,48 +6,16 @@
 // prints the share of the samples spent in each group of code (the client, the token manager,
 // openapi-fetch, undici's Request/Response/Headers, web streams, the rest of Node, GC and native
 // code); the same samples charged to the nearest caller of one of the first four groups (or this
-// script: the stub fetch), so that undici's work for the client (the header it sets) counts as the
+// script's: the stub fetch of client-contenders.mjs, which sets the contenders up), so that undici's work for the client (the header it sets) counts as the
 // client's; then the functions with the most samples of their own. Run it for `tenant` and `bare` one
 // after the other and compare shares, not times: a profile says where the time goes, and the
 // paired rounds of client-overhead.mjs say how much the client costs.
 import { Session } from "node:inspector/promises";
-import createClient from "openapi-fetch";
-import { createTenantClient, staticToken } from "@tenant-integration/client";
-import { createTokenManager } from "@tenant-integration/token-manager";
+import { contenderFor, stubFetch } from "./client-contenders.mjs";
 
 const [contender = "tenant", callsArg = "100000"] = process.argv.slice(2);
-const url = "https://acme.tenant.test";
-const TOKEN = "at_bench_token";
-const BODY = JSON.stringify({ id: 42, name: "Ada Lovelace", email: "ada@example.org" });
-const REDIRECT = "http://127.0.0.1:53682/callback";
-const stubFetch = async () => new Response(BODY, { status: 200, headers: { "content-type": "application/json" } });
-
-/** The token manager as client-overhead.mjs sets it up: default clock and storage, signed in. */
-async function signedInManager() {
-  const tokens = { access_token: TOKEN, refresh_token: "rt_bench", token_type: "Bearer", expires_in: 900 };
-  const tokenEndpoint = async () =>
-    new Response(JSON.stringify(tokens), { status: 200, headers: { "content-type": "application/json" } });
-  const manager = createTokenManager({
-    baseUrl: url,
-    clientId: "bench",
-    redirectUri: REDIRECT,
-    scopes: ["profile:read"],
-    fetch: tokenEndpoint,
-  });
-  const { url: authorizeUrl } = await manager.beginAuthorization();
-  const state = new URL(authorizeUrl).searchParams.get("state");
-  await manager.completeAuthorization(`${REDIRECT}?code=bench&state=${state}`);
-  return manager;
-}
-
-/** The client of `name`, set up. */
-async function clientOf(name) {
-  if (name === "bare")
-    return createClient({ baseUrl: url, fetch: stubFetch, headers: { Authorization: `Bearer ${TOKEN}` } });
-  if (name === "static") return createTenantClient({ baseUrl: url, auth: staticToken(TOKEN), fetch: stubFetch });
-  if (name === "tenant") return createTenantClient({ baseUrl: url, auth: await signedInManager(), fetch: stubFetch });
-  throw new Error(`unknown contender ${name}: tenant, static or bare`);
-}
+/** This script's contenders, as client-overhead.mjs names them (client-contenders.mjs sets them up). */
+const CONTENDERS = { tenant: "tenant", static: "tenantStatic", bare: "bare" };
 
 /** The group a profile node's code belongs to. */
 function groupOf({ url: file, functionName }) {
@@ -69,8 +37,8 @@ function shares(counts, total) {
     .map(([key, n]) => `${((100 * n) / total).toFixed(1).padStart(5)} %  ${key}`);
 }
 
-const client = await clientOf(contender);
-const call = () => client.GET("/api/v1/auth/user");
+if (!Object.hasOwn(CONTENDERS, contender)) throw new Error(`unknown contender ${contender}: tenant, static or bare`);
+const call = await contenderFor(CONTENDERS[contender], "https://acme.tenant.test", stubFetch);
 const first = await call();
 if (first.error || !first.data) throw new Error(`${contender}: the call failed`);
 for (let i = 0; i < 20_000; i++) await call();

@@ -19,7 +19,7 @@ import { inScope } from "./base-url.js";
 import type { ClientState, Fetch } from "./client-state.js";
 import { PathOutsideApiError, TenantClientError } from "./errors.js";
 import { logOutcome, type Outcome, retryAttempts } from "./middleware/attempt.js";
-import { authorize, currentToken } from "./middleware/bearer.js";
+import { giveToken } from "./middleware/bearer.js";
 import { networkError } from "./middleware/network-error.js";
 import { type Exchange, type KeptBody, type ReplayBody, replayBody } from "./middleware/replay.js";
 import { settle } from "./middleware/unauthorized-retry.js";
@@ -32,6 +32,9 @@ export interface Call extends KeptBody {
   readonly fetch: Fetch | undefined;
 }
 
+/** An exchange while `send` prepares it: the token (`bearer.ts`) and the kept body (`replay.ts`) join it as they are known. */
+type Outgoing = { -readonly [K in keyof Exchange]: Exchange[K] };
+
 /**
  * Sends `request` (of `call`, when the call brought more than a path) and resolves its last answer;
  * rejects with a {@link NetworkError} when it got none, and with what the token source throws.
@@ -43,35 +46,25 @@ export interface Call extends KeptBody {
 export function send(state: ClientState, call: Call | undefined, request: Request): Promise<Response> {
   const scoped = inScope(request.url, state.prefix);
   if (call?.raw && !scoped) return Promise.reject(new PathOutsideApiError(request.url));
-  const token = scoped ? currentToken(state.bearer, state.log, request) : undefined;
+  const exchange: Outgoing = { fetch: call?.fetch ?? state.fetch, request, token: undefined, body: undefined };
+  const tokenGiven = scoped ? giveToken(state.bearer, state.log, exchange) : undefined;
   const mayReplay = scoped || state.retry?.mayRetry(request) === true;
-  const body = replayBody(request, call, mayReplay, state.log);
-  return firstAttempt(state, call?.fetch ?? state.fetch, request, token, body);
+  const body = replayBody(exchange.request, call, mayReplay, state.log);
+  if (tokenGiven === undefined && !(body instanceof Promise)) return firstAttempt(state, exchange, body);
+  return Promise.all([tokenGiven, body]).then(([, kept]) => firstAttempt(state, exchange, kept));
 }
 
 /**
- * Sends the request once, with its token, when the token and the body are known (at once in the
- * common case); its answer or failure goes to {@link firstOutcome}.
+ * Sends the exchange's request once, with its token and `body` known (at once in the common case);
+ * its answer or failure goes to {@link firstOutcome}.
  */
-function firstAttempt(
-  state: ClientState,
-  fetch: Fetch,
-  request: Request,
-  token: string | undefined | Promise<string>,
-  body: ReplayBody | Promise<ReplayBody>,
-): Promise<Response> {
-  if (typeof token === "object" || body instanceof Promise)
-    return Promise.all([token, body]).then(([value, kept]) => firstAttempt(state, fetch, request, value, kept));
-  const exchange: Exchange = {
-    fetch,
-    request: token === undefined ? request : authorize(request, state.bearer, token),
-    token,
-    body,
-  };
+function firstAttempt(state: ClientState, exchange: Outgoing, body: ReplayBody): Promise<Response> {
+  exchange.body = body;
+  const { fetch, request } = exchange;
   const started = state.log ? performance.now() : 0;
   let sent: Promise<Response>;
   try {
-    sent = fetch(exchange.request);
+    sent = fetch(request);
   } catch (cause) {
     sent = Promise.reject(cause);
   }
@@ -81,7 +74,7 @@ function firstAttempt(
     (cause: unknown) =>
       cause instanceof TenantClientError
         ? Promise.reject(cause)
-        : firstOutcome(state, exchange, networkError(exchange.request, cause), started),
+        : firstOutcome(state, exchange, networkError(request, cause), started),
   );
 }
 

@@ -53,16 +53,6 @@ func startClusterWith(t *testing.T, options rediscluster.Options) *rediscluster.
 	return c
 }
 
-// waitFor polls until ready (a readiness wait, not a timing assertion: the bound only ends a hung run).
-func waitFor(t *testing.T, what string, ready func() bool) {
-	t.Helper()
-	for start := time.Now(); !ready(); time.Sleep(20 * time.Millisecond) {
-		if time.Since(start) > 60*time.Second {
-			t.Fatalf("waited a minute for %s", what)
-		}
-	}
-}
-
 // clusterState is cluster_state in CLUSTER INFO of the node at addr ("" when it does not answer).
 func clusterState(addr string) string {
 	probe := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
@@ -245,20 +235,7 @@ func TestAWaiterOnAClusterIsWokenByTheRelease(t *testing.T) {
 	holder, _ := redisstorage.NewLock(clusterClient(t, c))
 	// The waiter's poll pause is a minute: only the announcement wakes it within the test's bound.
 	waiter, _ := redisstorage.NewLock(clusterClient(t, c), redisstorage.WithRetryDelay(time.Minute, time.Minute))
-	taken := make(chan struct{})
-	letGo := make(chan struct{})
-	done := make(chan error, 2)
-	go func() {
-		done <- holder.Do(ctx, name, func(context.Context, tokenmanager.Held) error {
-			close(taken)
-			<-letGo
-			return nil
-		})
-	}()
-	<-taken
-	go func() {
-		done <- waiter.Do(ctx, name, func(context.Context, tokenmanager.Held) error { return nil })
-	}()
+	q := holdAndQueue(ctx, holder, waiter, name)
 	channel := redisstorage.ReleasedChannel(redisstorage.Key("", name))
 	probe := clusterClient(t, c)
 	waitFor(t, "the waiter to subscribe", func() bool {
@@ -269,19 +246,10 @@ func TestAWaiterOnAClusterIsWokenByTheRelease(t *testing.T) {
 		})
 		return subscribers.Load() == 1
 	})
-	close(letGo)
+	q.release()
 	bounded, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for range 2 {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-bounded.Done():
-			t.Fatal("the waiter was not woken by the release announced on the cluster")
-		}
-	}
+	q.bothDone(t, bounded, "the waiter was not woken by the release announced on the cluster")
 }
 
 func TestAClusterThatIsDownIsStorageFailedSayingSo(t *testing.T) {

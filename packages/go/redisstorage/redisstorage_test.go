@@ -152,28 +152,10 @@ func TestAReleaseIsAnnouncedAndAWaiterSubscribesWhileItWaits(t *testing.T) {
 	}
 	holder, _ := redisstorage.NewLock(s.client(t), redisstorage.WithPrefix("p:"))
 	waiter, _ := redisstorage.NewLock(s.client(t), redisstorage.WithPrefix("p:"), redisstorage.WithRetryDelay(time.Minute, time.Minute))
-	taken := make(chan struct{})
-	letGo := make(chan struct{})
-	done := make(chan error, 2)
-	go func() {
-		done <- holder.Do(ctx, "tenant-integration:x:y:lock", func(context.Context, tokenmanager.Held) error {
-			close(taken)
-			<-letGo
-			return nil
-		})
-	}()
-	<-taken
-	go func() {
-		done <- waiter.Do(ctx, "tenant-integration:x:y:lock", func(context.Context, tokenmanager.Held) error { return nil })
-	}()
+	q := holdAndQueue(ctx, holder, waiter, "tenant-integration:x:y:lock")
 	// the waiter subscribes on a connection of its own (ours is the other subscriber)
-	for start := time.Now(); client.PubSubNumSub(ctx, redisstorage.ReleasedChannel(key)).Val()[redisstorage.ReleasedChannel(key)] < 2; {
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the waiter never subscribed")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	close(letGo)
+	waitForSubscribers(t, client, key, 2)
+	q.release()
 	bounded, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	message, err := listener.ReceiveMessage(bounded)
@@ -181,16 +163,7 @@ func TestAReleaseIsAnnouncedAndAWaiterSubscribesWhileItWaits(t *testing.T) {
 		t.Fatalf("no empty release message: %v", err)
 	}
 	// the waiter's poll pause is a minute: only the announcement wakes it within the bound
-	for range 2 {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-bounded.Done():
-			t.Fatal("the waiter was not woken by the release")
-		}
-	}
+	q.bothDone(t, bounded, "the waiter was not woken by the release")
 }
 
 // countSets is a go-redis hook recording the key of every SET its client sends (the lock's tries).
@@ -235,40 +208,13 @@ func TestASubscribedWaiterLeavesTheBackoffToTheAnnouncementTwoSetsWhileHeldOneAf
 	// 4, 8… ms, seven or more while the lock is held below; subscribed, it sends none of them.
 	waiter, _ := redisstorage.NewLock(counted, redisstorage.WithPrefix("p:"),
 		redisstorage.WithRetryDelay(time.Millisecond, time.Minute), redisstorage.WithWaitTimeout(2*time.Minute))
-	taken := make(chan struct{})
-	letGo := make(chan struct{})
-	done := make(chan error, 2)
-	go func() {
-		done <- holder.Do(ctx, "tenant-integration:x:y:lock", func(context.Context, tokenmanager.Held) error {
-			close(taken)
-			<-letGo
-			return nil
-		})
-	}()
-	<-taken
-	go func() {
-		done <- waiter.Do(ctx, "tenant-integration:x:y:lock", func(context.Context, tokenmanager.Held) error { return nil })
-	}()
-	for start := time.Now(); client.PubSubNumSub(ctx, redisstorage.ReleasedChannel(key)).Val()[redisstorage.ReleasedChannel(key)] < 1; {
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the waiter never subscribed")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	q := holdAndQueue(ctx, holder, waiter, "tenant-integration:x:y:lock")
+	waitForSubscribers(t, client, key, 1)
 	time.Sleep(500 * time.Millisecond)
-	close(letGo)
+	q.release()
 	bounded, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for range 2 {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-		case <-bounded.Done():
-			t.Fatal("the waiter was not woken by the release")
-		}
-	}
+	q.bothDone(t, bounded, "the waiter was not woken by the release")
 	// Refused before and right after subscribing, taken on the announcement (two, when the second
 	// try already found the lock let go on a very slow machine).
 	got := sets.sent()

@@ -184,20 +184,23 @@ class Clock:
         self.t += seconds
 
 
+def manager_of(tenant: FakeTenant, **options: Any) -> TokenManager:
+    """A sync manager of the tests' client (``BASE_URL``, ``CLIENT_ID``, ``REDIRECT_URI``, scope
+    ``profile:read``) whose requests go to ``tenant``; ``options`` are the manager's other options."""
+    return TokenManager(BASE_URL, CLIENT_ID, REDIRECT_URI, ["profile:read"], transport=tenant.transport, **options)
+
+
+def signed_in_to(tenant: FakeTenant, **options: Any) -> TokenManager:
+    """:func:`manager_of`, signed in to ``tenant`` (it approves the authorization request)."""
+    manager = manager_of(tenant, **options)
+    manager.complete_authorization(tenant.approve(manager.begin_authorization().url))
+    return manager
+
+
 def signed_in_and_expired(storage: TokenStorage) -> tuple[TokenManager, FakeTenant]:
     """A sync manager on ``storage``, signed in to a new :class:`FakeTenant`, its access token expired
     (the manager's clock moved past its lifetime): its next call refreshes."""
     tenant, clock = FakeTenant(), Clock()
-    manager = TokenManager(
-        BASE_URL,
-        CLIENT_ID,
-        REDIRECT_URI,
-        ["profile:read"],
-        now=clock,
-        transport=tenant.transport,
-        retry_delay=0,
-        storage=storage,
-    )
-    manager.complete_authorization(tenant.approve(manager.begin_authorization().url))
+    manager = signed_in_to(tenant, now=clock, retry_delay=0, storage=storage)
     clock.advance(LIFETIME + 1)
     return manager, tenant

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import pytest
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs in the pinned venv
 
-from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, FakeTenant
+from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, FakeTenant, manager_of, signed_in_to
 from tenant_integration import AsyncTokenManager, TokenManager
 from tenant_integration._refresh_intent import WATCH_GAP, Intent, Watch, beat_interval, must_wait_for, watch_intent
 from tenant_integration._token_record import TokenRecord
@@ -48,22 +48,11 @@ def clock() -> Clock:
 
 
 def make(tenant: FakeTenant, clock: Clock, storage: Any, **options: Any) -> TokenManager:
-    return TokenManager(
-        base_url=BASE_URL,
-        client_id=CLIENT_ID,
-        redirect_uri=REDIRECT_URI,
-        scopes=["profile:read"],
-        now=clock,
-        transport=tenant.transport,
-        storage=storage,
-        **options,
-    )
+    return manager_of(tenant, now=clock, storage=storage, **options)
 
 
 def signed_in(tenant: FakeTenant, clock: Clock, storage: Any, **options: Any) -> TokenManager:
-    manager = make(tenant, clock, storage, **options)
-    manager.complete_authorization(tenant.approve(manager.begin_authorization().url))
-    return manager
+    return signed_in_to(tenant, now=clock, storage=storage, **options)
 
 
 def refresh_token_of(storage: FileStorage) -> str:
@@ -542,9 +531,10 @@ class CountingStorage(FileStorage):
 
 def held_refresh(
     tenant: FakeTenant, clock: Clock, storage: FileStorage
-) -> tuple[threading.Thread, list[str], threading.Event]:
+) -> tuple[TokenManager, threading.Thread, list[str], threading.Event]:
     """A refresh (intent_wait 0.2 s: a beat every 50 ms) whose request the tenant holds until
-    ``tenant.hold`` is set; returns once the request reached the tenant."""
+    ``tenant.hold`` is set; returns, once the request reached the tenant, its manager, the thread
+    that waits for it, the token it got (once released) and the release."""
     manager = signed_in(tenant, clock, storage, intent_wait=0.2)
     clock.advance(LIFETIME + 1)
     release = tenant.hold = threading.Event()
@@ -552,14 +542,14 @@ def held_refresh(
     worker = threading.Thread(target=lambda: outcome.append(manager.get_access_token()))
     worker.start()
     assert tenant.held.wait(timeout=10)
-    return worker, outcome, release
+    return manager, worker, outcome, release
 
 
 def test_the_holder_beats_while_the_tenant_is_slow_and_never_over_another_holders_intent(
     tenant: FakeTenant, clock: Clock, tmp_path: Path
 ) -> None:
     storage = CountingStorage(tmp_path / "tokens.json")
-    worker, outcome, release = held_refresh(tenant, clock, storage)
+    _, worker, outcome, release = held_refresh(tenant, clock, storage)
     try:
         first = Intent.parse(storage.get(INTENT))
         time.sleep(0.3)  # six beats
@@ -595,7 +585,7 @@ def test_the_holder_beats_while_the_tenant_is_slow_and_never_over_another_holder
 
 def test_beats_stop_when_the_intent_is_deleted(tenant: FakeTenant, clock: Clock, tmp_path: Path) -> None:
     storage = CountingStorage(tmp_path / "tokens.json")
-    worker, outcome, release = held_refresh(tenant, clock, storage)
+    _, worker, outcome, release = held_refresh(tenant, clock, storage)
     release.set()
     worker.join(timeout=30)
     assert len(outcome) == 1
@@ -631,7 +621,7 @@ def test_the_end_of_a_refresh_never_waits_for_a_beat_whose_storage_command_hangs
     the intent is deleted while a beat's read still hangs, and that beat, once answered with the
     intent it read before, writes nothing."""
     storage = HangingBeats(tmp_path / "tokens.json")
-    worker, outcome, release = held_refresh(tenant, clock, storage)
+    _, worker, outcome, release = held_refresh(tenant, clock, storage)
     try:
         storage.hang.set()
         assert storage.hung.wait(timeout=10)
@@ -650,20 +640,6 @@ def test_the_end_of_a_refresh_never_waits_for_a_beat_whose_storage_command_hangs
     assert storage.intent_writes == writes
 
 
-def held_refresh_of(
-    tenant: FakeTenant, clock: Clock, storage: FileStorage
-) -> tuple[TokenManager, threading.Thread, list[str], threading.Event]:
-    """:func:`held_refresh`, with its manager."""
-    manager = signed_in(tenant, clock, storage, intent_wait=0.2)
-    clock.advance(LIFETIME + 1)
-    release = tenant.hold = threading.Event()
-    outcome: list[str] = []
-    worker = threading.Thread(target=lambda: outcome.append(manager.get_access_token()))
-    worker.start()
-    assert tenant.held.wait(timeout=10)
-    return manager, worker, outcome, release
-
-
 @pytest.mark.parametrize("end", ["close", "sign_out"])
 def test_a_closed_or_signed_out_manager_stops_beating_and_leaves_its_intent_to_the_waiters_watch(
     tenant: FakeTenant, clock: Clock, tmp_path: Path, end: str
@@ -671,7 +647,7 @@ def test_a_closed_or_signed_out_manager_stops_beating_and_leaves_its_intent_to_t
     """Closing the manager (or signing out) stops its beats and its background retries: its intent,
     left in the storage, is given up by a waiter once watched for intent_wait without a beat (D1)."""
     storage = CountingStorage(tmp_path / "tokens.json")
-    manager, worker, _, release = held_refresh_of(tenant, clock, storage)
+    manager, worker, _, release = held_refresh(tenant, clock, storage)
     try:
         deadline = time.monotonic() + 10
         while storage.intent_writes < 2 and time.monotonic() < deadline:

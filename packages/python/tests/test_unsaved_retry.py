@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, FakeTenant
-from tenant_integration import AsyncTokenManager, TokenManager
+from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, FakeTenant, manager_of, signed_in_to
+from tenant_integration import AsyncTokenManager
 from tenant_integration.storage.file import FileStorage
 
 T = TypeVar("T")
@@ -67,16 +67,7 @@ def setup(tmp_path: Path) -> tuple[FakeTenant, UnwritableTokens, SlowRelease, Wa
     tenant = FakeTenant()
     storage = UnwritableTokens(tmp_path / "tokens.json")
     clock = Wall()
-    signer = TokenManager(
-        base_url=BASE_URL,
-        client_id=CLIENT_ID,
-        redirect_uri=REDIRECT_URI,
-        scopes=["profile:read"],
-        now=clock,
-        transport=tenant.transport,
-        storage=storage,
-    )
-    signer.complete_authorization(tenant.approve(signer.begin_authorization().url))
+    signed_in_to(tenant, now=clock, storage=storage)
     lock = SlowRelease(storage)
     options: dict[str, Any] = {"now": clock, "storage": storage, "lock": lock}
     return tenant, storage, lock, clock, options
@@ -86,14 +77,7 @@ def test_the_write_is_retried_until_stored_even_when_a_retry_joins_the_pass_that
     """The pass that failed to write the tokens is still under way (its lock's release hangs) when the
     retry comes a second later: the retry gets that pass's token, and the write is tried again later."""
     tenant, storage, lock, clock, options = setup(tmp_path)
-    manager = TokenManager(
-        base_url=BASE_URL,
-        client_id=CLIENT_ID,
-        redirect_uri=REDIRECT_URI,
-        scopes=["profile:read"],
-        transport=tenant.transport,
-        **options,
-    )
+    manager = manager_of(tenant, **options)
     clock.offset = LIFETIME + 1
     storage.failing = True
     lock.delay = 1.5

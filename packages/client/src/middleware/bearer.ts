@@ -37,15 +37,32 @@ export function acceptToken(bearer: BearerState, pending: unknown, value: unknow
   return value;
 }
 
+/** A request on its way (the tenant client's exchange while it is prepared) and the token it carries. */
+export interface Carrier {
+  request: Request;
+  token: string | undefined;
+}
+
 /**
- * The token for a request: at once (a string) when the strategy returns the promise last seen
- * resolved, else a promise of the checked value. What the strategy throws passes on unchanged.
+ * Gives `outgoing` the current token: its request authorized ({@link authorize}) and the token
+ * recorded, at once when the strategy returns the promise last seen resolved (the fast path of every
+ * call: nothing awaited or checked again), else once the strategy's answer is checked, when the
+ * returned promise resolves. What the strategy throws passes on unchanged.
+ *
+ * @see RFC 6750 §2.1 (the Authorization request header field)
  */
-export function currentToken(bearer: BearerState, log: Log | undefined, request: Request): string | Promise<string> {
+export function giveToken(bearer: BearerState, log: Log | undefined, outgoing: Carrier): Promise<void> | undefined {
   const pending = bearer.auth.getAccessToken();
-  if (bearer.token !== undefined && pending === bearer.seen) return bearer.token;
-  log?.("token", request, {});
-  return Promise.resolve(pending).then((value) => acceptToken(bearer, pending, value));
+  if (bearer.token !== undefined && pending === bearer.seen) return carry(outgoing, bearer, bearer.token);
+  log?.("token", outgoing.request, {});
+  return Promise.resolve(pending).then((value) => void carry(outgoing, bearer, acceptToken(bearer, pending, value)));
+}
+
+/** `outgoing` with `token`: its request authorized, the token recorded. */
+function carry(outgoing: Carrier, bearer: BearerState, token: string): undefined {
+  outgoing.request = authorize(outgoing.request, bearer, token);
+  outgoing.token = token;
+  return undefined;
 }
 
 /** A new token from the strategy, checked, after `onUnauthorized`. */
@@ -67,23 +84,17 @@ export function authorize(request: Request, bearer: BearerState, token: string):
   return sent;
 }
 
-/** `onRequest` of {@link bearerMiddleware}: the request with the token, when it is in scope. */
+/** `onRequest` of {@link bearerMiddleware}: the request with the token, when it is in scope (`undefined` when the header went on the same one). */
 function addToken(
   prefix: string,
   bearer: BearerState,
   { request }: { request: Request },
 ): Request | undefined | Promise<Request> {
   if (!inScope(request.url, prefix)) return undefined;
-  const token = currentToken(bearer, undefined, request);
-  return typeof token === "string"
-    ? replaced(request, bearer, token)
-    : token.then((value) => authorize(request, bearer, value));
-}
-
-/** The request to hand back to openapi-fetch: a new one, or `undefined` when the header went on the same one. */
-function replaced(request: Request, bearer: BearerState, token: string): Request | undefined {
-  const sent = authorize(request, bearer, token);
-  return sent === request ? undefined : sent;
+  const outgoing: Carrier = { request, token: undefined };
+  const given = giveToken(bearer, undefined, outgoing);
+  if (given) return given.then(() => outgoing.request);
+  return outgoing.request === request ? undefined : outgoing.request;
 }
 
 /**
