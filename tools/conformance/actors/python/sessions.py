@@ -180,8 +180,6 @@ class SyncSessionsFeature:
         transport = NamingTransport(header, config.name, counter)
         base = (config.tenant, config.client_id, config.redirect_uri, list(config.scopes))
         self.sessions = Sessions(*base, **options, transport=transport)
-        #: The ids of the sessions a command named: their managers are closed at the actor's exit.
-        self.served: set[str] = set()
 
     def _each(self, listed: Iterable[tuple[str, str]], limit: int, task: Callable[[str, str], None]) -> list[Any]:
         def run(pair: tuple[str, str]) -> tuple[str, BaseException] | None:
@@ -198,8 +196,6 @@ class SyncSessionsFeature:
         return callback_of(self._http.get(approved(url, user)))
 
     def sign_in(self, listed: list[tuple[str, str]]) -> Message:
-        self.served.update(session_id for session_id, _ in listed)
-
         def one(session_id: str, user: str) -> None:
             begun = self.sessions.begin_sign_in(session_id)
             callback = self._approve(begun.url, user)
@@ -211,7 +207,6 @@ class SyncSessionsFeature:
         return {"signedIn": len(listed)}
 
     def call(self, listed: list[tuple[str, str]]) -> Message:
-        self.served.update(session_id for session_id, _ in listed)
         before = self._counter.refreshes
         statuses: list[int] = []
         crossed: list[Message] = []
@@ -256,10 +251,8 @@ class SyncSessionsFeature:
         return {"refused": code_of(other), "after": code_of(own), "signedIn": self.sessions.is_signed_in(session_id)}
 
     def close(self) -> None:
-        """Closes every served session's manager (its intent's beats and retried writes stop: the
-        sessions object's own close closes the shared connections only), then the sessions."""
-        for session_id in self.served:
-            self.sessions.manager(session_id).close()
+        """Closes the sessions: every session's manager (its intent's beats and retried writes stop),
+        then the shared connections."""
         self.sessions.close()
 
 
@@ -273,8 +266,6 @@ class AsyncSessionsFeature:
         transport = AsyncNamingTransport(header, config.name, counter)
         base = (config.tenant, config.client_id, config.redirect_uri, list(config.scopes))
         self.sessions = AsyncSessions(*base, **options, transport=transport)
-        #: The ids of the sessions a command named: their managers are closed at the actor's exit.
-        self.served: set[str] = set()
 
     async def _each(
         self, listed: Iterable[tuple[str, str]], limit: int, task: Callable[[str, str], Awaitable[None]]
@@ -296,8 +287,6 @@ class AsyncSessionsFeature:
         return callback_of(await self._http.get(approved(url, user)))
 
     async def sign_in(self, listed: list[tuple[str, str]]) -> Message:
-        self.served.update(session_id for session_id, _ in listed)
-
         async def one(session_id: str, user: str) -> None:
             begun = await self.sessions.begin_sign_in(session_id)
             callback = await self._approve(begun.url, user)
@@ -309,7 +298,6 @@ class AsyncSessionsFeature:
         return {"signedIn": len(listed)}
 
     async def call(self, listed: list[tuple[str, str]]) -> Message:
-        self.served.update(session_id for session_id, _ in listed)
         before = self._counter.refreshes
         statuses: list[int] = []
         crossed: list[Message] = []
@@ -357,9 +345,7 @@ class AsyncSessionsFeature:
         return {"refused": code_of(other), "after": code_of(own), "signedIn": signed_in}
 
     async def aclose(self) -> None:
-        """:meth:`SessionsFeature.close` for ``AsyncSessions``."""
-        for session_id in self.served:
-            await self.sessions.manager(session_id).aclose()
+        """:meth:`SyncSessionsFeature.close` for ``AsyncSessions``."""
         await self.sessions.aclose()
 
 
