@@ -268,7 +268,8 @@ public final class Actor {
     /** The protocol's error object of a failure: the kit's stable code, else {@code UNEXPECTED}. */
     private Map<String, Object> failure(RuntimeException e) {
         String code = e instanceof TokenManagerException kit ? kit.code().name() : "UNEXPECTED";
-        return Output.map("code", code, "name", e.getClass().getSimpleName(), "message", String.valueOf(e.getMessage()));
+        return Output.map(
+                "code", code, "name", e.getClass().getSimpleName(), "message", String.valueOf(e.getMessage()));
     }
 
     static long number(Object value, long fallback) {
@@ -346,9 +347,10 @@ public final class Actor {
             if (cmd.equals("exit")) {
                 // The manager closed first: a close that fails is the answer, and the exit status 1.
                 RuntimeException failed = actor.close();
-                out.say(failed == null
-                        ? Output.map("id", command.get("id"), "ok", true, "result", Map.of())
-                        : Output.map("id", command.get("id"), "ok", false, "error", actor.failure(failed)));
+                out.say(
+                        failed == null
+                                ? Output.map("id", command.get("id"), "ok", true, "result", Map.of())
+                                : Output.map("id", command.get("id"), "ok", false, "error", actor.failure(failed)));
                 Storages.close();
                 System.exit(failed == null ? 0 : 1);
             }
