@@ -364,8 +364,8 @@ public final class Actor {
     }
 
     /**
-     * Closes the manager as a user's process does when its work ends (its intent's beats and retried
-     * writes stop; try-with-resources would do the same). The JVM then exits with {@code System.exit}:
+     * Closes the manager and every served session's manager as a user's process does when its work
+     * ends (their intents' beats and retried writes stop; try-with-resources would do the same). The JVM then exits with {@code System.exit}:
      * the Lettuce clients' shutdown waits for quiet periods, and every thread of the kit is a daemon.
      *
      * @return the close's failure, or null
@@ -373,6 +373,7 @@ public final class Actor {
     private RuntimeException close() {
         try {
             manager.close();
+            sessions.close();
             return null;
         } catch (RuntimeException e) {
             return e;
