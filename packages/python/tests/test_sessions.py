@@ -6,8 +6,10 @@ HTTP client serves them all."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +19,7 @@ from fake_tenant import BASE_URL, CLIENT_ID, LIFETIME, REDIRECT_URI, Clock, Fake
 from tenant_integration import AsyncSessions, MemoryStorage, Sessions, SignIn, TokenManagerError
 from tenant_integration._binding import binding_hash
 from tenant_integration._names import pending_name
+from tenant_integration.storage.file import FileStorage
 
 
 def make(tenant: FakeTenant, clock: Clock, **options: Any) -> Sessions:
@@ -240,3 +243,46 @@ async def test_async_sessions_sign_two_users_in_at_once_and_refresh_each_once() 
         assert tenant.refreshes == 2
         client = sessions.client("ada")
         await client.request("GET", "/api/v1/auth/user")
+
+
+class CountingIntents(FileStorage):
+    """A token file counting the writes of refresh intents (a holder's beats rewrite its intent)."""
+
+    intent_writes = 0
+
+    def set(self, key: str, value: str) -> None:
+        if key.endswith(":intent"):
+            self.intent_writes += 1
+        super().set(key, value)
+
+
+def test_closing_the_sessions_stops_the_beats_of_every_cached_managers_refresh(tmp_path: Path) -> None:
+    """A server shutting down closes its sessions: the beats of a session's refresh under way stop
+    with them (its intent is left to the others' watch), as a closed manager's do."""
+    tenant, clock = FakeTenant(), Clock(time.time())
+    storage = CountingIntents(tmp_path / "tokens.json")
+    sessions = make(tenant, clock, storage=storage, intent_wait=0.2)
+    signed_in(sessions, tenant, "ada")
+    clock.advance(LIFETIME + 1)
+    tenant.hold = threading.Event()
+
+    def call() -> None:
+        # Its request may fail once the shared connections close: only the beats are looked at.
+        with contextlib.suppress(Exception):
+            sessions.manager("ada").get_access_token()
+
+    refresh = threading.Thread(target=call)
+    refresh.start()
+    try:
+        assert tenant.held.wait(5)
+        deadline = time.monotonic() + 10
+        while storage.intent_writes < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert storage.intent_writes >= 2  # it beats
+        sessions.close()
+        writes = storage.intent_writes
+        time.sleep(0.3)  # six beat intervals
+        assert storage.intent_writes == writes
+    finally:
+        tenant.hold.set()
+        refresh.join(timeout=30)

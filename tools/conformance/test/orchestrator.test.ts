@@ -249,6 +249,45 @@ describe("an actor that leaks", () => {
   });
 });
 
+describe("an actor that does not close cleanly", () => {
+  const run = plan({
+    targets: ["node"],
+    filter: (r) => r.scenario === "fleet-after-expiry" && r.storage === "file" && r.mix === "node",
+  })[0] as Run;
+
+  it.each([
+    ["lingering", /^clean-exit: actor (a\d|fresh) \(node, pid \d+\) was still running 1500 ms after its exit command/],
+    [
+      "unclosable",
+      /^clean-exit: actor (a\d|fresh) \(node, pid \d+\) said its close failed: UNEXPECTED: the fixture's close failed/,
+    ],
+  ] as const)(
+    "%s: fails clean-exit for each of its processes, naming it, and no process is left",
+    async (mode, message) => {
+      process.env.BROKEN = mode;
+      const quick = { ...run, timing: { ...run.timing, exitBoundMs: 1_500 } };
+      const suite = await openSuite({ runs: [quick], commands: { node: [process.execPath, BROKEN_ACTOR] } });
+      try {
+        const failures = (await suite.run(quick)).failures.filter((failure) => failure.startsWith("clean-exit"));
+        // Every actor of the run, and the fresh one that continued after them.
+        expect(failures).toHaveLength(run.actorTargets.length + 1);
+        for (const failure of failures) expect(failure).toMatch(message);
+      } finally {
+        await suite.close();
+        delete process.env.BROKEN;
+      }
+      const pids = (await import("node:child_process"))
+        .execSync("pgrep -f broken-actor.mjs || true")
+        .toString()
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map(Number);
+      expect(pids.filter(isAlive)).toEqual([]);
+    },
+  );
+});
+
 describe("an actor whose kit leaves a header out", () => {
   const run = plan({
     targets: ["node"],

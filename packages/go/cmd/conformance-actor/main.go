@@ -308,6 +308,17 @@ type actor struct {
 	sessions  *tokenmanager.Sessions // the sessions feature (sessions.go), on the same storage
 	http      *http.Client           // the authorize request
 	api       *http.Client           // the API, through manager.Transport
+	servedMu  sync.Mutex
+	served    map[string]bool // the sessions a command named, closed at exit
+}
+
+// close closes the kit's objects as a user's process does when its work ends: the manager and
+// every session's manager the sessions feature served (their intents' beats and retried writes stop).
+func (a *actor) close() error {
+	if err := a.manager.Close(); err != nil {
+		return err
+	}
+	return a.closeSessions()
 }
 
 func openStorage(c config, out *output) (tokenmanager.Storage, tokenmanager.Lock, error) {
@@ -661,9 +672,19 @@ func main() {
 		}
 		command["id"] = int64(command["id"].(float64))
 		if command["cmd"] == "exit" {
+			// The kit's objects closed first: a close that fails is the answer, and the exit status 1.
+			if err := a.close(); err != nil {
+				out.say(map[string]any{"id": command["id"], "ok": false, "error": describe(err)})
+				os.Exit(1)
+			}
 			out.say(map[string]any{"id": command["id"], "ok": true, "result": map[string]any{}})
 			return
 		}
 		go a.run(command)
+	}
+	// The end of input (the orchestrator is gone): close and leave, as a process whose input ends.
+	if err := a.close(); err != nil {
+		fmt.Fprintln(os.Stderr, "the kit did not close:", err)
+		os.Exit(1)
 	}
 }

@@ -115,6 +115,7 @@ func firstFailure(failures []error, of int) error {
 // signInSessions signs every session in as its user: the authorize request approved by the sandbox
 // as that user, the callback completed with the binding of the browser that began it.
 func (a *actor) signInSessions(ctx context.Context, list []session) (map[string]any, error) {
+	a.serve(list)
 	failures := eachSession(list, signInsAtOnce, func(s session) error {
 		if err := a.signInSession(ctx, s); err != nil {
 			return &sessionFailure{s.ID, err}
@@ -163,6 +164,7 @@ func (a *actor) approve(ctx context.Context, authorize, user string) (string, er
 // callSessions has every session's client ask for the user at once, as a server serving all its
 // users does; "crossed" lists each session answered with another user than its own.
 func (a *actor) callSessions(ctx context.Context, list []session) (map[string]any, error) {
+	a.serve(list)
 	before := a.refreshes.Load()
 	var mu sync.Mutex
 	status := http.StatusOK
@@ -275,4 +277,33 @@ func (a *actor) replayCallback(ctx context.Context, command map[string]any) (map
 		return nil, err
 	}
 	return map[string]any{"refused": codeOf(other), "after": codeOf(own), "signedIn": signedIn}, nil
+}
+
+// serve records the sessions a command names: their managers are closed at the actor's exit.
+func (a *actor) serve(list []session) {
+	a.servedMu.Lock()
+	defer a.servedMu.Unlock()
+	if a.served == nil {
+		a.served = map[string]bool{}
+	}
+	for _, s := range list {
+		a.served[s.ID] = true
+	}
+}
+
+// closeSessions closes the manager of every session the actor served (its intent's beats and
+// retried writes stop), as a server does when it shuts down: Sessions has no close of its own.
+func (a *actor) closeSessions() error {
+	a.servedMu.Lock()
+	defer a.servedMu.Unlock()
+	for id := range a.served {
+		m, err := a.sessions.Manager(id)
+		if err != nil {
+			return err
+		}
+		if err := m.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

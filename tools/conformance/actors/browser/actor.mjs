@@ -99,8 +99,10 @@ async function signIn(command) {
 /** Relays one command to the tab and says its answer; commands overlap freely. */
 async function relay(command) {
   if (command.cmd === "exit") {
-    say({ id: command.id, ok: true, result: {} });
-    return quit(0);
+    // The tab's manager is closed first; a close that fails is the answer, and the exit status 1.
+    const closed = await inTab({ id: command.id, cmd: "close" });
+    say(closed);
+    return quit(closed.ok ? 0 : 1);
   }
   const answer = command.cmd === "sign-in" ? await signIn(command) : await inTab(command);
   if (!closing) say(answer);
@@ -122,5 +124,10 @@ lines.on("line", (line) => {
   running.add(work);
   void work.finally(() => running.delete(work));
 });
-// No more commands: answer the ones running, close the tab and leave.
-lines.on("close", () => Promise.allSettled(running).then(() => quit(0)));
+// No more commands: answer the ones running, close the manager and the tab, and leave.
+lines.on("close", async () => {
+  await Promise.allSettled(running);
+  const closed = await inTab({ id: 0, cmd: "close" });
+  if (!closed.ok) process.stderr.write(`the manager did not close: ${closed.error.code}: ${closed.error.message}\n`);
+  await quit(closed.ok ? 0 : 1);
+});

@@ -16,7 +16,15 @@ import { postgresStorage } from "@tenant-integration/token-store-postgres";
 import { redisClusterStorage, redisStorage } from "@tenant-integration/token-store-redis";
 import pg from "pg";
 import { createClient, createCluster } from "redis";
-import { callSessions, openSessions, refuseIds, replayCallback, sessionsOf, signInSessions } from "./sessions.mjs";
+import {
+  callSessions,
+  closeSessions,
+  openSessions,
+  refuseIds,
+  replayCallback,
+  sessionsOf,
+  signInSessions,
+} from "./sessions.mjs";
 
 /** The header that names the actor on every request to the tenant, for the sandbox's ledger. */
 const ACTOR_HEADER = "Sandbox-Actor";
@@ -396,18 +404,52 @@ function clock({ offsetMs }) {
   return {};
 }
 
-/** `exit`: answers, then closes what the actor opened and exits with status 0. */
-function exit({ id }) {
-  say({ id, ok: true, result: {} });
-  return quit();
+/**
+ * Closes the kit's objects as a user's process does when its work ends: the manager and every
+ * session's manager the sessions feature served (their intents' beats and retried writes stop).
+ *
+ * @throws whatever a close throws (the actor's failure)
+ */
+function closeKit() {
+  state.manager?.close();
+  if (state.sessions) closeSessions(state.sessions);
 }
 
-/** Closes the Redis client or the PostgreSQL pool (bounded: it may be down) and exits with status 0. */
-async function quit() {
-  if (state.redis)
-    await Promise.race([state.redis.close().catch(() => {}), new Promise((r) => setTimeout(r, CLOSE_WAIT_MS))]);
-  // Idle keep-alive connections to the tenant would hold the process for seconds.
-  process.exit(0);
+/** `exit`: closes the kit's objects, answers (a close that failed is the answer), then leaves. */
+function exit({ id }) {
+  let failed;
+  try {
+    closeKit();
+  } catch (error) {
+    failed = error;
+  }
+  say(failed ? { id, ok: false, error: failure(failed) } : { id, ok: true, result: {} });
+  return quit(failed ? 1 : 0);
+}
+
+/**
+ * Leaves with `status`: stops reading commands, closes the Redis client or the PostgreSQL pool
+ * (bounded: it may be down; then it is destroyed), and lets the event loop end. No process.exit: what
+ * the kit left running after its close (a timer, a connection) keeps the process alive, and the
+ * orchestrator reports it (clean-exit).
+ */
+async function quit(status) {
+  process.exitCode = status;
+  lines.close();
+  process.stdin.destroy();
+  if (!state.redis) return;
+  let timer;
+  const closed = await Promise.race([
+    state.redis.close().then(
+      () => true,
+      () => false,
+    ),
+    new Promise((resolve) => {
+      timer = setTimeout(() => resolve(false), CLOSE_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!closed) state.redis.destroy?.();
 }
 
 /** Each command's work, resolving with its `result`. */
@@ -471,5 +513,14 @@ lines.on("line", (line) => {
   const command = parseCommand(line);
   if (command) void run(command);
 });
-// The orchestrator is gone: leave.
-lines.on("close", quit);
+// The orchestrator is gone (no `exit` came): close and leave, as a process whose input ends.
+lines.on("close", () => {
+  if (process.exitCode !== undefined) return; // `exit` closed already
+  try {
+    closeKit();
+    void quit(0);
+  } catch (error) {
+    process.stderr.write(`the kit did not close: ${failure(error).code}: ${failure(error).message}\n`);
+    void quit(1);
+  }
+});

@@ -68,7 +68,19 @@ export function openSessions({ config, storage, fetch, isRefresh, now, logger })
   });
   // One options object for every session's client, so that each is cached with its session.
   const api = { fetch: sessionsFetch };
-  return { sessions, api, counted, fetch: sessionsFetch };
+  /** The ids of the sessions a command named: their managers are closed at the actor's exit. */
+  const served = new Set();
+  return { sessions, api, counted, fetch: sessionsFetch, served };
+}
+
+/**
+ * Closes the manager of every session the actor served (its intent's beats and retried writes stop),
+ * as a server does when it shuts down.
+ *
+ * @throws whatever a manager's close throws
+ */
+export function closeSessions(held) {
+  for (const id of held.served) held.sessions.manager(id).close();
 }
 
 /**
@@ -129,6 +141,7 @@ async function approve(held, authorize, user) {
 
 /** `sign-in` with sessions: each begun with a browser binding, approved as its user, completed with that binding. */
 export async function signInSessions(held, list) {
+  for (const { id } of list) held.served.add(id);
   const failures = await eachSession(list, SIGN_INS_AT_ONCE, async ({ id, user }) => {
     const { url, browser } = await held.sessions.beginSignIn({ session: id });
     await held.sessions.completeSignIn(await approve(held, url, user), { browser, session: id });
@@ -142,6 +155,7 @@ export async function signInSessions(held, list) {
  * its users does; `crossed` lists each session answered with another user than its own.
  */
 export async function callSessions(held, list) {
+  for (const { id } of list) held.served.add(id);
   const before = held.counted.refreshes;
   let status = 200;
   const crossed = [];

@@ -588,6 +588,15 @@ class Actor:
         self.fault.arm(command.get("point"), command.get("then"))
         return {}
 
+    def closed(self, exit_id: int | None, error: BaseException | None) -> int:
+        """Answers ``exit`` once the kit's objects are closed (``error``: the close that failed, said on
+        stderr at the end of input); the exit status."""
+        if exit_id is not None:
+            self.out.say(failure(exit_id, error) if error else {"id": exit_id, "ok": True, "result": {}})
+        elif error:
+            print(f"the kit did not close: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1 if error else 0
+
     def close_storage(self) -> object:
         """Closes the storage's client or pool; for an ``AsyncConnectionPool``, a coroutine doing so."""
         return self._close_storage()
@@ -670,21 +679,28 @@ class SyncActor(Actor):
         else:
             self.out.say({"id": command["id"], "ok": True, "result": result})
 
-    def serve(self, lines: Iterable[str]) -> None:
-        """Runs each command in a daemon thread until ``exit`` (or the end of input), then closes."""
+    def serve(self, lines: Iterable[str]) -> int:
+        """Runs each command in a daemon thread until ``exit`` (or the end of input), then closes what
+        it opened and answers ``exit`` (a close that failed is the answer); the exit status."""
+        exit_id = None
         for line in lines:
             command = parse_command(line)
             if command is None:
                 continue
             if command["cmd"] == "exit":
-                self.out.say({"id": command["id"], "ok": True, "result": {}})
+                exit_id = command["id"]
                 break
             threading.Thread(target=self.run, args=(command,), name=f"command {command['id']}", daemon=True).start()
-        self.feature.close()
-        self.api.close()
-        self.manager.close()
-        self.http.close()
+        try:
+            self.feature.close()
+            self.api.close()
+            self.manager.close()
+            self.http.close()
+        except Exception as error:
+            return self.closed(exit_id, error)
+        self.closed(exit_id, None)
         self.close_storage()
+        return 0
 
 
 class AsyncActor(Actor):
@@ -762,7 +778,7 @@ class AsyncActor(Actor):
         else:
             self.out.say({"id": command["id"], "ok": True, "result": result})
 
-    async def serve(self) -> None:
+    async def serve(self) -> int:
         """Reads stdin in a thread of its own (the loop never blocks on it), runs each command as a task
         until ``exit`` (or the end of input), then closes."""
         loop = asyncio.get_running_loop()
@@ -775,23 +791,29 @@ class AsyncActor(Actor):
 
         threading.Thread(target=feed, name="stdin", daemon=True).start()
         running: set[asyncio.Task[None]] = set()
+        exit_id = None
         while (line := await lines.get()) is not None:
             command = parse_command(line)
             if command is None:
                 continue
             if command["cmd"] == "exit":
-                self.out.say({"id": command["id"], "ok": True, "result": {}})
+                exit_id = command["id"]
                 break
             task = asyncio.create_task(self.run(command))
             running.add(task)
             task.add_done_callback(running.discard)
-        await self.feature.aclose()
-        await self.api.aclose()
-        await self.manager.aclose()
-        await self.http.aclose()
+        try:
+            await self.feature.aclose()
+            await self.api.aclose()
+            await self.manager.aclose()
+            await self.http.aclose()
+        except Exception as error:
+            return self.closed(exit_id, error)
+        self.closed(exit_id, None)
         closing = self.close_storage()
         if inspect.isawaitable(closing):
             await closing
+        return 0
 
     async def open(self) -> None:
         """Opens the ``AsyncConnectionPool`` of a PostgreSQL storage (an async pool opens on its loop)."""
@@ -809,8 +831,7 @@ async def serve_async(config: Config, out: Output) -> int:
     except Exception as error:
         print(f"the actor cannot start: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
-    await actor.serve()
-    return 0
+    return await actor.serve()
 
 
 def main() -> int:
@@ -825,8 +846,7 @@ def main() -> int:
     except Exception as error:
         print(f"the actor cannot start: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
-    actor.serve(sys.stdin)
-    return 0
+    return actor.serve(sys.stdin)
 
 
 if __name__ == "__main__":

@@ -251,6 +251,8 @@ class SyncSessionsFeature:
         return {"refused": code_of(other), "after": code_of(own), "signedIn": self.sessions.is_signed_in(session_id)}
 
     def close(self) -> None:
+        """Closes the sessions: every session's manager (its intent's beats and retried writes stop),
+        then the shared connections."""
         self.sessions.close()
 
 
@@ -343,6 +345,7 @@ class AsyncSessionsFeature:
         return {"refused": code_of(other), "after": code_of(own), "signedIn": signed_in}
 
     async def aclose(self) -> None:
+        """:meth:`SyncSessionsFeature.close` for ``AsyncSessions``."""
         await self.sessions.aclose()
 
 

@@ -103,8 +103,10 @@ function actorState({ name, target, child, step }) {
     lineNumber: 0,
     /** The error that broke it, once one did. */
     broken: undefined,
-    /** "running", "killed" (by the orchestrator, on purpose) or "exited". */
+    /** "running", "closing" (asked to exit), "killed" (by the orchestrator, on purpose) or "exited". */
     state: "running",
+    /** How it exited, once it did: `{ code, signal }`. */
+    exit: undefined,
   };
 }
 
@@ -233,15 +235,55 @@ async function stop(actor, graceMs = 3_000) {
   clearTimeout(timer);
 }
 
+/**
+ * Closes it as a user's process ends its work: asks it to exit (it closes its manager, its sessions
+ * and its clients, PROTOCOL.md `exit`) and waits for its answer and its exit, `boundMs` at most from
+ * the command. Resolves with why the close was not clean (undefined when it was): the actor said its
+ * close failed, it exited without answering or with a status other than 0, or it was still running
+ * after `boundMs` (a beat, a retried write or a client left open keeps it alive), in which case it is
+ * killed. Its other pending commands are dropped.
+ */
+async function close(actor, boundMs) {
+  if (actor.state !== "running") return undefined;
+  dropPending(actor);
+  actor.state = "closing";
+  const id = actor.nextId++;
+  const answered = new Promise((resolve) => actor.pending.set(id, { resolve, reject: () => resolve(undefined) }));
+  actor.child.stdin.write(`${JSON.stringify({ id, cmd: "exit" })}\n`);
+  let timer;
+  const inTime = await Promise.race([
+    actor.exited.then(() => true),
+    new Promise((resolve) => {
+      timer = setTimeout(() => resolve(false), boundMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!inTime) {
+    actor.child.kill("SIGKILL");
+    await actor.exited;
+    return `was still running ${boundMs} ms after its exit command (something its close left running keeps it alive)`;
+  }
+  if (actor.pending.has(id)) await Promise.race([actor.outputRead, new Promise((r) => setTimeout(r, 1_000))]);
+  const answer = actor.pending.has(id) ? undefined : await answered;
+  actor.pending.delete(id);
+  if (!answer) return `exited (${actor.exit.signal ?? `status ${actor.exit.code}`}) without answering its exit command`;
+  if (answer.ok === false) return `said its close failed: ${answer.error.code}: ${answer.error.message}`;
+  if (actor.exit.code !== 0) return `exited with ${actor.exit.signal ?? `status ${actor.exit.code}`} after its close`;
+  return undefined;
+}
+
 /** Reads its output and notices its exit: an exit the orchestrator did not ask for breaks it. */
 function watchProcess(actor) {
   const { child } = actor;
   createInterface({ input: child.stderr }).on("line", (line) => remember(actor, "stderr", line));
-  createInterface({ input: child.stdout }).on("line", (line) => onOutputLine(actor, line));
+  const output = createInterface({ input: child.stdout }).on("line", (line) => onOutputLine(actor, line));
+  /** Its standard output read to the end (the exit event may come before its last lines). */
+  actor.outputRead = new Promise((resolve) => output.once("close", resolve));
   actor.exited = new Promise((resolve) =>
     child.once("exit", (code, signal) => {
-      const expected = actor.state === "killed";
+      const expected = actor.state !== "running";
       actor.state = "exited";
+      actor.exit = { code, signal };
       if (!expected) failAll(actor, new ActorError(report(actor, `exited (${signal ?? `status ${code}`})`)));
       resolve();
     }),
@@ -293,6 +335,7 @@ export async function startActor({ name, target, config, command, step }) {
     },
     kill: () => kill(actor),
     stop: (graceMs) => stop(actor, graceMs),
+    close: (boundMs) => close(actor, boundMs),
     /** The error that broke it, if one did. */
     broken: () => actor.broken,
   };

@@ -30,6 +30,7 @@ export const INVARIANTS = [
   "no-cross-talk",
   "secrets-hygiene",
   "request-headers",
+  "clean-exit",
 ];
 
 /** Which invariants apply to an outcome, when the scenario does not list them. */
@@ -40,8 +41,8 @@ export function invariantsFor(run) {
   // the ended one is a reuse by definition, and neither has a session left to continue.
   const apply =
     run.expect.outcome === "ended"
-      ? ["bounded-waits", "secrets-hygiene", "request-headers"]
-      : ["single-redemption", "bounded-waits", "secrets-hygiene", "request-headers"];
+      ? ["bounded-waits", "secrets-hygiene", "request-headers", "clean-exit"]
+      : ["single-redemption", "bounded-waits", "secrets-hygiene", "request-headers", "clean-exit"];
   return listed.filter((name) => apply.includes(name));
 }
 

@@ -23,6 +23,12 @@ import { carry, describeAnswer, moveClocks, runSteps, StepFailure } from "./step
 
 /** How many actors start at once. */
 const START_BATCH = 10;
+/**
+ * How long an actor may take to close and exit after its `exit` command (clean-exit): closing sends
+ * nothing, so this is an interpreter's or a JVM's teardown on a busy machine. A beat or a retried
+ * write left running repeats every second or so and keeps a process alive past any bound.
+ */
+const EXIT_BOUND_MS = 10_000;
 
 /** The storage an actor of this run is given (PROTOCOL.md, "Start"). */
 function storageConfig(run, env, dir) {
@@ -192,6 +198,24 @@ async function continueFresh(state) {
     );
 }
 
+/**
+ * Clean exit: every actor that runs (not killed, not left stopped) is closed as a user's process
+ * ends, and must close its manager without an error and exit with status 0 within
+ * {@link EXIT_BOUND_MS} (the run's `timing.exitBoundMs`, which only the orchestrator's tests set). Run after the steps, so that the fresh actor then continues a session its
+ * predecessors closed; and after the fresh actor.
+ */
+async function closeActors(state) {
+  if (!invariantsFor(state.run).includes("clean-exit")) return;
+  state.current = "closing the actors (clean-exit)";
+  const closing = [...state.alive].filter((index) => !state.stopped.has(index));
+  const bound = state.run.timing.exitBoundMs ?? EXIT_BOUND_MS;
+  const outcomes = await Promise.all(closing.map((index) => state.actors[index].close(bound)));
+  for (const [n, index] of closing.entries()) {
+    state.alive.delete(index);
+    if (outcomes[n]) state.failures.push(`clean-exit: ${state.actors[index].report(outcomes[n])}`);
+  }
+}
+
 /** A failure of the steps, as a report line. */
 function stepFailure(state, error) {
   return error instanceof StepFailure || error instanceof ActorError
@@ -304,7 +328,9 @@ export async function runScenario(run, env) {
   try {
     await startActors(state);
     await runSteps(state);
+    await closeActors(state);
     await continueFresh(state);
+    await closeActors(state);
   } catch (error) {
     state.failures.push(stepFailure(state, error));
   }

@@ -315,7 +315,13 @@ class AsyncSessions:
         return AsyncClient(self.base_url, auth=source, http_client=self._api_http, **options)  # type: ignore[arg-type]
 
     async def aclose(self) -> None:
-        """Closes the shared HTTP connections (and the ``transport`` given)."""
+        """Closes every cached session's manager (the beats of its refresh intent and the retried
+        write of tokens whose write failed stop, as :meth:`AsyncTokenManager.aclose` says), then the
+        shared HTTP connections (and the ``transport`` given)."""
+        with self._mutex:
+            managers = [manager for manager, _ in self._cached.values()]
+        for manager in managers:
+            await manager.aclose()
         await self._http.aclose()
         if self._api_http is not None:
             await self._api_http.aclose()

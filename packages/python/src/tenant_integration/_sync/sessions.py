@@ -315,7 +315,13 @@ class Sessions:
         return Client(self.base_url, auth=source, http_client=self._api_http, **options)  # type: ignore[arg-type]
 
     def close(self) -> None:
-        """Closes the shared HTTP connections (and the ``transport`` given)."""
+        """Closes every cached session's manager (the beats of its refresh intent and the retried
+        write of tokens whose write failed stop, as :meth:`TokenManager.close` says), then the
+        shared HTTP connections (and the ``transport`` given)."""
+        with self._mutex:
+            managers = [manager for manager, _ in self._cached.values()]
+        for manager in managers:
+            manager.close()
         self._http.close()
         if self._api_http is not None:
             self._api_http.close()

@@ -265,6 +265,13 @@ public final class Actor {
         }
     }
 
+    /** The protocol's error object of a failure: the kit's stable code, else {@code UNEXPECTED}. */
+    private Map<String, Object> failure(RuntimeException e) {
+        String code = e instanceof TokenManagerException kit ? kit.code().name() : "UNEXPECTED";
+        return Output.map(
+                "code", code, "name", e.getClass().getSimpleName(), "message", String.valueOf(e.getMessage()));
+    }
+
     static long number(Object value, long fallback) {
         return value instanceof Number number ? number.longValue() : fallback;
     }
@@ -338,14 +345,39 @@ public final class Actor {
                 continue;
             }
             if (cmd.equals("exit")) {
-                out.say(Output.map("id", command.get("id"), "ok", true, "result", Map.of()));
+                // The manager closed first: a close that fails is the answer, and the exit status 1.
+                RuntimeException failed = actor.close();
+                out.say(
+                        failed == null
+                                ? Output.map("id", command.get("id"), "ok", true, "result", Map.of())
+                                : Output.map("id", command.get("id"), "ok", false, "error", actor.failure(failed)));
                 Storages.close();
-                System.exit(0);
+                System.exit(failed == null ? 0 : 1);
             }
             threads.execute(() -> actor.run(command));
         }
+        // The end of input (the orchestrator is gone): close and leave, as a process whose input ends.
+        RuntimeException failed = actor.close();
+        if (failed != null) System.err.println("the kit did not close: " + failed);
         Storages.close();
-        System.exit(0);
+        System.exit(failed == null ? 0 : 1);
+    }
+
+    /**
+     * Closes the manager and every served session's manager as a user's process does when its work
+     * ends (their intents' beats and retried writes stop; try-with-resources would do the same). The JVM then exits with {@code System.exit}:
+     * the Lettuce clients' shutdown waits for quiet periods, and every thread of the kit is a daemon.
+     *
+     * @return the close's failure, or null
+     */
+    private RuntimeException close() {
+        try {
+            manager.close();
+            sessions.close();
+            return null;
+        } catch (RuntimeException e) {
+            return e;
+        }
     }
 
     /** Its name and tenant. */

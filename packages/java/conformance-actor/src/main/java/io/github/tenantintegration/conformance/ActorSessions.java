@@ -48,6 +48,9 @@ final class ActorSessions {
     record Named(String id, String user) {}
 
     private final Sessions sessions;
+    /** The ids of the sessions a command named: their managers are closed at the actor's exit. */
+    private final java.util.Set<String> served = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private final HttpClient http; // the actor's own: the authorize requests, redirects not followed
     private final String name;
     private final String tenant;
@@ -172,8 +175,17 @@ final class ActorSessions {
         return authorize.resolve(location).toString();
     }
 
+    /**
+     * Closes the manager of every session a command named (its intent's beats and retried writes
+     * stop), as a server does when it shuts down: {@code Sessions} has no close of its own.
+     */
+    void close() {
+        for (String id : served) sessions.manager(id).close();
+    }
+
     /** {@code sign-in} with sessions: each begun with a browser binding, approved as its user, completed with that binding. */
     Map<String, Object> signIn(List<Named> list) {
+        list.forEach(session -> served.add(session.id()));
         List<Failure> failures = eachSession(list, SIGN_INS_AT_ONCE, session -> {
             Sessions.Started started = sessions.beginSignIn(session.id(), null);
             String callback = approve(started.request().url(), session.user());
@@ -188,6 +200,7 @@ final class ActorSessions {
      * all its users does; {@code crossed} lists each session answered with another user than its own.
      */
     Map<String, Object> call(List<Named> list) {
+        list.forEach(session -> served.add(session.id()));
         long before = refreshes.get();
         AtomicInteger status = new AtomicInteger(200);
         ConcurrentLinkedQueue<Map<String, Object>> crossed = new ConcurrentLinkedQueue<>();
