@@ -33,6 +33,9 @@ export interface RunningRedis {
  * `--appendonly no`: no persistence at all), on `port` (to restart one) or a free port; resolves once
  * it accepts connections.
  */
+/** Whether an error of {@link spawnRedisServer} says the server exited because its port was taken. */
+export declare function isPortTaken(error: unknown): boolean;
+
 export declare function startRedisServer(options?: {
   command?: string;
   port?: number;

@@ -48,14 +48,34 @@ export async function spawnRedisServer(command, args, what = "redis-server", tim
   return { child, exited, output: () => log };
 }
 
-/** Starts redis-server (on `port`, else a free one) and resolves once it accepts connections. */
+/**
+ * Whether `error` (from {@link spawnRedisServer}) says the server exited because its port was taken:
+ * a port free when asked may be taken by another process before redis-server binds it.
+ */
+export const isPortTaken = (error) => /exited \(1\)[\s\S]*Address already in use/.test(String(error?.message));
+
+/**
+ * Starts redis-server (on `port`, else a free one) and resolves once it accepts connections. A free
+ * port taken before the server bound it is replaced by another, a few times.
+ */
 export async function startRedisServer({
   command = "redis-server",
   port: wanted,
   timeoutMs = 15_000,
   args = ["--appendonly", "no"],
 } = {}) {
-  const port = wanted ?? (await freePort());
+  for (let attempt = 1; ; attempt++) {
+    const port = wanted ?? (await freePort());
+    try {
+      return await startOn(command, port, timeoutMs, args);
+    } catch (error) {
+      if (wanted !== undefined || attempt >= 5 || !isPortTaken(error)) throw error;
+    }
+  }
+}
+
+/** {@link startRedisServer} on `port`. */
+async function startOn(command, port, timeoutMs, args) {
   const { child, exited, output } = await spawnRedisServer(
     command,
     ["--port", String(port), "--bind", "127.0.0.1", "--save", "", ...args],

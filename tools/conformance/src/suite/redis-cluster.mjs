@@ -7,7 +7,14 @@ import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, RECORDS_ACL, redisCliOf, setDefaultUserKeys, spawnRedisServer } from "./redis-server.mjs";
+import {
+  freePort,
+  isPortTaken,
+  RECORDS_ACL,
+  redisCliOf,
+  setDefaultUserKeys,
+  spawnRedisServer,
+} from "./redis-server.mjs";
 
 /** The cluster-node-timeout of a cluster a run stops Redis in: short, so the cluster marks the stopped primary failed within the outage. */
 export const OWN_CLUSTER_NODE_TIMEOUT_MS = 3000;
@@ -202,15 +209,31 @@ async function closeCluster(cluster) {
   await rm(cluster.dir, { recursive: true, force: true });
 }
 
+/**
+ * Starts a node on free ports. A port is free when asked but another process may take it before
+ * redis-server binds it (the server then exits: "Address already in use"), so such a node is
+ * started again on new ports, a few times.
+ */
+async function startNewNode(cluster) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const busPort = await freePort();
+    if (busPort === port) continue;
+    const node = { port, busPort, dir: join(cluster.dir, String(port)) };
+    await mkdir(node.dir, { recursive: true });
+    try {
+      await startNode(cluster, node);
+      return node;
+    } catch (error) {
+      if (attempt >= 5 || !isPortTaken(error)) throw error;
+      await rm(node.dir, { recursive: true, force: true });
+    }
+  }
+}
+
 /** Starts the nodes, joins them (`--cluster create`), and waits until the cluster is ready. */
 async function createCluster(cluster, primaries) {
-  for (let i = 0; i < primaries * (1 + cluster.replicas); i++) {
-    const port = await freePort();
-    const node = { port, busPort: await freePort(), dir: join(cluster.dir, String(port)) };
-    await mkdir(node.dir);
-    cluster.nodes.push(node);
-    await startNode(cluster, node);
-  }
+  for (let i = 0; i < primaries * (1 + cluster.replicas); i++) cluster.nodes.push(await startNewNode(cluster));
   const addresses = cluster.nodes.map((node) => `127.0.0.1:${node.port}`);
   await ask(cluster, cluster.nodes[0].port, [
     "--cluster",

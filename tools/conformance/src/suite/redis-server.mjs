@@ -3,9 +3,14 @@
 // steps (restart, hang, down, back) of a run that has a server of its own.
 import { execFile } from "node:child_process";
 import { join } from "node:path";
-import { findRedisServer, freePort, spawnRedisServer } from "@tenant-integration/test-support/redis-server";
+import {
+  findRedisServer,
+  freePort,
+  isPortTaken,
+  spawnRedisServer,
+} from "@tenant-integration/test-support/redis-server";
 
-export { findRedisServer, freePort, spawnRedisServer };
+export { findRedisServer, freePort, isPortTaken, spawnRedisServer };
 
 /** The redis-cli beside the redis-server `command` (or the one on PATH). */
 export const redisCliOf = (command) => (command.includes("/") ? join(command, "..", "redis-cli") : "redis-cli");
